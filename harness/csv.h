@@ -1,0 +1,117 @@
+/* csv.h - the one CSV schema.  Every column is defined once, in CSV_COLUMNS
+ * below, with its unit and meaning; the header, results/SCHEMA.md
+ * (`mallocbench schema`) and the row writer all come from it.  An empty
+ * field means "not measured" (the row's status or counter_notes says why),
+ * never 0.  Each row reaches the file in one write(), so a crash leaves a
+ * valid file. */
+#ifndef MB_CSV_H
+#define MB_CSV_H
+#include <stddef.h>
+#include <stdio.h>
+
+#define CSV_SCHEMA_VERSION "1"
+
+/* X(name, unit, description) */
+#define CSV_COLUMNS(X) \
+    X(schema_version, "", "version of this schema; scripts refuse versions they do not know") \
+    X(run_id, "", "one invocation of `mallocbench run` (UTC time and random suffix)") \
+    X(sample, "", "index of the sample within the run, from 0, in execution order") \
+    X(timestamp, "ISO 8601 UTC", "when the sample started") \
+    X(host, "", "host name") \
+    X(workload, "", "workload name") \
+    X(workload_params, "", "every workload parameter, defaults included: name=value,...") \
+    X(allocator, "", "allocator family asked for: glibc, jemalloc, tcmalloc, mimalloc") \
+    X(config, "", "allocator plus requested tunables, e.g. jemalloc[dirty_decay_ms=-1]: the unit compared") \
+    X(lib_path, "", "library preloaded (empty for glibc)") \
+    X(alloc_version, "", "version the allocator reported from inside the child") \
+    X(malloc_so, "", "shared object that served malloc in the child (dladdr), proving the allocator") \
+    X(requested_tunables, "", "tunables asked for, canonical values (bytes, 0/1): name=value;...") \
+    X(effective_tunables, "", "every tunable the allocator reported back from inside the child: name=value;...") \
+    X(repetition, "", "repetition of this configuration, from 0") \
+    X(status, "", "ok | error | crashed | timeout") \
+    X(message, "", "why the status is not ok (signal, exit code, stderr, failed check)") \
+    X(total_wall_s, "s", "whole process: wall time from exec to exit") \
+    X(total_user_s, "s", "whole process: user CPU time (wait4 rusage, threads and children included)") \
+    X(total_sys_s, "s", "whole process: system CPU time (wait4 rusage)") \
+    X(total_task_clock_s, "s", "whole process: perf task-clock (CPU time on all threads)") \
+    X(total_minor_faults, "count", "whole process: minor page faults (perf software event)") \
+    X(total_major_faults, "count", "whole process: major page faults (perf software event)") \
+    X(total_context_switches, "count", "whole process: context switches (perf)") \
+    X(total_cpu_migrations, "count", "whole process: CPU migrations (perf)") \
+    X(total_madvise_calls, "count", "whole process: madvise system calls (tracepoint syscalls:sys_enter_madvise)") \
+    X(total_mmap_calls, "count", "whole process: mmap system calls (tracepoint)") \
+    X(total_munmap_calls, "count", "whole process: munmap system calls (tracepoint)") \
+    X(total_brk_calls, "count", "whole process: brk system calls (tracepoint)") \
+    X(total_mremap_calls, "count", "whole process: mremap system calls (tracepoint)") \
+    X(total_mprotect_calls, "count", "whole process: mprotect system calls (tracepoint)") \
+    X(ru_maxrss_kib, "KiB", "whole process: peak resident set size (wait4 rusage)") \
+    X(ru_minflt, "count", "whole process: minor faults as wait4 rusage counts them") \
+    X(ru_majflt, "count", "whole process: major faults as wait4 rusage counts them") \
+    X(region_wall_s, "s", "measured region (after warm-up): wall time, timed by the workload") \
+    X(region_user_s, "s", "measured region: user CPU time (/proc/PID/stat, clock-tick resolution)") \
+    X(region_sys_s, "s", "measured region: system CPU time (/proc/PID/stat, clock-tick resolution)") \
+    X(region_task_clock_s, "s", "measured region: perf task-clock") \
+    X(region_minor_faults, "count", "measured region: minor page faults") \
+    X(region_major_faults, "count", "measured region: major page faults") \
+    X(region_context_switches, "count", "measured region: context switches") \
+    X(region_cpu_migrations, "count", "measured region: CPU migrations") \
+    X(region_madvise_calls, "count", "measured region: madvise calls") \
+    X(region_mmap_calls, "count", "measured region: mmap calls") \
+    X(region_munmap_calls, "count", "measured region: munmap calls") \
+    X(region_brk_calls, "count", "measured region: brk calls") \
+    X(region_mremap_calls, "count", "measured region: mremap calls") \
+    X(region_mprotect_calls, "count", "measured region: mprotect calls") \
+    X(throughput, "throughput_unit", "measured region: the workload's own figure of merit (higher is better)") \
+    X(throughput_unit, "", "unit of throughput, e.g. B/s (bytes copied per second)") \
+    X(region_bytes, "bytes", "measured region: bytes the workload touched (copied)") \
+    X(region_ops, "count", "measured region: allocations made") \
+    X(checksum, "hex", "workload checksum: equal across allocators for the same parameters") \
+    X(rss_peak_kib, "KiB", "peak of the RSS sampled from /proc/PID/statm during the run") \
+    X(rss_final_kib, "KiB", "RSS at the end of the measured region (what the allocator kept)") \
+    X(rss_samples, "count", "RSS samples taken (time series in <output>.rss.csv)") \
+    X(alloc_stats, "", "allocator statistics at exit, from inside the child: name=value;...") \
+    X(counter_notes, "", "counters not counted and why, or scaled because multiplexed: name: reason;...")
+
+#define CSV_ENUM(name, unit, desc) COL_##name,
+typedef enum { CSV_COLUMNS(CSV_ENUM) COL_COUNT } csv_col_t;
+#undef CSV_ENUM
+
+typedef struct {
+    const char *name, *unit, *desc;
+} csv_column_t;
+
+extern const csv_column_t csv_columns[COL_COUNT];
+
+/* Quote a field for RFC 4180 CSV when it holds a comma, quote, CR or LF. */
+void csv_quote(const char *in, char *out, size_t len);
+
+/* A row: fixed columns then extra ones (one per extra event and figure). */
+#define CSV_FIELD_MAX 2048
+#define CSV_EXTRA_MAX 64
+typedef struct {
+    char field[COL_COUNT][CSV_FIELD_MAX];
+    size_t nextra;
+    char extra[CSV_EXTRA_MAX][64];
+} csv_row_t;
+
+void csv_row_clear(csv_row_t *r);
+void csv_set(csv_row_t *r, csv_col_t c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+typedef struct {
+    int fd;
+    size_t nextra;
+    char extra_names[CSV_EXTRA_MAX][96];
+} csv_writer_t;
+
+/* Open (create or truncate) path and write the header, fixed columns then
+ * extra_names.  -errno when the file cannot be written. */
+int csv_open(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra);
+/* Append one row in a single write(). */
+int csv_write_row(csv_writer_t *w, const csv_row_t *r);
+void csv_close(csv_writer_t *w);
+
+/* results/SCHEMA.md content. */
+void csv_print_schema(FILE *out);
+
+#endif

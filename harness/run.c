@@ -1,0 +1,618 @@
+/* run.c - one sample, one child: fork, stop before exec while the counters
+ * are opened on the child, release, then poll the child's pidfd, its region
+ * markers, its output and the probe's report while sampling RSS, until it
+ * exits or its time is up. */
+#include "run.h"
+#include "probe.h"
+#include "region.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define CHILD_SYNC_FD 3
+#define CHILD_PROBE_FD 4
+#define OUTPUT_KEEP 4096
+#define PROBE_BUF (64 * 1024)
+
+static volatile sig_atomic_t interrupted;
+
+void run_interrupt(void) { interrupted = 1; }
+bool run_interrupted(void) { return interrupted != 0; }
+
+const char *run_status_name(run_status_t s)
+{
+    static const char *const names[] = {"ok", "error", "crashed", "timeout"};
+    return (unsigned)s < 4 ? names[s] : "error";
+}
+
+const char *run_probe_get(const run_sample_t *s, const char *key)
+{
+    for (size_t i = 0; i < s->nprobe; i++)
+        if (strcmp(s->probe_key[i], key) == 0)
+            return s->probe_val[i];
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char *xstrdup_printf(const char *fmt, const char *a, const char *b)
+{
+    size_t len = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *s = malloc(len);
+    if (s)
+        snprintf(s, len, fmt, a, b);
+    return s;
+}
+
+static int build_env(const run_opts_t *o, const run_config_t *c, const char *probe_keys,
+                     char ***envp)
+{
+    size_t n = 0;
+    for (char **e = environ; *e; e++)
+        n++;
+    char **env = calloc(n + c->env.n + 8, sizeof *env);
+    if (!env)
+        return -ENOMEM;
+    size_t k = 0;
+    for (char **e = environ; *e; e++)
+        if (!alloc_env_is_allocator_var(*e) && !(env[k++] = strdup(*e)))
+            goto oom;
+    env[k] = c->lib[0] ? xstrdup_printf("LD_PRELOAD=%s:%s", c->lib, o->probe)
+                       : xstrdup_printf("LD_PRELOAD=%s%s", o->probe, "");
+    if (!env[k++])
+        goto oom;
+    for (size_t i = 0; i < c->env.n; i++)
+        if (!(env[k++] = strdup(c->env.var[i])))
+            goto oom;
+    if (probe_keys) {
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", CHILD_SYNC_FD);
+        if (!(env[k++] = xstrdup_printf("%s=%s", MB_SYNC_FD_ENV, fd)))
+            goto oom;
+        snprintf(fd, sizeof fd, "%d", CHILD_PROBE_FD);
+        if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_FD_ENV, fd)))
+            goto oom;
+        if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys)))
+            goto oom;
+    }
+    env[k] = NULL;
+    *envp = env;
+    return 0;
+oom:
+    run_free_env(env);
+    return -ENOMEM;
+}
+
+int run_build_env(const run_opts_t *o, const run_config_t *c, char ***envp)
+{
+    return build_env(o, c, NULL, envp);
+}
+
+void run_free_env(char **envp)
+{
+    if (!envp)
+        return;
+    for (char **e = envp; *e; e++)
+        free(*e);
+    free(envp);
+}
+
+char **run_worker_argv(const run_opts_t *o, const wl_args_t *a)
+{
+    static char params[1024];
+    static char *argv[WL_MAX_PARAMS + 3];
+    wl_format_args(a, ' ', params, sizeof params);
+    size_t n = 0;
+    argv[n++] = (char *)o->worker;
+    argv[n++] = (char *)a->wl->name;
+    char *save = NULL;
+    for (char *t = strtok_r(params, " ", &save); t && n < WL_MAX_PARAMS + 2;
+         t = strtok_r(NULL, " ", &save))
+        argv[n++] = t;
+    argv[n] = NULL;
+    return argv;
+}
+
+/* Shell-quote a word only when it needs it. */
+static void print_word(FILE *out, const char *w)
+{
+    if (*w && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.,:@%") ==
+                  strlen(w)) {
+        fputs(w, out);
+        return;
+    }
+    fputc('\'', out);
+    for (const char *p = w; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", out);
+        else
+            fputc(*p, out);
+    }
+    fputc('\'', out);
+}
+
+void run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a)
+{
+    fputs("env", out);
+    for (char **e = environ; *e; e++) {
+        if (alloc_env_is_allocator_var(*e)) {
+            const char *eq = strchr(*e, '=');
+            fprintf(out, " -u %.*s", (int)(eq - *e), *e);
+        }
+    }
+    fputs(" ", out);
+    if (c->lib[0]) {
+        char pre[PATH_MAX * 2 + 16];
+        snprintf(pre, sizeof pre, "LD_PRELOAD=%s:%s", c->lib, o->probe);
+        print_word(out, pre);
+    } else {
+        fputs("LD_PRELOAD=", out);
+        print_word(out, o->probe);
+    }
+    for (size_t i = 0; i < c->env.n; i++) {
+        fputc(' ', out);
+        print_word(out, c->env.var[i]);
+    }
+    char **argv = run_worker_argv(o, a);
+    for (char **p = argv; *p; p++) {
+        fputc(' ', out);
+        print_word(out, *p);
+    }
+    fputc('\n', out);
+}
+
+/* utime and stime of the whole thread group from /proc/PID/stat, seconds. */
+static int proc_cpu(pid_t pid, double *user, double *sys)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -EIO;
+    /* after ") " come fields 3.. ; utime is field 14, stime 15 */
+    unsigned long long ut = 0, st = 0;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+        field++;
+        if (field == 14)
+            ut = strtoull(tok, NULL, 10);
+        else if (field == 15) {
+            st = strtoull(tok, NULL, 10);
+            break;
+        }
+    }
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    *user = (double)ut / hz;
+    *sys = (double)st / hz;
+    return 0;
+}
+
+/* Resident set of the child from /proc/PID/statm, KiB; -1 when gone. */
+static long proc_rss_kib(int statm_fd)
+{
+    char buf[256];
+    if (statm_fd < 0)
+        return -1;
+    ssize_t n = pread(statm_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    unsigned long size, resident;
+    if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
+        return -1;
+    return (long)(resident * (unsigned long)(sysconf(_SC_PAGESIZE) / 1024));
+}
+
+typedef struct {
+    const run_opts_t *o;
+    run_sample_t *s;
+    cnt_set_t *cnt;
+    pid_t pid;
+    int statm_fd;
+    double t0;
+    FILE *series;
+    const char *tag;
+    char sync_buf[2048];
+    size_t sync_len;
+    char out_buf[OUTPUT_KEEP];
+    size_t out_len;
+    char *probe_buf;
+    size_t probe_len;
+    char fail[512];
+} child_t;
+
+static void rss_sample(child_t *ch)
+{
+    long rss = proc_rss_kib(ch->statm_fd);
+    if (rss < 0)
+        return;
+    if (rss > ch->s->rss_peak_kib)
+        ch->s->rss_peak_kib = rss;
+    ch->s->rss_samples++;
+    if (ch->series)
+        fprintf(ch->series, "%s,%.4f,%ld\n", ch->tag, now_s() - ch->t0, rss);
+}
+
+static void parse_result(run_sample_t *s, char *line)
+{
+    char *save = NULL;
+    for (char *kv = strtok_r(line, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        const char *v = eq + 1;
+        if (!strcmp(kv, "throughput"))
+            s->throughput = strtod(v, NULL);
+        else if (!strcmp(kv, "unit"))
+            snprintf(s->unit, sizeof s->unit, "%s", v);
+        else if (!strcmp(kv, "region_s"))
+            s->region_s = strtod(v, NULL);
+        else if (!strcmp(kv, "bytes"))
+            s->bytes = strtoull(v, NULL, 10);
+        else if (!strcmp(kv, "ops"))
+            s->ops = strtoull(v, NULL, 10);
+        else if (!strcmp(kv, "checksum"))
+            snprintf(s->checksum, sizeof s->checksum, "%s", v);
+    }
+    s->have_result = true;
+}
+
+/* One line from the worker on the sync socket; markers are answered only
+ * after the counters are read, so the region is exactly bracketed. */
+static void sync_line(child_t *ch, char *line, int sync_fd)
+{
+    run_sample_t *s = ch->s;
+    if (!strcmp(line, "begin") || !strcmp(line, "end")) {
+        bool begin = line[0] == 'b';
+        double u = NAN, sy = NAN;
+        if (ch->cnt)
+            cnt_read(ch->cnt, begin ? s->begin : s->end);
+        proc_cpu(ch->pid, &u, &sy);
+        long rss = proc_rss_kib(ch->statm_fd);
+        if (begin) {
+            s->region_user_s = u;
+            s->region_sys_s = sy;
+        } else {
+            s->region_user_s = u - s->region_user_s;
+            s->region_sys_s = sy - s->region_sys_s;
+            s->have_region = true;
+            s->rss_final_kib = rss;
+        }
+        if (rss > s->rss_peak_kib)
+            s->rss_peak_kib = rss;
+        char ack = 'g';
+        while (write(sync_fd, &ack, 1) < 0 && errno == EINTR)
+            ;
+    } else if (!strncmp(line, "result ", 7)) {
+        parse_result(s, line + 7);
+    } else if (!strncmp(line, "fail ", 5)) {
+        snprintf(ch->fail, sizeof ch->fail, "%s", line + 5);
+    }
+}
+
+static void sync_read(child_t *ch, int fd, int *eof)
+{
+    ssize_t n = read(fd, ch->sync_buf + ch->sync_len, sizeof ch->sync_buf - 1 - ch->sync_len);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            *eof = 1;
+        return;
+    }
+    ch->sync_len += (size_t)n;
+    ch->sync_buf[ch->sync_len] = '\0';
+    char *start = ch->sync_buf, *nl;
+    while ((nl = strchr(start, '\n'))) {
+        *nl = '\0';
+        sync_line(ch, start, fd);
+        start = nl + 1;
+    }
+    ch->sync_len = strlen(start);
+    memmove(ch->sync_buf, start, ch->sync_len + 1);
+    if (ch->sync_len >= sizeof ch->sync_buf - 1)
+        ch->sync_len = 0; /* an over-long line is dropped, not fatal */
+}
+
+static void out_read(child_t *ch, int fd, int *eof)
+{
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            *eof = 1;
+        return;
+    }
+    /* keep the last OUTPUT_KEEP-1 bytes */
+    size_t add = (size_t)n;
+    if (add >= OUTPUT_KEEP - 1) {
+        memcpy(ch->out_buf, buf + add - (OUTPUT_KEEP - 1), OUTPUT_KEEP - 1);
+        ch->out_len = OUTPUT_KEEP - 1;
+    } else {
+        if (ch->out_len + add > OUTPUT_KEEP - 1) {
+            size_t drop = ch->out_len + add - (OUTPUT_KEEP - 1);
+            memmove(ch->out_buf, ch->out_buf + drop, ch->out_len - drop);
+            ch->out_len -= drop;
+        }
+        memcpy(ch->out_buf + ch->out_len, buf, add);
+        ch->out_len += add;
+    }
+    ch->out_buf[ch->out_len] = '\0';
+}
+
+static void probe_read(child_t *ch, int fd, int *eof)
+{
+    if (ch->probe_len >= PROBE_BUF - 1) {
+        char sink[512];
+        if (read(fd, sink, sizeof sink) <= 0)
+            *eof = 1;
+        return;
+    }
+    ssize_t n = read(fd, ch->probe_buf + ch->probe_len, PROBE_BUF - 1 - ch->probe_len);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            *eof = 1;
+        return;
+    }
+    ch->probe_len += (size_t)n;
+    ch->probe_buf[ch->probe_len] = '\0';
+}
+
+static void probe_parse(run_sample_t *s, char *buf)
+{
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *eq = strchr(line, '=');
+        if (!eq || s->nprobe >= RUN_PROBE_MAX)
+            continue;
+        *eq = '\0';
+        snprintf(s->probe_key[s->nprobe], sizeof s->probe_key[0], "%s", line);
+        snprintf(s->probe_val[s->nprobe], sizeof s->probe_val[0], "%s", eq + 1);
+        s->nprobe++;
+    }
+}
+
+/* The last non-empty line of the child's output, for messages. */
+static const char *last_line(char *buf)
+{
+    size_t len = strlen(buf);
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+        buf[--len] = '\0';
+    char *nl = strrchr(buf, '\n');
+    return nl ? nl + 1 : buf;
+}
+
+static void finish_status(child_t *ch, int wstatus, bool timed_out)
+{
+    run_sample_t *s = ch->s;
+    char out_copy[OUTPUT_KEEP];
+    snprintf(out_copy, sizeof out_copy, "%s", ch->out_buf);
+    const char *tail = last_line(out_copy);
+    const char *je = strstr(ch->out_buf, "<jemalloc>: ");
+    if (timed_out) {
+        s->status = RUN_TIMEOUT;
+        snprintf(s->message, sizeof s->message, "killed after %.3g s (--timeout)", ch->o->timeout_s);
+    } else if (interrupted) {
+        s->status = RUN_ERROR;
+        snprintf(s->message, sizeof s->message, "interrupted");
+    } else if (WIFSIGNALED(wstatus)) {
+        s->status = RUN_CRASHED;
+        snprintf(s->message, sizeof s->message, "killed by signal %d (%s)%s%s", WTERMSIG(wstatus),
+                 strsignal(WTERMSIG(wstatus)), *tail ? ": " : "", tail);
+    } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
+        s->status = RUN_ERROR;
+        snprintf(s->message, sizeof s->message, "exit code %d: %s", WEXITSTATUS(wstatus),
+                 ch->fail[0] ? ch->fail : *tail ? tail : "(no output)");
+    } else if (!s->have_result) {
+        s->status = RUN_ERROR;
+        snprintf(s->message, sizeof s->message, "worker exited without a result%s%s",
+                 *tail ? ": " : "", tail);
+    } else if (je) {
+        /* jemalloc carries on after a bad conf pair; we do not. */
+        char line[256];
+        snprintf(line, sizeof line, "%s", je);
+        line[strcspn(line, "\n")] = '\0';
+        s->status = RUN_ERROR;
+        s->untrusted = true;
+        snprintf(s->message, sizeof s->message, "jemalloc rejected a setting: %s", line);
+    } else {
+        s->status = RUN_OK;
+    }
+}
+
+int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
+               run_sample_t *out, FILE *rss_series, const char *series_tag)
+{
+    memset(out, 0, sizeof *out);
+    out->rss_final_kib = -1;
+    char keys[2048];
+    alloc_probe_keys(c->alloc, keys, sizeof keys);
+    char **envp = NULL;
+    int rc = build_env(o, c, keys, &envp);
+    if (rc)
+        return rc;
+    char **argv = run_worker_argv(o, a);
+
+    int sp[2] = {-1, -1}, pp[2] = {-1, -1}, op[2] = {-1, -1}, gp[2] = {-1, -1};
+    child_t ch = {.o = o, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
+                  .tag = series_tag ? series_tag : ""};
+    ch.probe_buf = malloc(PROBE_BUF);
+    if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
+        pipe2(pp, O_CLOEXEC) || pipe2(op, O_CLOEXEC) || pipe2(gp, O_CLOEXEC)) {
+        rc = ch.probe_buf ? -errno : -ENOMEM;
+        goto cleanup;
+    }
+    ch.probe_buf[0] = '\0';
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = -errno;
+        if (devnull >= 0)
+            close(devnull);
+        goto cleanup;
+    }
+    if (pid == 0) {
+        /* child: only async-signal-safe calls from here to exec */
+        int s = fcntl(sp[1], F_DUPFD_CLOEXEC, 10), p = fcntl(pp[1], F_DUPFD_CLOEXEC, 10);
+        if (s < 0 || p < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(p, CHILD_PROBE_FD) < 0 ||
+            (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(op[1], 1) < 0 || dup2(op[1], 2) < 0)
+            _exit(126);
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigaction(SIGINT, &dfl, NULL);
+        sigaction(SIGTERM, &dfl, NULL);
+        sigaction(SIGPIPE, &dfl, NULL);
+        char go = 0;
+        while (read(gp[0], &go, 1) < 0 && errno == EINTR)
+            ;
+        if (go != 'g')
+            _exit(126);
+        execve(o->worker, argv, envp);
+        static const char msg[] = "mallocbench: cannot execute the worker\n";
+        ssize_t ignored = write(2, msg, sizeof msg - 1);
+        (void)ignored;
+        _exit(127);
+    }
+    if (devnull >= 0)
+        close(devnull);
+    close(sp[1]), sp[1] = -1;
+    close(pp[1]), pp[1] = -1;
+    close(op[1]), op[1] = -1;
+    close(gp[0]), gp[0] = -1;
+    ch.pid = pid;
+
+    if (cnt)
+        cnt_open(cnt, pid); /* per-counter failures are recorded in the set */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    ch.statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    fcntl(sp[0], F_SETFL, O_NONBLOCK);
+    fcntl(pp[0], F_SETFL, O_NONBLOCK);
+    fcntl(op[0], F_SETFL, O_NONBLOCK);
+
+    ch.t0 = now_s();
+    double next_sample = ch.t0 + o->sample_interval_s;
+    double deadline = o->timeout_s > 0 ? ch.t0 + o->timeout_s : INFINITY;
+    if (write(gp[1], "g", 1) != 1)
+        kill(pid, SIGKILL);
+    close(gp[1]), gp[1] = -1;
+
+    int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0, killed = 0;
+    bool timed_out = false;
+    int wstatus = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (!exited) {
+        double t = now_s();
+        if (t >= next_sample) {
+            rss_sample(&ch);
+            next_sample += o->sample_interval_s;
+            if (next_sample < t)
+                next_sample = t + o->sample_interval_s;
+        }
+        if (!killed && (t >= deadline || interrupted)) {
+            timed_out = t >= deadline && !interrupted;
+            kill(pid, SIGKILL);
+            killed = 1;
+        }
+        double wake = fmin(next_sample, deadline);
+        int ms = (int)ceil((wake - t) * 1000.0);
+        if (ms < 0 || killed)
+            ms = killed ? 50 : 0;
+        struct pollfd fds[4] = {
+            {pidfd, POLLIN, 0},
+            {sync_eof ? -1 : sp[0], POLLIN, 0},
+            {out_eof ? -1 : op[0], POLLIN, 0},
+            {probe_eof ? -1 : pp[0], POLLIN, 0},
+        };
+        if (pidfd < 0) {
+            /* no pidfd (old kernel): fall back to polling waitpid */
+            fds[0].fd = -1;
+            if (ms > 10)
+                ms = 10;
+        }
+        int n = poll(fds, 4, ms);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0) {
+            if (fds[1].revents)
+                sync_read(&ch, sp[0], &sync_eof);
+            if (fds[2].revents)
+                out_read(&ch, op[0], &out_eof);
+            if (fds[3].revents)
+                probe_read(&ch, pp[0], &probe_eof);
+        }
+        if (pidfd < 0 || (n > 0 && fds[0].revents)) {
+            pid_t w = wait4(pid, &wstatus, pidfd < 0 ? WNOHANG : 0, &ru);
+            if (w == pid)
+                exited = 1;
+        }
+    }
+    double t_end = now_s();
+    if (!exited) {
+        kill(pid, SIGKILL);
+        wait4(pid, &wstatus, 0, &ru);
+    }
+    /* what the child wrote just before it exited */
+    for (int i = 0; i < 64 && !sync_eof; i++)
+        sync_read(&ch, sp[0], &sync_eof);
+    for (int i = 0; i < 64 && !out_eof; i++)
+        out_read(&ch, op[0], &out_eof);
+    for (int i = 0; i < 64 && !probe_eof; i++)
+        probe_read(&ch, pp[0], &probe_eof);
+    if (cnt) {
+        cnt_read(cnt, out->total);
+        cnt_close(cnt);
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+    if (ch.statm_fd >= 0)
+        close(ch.statm_fd);
+
+    out->wall_s = t_end - ch.t0;
+    out->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+    out->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    out->maxrss_kib = ru.ru_maxrss;
+    out->minflt = ru.ru_minflt;
+    out->majflt = ru.ru_majflt;
+    probe_parse(out, ch.probe_buf);
+    finish_status(&ch, wstatus, timed_out);
+    rc = 0;
+
+cleanup:
+    free(ch.probe_buf);
+    for (int i = 0; i < 2; i++) {
+        if (sp[i] >= 0) close(sp[i]);
+        if (pp[i] >= 0) close(pp[i]);
+        if (op[i] >= 0) close(op[i]);
+        if (gp[i] >= 0) close(gp[i]);
+    }
+    run_free_env(envp);
+    return rc;
+}

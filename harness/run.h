@@ -1,0 +1,95 @@
+/* run.h - one sample: one fresh child process running the worker under one
+ * allocator configuration, counted from exec to exit, with the measured
+ * region's counters read at the worker's region markers, RSS sampled from
+ * /proc, and the probe's report from inside the child.  A crash, a kill or
+ * a time-out is a status in the sample, never an error of the harness. */
+#ifndef MB_RUN_H
+#define MB_RUN_H
+#include "counters.h"
+#include "registry.h"
+#include "workload.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define RUN_SETTINGS_MAX 16
+
+/* One allocator configuration: the unit that is compared. */
+typedef struct {
+    const alloc_info_t *alloc;
+    char lib[PATH_MAX];                     /* "" for glibc */
+    bool user_lib;                          /* given with -a NAME=PATH */
+    alloc_setting_t settings[RUN_SETTINGS_MAX];
+    size_t nsettings;
+    alloc_env_t env;                        /* the settings as environment */
+    char label[256];                        /* "jemalloc[dirty_decay_ms=-1]" */
+    char requested[512];                    /* "dirty_decay_ms=-1;..." */
+} run_config_t;
+
+typedef struct {
+    const char *worker;                     /* path of mallocbench-worker */
+    const char *probe;                      /* path of libmbprobe.so */
+    double timeout_s;                       /* 0: none */
+    double sample_interval_s;               /* RSS sampling period */
+} run_opts_t;
+
+typedef enum { RUN_OK, RUN_ERROR, RUN_CRASHED, RUN_TIMEOUT } run_status_t;
+
+#define RUN_PROBE_MAX 64
+
+typedef struct {
+    run_status_t status;
+    char message[1024];
+    bool untrusted;                         /* wrong allocator or setting: report no figures */
+    /* whole process */
+    double wall_s, user_s, sys_s;
+    long maxrss_kib, minflt, majflt;
+    cnt_value_t total[CNT_MAX];
+    /* measured region */
+    bool have_region;
+    cnt_value_t begin[CNT_MAX], end[CNT_MAX];
+    double region_user_s, region_sys_s;
+    /* RSS */
+    long rss_peak_kib, rss_final_kib;
+    size_t rss_samples;
+    /* the worker's result line */
+    bool have_result;
+    double throughput, region_s;
+    char unit[32], checksum[32];
+    unsigned long long bytes, ops;
+    /* the probe's report: key=value lines */
+    size_t nprobe;
+    char probe_key[RUN_PROBE_MAX][96];
+    char probe_val[RUN_PROBE_MAX][512];
+} run_sample_t;
+
+const char *run_status_name(run_status_t s);
+
+/* Value of a probe key ("malloc_so", "tun:opt.dirty_decay_ms/ssize"), or NULL. */
+const char *run_probe_get(const run_sample_t *s, const char *key);
+
+/* The child's environment: ours without any allocator variable, then
+ * LD_PRELOAD and the configuration's variables (extra: MB_* plumbing). */
+int run_build_env(const run_opts_t *o, const run_config_t *c, char ***envp);
+void run_free_env(char **envp);
+
+/* The worker's argv for these arguments (static storage until next call). */
+char **run_worker_argv(const run_opts_t *o, const wl_args_t *a);
+
+/* Print the command that reproduces one sample by hand: env VAR=... worker ARGS */
+void run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a);
+
+/* Run one sample.  cnt may be NULL (no counters: the pre-flight check);
+ * rss_series may be NULL; series_tag prefixes its lines ("run_id,sample").
+ * Returns 0 with the outcome in out->status, or -errno when the harness
+ * itself could not start the child (out of fds, fork failed). */
+int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
+               run_sample_t *out, FILE *rss_series, const char *series_tag);
+
+/* Ask the running sample to stop (from a signal handler): the child is
+ * killed and the sample comes back with status error "interrupted". */
+void run_interrupt(void);
+bool run_interrupted(void);
+
+#endif

@@ -1,0 +1,22 @@
+/* units.h - one table of size and time units, used both to parse user input
+ * ("16M", "64KiB", "500ms") and to print it back.  Parsers are pure: they
+ * return 0 or -EINVAL (malformed, trailing junk) / -ERANGE (out of range). */
+#ifndef MB_UNITS_H
+#define MB_UNITS_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes: a whole number with an optional binary suffix K, M, G, T (also
+ * KB/KiB, ...; case-insensitive), e.g. "16M" = 16777216.  A decimal point
+ * is allowed when the result is a whole number of bytes ("1.5K"). */
+int units_parse_size(const char *s, uint64_t *out);
+/* Plain integers: decimal, no suffix, no sign for u64. */
+int units_parse_u64(const char *s, uint64_t *out);
+int units_parse_i64(const char *s, int64_t *out);
+int units_parse_double(const char *s, double *out);
+/* Durations in seconds: "90", "1.5s", "500ms", "2m", "1h". */
+int units_parse_duration(const char *s, double *seconds);
+/* Shortest exact form of a byte count: 16777216 -> "16M", 1000 -> "1000". */
+void units_format_size(uint64_t bytes, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,210 @@
+/* verify.c - compares what the probe saw inside the child with what was
+ * asked for: the shared object serving malloc, the allocator family behind
+ * it, and each tunable's effective value. */
+#include "verify.h"
+#include "mb_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (!realpath(a, ra) || !realpath(b, rb))
+        return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0;
+}
+
+static int fail(run_sample_t *s, const char *fmt, const char *a, const char *b, const char *c)
+{
+    s->status = RUN_ERROR;
+    s->untrusted = true;
+    snprintf(s->message, sizeof s->message, fmt, a, b, c);
+    return -1;
+}
+
+int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_t efflen)
+{
+    const char *want = alloc_family_name(c->alloc->family);
+    effective[0] = '\0';
+    if (strcmp(run_probe_get(s, "probe") ? run_probe_get(s, "probe") : "", "done") != 0) {
+        if (s->status != RUN_OK)
+            return 0; /* a crash before the probe ran: the status says enough */
+        return fail(s, "the probe did not report from inside the child (is %s preloadable?)%s%s",
+                    c->lib[0] ? c->lib : "libmbprobe.so", "", "");
+    }
+    const char *so = run_probe_get(s, "malloc_so");
+    const char *family = run_probe_get(s, "family");
+    so = so ? so : "(unknown)";
+    family = family ? family : "unknown";
+    if (strcmp(family, want) != 0) {
+        const char *hint = "";
+        if (c->alloc->family == ALLOC_JEMALLOC && run_probe_get(s, "je_prefixed"))
+            hint = " (a je_-prefixed jemalloc build: it does not replace malloc and ignores MALLOC_CONF)";
+        fail(s, "malloc was served by %s (%s), not by %s", so, family, want);
+        size_t len = strlen(s->message);
+        snprintf(s->message + len, sizeof s->message - len, "%s", hint);
+        return -1;
+    }
+    if (c->lib[0] && !same_file(so, c->lib))
+        return fail(s, "malloc was served by %s, not by the requested %s%s", so, c->lib, "");
+
+    /* Effective values of every tunable the allocator reports. */
+    size_t off = 0;
+    for (size_t i = 0; i < c->alloc->ntunables && off < efflen; i++) {
+        const alloc_tunable_t *t = &c->alloc->tunables[i];
+        if (c->alloc->family == ALLOC_GLIBC || !t->readback)
+            continue;
+        char key[128];
+        snprintf(key, sizeof key, "tun:%s", t->readback);
+        const char *v = run_probe_get(s, key);
+        if (v && v[0] != '!')
+            off += (size_t)snprintf(effective + off, efflen - off, "%s%s=%s", off ? ";" : "",
+                                    t->name, v);
+    }
+    for (size_t i = 0; i < c->nsettings; i++) {
+        const alloc_setting_t *st = &c->settings[i];
+        if (c->alloc->family == ALLOC_GLIBC) {
+            /* the loader's reading was checked before the run; here we check
+             * the child saw the same GLIBC_TUNABLES */
+            const char *env = run_probe_get(s, "env:GLIBC_TUNABLES");
+            char want_kv[256];
+            snprintf(want_kv, sizeof want_kv, "%s=%s", st->t->env_key, st->value);
+            if (!env || !strstr(env, want_kv))
+                return fail(s, "glibc:%s=%s did not reach the child (GLIBC_TUNABLES=%s)", st->t->name,
+                            st->value, env ? env : "(unset)");
+            off += (size_t)snprintf(effective + off, efflen - off, "%s%s=%s", off ? ";" : "",
+                                    st->t->name, st->value);
+            continue;
+        }
+        char key[128];
+        snprintf(key, sizeof key, "tun:%s", st->t->readback);
+        const char *v = run_probe_get(s, key);
+        if (!v)
+            return fail(s, "%s:%s could not be read back from the child%s%s", want, st->t->name, "");
+        if (v[0] == '!') {
+            char name[128];
+            snprintf(name, sizeof name, "%s:%s", want, st->t->name);
+            return fail(s, "%s could not be verified: %s%s", name, v + 1, "");
+        }
+        if (!alloc_value_matches(st->t, st->value, v)) {
+            char name[160];
+            snprintf(name, sizeof name, "%s:%s=%s", want, st->t->name, st->value);
+            return fail(s, "%s did not take effect: the allocator reports %s%s", name, v, "");
+        }
+    }
+    return 0;
+}
+
+int verify_glibc_tunables(const run_config_t *c, char *err, size_t errlen)
+{
+    if (c->alloc->family != ALLOC_GLIBC || c->nsettings == 0)
+        return 0;
+    if (access(MB_LDSO, X_OK) != 0) {
+        snprintf(err, errlen, "cannot verify glibc tunables: dynamic loader '%s' not found "
+                              "(configure with -Dldso=PATH)", MB_LDSO);
+        return -ENOENT;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        return -errno;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -errno;
+    }
+    if (pid == 0) {
+        dup2(p[1], 1);
+        char *argv[] = {(char *)MB_LDSO, (char *)"--list-tunables", NULL};
+        char *envp[] = {(char *)c->env.var[0], NULL};
+        execve(MB_LDSO, argv, envp);
+        _exit(127);
+    }
+    close(p[1]);
+    FILE *f = fdopen(p[0], "r");
+    char line[512];
+    char seen[RUN_SETTINGS_MAX][96];
+    for (size_t i = 0; i < c->nsettings; i++)
+        seen[i][0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        /* "glibc.malloc.trim_threshold: 0x4000000 (min: 0x0, max: ...)" */
+        char *colon = strstr(line, ": ");
+        if (!colon)
+            continue;
+        *colon = '\0';
+        char *val = colon + 2;
+        val[strcspn(val, " \n")] = '\0';
+        for (size_t i = 0; i < c->nsettings; i++)
+            if (!strcmp(line, c->settings[i].t->env_key))
+                snprintf(seen[i], sizeof seen[i], "%s", val);
+    }
+    if (f)
+        fclose(f);
+    else
+        close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "cannot verify glibc tunables: '%s --list-tunables' failed", MB_LDSO);
+        return -EIO;
+    }
+    for (size_t i = 0; i < c->nsettings; i++) {
+        const alloc_setting_t *s = &c->settings[i];
+        if (!seen[i][0]) {
+            snprintf(err, errlen, "glibc:%s is not a tunable of this glibc (the loader does not list %s)",
+                     s->t->name, s->t->env_key);
+            return -EINVAL;
+        }
+        if (!alloc_value_matches(s->t, s->value, seen[i])) {
+            snprintf(err, errlen, "glibc:%s=%s did not take effect: the loader reports %s",
+                     s->t->name, s->value, seen[i]);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int verify_preflight(const run_opts_t *o, run_config_t *c, char *version, size_t vlen, char *err,
+                     size_t errlen)
+{
+    version[0] = '\0';
+    if (c->lib[0] && access(c->lib, R_OK) != 0) {
+        snprintf(err, errlen, "%s: cannot read library '%s': %s", c->alloc->name, c->lib, strerror(errno));
+        return -ENOENT;
+    }
+    int rc = verify_glibc_tunables(c, err, errlen);
+    if (rc)
+        return rc;
+    wl_args_t a;
+    wl_defaults(wl_find("selftest"), &a);
+    run_opts_t quick = *o;
+    quick.timeout_s = 30;
+    run_sample_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    rc = run_sample(&quick, c, &a, NULL, s, NULL, NULL);
+    if (rc) {
+        snprintf(err, errlen, "%s: cannot start the worker: %s", c->label, strerror(-rc));
+        free(s);
+        return rc;
+    }
+    char eff[2048];
+    if (s->status == RUN_OK)
+        verify_sample(c, s, eff, sizeof eff);
+    if (s->status != RUN_OK) {
+        snprintf(err, errlen, "%s: %s", c->label, s->message);
+        free(s);
+        return -EINVAL;
+    }
+    const char *v = run_probe_get(s, "version");
+    snprintf(version, vlen, "%s", v ? v : "");
+    free(s);
+    return 0;
+}

@@ -1,0 +1,23 @@
+/* region.h - the worker's side of the steady-state handshake.  When the
+ * harness runs the worker it passes MB_SYNC_FD; at region_begin() and
+ * region_end() the worker stops until the harness has read its counters, so
+ * the measured region's figures exclude start-up and warm-up.  Run by hand
+ * (no MB_SYNC_FD) the calls only take the time, and the result is printed. */
+#ifndef MB_REGION_H
+#define MB_REGION_H
+#include "workload.h"
+
+#define MB_SYNC_FD_ENV "MB_SYNC_FD"
+
+void region_begin(void);
+void region_end(void);
+/* Wall seconds between region_begin and region_end. */
+double region_seconds(void);
+/* Monotonic clock in seconds. */
+double region_now(void);
+/* One "result key=value ..." line to the harness, or to stdout by hand. */
+void region_report(const wl_args_t *a, const wl_result_t *r);
+/* A failure line the harness records as the row's message. */
+void region_fail(const char *msg);
+
+#endif

@@ -1,0 +1,198 @@
+/* registry.c - the workload table and the parsing of workload specs,
+ * shared by the harness (to refuse bad input before any run) and the worker. */
+#include "workload.h"
+#include "units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+extern const wl_t wl_tensor_copy;
+extern const wl_t wl_selftest;
+
+static const wl_t *const workloads[] = {
+    &wl_tensor_copy,
+    &wl_selftest,
+};
+
+#define NWL (sizeof workloads / sizeof *workloads)
+
+size_t wl_count(void) { return NWL; }
+const wl_t *wl_at(size_t i) { return i < NWL ? workloads[i] : NULL; }
+
+const wl_t *wl_find(const char *name)
+{
+    for (size_t i = 0; i < NWL; i++)
+        if (strcmp(workloads[i]->name, name) == 0)
+            return workloads[i];
+    return NULL;
+}
+
+static int choice_index(const char *choices, const char *v, uint64_t *out)
+{
+    size_t n = strlen(v);
+    uint64_t idx = 0;
+    for (const char *p = choices; p && *p; idx++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0) {
+            *out = idx;
+            return 0;
+        }
+        p = bar ? bar + 1 : NULL;
+    }
+    return -EINVAL;
+}
+
+static void choice_name(const char *choices, uint64_t idx, char *buf, size_t len)
+{
+    const char *p = choices;
+    for (uint64_t i = 0; i < idx && p; i++) {
+        p = strchr(p, '|');
+        if (p)
+            p++;
+    }
+    if (!p) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    const char *bar = strchr(p, '|');
+    size_t n = bar ? (size_t)(bar - p) : strlen(p);
+    snprintf(buf, len, "%.*s", (int)n, p);
+}
+
+static int param_parse(const wl_t *wl, const wl_param_t *p, const char *val, uint64_t *out,
+                       char *err, size_t errlen)
+{
+    int rc;
+    switch (p->type) {
+    case WLP_SIZE:
+        rc = units_parse_size(val, out);
+        break;
+    case WLP_UINT:
+        rc = units_parse_u64(val, out);
+        break;
+    case WLP_ENUM:
+        if (choice_index(p->choices, val, out)) {
+            snprintf(err, errlen, "bad value '%s' for %s:%s (one of %s)", val, wl->name, p->name,
+                     p->choices);
+            return -EINVAL;
+        }
+        return 0;
+    default:
+        rc = -EINVAL;
+    }
+    if (rc) {
+        snprintf(err, errlen, "bad value '%s' for %s:%s (expected %s)", val, wl->name, p->name,
+                 p->type == WLP_SIZE ? "a size such as 64K or 16M" : "a non-negative integer");
+        return -EINVAL;
+    }
+    if (*out < p->min || *out > p->max) {
+        char lo[32], hi[32];
+        if (p->type == WLP_SIZE) {
+            units_format_size(p->min, lo, sizeof lo);
+            units_format_size(p->max, hi, sizeof hi);
+        } else {
+            snprintf(lo, sizeof lo, "%llu", (unsigned long long)p->min);
+            snprintf(hi, sizeof hi, "%llu", (unsigned long long)p->max);
+        }
+        snprintf(err, errlen, "value '%s' for %s:%s is out of range [%s, %s]", val, wl->name,
+                 p->name, lo, hi);
+        return -ERANGE;
+    }
+    return 0;
+}
+
+int wl_defaults(const wl_t *wl, wl_args_t *out)
+{
+    char err[256];
+    memset(out, 0, sizeof *out);
+    out->wl = wl;
+    for (size_t i = 0; i < wl->nparams; i++)
+        if (param_parse(wl, &wl->params[i], wl->params[i].def, &out->v[i], err, sizeof err))
+            return -EINVAL; /* a bad default is a bug in the table; tests catch it */
+    return 0;
+}
+
+int wl_set(wl_args_t *a, const char *kv, char *err, size_t errlen)
+{
+    const wl_t *wl = a->wl;
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+        snprintf(err, errlen, "bad parameter '%s' for workload %s: expected NAME=VALUE", kv, wl->name);
+        return -EINVAL;
+    }
+    size_t n = (size_t)(eq - kv);
+    for (size_t i = 0; i < wl->nparams; i++) {
+        if (strlen(wl->params[i].name) == n && strncmp(wl->params[i].name, kv, n) == 0)
+            return param_parse(wl, &wl->params[i], eq + 1, &a->v[i], err, errlen);
+    }
+    char names[256];
+    size_t off = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < wl->nparams && off < sizeof names; i++)
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
+                                wl->params[i].name);
+    snprintf(err, errlen, "unknown parameter '%.*s' for workload %s (valid: %s)", (int)n, kv,
+             wl->name, names);
+    return -EINVAL;
+}
+
+int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen)
+{
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) {
+        snprintf(err, errlen, "workload spec too long");
+        return -EINVAL;
+    }
+    char *colon = strchr(buf, ':');
+    if (colon)
+        *colon = '\0';
+    const wl_t *wl = wl_find(buf);
+    if (!wl) {
+        char names[256];
+        size_t off = 0;
+        names[0] = '\0';
+        for (size_t i = 0; i < NWL && off < sizeof names; i++)
+            if (!workloads[i]->hidden)
+                off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "",
+                                        workloads[i]->name);
+        snprintf(err, errlen, "unknown workload '%s' (valid: %s)", buf, names);
+        return -EINVAL;
+    }
+    wl_defaults(wl, out);
+    if (!colon || !colon[1])
+        return 0;
+    char *save = NULL;
+    for (char *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        int rc = wl_set(out, kv, err, errlen);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < a->wl->nparams && off < len; i++) {
+        const wl_param_t *p = &a->wl->params[i];
+        char v[64];
+        if (p->type == WLP_SIZE)
+            units_format_size(a->v[i], v, sizeof v);
+        else if (p->type == WLP_ENUM)
+            choice_name(p->choices, a->v[i], v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%llu", (unsigned long long)a->v[i]);
+        off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", i ? (char[]){sep, 0} : "", p->name, v);
+    }
+}
+
+uint64_t wl_get(const wl_args_t *a, const char *name)
+{
+    for (size_t i = 0; i < a->wl->nparams; i++)
+        if (strcmp(a->wl->params[i].name, name) == 0)
+            return a->v[i];
+    return 0;
+}

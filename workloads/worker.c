@@ -1,0 +1,38 @@
+/* worker.c - mallocbench-worker: runs one workload in its own process, the
+ * process the harness counts.  Usage: mallocbench-worker WORKLOAD [NAME=VALUE...]
+ * Exit codes: 0 ok, 2 bad arguments, 3 the workload failed (e.g. ENOMEM). */
+#include "region.h"
+#include "workload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fprintf(stderr, "usage: mallocbench-worker WORKLOAD [NAME=VALUE ...]\n"
+                        "runs one workload; normally started by `mallocbench run`\n");
+        return argc < 2 ? 2 : 0;
+    }
+    char err[512];
+    wl_args_t args;
+    if (wl_parse_spec(argv[1], &args, err, sizeof err)) {
+        fprintf(stderr, "mallocbench-worker: %s\n", err);
+        return 2;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (wl_set(&args, argv[i], err, sizeof err)) {
+            fprintf(stderr, "mallocbench-worker: %s\n", err);
+            return 2;
+        }
+    }
+    wl_result_t res = {0};
+    int rc = args.wl->run(&args, &res);
+    if (rc) {
+        snprintf(err, sizeof err, "workload %s failed: %s", args.wl->name, strerror(-rc));
+        region_fail(err);
+        return 3;
+    }
+    region_report(&args, &res);
+    return 0;
+}

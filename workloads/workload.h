@@ -1,0 +1,69 @@
+/* workload.h - the one table of workloads.  Each workload is one file that
+ * ends in a self-describing descriptor (name, help, parameters with type,
+ * default, range and unit) registered in registry.c.  The harness uses the
+ * table to check a spec before any run; the worker uses it to run one. */
+#ifndef MB_WORKLOAD_H
+#define MB_WORKLOAD_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { WLP_SIZE, WLP_UINT, WLP_ENUM } wl_ptype_t;
+
+typedef struct {
+    const char *name;
+    wl_ptype_t type;
+    const char *def;       /* default, as the user would write it */
+    uint64_t min, max;     /* inclusive range (WLP_ENUM: unused) */
+    const char *choices;   /* WLP_ENUM: "a|b|c"; the value is the index */
+    const char *unit;      /* "bytes", "steps", ... */
+    const char *help;
+} wl_param_t;
+
+#define WL_MAX_PARAMS 16
+
+typedef struct wl wl_t;
+
+/* A workload with every parameter resolved (defaults filled in). */
+typedef struct {
+    const wl_t *wl;
+    uint64_t v[WL_MAX_PARAMS];     /* value of params[i] */
+} wl_args_t;
+
+typedef struct {
+    double throughput;             /* in unit, over the measured region */
+    const char *unit;              /* "B/s", "ops/s", ... */
+    double region_s;               /* wall seconds of the measured region */
+    uint64_t bytes;                /* bytes the region touched (copied) */
+    uint64_t ops;                  /* allocations in the region */
+    uint64_t checksum;             /* same for every allocator, given the seed */
+} wl_result_t;
+
+struct wl {
+    const char *name;
+    const char *help;
+    const wl_param_t *params;
+    size_t nparams;
+    /* Runs in the worker: warm-up, region_begin(), measured steps,
+     * region_end(); 0 or -errno (e.g. -ENOMEM). */
+    int (*run)(const wl_args_t *args, wl_result_t *res);
+    bool hidden;                   /* test-only: not shown by `list` */
+};
+
+size_t wl_count(void);
+const wl_t *wl_at(size_t i);
+const wl_t *wl_find(const char *name);
+
+/* "tensor_copy:size=16M,count=4" (or name and separate "key=value" items
+ * through wl_set).  Unknown workload or parameter, bad or out-of-range value:
+ * -EINVAL and one line in err that names it. */
+int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen);
+int wl_defaults(const wl_t *wl, wl_args_t *out);
+int wl_set(wl_args_t *a, const char *key_eq_value, char *err, size_t errlen);
+/* Canonical text of every parameter: "size=16M,count=4,steps=50,..." (sep ","),
+ * or space separated for a command line. */
+void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len);
+/* Value of a parameter by name (the workload's own code uses this). */
+uint64_t wl_get(const wl_args_t *a, const char *name);
+
+#endif
