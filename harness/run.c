@@ -26,6 +26,7 @@ extern char **environ;
 #define CHILD_PROBE_FD 4
 #define OUTPUT_KEEP 4096
 #define PROBE_BUF (64 * 1024)
+#define ENV_PATH "/usr/bin/env"
 
 static volatile sig_atomic_t interrupted;
 
@@ -62,73 +63,79 @@ static char *xstrdup_printf(const char *fmt, const char *a, const char *b)
     return s;
 }
 
-static int build_env(const run_opts_t *o, const run_config_t *c, const char *probe_keys,
-                     char ***envp)
+void run_free_strv(char **v)
+{
+    if (!v)
+        return;
+    for (char **e = v; *e; e++)
+        free(*e);
+    free(v);
+}
+
+/* The command of a sample, the one --print-commands shows:
+ *   env LD_PRELOAD=<lib>:<probe> <allocator vars> <worker> <workload> <params>
+ * The child runs exactly this through env(1), so its whole-process counts
+ * are those `perf stat -- <command>` gives (env's own start-up included). */
+int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, char ***argvp)
+{
+    char params[1024];
+    wl_format_args(a, ' ', params, sizeof params);
+    size_t n = 0;
+    char **argv = calloc(c->env.n + WL_MAX_PARAMS + 8, sizeof *argv);
+    if (!argv)
+        return -ENOMEM;
+    if (!(argv[n++] = strdup("env")))
+        goto oom;
+    argv[n] = c->lib[0] ? xstrdup_printf("LD_PRELOAD=%s:%s", c->lib, o->probe)
+                        : xstrdup_printf("LD_PRELOAD=%s%s", o->probe, "");
+    if (!argv[n++])
+        goto oom;
+    for (size_t i = 0; i < c->env.n; i++)
+        if (!(argv[n++] = strdup(c->env.var[i])))
+            goto oom;
+    if (!(argv[n++] = strdup(o->worker)) || !(argv[n++] = strdup(a->wl->name)))
+        goto oom;
+    char *save = NULL;
+    for (char *t = strtok_r(params, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (!(argv[n++] = strdup(t)))
+            goto oom;
+    argv[n] = NULL;
+    *argvp = argv;
+    return 0;
+oom:
+    run_free_strv(argv);
+    return -ENOMEM;
+}
+
+/* env(1)'s own environment: ours without any allocator variable (so env
+ * itself runs as it would from a clean shell), plus the MB_* plumbing. */
+static int build_env(const char *probe_keys, char ***envp)
 {
     size_t n = 0;
     for (char **e = environ; *e; e++)
         n++;
-    char **env = calloc(n + c->env.n + 8, sizeof *env);
+    char **env = calloc(n + 8, sizeof *env);
     if (!env)
         return -ENOMEM;
     size_t k = 0;
     for (char **e = environ; *e; e++)
         if (!alloc_env_is_allocator_var(*e) && !(env[k++] = strdup(*e)))
             goto oom;
-    env[k] = c->lib[0] ? xstrdup_printf("LD_PRELOAD=%s:%s", c->lib, o->probe)
-                       : xstrdup_printf("LD_PRELOAD=%s%s", o->probe, "");
-    if (!env[k++])
+    char fd[16];
+    snprintf(fd, sizeof fd, "%d", CHILD_SYNC_FD);
+    if (!(env[k++] = xstrdup_printf("%s=%s", MB_SYNC_FD_ENV, fd)))
         goto oom;
-    for (size_t i = 0; i < c->env.n; i++)
-        if (!(env[k++] = strdup(c->env.var[i])))
-            goto oom;
-    if (probe_keys) {
-        char fd[16];
-        snprintf(fd, sizeof fd, "%d", CHILD_SYNC_FD);
-        if (!(env[k++] = xstrdup_printf("%s=%s", MB_SYNC_FD_ENV, fd)))
-            goto oom;
-        snprintf(fd, sizeof fd, "%d", CHILD_PROBE_FD);
-        if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_FD_ENV, fd)))
-            goto oom;
-        if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys)))
-            goto oom;
-    }
+    snprintf(fd, sizeof fd, "%d", CHILD_PROBE_FD);
+    if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_FD_ENV, fd)))
+        goto oom;
+    if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys)))
+        goto oom;
     env[k] = NULL;
     *envp = env;
     return 0;
 oom:
-    run_free_env(env);
+    run_free_strv(env);
     return -ENOMEM;
-}
-
-int run_build_env(const run_opts_t *o, const run_config_t *c, char ***envp)
-{
-    return build_env(o, c, NULL, envp);
-}
-
-void run_free_env(char **envp)
-{
-    if (!envp)
-        return;
-    for (char **e = envp; *e; e++)
-        free(*e);
-    free(envp);
-}
-
-char **run_worker_argv(const run_opts_t *o, const wl_args_t *a)
-{
-    static char params[1024];
-    static char *argv[WL_MAX_PARAMS + 3];
-    wl_format_args(a, ' ', params, sizeof params);
-    size_t n = 0;
-    argv[n++] = (char *)o->worker;
-    argv[n++] = (char *)a->wl->name;
-    char *save = NULL;
-    for (char *t = strtok_r(params, " ", &save); t && n < WL_MAX_PARAMS + 2;
-         t = strtok_r(NULL, " ", &save))
-        argv[n++] = t;
-    argv[n] = NULL;
-    return argv;
 }
 
 /* Shell-quote a word only when it needs it. */
@@ -149,34 +156,27 @@ static void print_word(FILE *out, const char *w)
     fputc('\'', out);
 }
 
-void run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a)
+int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a)
 {
-    fputs("env", out);
+    char **argv;
+    int rc = run_command(o, c, a, &argv);
+    if (rc)
+        return rc;
+    fputs(argv[0], out);
+    /* variables the user's shell has set that the harness removes */
     for (char **e = environ; *e; e++) {
-        if (alloc_env_is_allocator_var(*e)) {
+        if (alloc_env_is_allocator_var(*e) && strncmp(*e, "MB_", 3) != 0) {
             const char *eq = strchr(*e, '=');
             fprintf(out, " -u %.*s", (int)(eq - *e), *e);
         }
     }
-    fputs(" ", out);
-    if (c->lib[0]) {
-        char pre[PATH_MAX * 2 + 16];
-        snprintf(pre, sizeof pre, "LD_PRELOAD=%s:%s", c->lib, o->probe);
-        print_word(out, pre);
-    } else {
-        fputs("LD_PRELOAD=", out);
-        print_word(out, o->probe);
-    }
-    for (size_t i = 0; i < c->env.n; i++) {
-        fputc(' ', out);
-        print_word(out, c->env.var[i]);
-    }
-    char **argv = run_worker_argv(o, a);
-    for (char **p = argv; *p; p++) {
+    for (char **p = argv + 1; *p; p++) {
         fputc(' ', out);
         print_word(out, *p);
     }
     fputc('\n', out);
+    run_free_strv(argv);
+    return 0;
 }
 
 /* utime and stime of the whole thread group from /proc/PID/stat, seconds. */
@@ -452,11 +452,14 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     out->rss_final_kib = -1;
     char keys[2048];
     alloc_probe_keys(c->alloc, keys, sizeof keys);
-    char **envp = NULL;
-    int rc = build_env(o, c, keys, &envp);
-    if (rc)
+    char **envp = NULL, **argv = NULL;
+    int rc = build_env(keys, &envp);
+    if (!rc)
+        rc = run_command(o, c, a, &argv);
+    if (rc) {
+        run_free_strv(envp);
         return rc;
-    char **argv = run_worker_argv(o, a);
+    }
 
     int sp[2] = {-1, -1}, pp[2] = {-1, -1}, op[2] = {-1, -1}, gp[2] = {-1, -1};
     child_t ch = {.o = o, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
@@ -492,8 +495,8 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
             ;
         if (go != 'g')
             _exit(126);
-        execve(o->worker, argv, envp);
-        static const char msg[] = "mallocbench: cannot execute the worker\n";
+        execve(ENV_PATH, argv, envp);
+        static const char msg[] = "mallocbench: cannot execute " ENV_PATH "\n";
         ssize_t ignored = write(2, msg, sizeof msg - 1);
         (void)ignored;
         _exit(127);
@@ -613,6 +616,7 @@ cleanup:
         if (op[i] >= 0) close(op[i]);
         if (gp[i] >= 0) close(gp[i]);
     }
-    run_free_env(envp);
+    run_free_strv(envp);
+    run_free_strv(argv);
     return rc;
 }

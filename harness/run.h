@@ -69,16 +69,15 @@ const char *run_status_name(run_status_t s);
 /* Value of a probe key ("malloc_so", "tun:opt.dirty_decay_ms/ssize"), or NULL. */
 const char *run_probe_get(const run_sample_t *s, const char *key);
 
-/* The child's environment: ours without any allocator variable, then
- * LD_PRELOAD and the configuration's variables (extra: MB_* plumbing). */
-int run_build_env(const run_opts_t *o, const run_config_t *c, char ***envp);
-void run_free_env(char **envp);
+/* The command that runs one sample, as argv: "env", LD_PRELOAD=..., the
+ * allocator's variables, the worker and its arguments.  Free with
+ * run_free_strv. */
+int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, char ***argv);
+void run_free_strv(char **v);
 
-/* The worker's argv for these arguments (static storage until next call). */
-char **run_worker_argv(const run_opts_t *o, const wl_args_t *a);
-
-/* Print the command that reproduces one sample by hand: env VAR=... worker ARGS */
-void run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a);
+/* Print that command so a user can reproduce one sample by hand, e.g. under
+ * `perf stat --`; allocator variables set in our environment get `-u`. */
+int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a);
 
 /* Run one sample.  cnt may be NULL (no counters: the pre-flight check);
  * rss_series may be NULL; series_tag prefixes its lines ("run_id,sample").
