@@ -1,9 +1,10 @@
 /* probe.h - the contract between the harness and libmbprobe.so.
  *
  * libmbprobe.so is preloaded behind the allocator under test
- * (LD_PRELOAD="<allocator.so>:<libmbprobe.so>").  In its constructor, when
- * MB_PROBE_FD names a writable descriptor, it writes "key=value\n" lines to
- * it, describing what really serves malloc in this process:
+ * (LD_PRELOAD="<allocator.so>:<libmbprobe.so>").  When MB_PROBE_FD names a
+ * writable descriptor it writes "key=value\n" lines to it just before main
+ * (after every library constructor: tcmalloc's flags exist only then),
+ * describing what really serves malloc in this process:
  *
  *   malloc_so=<path>     shared object that resolves `malloc` (dladdr)
  *   family=<name>        glibc | jemalloc | tcmalloc | mimalloc | unknown,
@@ -14,7 +15,8 @@
  *   env:<NAME>=<value>   the allocator environment as the child saw it
  *   tun:<key>=<value>    an effective setting read back from the allocator
  *   tun:<key>=!<reason>  a setting that could not be read back
- *   probe=done           last line of the constructor's report
+ *   probe=done           last line of the start-up report
+ *   stat:<name>=<value>  allocator statistics at exit, then probe=end
  *
  * MB_PROBE_READ lists what to read back, comma separated, each entry
  * "<key>" whose meaning depends on the family found:

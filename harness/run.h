@@ -36,7 +36,7 @@ typedef struct {
 
 typedef enum { RUN_OK, RUN_ERROR, RUN_CRASHED, RUN_TIMEOUT } run_status_t;
 
-#define RUN_PROBE_MAX 64
+#define RUN_PROBE_MAX 128
 
 typedef struct {
     run_status_t status;

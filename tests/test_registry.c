@@ -1,0 +1,152 @@
+/* test_registry.c - the allocator table: setting validation with the valid
+ * names listed, canonical values, the environment each allocator reads,
+ * read-back comparison, mimalloc option indices against mimalloc.h; and
+ * the workload table's spec parsing. */
+#include "check.h"
+#include "registry.h"
+#include "workload.h"
+
+#include <errno.h>
+#if __has_include(<mimalloc.h>)
+#include <mimalloc.h>
+#define HAVE_MIMALLOC_H 1
+#endif
+
+static int set(const char *alloc, const char *kv, alloc_setting_t *s, char *err)
+{
+    return alloc_parse_setting(alloc_find(alloc), kv, s, err, 512);
+}
+
+int main(void)
+{
+    char err[512];
+    alloc_setting_t s[4];
+    alloc_env_t env;
+
+    /* jemalloc: MALLOC_CONF key:value joined by commas */
+    CHECK_INT(set("jemalloc", "dirty_decay_ms=-1", &s[0], err), 0);
+    CHECK_STR(s[0].value, "-1");
+    CHECK_INT(set("jemalloc", "oversize_threshold=16M", &s[1], err), 0);
+    CHECK_STR(s[1].value, "16777216");
+    CHECK_INT(alloc_build_env(alloc_find("jemalloc"), s, 2, &env), 0);
+    CHECK_INT(env.n, 1);
+    CHECK_STR(env.var[0], "MALLOC_CONF=dirty_decay_ms:-1,oversize_threshold:16777216");
+    CHECK_INT(set("jemalloc", "background_thread=true", &s[0], err), 0);
+    CHECK_STR(s[0].value, "1");
+    CHECK_INT(set("jemalloc", "thp=never", &s[0], err), 0);
+    CHECK_STR(s[0].value, "never");
+    CHECK_INT(set("jemalloc", "thp=sometimes", &s[0], err), -EINVAL);
+    CHECK(strstr(err, "default|always|never") != NULL);
+    CHECK_INT(set("jemalloc", "bogus=1", &s[0], err), -EINVAL);
+    CHECK(strstr(err, "'bogus'") && strstr(err, "dirty_decay_ms") && strstr(err, "muzzy_decay_ms"));
+    CHECK_INT(set("jemalloc", "dirty_decay_ms=abc", &s[0], err), -EINVAL);
+    CHECK(strstr(err, "'abc'") != NULL);
+    CHECK_INT(set("jemalloc", "dirty_decay_ms=-2", &s[0], err), -ERANGE);
+    CHECK_INT(set("jemalloc", "dirty_decay_ms=5x", &s[0], err), -EINVAL);
+    CHECK_INT(set("jemalloc", "lg_dirty_mult=3", &s[0], err), -EINVAL);
+    CHECK(strstr(err, "removed") != NULL);
+    CHECK_INT(set("jemalloc", "novalue", &s[0], err), -EINVAL);
+
+    /* glibc: GLIBC_TUNABLES glibc.malloc.name=value joined by colons */
+    CHECK_INT(set("glibc", "trim_threshold=64M", &s[0], err), 0);
+    CHECK_INT(set("glibc", "mmap_threshold=32M", &s[1], err), 0);
+    CHECK_INT(alloc_build_env(alloc_find("glibc"), s, 2, &env), 0);
+    CHECK_STR(env.var[0], "GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864:"
+                          "glibc.malloc.mmap_threshold=33554432");
+    CHECK_INT(set("glibc", "mmap_threshold=64M", &s[0], err), -ERANGE); /* malloc ignores > 32M */
+    CHECK_INT(set("glibc", "tcache_max=2000", &s[0], err), -ERANGE);
+    CHECK_INT(set("glibc", "arena_max=0", &s[0], err), -ERANGE);
+
+    /* tcmalloc and mimalloc: one variable per setting */
+    CHECK_INT(set("tcmalloc", "release_rate=2.5", &s[0], err), 0);
+    CHECK_INT(set("tcmalloc", "aggressive_decommit=on", &s[1], err), 0);
+    CHECK_INT(alloc_build_env(alloc_find("tcmalloc"), s, 2, &env), 0);
+    CHECK_INT(env.n, 2);
+    CHECK_STR(env.var[0], "TCMALLOC_RELEASE_RATE=2.5");
+    CHECK_STR(env.var[1], "TCMALLOC_AGGRESSIVE_DECOMMIT=1");
+    CHECK_INT(set("tcmalloc", "release_rate=-1", &s[0], err), -ERANGE);
+    CHECK_INT(set("mimalloc", "decommit_delay=0", &s[0], err), 0);
+    CHECK_INT(alloc_build_env(alloc_find("mimalloc"), s, 1, &env), 0);
+    CHECK_STR(env.var[0], "MIMALLOC_DECOMMIT_DELAY=0");
+    CHECK_INT(set("mimalloc", "purge_delay=0", &s[0], err), -EINVAL);
+    CHECK(strstr(err, "2.1") != NULL);
+    CHECK_INT(alloc_build_env(alloc_find("mimalloc"), s, 0, &env), 0);
+    CHECK_INT(env.n, 0);
+
+    /* read-back comparison: hex from ld.so, booleans, doubles */
+    const alloc_tunable_t *t = alloc_find_tunable(alloc_find("glibc"), "trim_threshold");
+    CHECK(alloc_value_matches(t, "67108864", "0x4000000"));
+    CHECK(!alloc_value_matches(t, "67108864", "0x20000"));
+    CHECK(!alloc_value_matches(t, "67108864", "!no read-back"));
+    CHECK(!alloc_value_matches(t, "67108864", ""));
+    t = alloc_find_tunable(alloc_find("jemalloc"), "background_thread");
+    CHECK(alloc_value_matches(t, "1", "true"));
+    CHECK(!alloc_value_matches(t, "1", "false"));
+    t = alloc_find_tunable(alloc_find("tcmalloc"), "release_rate");
+    CHECK(alloc_value_matches(t, "2.5", "2.5"));
+    CHECK(!alloc_value_matches(t, "2.5", "1"));
+
+    /* the environment of the allocators never leaks into a child */
+    CHECK(alloc_env_is_allocator_var("MALLOC_CONF=x"));
+    CHECK(alloc_env_is_allocator_var("TCMALLOC_RELEASE_RATE=0"));
+    CHECK(alloc_env_is_allocator_var("LD_PRELOAD=/x.so"));
+    CHECK(!alloc_env_is_allocator_var("PATH=/bin"));
+    CHECK(!alloc_env_is_allocator_var("MALLOC_CONFIG=x"));
+
+#ifdef HAVE_MIMALLOC_H
+    /* the indices the probe passes to mi_option_get are mimalloc.h's */
+    static const struct { const char *name; int idx; } mi[] = {
+        {"eager_commit", mi_option_eager_commit}, {"large_os_pages", mi_option_large_os_pages},
+        {"reserve_huge_os_pages", mi_option_reserve_huge_os_pages}, {"page_reset", mi_option_page_reset},
+        {"abandoned_page_decommit", mi_option_abandoned_page_decommit},
+        {"eager_commit_delay", mi_option_eager_commit_delay}, {"decommit_delay", mi_option_decommit_delay},
+        {"use_numa_nodes", mi_option_use_numa_nodes}, {"max_segment_reclaim", mi_option_max_segment_reclaim},
+        {"allow_decommit", mi_option_allow_decommit},
+        {"segment_decommit_delay", mi_option_segment_decommit_delay},
+        {"decommit_extend_delay", mi_option_decommit_extend_delay},
+    };
+    const alloc_info_t *m = alloc_find("mimalloc");
+    CHECK_INT(m->ntunables, sizeof mi / sizeof *mi);
+    for (size_t i = 0; i < sizeof mi / sizeof *mi; i++) {
+        const alloc_tunable_t *mt = alloc_find_tunable(m, mi[i].name);
+        CHECK(mt != NULL);
+        char want[96];
+        snprintf(want, sizeof want, "%s/%d", mi[i].name, mi[i].idx);
+        if (mt)
+            CHECK_STR(mt->readback, want);
+    }
+#endif
+    /* every tunable has a read-back (or is checked by the loader) and a help line */
+    for (size_t i = 0; i < alloc_count(); i++)
+        for (size_t k = 0; k < alloc_at(i)->ntunables; k++) {
+            CHECK(alloc_at(i)->tunables[k].readback != NULL);
+            CHECK(alloc_at(i)->tunables[k].help != NULL);
+        }
+
+    /* workloads */
+    wl_args_t a;
+    CHECK_INT(wl_parse_spec("tensor_copy", &a, err, sizeof err), 0);
+    CHECK_U64(wl_get(&a, "size"), 16777216ULL);
+    CHECK_U64(wl_get(&a, "count"), 4);
+    CHECK_INT(wl_parse_spec("tensor_copy:size=1M,count=2,steps=3", &a, err, sizeof err), 0);
+    CHECK_U64(wl_get(&a, "size"), 1048576);
+    char buf[256];
+    wl_format_args(&a, ',', buf, sizeof buf);
+    CHECK_STR(buf, "size=1M,count=2,steps=3,warmup=5,seed=1");
+    wl_format_args(&a, ' ', buf, sizeof buf);
+    CHECK_STR(buf, "size=1M count=2 steps=3 warmup=5 seed=1");
+    CHECK_INT(wl_parse_spec("nope", &a, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "'nope'") && strstr(err, "tensor_copy") && !strstr(err, "selftest"));
+    CHECK_INT(wl_parse_spec("tensor_copy:bogus=1", &a, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "'bogus'") && strstr(err, "size"));
+    CHECK_INT(wl_parse_spec("tensor_copy:size=16Q", &a, err, sizeof err), -EINVAL);
+    CHECK_INT(wl_parse_spec("tensor_copy:count=0", &a, err, sizeof err), -ERANGE);
+    CHECK_INT(wl_parse_spec("tensor_copy:size", &a, err, sizeof err), -EINVAL);
+    CHECK_INT(wl_parse_spec("selftest:mode=segv", &a, err, sizeof err), 0);
+    CHECK_U64(wl_get(&a, "mode"), 1);
+    CHECK_INT(wl_parse_spec("selftest:mode=explode", &a, err, sizeof err), -EINVAL);
+    /* every default parses and lies in its range */
+    for (size_t i = 0; i < wl_count(); i++)
+        CHECK_INT(wl_defaults(wl_at(i), &a), 0);
+    CHECK_DONE();
+}

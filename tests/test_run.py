@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""test_run.py - mallocbench run end to end, as a user runs it.
+
+Usage: test_run.py MALLOCBENCH CASE.  Each case runs the harness and checks
+what it wrote: rows with a proven allocator, faults counted, equal
+checksums; bad input refused before any run; a crashing or hanging child
+becomes a row with its status while the other runs go on.  Exit 77 = skip.
+"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(mb, *args, expect_rc=0):
+    p = subprocess.run([mb, *args], capture_output=True, text=True, timeout=600)
+    if expect_rc is not None and p.returncode != expect_rc:
+        print(p.stdout, p.stderr, file=sys.stderr)
+    if expect_rc is not None:
+        check(p.returncode == expect_rc, f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}")
+    return p
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def installed(mb):
+    out = run(mb, "list", "allocators").stdout.splitlines()[1:]
+    return [l.split()[0] for l in out if l.split()[1] == "yes"]
+
+
+def case_allocators(mb, tmp):
+    """Every installed allocator runs tensor_copy, is proven, counts faults."""
+    allocs = installed(mb)
+    check("glibc" in allocs, "glibc listed as installed")
+    out = os.path.join(tmp, "a.csv")
+    run(mb, "run", "-q", "-w", "tensor_copy:size=4M,count=2,steps=3,warmup=1", "-a", ",".join(allocs),
+        "-r", "1", "-o", out)
+    rs = rows(out)
+    check(len(rs) == len(allocs), f"{len(rs)} rows for {len(allocs)} allocators")
+    sums = set()
+    for r in rs:
+        a = r["allocator"]
+        check(r["schema_version"] == "1", "schema_version 1")
+        check(r["status"] == "ok", f"{a}: status {r['status']} {r['message']}")
+        if a == "glibc":
+            check(os.path.basename(r["malloc_so"]).startswith("libc.so"), f"glibc served by {r['malloc_so']}")
+        else:
+            check(os.path.realpath(r["malloc_so"]) == os.path.realpath(r["lib_path"]),
+                  f"{a}: malloc served by {r['malloc_so']}, asked {r['lib_path']}")
+        check(r["alloc_version"] != "", f"{a}: version read")
+        check(int(r["total_minor_faults"]) > 4 * 1024 * 1024 // 4096, f"{a}: faults {r['total_minor_faults']}")
+        check(int(r["region_bytes"]) == 4 * 1024 * 1024 * 2 * 3, f"{a}: region bytes {r['region_bytes']}")
+        check(float(r["throughput"]) > 0 and r["throughput_unit"] == "B/s", f"{a}: throughput")
+        check(float(r["region_wall_s"]) < float(r["total_wall_s"]), f"{a}: region inside the run")
+        check(int(r["region_minor_faults"]) <= int(r["total_minor_faults"]), f"{a}: region faults <= total")
+        check(int(r["rss_peak_kib"]) >= 4 * 1024, f"{a}: sampled peak RSS {r['rss_peak_kib']}")
+        check(r["counter_notes"] == "" or os.geteuid() != 0, f"{a}: all counters counted as root: {r['counter_notes']}")
+        sums.add(r["checksum"])
+    check(len(sums) == 1, f"one checksum across allocators: {sums}")
+    meta = out[:-4] + ".meta.json"
+    check(os.path.exists(meta), "sidecar written")
+    series = rows(out[:-4] + ".rss.csv")
+    check(len(series) > 0 and set(series[0]) == {"run_id", "sample", "t_s", "rss_kib"}, "RSS series")
+
+
+def case_tunables(mb, tmp):
+    """A verified setting changes the figures; one the allocator ignores is an error."""
+    allocs = installed(mb)
+    if "jemalloc" not in allocs:
+        sys.exit(SKIP)
+    out = os.path.join(tmp, "t.csv")
+    run(mb, "run", "-q", "-w", "tensor_copy:size=16M,count=2,steps=6,warmup=2", "-a", "jemalloc",
+        "-t", "jemalloc:dirty_decay_ms=10000,-1", "-r", "1", "-o", out)
+    rs = {r["config"]: r for r in rows(out)}
+    d, k = rs.get("jemalloc[dirty_decay_ms=10000]"), rs.get("jemalloc[dirty_decay_ms=-1]")
+    check(d is not None and k is not None, f"both configurations: {list(rs)}")
+    if d and k:
+        check("dirty_decay_ms=-1" in k["effective_tunables"].split(";"), "effective -1 read back")
+        check(k["requested_tunables"] == "dirty_decay_ms=-1", "requested recorded")
+        # defaults purge 16 MiB buffers on free: ~4096 faults per buffer per step
+        check(int(d["region_minor_faults"]) > 2 * 6 * 4000, f"default re-faults: {d['region_minor_faults']}")
+        check(int(k["region_minor_faults"]) < int(d["region_minor_faults"]) / 10,
+              f"dirty_decay_ms=-1 removes faults: {k['region_minor_faults']}")
+        check(int(d["region_madvise_calls"]) >= 2 * 6, f"default madvises: {d['region_madvise_calls']}")
+    # jemalloc carries on after clamping narenas; we do not
+    p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-a", "jemalloc", "-t", "jemalloc:narenas=100000",
+            "-r", "1", "-o", os.path.join(tmp, "n.csv"), expect_rc=1)
+    check("narenas" in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"narenas refused: {p.stderr!r}")
+    check(not os.path.exists(os.path.join(tmp, "n.csv")), "no CSV left by a refused run")
+    if "tcmalloc" in allocs:
+        p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-a", "tcmalloc",
+                "-t", "tcmalloc:max_total_thread_cache_bytes=1", "-r", "1", "-o", os.path.join(tmp, "c.csv"),
+                expect_rc=1)
+        check("did not take effect" in p.stderr, f"tcmalloc clamp caught: {p.stderr!r}")
+
+
+def case_bad_input(mb, tmp):
+    """Bad input: one line naming the cause, exit 2, before anything runs."""
+    out = os.path.join(tmp, "bad.csv")
+    cases = [
+        (["-w", "nope"], "unknown workload 'nope'"),
+        (["-w", "tensor_copy:size=16Q"], "'16Q'"),
+        (["-w", "tensor_copy:bogus=1"], "unknown parameter 'bogus'"),
+        (["-a", "foo"], "unknown allocator 'foo'"),
+        (["-a", "jemalloc=/nonexistent/libjemalloc.so"], "/nonexistent/libjemalloc.so"),
+        (["-t", "jemalloc:bogus=1"], "dirty_decay_ms"),
+        (["-t", "glibc:mmap_threshold=64M"], "out of range"),
+        (["-t", "mimalloc:purge_delay=0"], "2.1"),
+        (["-r", "0"], "repetition"),
+        (["--timeout", "5x"], "--timeout"),
+        (["-e", "no-such-event-xyz"], "no-such-event-xyz"),
+    ]
+    for args, needle in cases:
+        p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-r", "1", "-o", out, *args, expect_rc=2)
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and needle in p.stderr, f"{args}: {p.stderr!r}")
+        check(not os.path.exists(out), f"{args}: nothing written")
+    p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-r", "1", "-o", "/nonexistent-dir/x.csv", expect_rc=2)
+    check("cannot write '/nonexistent-dir/x.csv'" in p.stderr, f"unwritable output: {p.stderr!r}")
+
+
+def case_wrong_library(mb, tmp):
+    """A library of another family is refused with the allocator that really served malloc."""
+    allocs = installed(mb)
+    if "jemalloc" not in allocs or "mimalloc" not in allocs:
+        sys.exit(SKIP)
+    lib = [l.split()[2] for l in run(mb, "list", "allocators").stdout.splitlines() if l.startswith("mimalloc")][0]
+    out = os.path.join(tmp, "w.csv")
+    p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-a", "jemalloc=" + lib, "-r", "1", "-o", out,
+            expect_rc=1)
+    check("not by jemalloc" in p.stderr and "mimalloc" in p.stderr, f"wrong library: {p.stderr!r}")
+    check(not os.path.exists(out), "no rows for a refused configuration")
+
+
+def case_crash(mb, tmp):
+    """Crash, abort, failure and time-out are rows; the runs after them go on."""
+    out = os.path.join(tmp, "c.csv")
+    run(mb, "run", "-q", "-w", "selftest:mode=segv", "-w", "selftest:mode=abort", "-w", "selftest:mode=fail",
+        "-w", "selftest:mode=hang", "-w", "tensor_copy:size=1M,steps=2", "-a", "glibc", "--timeout", "1s",
+        "-r", "1", "-o", out)
+    rs = rows(out)
+    got = [(r["workload_params"], r["status"]) for r in rs]
+    check(got == [("mode=segv", "crashed"), ("mode=abort", "crashed"), ("mode=fail", "error"),
+                  ("mode=hang", "timeout"), ("size=1M,count=4,steps=2,warmup=5,seed=1", "ok")], f"statuses {got}")
+    check("signal 11" in rs[0]["message"], f"segv message {rs[0]['message']!r}")
+    check("asked to fail" in rs[2]["message"], f"fail message {rs[2]['message']!r}")
+    check(rs[3]["throughput"] == "", "no throughput for a timed-out run")
+
+
+def case_print_commands(mb, tmp):
+    """--print-commands prints a runnable command that does the same work."""
+    p = run(mb, "run", "--print-commands", "-w", "tensor_copy:size=1M,count=2,steps=2,warmup=0", "-a", "glibc",
+            "-t", "glibc:trim_threshold=64M", "-r", "2")
+    cmds = [l for l in p.stdout.splitlines() if not l.startswith("#")]
+    check(len(cmds) == 2, f"one command per sample: {cmds}")
+    check("GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864" in cmds[0], f"tunable in command {cmds[0]}")
+    r = subprocess.run(cmds[0], shell=True, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "checksum=" in r.stdout, f"command runs by hand: {r.stdout!r} {r.stderr!r}")
+
+
+def case_list(mb, tmp):
+    for topic in ("allocators", "workloads", "events", "tunables"):
+        p = run(mb, "list", topic)
+        check(p.stdout.strip() != "", f"list {topic} prints")
+    check("dirty_decay_ms" in run(mb, "list", "tunables", "jemalloc").stdout, "jemalloc tunables")
+    check("selftest" not in run(mb, "list", "workloads").stdout, "test-only workload hidden")
+    for sub in ("run", "list", "schema"):
+        check(run(mb, sub, "--help").stdout.startswith("usage:"), f"{sub} --help")
+    run(mb, "list", "nonsense", expect_rc=2)
+
+
+def case_schema(mb, tmp):
+    """results/SCHEMA.md is what `mallocbench schema` prints (regenerate it when columns change)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "results", "SCHEMA.md")) as f:
+        check(f.read() == run(mb, "schema").stdout, "results/SCHEMA.md is current: run "
+              "`build/mallocbench schema > results/SCHEMA.md`")
+
+
+def main():
+    mb, case = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        globals()["case_" + case](mb, tmp)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
