@@ -39,6 +39,7 @@ typedef struct {
     unsigned long open_flags;         /* extra perf_event_open flags from libpfm4 */
     char reason[CNT_REASON_MAX];      /* why unresolved, or why the last open failed */
     int fd;
+    int keep_fd;                      /* tracepoints: a disabled event on ourselves, see cnt_keep */
 } cnt_ev_t;
 
 struct cnt_set {
@@ -350,6 +351,7 @@ int cnt_set_new(cnt_set_t **out, const char *const *extra, size_t nextra,
     for (size_t i = 0; i < CNT_NFIXED; i++) {
         cnt_ev_t *ev = &s->ev[s->n++];
         ev->fd = -1;
+        ev->keep_fd = -1;
         ev->src = CNT_SRC_FIXED;
         ev->name = strdup(cnt_fixed[i].name);
         if (!ev->name) {
@@ -398,6 +400,7 @@ int cnt_set_new(cnt_set_t **out, const char *const *extra, size_t nextra,
         }
         cnt_ev_t *ev = &s->ev[s->n++];
         ev->fd = -1;
+        ev->keep_fd = -1;
         ev->name = strdup(name);
         if (!ev->name) {
             rc = -ENOMEM;
@@ -420,8 +423,11 @@ void cnt_set_free(cnt_set_t *s)
     if (!s)
         return;
     cnt_close(s);
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ev[i].keep_fd >= 0)
+            close(s->ev[i].keep_fd);
         free(s->ev[i].name);
+    }
     free(s);
 }
 
@@ -463,6 +469,24 @@ static void cnt_open_reason(cnt_ev_t *ev, int err, bool excl)
         snprintf(ev->reason, sizeof ev->reason, "not supported: %s", strerror(err));
 }
 
+/* Closing the last perf event of a tracepoint unregisters it, and the
+ * kernel then waits for RCU grace periods: ~40 ms per tracepoint here, so
+ * ~0.25 s per sample for six syscalls.  A disabled event on ourselves keeps
+ * each tracepoint registered for the life of the set; it never counts. */
+static void cnt_keep(cnt_ev_t *ev, bool excl)
+{
+    if (ev->keep_fd >= 0 || ev->attr.type != PERF_TYPE_TRACEPOINT)
+        return;
+    struct perf_event_attr a = ev->attr;
+    a.size = sizeof a;
+    a.disabled = 1;
+    a.exclude_kernel = excl;
+    a.exclude_hv = excl;
+    ev->keep_fd = cnt_sys_open(&a, 0, ev->open_flags);
+    if (ev->keep_fd < 0)
+        ev->keep_fd = -1;
+}
+
 /* Open every resolved counter with the given privilege level.  Returns the
  * number opened, or -1 when full counting was refused and the caller should
  * retry user space only (everything opened is closed again then). */
@@ -493,6 +517,7 @@ static int cnt_open_pass(cnt_set_t *s, pid_t pid, bool excl, int *first_err)
         }
         int fd = cnt_sys_open(&a, pid, ev->open_flags);
         if (fd >= 0) {
+            cnt_keep(ev, excl);
             ev->fd = fd;
             ev->reason[0] = '\0';
             nopen++;

@@ -1,0 +1,31 @@
+#!/bin/sh
+# deps.sh - install the Debian packages mallocbench needs, only those that are
+# missing, so `make test` and `make compare` work on a fresh Debian 12 machine.
+# Needs root (or sudo) only when something is missing.
+set -eu
+
+PKGS="gcc libc6-dev make meson ninja-build pkg-config python3
+libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev linux-perf"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps.sh: installing:$missing" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+else
+    echo "deps.sh: missing Debian packages:$missing (run as root: apt-get install$missing)" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# an old package index gives 404s: refresh it once, then install
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""summary.py - a readable table from a mallocbench CSV.
+
+One line per workload and allocator configuration: medians over the samples
+that ended ok, with the spread, and the kernel work behind the throughput.
+Reads columns by name and refuses a schema it does not know.  Standard
+library only, so any python3 runs it.
+
+    scripts/summary.py results/run.csv [--markdown] [--baseline glibc]
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+SCHEMA = "1"
+MiB = 1024 * 1024
+
+
+def die(msg):
+    print(f"summary.py: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        try:
+            with open(path, newline="") as f:
+                reader = csv.DictReader(f)
+                if not reader.fieldnames or "schema_version" not in reader.fieldnames:
+                    die(f"'{path}' is not a mallocbench CSV (no schema_version column)")
+                for r in reader:
+                    if r["schema_version"] != SCHEMA:
+                        die(f"'{path}' has schema_version {r['schema_version']}; this script reads {SCHEMA}")
+                    rows.append(r)
+        except OSError as e:
+            die(f"cannot read '{path}': {e.strerror}")
+    return rows
+
+
+def num(r, col):
+    v = r.get(col, "")
+    return float(v) if v not in ("", None) else None
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def spread(vals):
+    """Half the range as a share of the median: what one more sample may move by."""
+    vals = [v for v in vals if v is not None]
+    if len(vals) < 2:
+        return None
+    m = statistics.median(vals)
+    return (max(vals) - min(vals)) / 2 / m * 100 if m else None
+
+
+def fmt(v, spec, empty="-"):
+    return empty if v is None else format(v, spec)
+
+
+def throughput_text(vals, unit):
+    m = med(vals)
+    if m is None:
+        return "-"
+    s = spread(vals)
+    scaled, u = (m / 1e9, "GB/s") if unit == "B/s" else (m, unit)
+    return f"{scaled:.3g} {u}" + (f" ±{s:.0f}%" if s is not None else "")
+
+
+def summarize(rows, baseline):
+    groups = {}
+    for r in rows:
+        key = (r["workload"], r["workload_params"], r["config"])
+        groups.setdefault(key, []).append(r)
+    out = []
+    base = {}
+    for (wl, params, config), rs in groups.items():
+        ok = [r for r in rs if r["status"] == "ok"]
+        bad = [r for r in rs if r["status"] != "ok"]
+        t = [num(r, "throughput") for r in ok]
+        gib_faults = []
+        for r in ok:
+            b, f = num(r, "region_bytes"), num(r, "region_minor_faults")
+            gib_faults.append(f / (b / MiB) if b and f is not None else None)
+        user = med([num(r, "region_user_s") for r in ok])
+        sys_ = med([num(r, "region_sys_s") for r in ok])
+        line = {
+            "workload": wl, "params": params, "config": config,
+            "n": f"{len(ok)}/{len(rs)}",
+            "throughput": throughput_text(t, ok[0]["throughput_unit"] if ok else ""),
+            "_t": med(t),
+            "faults/MiB": fmt(med(gib_faults), ".1f"),
+            "madvise": fmt(med([num(r, "region_madvise_calls") for r in ok]), ".0f"),
+            "munmap": fmt(med([num(r, "region_munmap_calls") for r in ok]), ".0f"),
+            "brk": fmt(med([num(r, "region_brk_calls") for r in ok]), ".0f"),
+            "sys%": fmt(sys_ / (user + sys_) * 100 if user is not None and sys_ is not None and user + sys_ > 0
+                        else None, ".0f"),
+            "peak RSS MiB": fmt(med([num(r, "rss_peak_kib") for r in ok]) / 1024
+                                if med([num(r, "rss_peak_kib") for r in ok]) is not None else None, ".0f"),
+            "notes": "; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120],
+        }
+        if config == baseline:
+            base[(wl, params)] = line["_t"]
+        out.append(line)
+    for line in out:
+        b = base.get((line["workload"], line["params"]))
+        line[f"vs {baseline}"] = (f"{line['_t'] / b:.2f}x" if b and line["_t"] is not None else "-")
+    return out
+
+
+COLS = ["config", "n", "throughput", "vs", "faults/MiB", "madvise", "munmap", "brk", "sys%",
+        "peak RSS MiB", "notes"]
+
+
+def render(lines, baseline, markdown, out):
+    cols = [c if c != "vs" else f"vs {baseline}" for c in COLS]
+    by_wl = {}
+    for l in lines:
+        by_wl.setdefault((l["workload"], l["params"]), []).append(l)
+    for (wl, params), ls in by_wl.items():
+        title = f"{wl} ({params})"
+        used = [c for c in cols if c != "notes" or any(l["notes"] for l in ls)]
+        table = [[str(l[c]) for c in used] for l in ls]
+        if markdown:
+            out.write(f"\n### {title}\n\n| " + " | ".join(used) + " |\n|" + "---|" * len(used) + "\n")
+            for row in table:
+                out.write("| " + " | ".join(row) + " |\n")
+        else:
+            widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(used)]
+            out.write(f"\n{title}\n")
+            out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                for i, (c, w) in enumerate(zip(used, widths))).rstrip() + "\n")
+            for row in table:
+                out.write("  ".join(v.ljust(w) if i == 0 or used[i] == "notes" else v.rjust(w)
+                                    for i, (v, w) in enumerate(zip(row, widths))).rstrip() + "\n")
+    out.write("\nthroughput: median over ok samples, ±half the range; faults/MiB: minor page faults\n"
+              "in the measured region per MiB touched (256 = every 4 KiB page faulted again);\n"
+              "madvise/munmap/brk: calls in the measured region; sys%: system share of its CPU time.\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv", nargs="+", help="mallocbench CSV file(s)")
+    ap.add_argument("--baseline", default="glibc", help="configuration the ratios are against (default glibc)")
+    ap.add_argument("--markdown", action="store_true", help="Markdown tables instead of text")
+    args = ap.parse_args()
+    rows = load(args.csv)
+    if not rows:
+        die("no rows")
+    render(summarize(rows, args.baseline), args.baseline, args.markdown, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
