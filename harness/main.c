@@ -109,8 +109,13 @@ static void config_label(run_config_t *c)
     c->requested[0] = '\0';
     size_t roff = 0;
     for (size_t i = 0; i < c->nsettings; i++) {
+        /* sizes read as the user writes them (32M), exactly */
+        char shown[64];
+        snprintf(shown, sizeof shown, "%s", c->settings[i].value);
+        if (c->settings[i].t->type == TUN_SIZE)
+            units_format_size(strtoull(shown, NULL, 10), shown, sizeof shown);
         off += (size_t)snprintf(c->label + off, sizeof c->label - off, "%s%s=%s", i ? "," : "[",
-                                c->settings[i].t->name, c->settings[i].value);
+                                c->settings[i].t->name, shown);
         roff += (size_t)snprintf(c->requested + roff, sizeof c->requested - roff, "%s%s=%s",
                                  i ? ";" : "", c->settings[i].t->name, c->settings[i].value);
     }
