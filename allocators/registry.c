@@ -211,19 +211,6 @@ static void list_names(const alloc_info_t *a, char *buf, size_t len)
         off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", a->tunables[i].name);
 }
 
-static int choice_ok(const char *choices, const char *v)
-{
-    size_t n = strlen(v);
-    for (const char *p = choices; p && *p;) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, v, n) == 0)
-            return 1;
-        p = bar ? bar + 1 : NULL;
-    }
-    return 0;
-}
-
 int alloc_parse_setting(const alloc_info_t *a, const char *text, alloc_setting_t *out,
                         char *err, size_t errlen)
 {
@@ -291,7 +278,8 @@ int alloc_parse_setting(const alloc_info_t *a, const char *text, alloc_setting_t
             snprintf(out->value, sizeof out->value, "%d", (int)num);
         break;
     case TUN_ENUM:
-        if (!choice_ok(t->choices, val)) {
+        uint64_t idx;
+        if (units_parse_choice(t->choices, val, &idx)) {
             snprintf(err, errlen, "bad value '%s' for %s:%s (one of %s)", val, a->name, name, t->choices);
             return -EINVAL;
         }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CSV_SCHEMA_VERSION "1"
+#define CSV_SCHEMA_VERSION "2"
 
 /* X(name, unit, description) */
 #define CSV_COLUMNS(X) \
@@ -66,6 +66,15 @@
     X(region_bytes, "bytes", "measured region: bytes the workload touched (copied)") \
     X(region_ops, "count", "measured region: allocations made") \
     X(checksum, "hex", "workload checksum: equal across allocators for the same parameters") \
+    X(limit_throughput, "throughput_unit", "the machine's limit for this workload: the same copies into buffers allocated once, before the loop (`mallocbench calibrate`); empty when the workload has none") \
+    X(fraction_of_limit, "ratio", "throughput / limit_throughput: how far from the machine's memcpy limit") \
+    X(latency_what, "", "what one latency value times: op (one allocation and its work) or step; empty when none") \
+    X(latency_p50_us, "us", "measured region: median latency (HDR histogram, < 0.8% error)") \
+    X(latency_p99_us, "us", "measured region: 99th percentile latency") \
+    X(latency_p999_us, "us", "measured region: 99.9th percentile latency") \
+    X(latency_max_us, "us", "measured region: largest latency") \
+    X(latency_count, "count", "latencies recorded (sampled workloads time 1 in N)") \
+    X(workload_metrics, "", "workload-specific figures: name=value;... (see docs/workloads.md)") \
     X(rss_peak_kib, "KiB", "peak of the RSS sampled from /proc/PID/statm during the run") \
     X(rss_final_kib, "KiB", "RSS at the end of the measured region (what the allocator kept)") \
     X(rss_samples, "count", "RSS samples taken (time series in <output>.rss.csv)") \

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_WORKLOADS 32
+#define MAX_WORKLOADS 256
 #define MAX_CONFIGS 256
 #define MAX_SWEEPS 32
 #define MAX_VALUES 32
@@ -256,7 +256,7 @@ static void path_with_suffix(const char *csv, const char *suffix, char *out, siz
 
 static int write_sidecar(const char *path, const char *run_id, int argc, char **argv,
                          const run_config_t *cfg, size_t ncfg, char versions[][128],
-                         const run_opts_t *o)
+                         const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw)
 {
     char tmp[PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -306,6 +306,22 @@ static int write_sidecar(const char *path, const char *run_id, int argc, char **
         }
         fprintf(f, "]}%s\n", i + 1 < ncfg ? "," : "");
     }
+    fputs("  ],\n  \"limits\": [\n", f);
+    for (size_t w = 0; w < nw; w++) {
+        char params[1024];
+        wl_format_args(&wl[w], ',', params, sizeof params);
+        fputs("    {\"workload\": ", f);
+        sysinfo_json_string(f, wl[w].wl->name);
+        fputs(", \"params\": ", f);
+        sysinfo_json_string(f, params);
+        fputs(", \"limit_params\": ", f);
+        sysinfo_json_string(f, wl[w].wl->limit);
+        if (isnan(limits[w]))
+            fputs(", \"limit_throughput\": null", f);
+        else
+            fprintf(f, ", \"limit_throughput\": %.6g", limits[w]);
+        fprintf(f, "}%s\n", w + 1 < nw ? "," : "");
+    }
     fputs("  ]\n}\n", f);
     if (fclose(f))
         return -errno;
@@ -347,7 +363,7 @@ static void note_add(char *notes, size_t len, const char *name, const char *why)
 static void fill_row(csv_row_t *row, const char *run_id, size_t sample, const char *host,
                      const wl_args_t *a, const run_config_t *c, const char *version, int rep,
                      const run_sample_t *s, const char *effective, const cnt_set_t *cnt,
-                     const char *ts)
+                     const char *ts, double limit)
 {
     char params[1024], buf[64];
     csv_row_clear(row);
@@ -421,6 +437,19 @@ static void fill_row(csv_row_t *row, const char *run_id, size_t sample, const ch
         csv_set(row, COL_region_bytes, "%llu", s->bytes);
         csv_set(row, COL_region_ops, "%llu", s->ops);
         csv_set(row, COL_checksum, "%s", s->checksum);
+        if (!isnan(limit) && limit > 0) {
+            csv_set(row, COL_limit_throughput, "%.6g", limit);
+            csv_set(row, COL_fraction_of_limit, "%.4f", s->throughput / limit);
+        }
+        if (s->lat_what[0]) {
+            csv_set(row, COL_latency_what, "%s", s->lat_what);
+            csv_set(row, COL_latency_p50_us, "%.3f", s->lat_p50_us);
+            csv_set(row, COL_latency_p99_us, "%.3f", s->lat_p99_us);
+            csv_set(row, COL_latency_p999_us, "%.3f", s->lat_p999_us);
+            csv_set(row, COL_latency_max_us, "%.3f", s->lat_max_us);
+            csv_set(row, COL_latency_count, "%llu", s->lat_count);
+        }
+        csv_set(row, COL_workload_metrics, "%s", s->extra);
     }
     if (s->rss_samples || s->rss_peak_kib > 0)
         csv_set(row, COL_rss_peak_kib, "%ld", s->rss_peak_kib);
@@ -432,6 +461,113 @@ static void fill_row(csv_row_t *row, const char *run_id, size_t sample, const ch
             off += (size_t)snprintf(row->field[COL_alloc_stats] + off, CSV_FIELD_MAX - off, "%s%s=%s",
                                     off ? ";" : "", s->probe_key[i] + 5, s->probe_val[i]);
     (void)buf;
+}
+
+/* ---- sweeps and limits ------------------------------------------------------ */
+
+/* --sweep NAME=LO..HI (doubling) or NAME=A/B/C: one workload per value, for
+ * every workload that has the parameter. */
+static int expand_sweep(const char *sweep, wl_args_t *wl, size_t *nw)
+{
+    const char *eq = strchr(sweep, '=');
+    if (!eq || eq == sweep || !eq[1])
+        return die_usage("bad --sweep '%s': expected NAME=LO..HI or NAME=A/B/C", sweep);
+    char name[64], values[MAX_WORKLOADS][64];
+    size_t nv = 0;
+    snprintf(name, sizeof name, "%.*s", (int)(eq - sweep), sweep);
+    const char *dots = strstr(eq + 1, "..");
+    if (dots) {
+        char lo_s[64];
+        uint64_t lo, hi;
+        snprintf(lo_s, sizeof lo_s, "%.*s", (int)(dots - eq - 1), eq + 1);
+        if (units_parse_size(lo_s, &lo) || units_parse_size(dots + 2, &hi) || lo == 0 || lo > hi)
+            return die_usage("bad --sweep range '%s' (expected e.g. size=64K..256M, doubling)", eq + 1);
+        for (uint64_t v = lo; v <= hi && nv < MAX_WORKLOADS; v *= 2) {
+            units_format_size(v, values[nv++], sizeof values[0]);
+            if (v > UINT64_MAX / 2)
+                break;
+        }
+    } else {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", eq + 1);
+        char *save = NULL;
+        for (char *v = strtok_r(buf, "/", &save); v && nv < MAX_WORKLOADS; v = strtok_r(NULL, "/", &save))
+            snprintf(values[nv++], sizeof values[0], "%s", v);
+    }
+    static wl_args_t out[MAX_WORKLOADS];
+    size_t nout = 0, matched = 0;
+    for (size_t w = 0; w < *nw; w++) {
+        bool has = false;
+        for (size_t i = 0; i < wl[w].wl->nparams; i++)
+            has |= !strcmp(wl[w].wl->params[i].name, name);
+        if (!has) {
+            if (nout >= MAX_WORKLOADS)
+                return die_usage("--sweep makes too many workloads (at most %d)", MAX_WORKLOADS);
+            out[nout++] = wl[w];
+            continue;
+        }
+        matched++;
+        for (size_t k = 0; k < nv; k++) {
+            char kv[160], err[512];
+            if (nout >= MAX_WORKLOADS)
+                return die_usage("--sweep makes too many workloads (at most %d)", MAX_WORKLOADS);
+            out[nout] = wl[w];
+            snprintf(kv, sizeof kv, "%s=%s", name, values[k]);
+            if (wl_set(&out[nout], kv, err, sizeof err))
+                return die_usage("--sweep: %s", err);
+            nout++;
+        }
+    }
+    if (!matched)
+        return die_usage("--sweep %s: no workload given has a parameter '%s'", sweep, name);
+    memcpy(wl, out, nout * sizeof *out);
+    *nw = nout;
+    return 0;
+}
+
+/* The workload's own upper bound (wl_t.limit): the same spec with the
+ * allocator taken out of the loop, run under glibc without counters;
+ * median throughput of reps samples, or NAN. */
+static double measure_limit(const run_opts_t *o, const wl_args_t *a, int reps, bool quiet)
+{
+    if (!a->wl->limit)
+        return NAN;
+    wl_args_t lim = *a;
+    char buf[256], err[512];
+    snprintf(buf, sizeof buf, "%s", a->wl->limit);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
+        if (wl_set(&lim, kv, err, sizeof err))
+            return NAN;
+    static run_config_t glibc;
+    memset(&glibc, 0, sizeof glibc);
+    glibc.alloc = alloc_find("glibc");
+    snprintf(glibc.label, sizeof glibc.label, "glibc");
+    double v[16];
+    int n = 0;
+    run_sample_t *s = malloc(sizeof *s);
+    if (!s)
+        return NAN;
+    for (int r = 0; r < reps && r < 16 && !run_interrupted(); r++)
+        if (run_sample(o, &glibc, &lim, NULL, s, NULL, NULL) == 0 && s->status == RUN_OK && s->have_result)
+            v[n++] = s->throughput;
+    free(s);
+    if (!n)
+        return NAN;
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) {
+            double t = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    if (!quiet) {
+        char params[512];
+        wl_format_args(a, ',', params, sizeof params);
+        fprintf(stderr, "%s: limit of %s (%s, %s): %.4g %s\n", prog, a->wl->name, params, a->wl->limit,
+                med, "per second");
+    }
+    return med;
 }
 
 /* ---- run -------------------------------------------------------------------- */
@@ -458,6 +594,9 @@ static void usage_run(FILE *out)
             "                          dTLB-load-misses, ...) or syscalls:sys_enter_* tracepoints\n"
             "      --timeout DURATION  kill a sample after this long (default 10m; 0 = none)\n"
             "      --sample-interval DURATION  RSS sampling period (default 10ms)\n"
+            "      --sweep NAME=LO..HI one workload per value of a parameter, doubling from LO to HI\n"
+            "                          (or NAME=A/B/C), e.g. --sweep size=64K..256M\n"
+            "      --no-limit          skip measuring each workload's limit (fraction_of_limit)\n"
             "      --print-commands    print each sample's environment and command line; run nothing\n"
             "      --worker PATH, --probe PATH   use another mallocbench-worker / libmbprobe.so\n"
             "  -q, --quiet             no progress lines\n"
@@ -475,10 +614,12 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
         {"timeout", required_argument, NULL, 'T'},  {"sample-interval", required_argument, NULL, 'S'},
         {"print-commands", no_argument, NULL, 'P'}, {"worker", required_argument, NULL, 'W'},
         {"probe", required_argument, NULL, 'R'},    {"quiet", no_argument, NULL, 'q'},
+        {"sweep", required_argument, NULL, 'X'},    {"no-limit", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *wspecs[MAX_WORKLOADS];
     size_t nw = 0;
-    const char *alist = NULL, *output = NULL, *events = NULL;
+    const char *alist = NULL, *output = NULL, *events = NULL, *sweep = NULL;
+    bool no_limit = false;
     static sweep_t sweeps[MAX_SWEEPS];
     size_t nsw = 0;
     uint64_t reps = 5;
@@ -513,6 +654,8 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
                 return die_usage("bad --sample-interval '%s' (expected a duration of at least 1ms)", optarg);
             break;
         case 'P': print_only = true; break;
+        case 'X': sweep = optarg; break;
+        case 'L': no_limit = true; break;
         case 'W': o.worker = optarg; break;
         case 'R': o.probe = optarg; break;
         case 'q': quiet = true; break;
@@ -532,6 +675,8 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
         if (wl_parse_spec(wspecs[i], &wl[i], err, sizeof err))
             return die_usage("%s", err);
     }
+    if (sweep && expand_sweep(sweep, wl, &nw))
+        return 2;
     /* allocators and configurations */
     static alloc_choice_t choices[MAX_CONFIGS];
     size_t nch = 0;
@@ -659,7 +804,10 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
             fprintf(stderr, "%s: %-40s %s %s\n", prog, cfg[k].label, versions[k],
                     cfg[k].lib[0] ? cfg[k].lib : "(libc)");
     }
-    rc = write_sidecar(meta_path, run_id, full_argc, full_argv, cfg, ncfg, versions, &o);
+    static double limits[MAX_WORKLOADS];
+    for (size_t w = 0; w < nw; w++)
+        limits[w] = no_limit ? NAN : measure_limit(&o, &wl[w], 3, quiet);
+    rc = write_sidecar(meta_path, run_id, full_argc, full_argv, cfg, ncfg, versions, &o, wl, limits, nw);
     if (rc)
         fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, meta_path, strerror(-rc));
 
@@ -692,7 +840,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
                 effective[0] = '\0';
                 verify_sample(&cfg[k], s, effective, sizeof effective);
                 fill_row(row, run_id, done, host, &wl[w], &cfg[k], versions[k], (int)r, s, effective,
-                         cnt, ts);
+                         cnt, ts, limits[w]);
                 if (csv_write_row(&csv, row)) {
                     fprintf(stderr, "%s: cannot write '%s': %s\n", prog, output, strerror(errno));
                     exit_code = 1;
@@ -731,6 +879,75 @@ out:
     if (run_interrupted())
         return 130;
     return exit_code;
+}
+
+/* ---- calibrate -------------------------------------------------------------- */
+
+static double extra_value(const char *extra, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = extra; p && *p; p = strchr(p, ';') ? strchr(p, ';') + 1 : NULL)
+        if (!strncmp(p, key, n) && p[n] == '=')
+            return strtod(p + n + 1, NULL);
+    return NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmd_calibrate(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: mallocbench calibrate [SIZE]\n"
+               "the machine's limits with no allocator in the way (workload `calibrate`, glibc,\n"
+               "5 samples, medians): memcpy bandwidth into a pre-faulted buffer of SIZE (64M),\n"
+               "and the cost of one minor page fault (fresh mapping, one write per page).\n");
+        return 0;
+    }
+    run_opts_t o = {.timeout_s = 300, .sample_interval_s = 0.05};
+    char worker[PATH_MAX], probe[PATH_MAX], err[512];
+    if (find_tools(&o, worker, probe, sizeof worker))
+        return 2;
+    wl_args_t a;
+    wl_defaults(wl_find("calibrate"), &a);
+    if (argc > 1) {
+        char kv[128];
+        snprintf(kv, sizeof kv, "size=%s", argv[1]);
+        if (wl_set(&a, kv, err, sizeof err))
+            return die_usage("%s", err);
+    }
+    static run_config_t glibc;
+    glibc.alloc = alloc_find("glibc");
+    snprintf(glibc.label, sizeof glibc.label, "glibc");
+    run_sample_t *s = malloc(sizeof *s);
+    if (!s)
+        return 1;
+    double bw[5], fault[5];
+    int n = 0;
+    for (int r = 0; r < 5; r++) {
+        if (run_sample(&o, &glibc, &a, NULL, s, NULL, NULL) || s->status != RUN_OK) {
+            fprintf(stderr, "%s: calibrate: %s\n", prog, s->message);
+            free(s);
+            return 1;
+        }
+        bw[n] = s->throughput;
+        fault[n++] = extra_value(s->extra, "fault_ns");
+    }
+    free(s);
+    qsort(bw, (size_t)n, sizeof *bw, cmp_double);
+    qsort(fault, (size_t)n, sizeof *fault, cmp_double);
+    char size[32];
+    units_format_size(wl_get(&a, "size"), size, sizeof size);
+    printf("memcpy bandwidth  %.2f GB/s  (median of %d; %s pre-faulted buffer; range %.2f..%.2f)\n",
+           bw[n / 2] / 1e9, n, size, bw[0] / 1e9, bw[n - 1] / 1e9);
+    printf("minor page fault  %.0f ns    (median of %d; first write to a fresh 4 KiB page, zeroing "
+           "included; range %.0f..%.0f)\n", fault[n / 2], n, fault[0], fault[n - 1]);
+    printf("so re-faulting a buffer costs ~%.1fx copying it once\n",
+           fault[n / 2] * 1e-9 / (4096.0 / bw[n / 2]));
+    return 0;
 }
 
 /* ---- list ------------------------------------------------------------------- */
@@ -845,6 +1062,7 @@ static void usage(FILE *out)
             "commands:\n"
             "  run      measure workloads under allocators, one CSV row per process run\n"
             "  list     allocators | workloads | events | tunables [ALLOCATOR]\n"
+            "  calibrate  the machine's memcpy bandwidth and the cost of one page fault\n"
             "  schema   print the CSV schema (Markdown)\n"
             "  version  print the version\n"
             "`mallocbench COMMAND --help` for each command's options.\n");
@@ -869,6 +1087,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1, argc, argv);
     if (!strcmp(cmd, "list"))
         return cmd_list(argc - 1, argv + 1);
+    if (!strcmp(cmd, "calibrate"))
+        return cmd_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "schema")) {
         if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
             printf("usage: mallocbench schema\nprints results/SCHEMA.md: every CSV column with its unit\n");

@@ -238,7 +238,7 @@ typedef struct {
     double t0;
     FILE *series;
     const char *tag;
-    char sync_buf[2048];
+    char sync_buf[4096];
     size_t sync_len;
     char out_buf[OUTPUT_KEEP];
     size_t out_len;
@@ -280,6 +280,20 @@ static void parse_result(run_sample_t *s, char *line)
             s->ops = strtoull(v, NULL, 10);
         else if (!strcmp(kv, "checksum"))
             snprintf(s->checksum, sizeof s->checksum, "%s", v);
+        else if (!strcmp(kv, "lat_what"))
+            snprintf(s->lat_what, sizeof s->lat_what, "%s", v);
+        else if (!strcmp(kv, "lat_p50_us"))
+            s->lat_p50_us = strtod(v, NULL);
+        else if (!strcmp(kv, "lat_p99_us"))
+            s->lat_p99_us = strtod(v, NULL);
+        else if (!strcmp(kv, "lat_p999_us"))
+            s->lat_p999_us = strtod(v, NULL);
+        else if (!strcmp(kv, "lat_max_us"))
+            s->lat_max_us = strtod(v, NULL);
+        else if (!strcmp(kv, "lat_count"))
+            s->lat_count = strtoull(v, NULL, 10);
+        else if (!strcmp(kv, "extra"))
+            snprintf(s->extra, sizeof s->extra, "%s", v);
     }
     s->have_result = true;
 }

@@ -58,6 +58,10 @@ typedef struct {
     double throughput, region_s;
     char unit[32], checksum[32];
     unsigned long long bytes, ops;
+    char lat_what[16];                      /* "" when the workload timed nothing */
+    double lat_p50_us, lat_p99_us, lat_p999_us, lat_max_us;
+    unsigned long long lat_count;
+    char extra[512];                        /* workload-specific "name=value;..." */
     /* the probe's report: key=value lines */
     size_t nprobe;
     char probe_key[RUN_PROBE_MAX][96];

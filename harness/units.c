@@ -176,3 +176,36 @@ void units_format_size(uint64_t bytes, char *buf, size_t len)
     }
     snprintf(buf, len, "%llu", (unsigned long long)bytes);
 }
+
+int units_parse_choice(const char *choices, const char *s, uint64_t *index)
+{
+    size_t n = strlen(s);
+    uint64_t idx = 0;
+    for (const char *p = choices; p && *p; idx++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, s, n) == 0) {
+            *index = idx;
+            return 0;
+        }
+        p = bar ? bar + 1 : NULL;
+    }
+    return -EINVAL;
+}
+
+void units_choice_name(const char *choices, uint64_t index, char *buf, size_t len)
+{
+    const char *p = choices;
+    for (uint64_t i = 0; i < index && p; i++) {
+        p = strchr(p, '|');
+        if (p)
+            p++;
+    }
+    if (!p || !*p) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    const char *bar = strchr(p, '|');
+    size_t n = bar ? (size_t)(bar - p) : strlen(p);
+    snprintf(buf, len, "%.*s", (int)n, p);
+}

@@ -16,6 +16,10 @@ int units_parse_i64(const char *s, int64_t *out);
 int units_parse_double(const char *s, double *out);
 /* Durations in seconds: "90", "1.5s", "500ms", "2m", "1h". */
 int units_parse_duration(const char *s, double *seconds);
+/* One of "a|b|c": 0 and its index, or -EINVAL. */
+int units_parse_choice(const char *choices, const char *s, uint64_t *index);
+/* The choice at index ("?" when out of range). */
+void units_choice_name(const char *choices, uint64_t index, char *buf, size_t len);
 /* Shortest exact form of a byte count: 16777216 -> "16M", 1000 -> "1000". */
 void units_format_size(uint64_t bytes, char *buf, size_t len);
 

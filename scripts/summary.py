@@ -13,7 +13,7 @@ import csv
 import statistics
 import sys
 
-SCHEMA = "1"
+SCHEMA = "2"
 MiB = 1024 * 1024
 
 
@@ -56,6 +56,10 @@ def spread(vals):
         return None
     m = statistics.median(vals)
     return (max(vals) - min(vals)) / 2 / m * 100 if m else None
+
+
+def pct(v):
+    return None if v is None else v * 100
 
 
 def fmt(v, spec, empty="-"):
@@ -101,6 +105,11 @@ def summarize(rows, baseline):
                         else None, ".0f"),
             "peak RSS MiB": fmt(med([num(r, "rss_peak_kib") for r in ok]) / 1024
                                 if med([num(r, "rss_peak_kib") for r in ok]) is not None else None, ".0f"),
+            "of limit": fmt(pct(med([num(r, "fraction_of_limit") for r in ok])), ".0f", "") + (
+                "%" if med([num(r, "fraction_of_limit") for r in ok]) is not None else ""),
+            "p50 us": fmt(med([num(r, "latency_p50_us") for r in ok]), ".3g", ""),
+            "p99 us": fmt(med([num(r, "latency_p99_us") for r in ok]), ".3g", ""),
+            "p99.9 us": fmt(med([num(r, "latency_p999_us") for r in ok]), ".3g", ""),
             "notes": "; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120],
         }
         if config == baseline:
@@ -112,8 +121,9 @@ def summarize(rows, baseline):
     return out
 
 
-COLS = ["config", "n", "throughput", "vs", "faults/MiB", "madvise", "munmap", "brk", "sys%",
-        "peak RSS MiB", "notes"]
+COLS = ["config", "n", "throughput", "vs", "of limit", "faults/MiB", "madvise", "munmap", "brk", "sys%",
+        "peak RSS MiB", "p50 us", "p99 us", "p99.9 us", "notes"]
+OPTIONAL = {"notes", "of limit", "p50 us", "p99 us", "p99.9 us"}
 
 
 def render(lines, baseline, markdown, out):
@@ -123,7 +133,7 @@ def render(lines, baseline, markdown, out):
         by_wl.setdefault((l["workload"], l["params"]), []).append(l)
     for (wl, params), ls in by_wl.items():
         title = f"{wl} ({params})"
-        used = [c for c in cols if c != "notes" or any(l["notes"] for l in ls)]
+        used = [c for c in cols if c not in OPTIONAL or any(l[c] for l in ls)]
         table = [[str(l[c]) for c in used] for l in ls]
         if markdown:
             out.write(f"\n### {title}\n\n| " + " | ".join(used) + " |\n|" + "---|" * len(used) + "\n")
@@ -137,9 +147,65 @@ def render(lines, baseline, markdown, out):
             for row in table:
                 out.write("  ".join(v.ljust(w) if i == 0 or used[i] == "notes" else v.rjust(w)
                                     for i, (v, w) in enumerate(zip(row, widths))).rstrip() + "\n")
-    out.write("\nthroughput: median over ok samples, ±half the range; faults/MiB: minor page faults\n"
-              "in the measured region per MiB touched (256 = every 4 KiB page faulted again);\n"
-              "madvise/munmap/brk: calls in the measured region; sys%: system share of its CPU time.\n")
+    out.write("\nthroughput: median over ok samples, ±half the range; of limit: share of the same\n"
+              "work with buffers allocated once (the machine's memcpy limit); faults/MiB: minor page\n"
+              "faults in the measured region per MiB touched (256 = every 4 KiB page faulted again);\n"
+              "madvise/munmap/brk: calls in the measured region; sys%: system share of its CPU time;\n"
+              "p50/p99/p99.9: latency of one op or step, where the workload times them.\n")
+
+
+def param_of(params, name):
+    for kv in params.split(","):
+        k, _, v = kv.partition("=")
+        if k == name:
+            return v
+    return None
+
+
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def size_key(v):
+    unit = v[-1] if v and v[-1] in SIZE_UNITS else ""
+    try:
+        return float(v[:-1] if unit else v) * SIZE_UNITS[unit]
+    except ValueError:
+        return float("inf")
+
+
+def render_curve(lines, param, markdown, out):
+    """One row per value of PARAM, one column pair per configuration: the fault cliff."""
+    by_wl = {}
+    for l in lines:
+        v = param_of(l["params"], param)
+        if v is None:
+            continue
+        rest = ",".join(kv for kv in l["params"].split(",") if not kv.startswith(param + "="))
+        by_wl.setdefault((l["workload"], rest), {}).setdefault(v, {})[l["config"]] = l
+    for (wl, rest), rows in by_wl.items():
+        configs = []
+        for cells in rows.values():
+            configs += [c for c in cells if c not in configs]
+        head = [param] + [f"{c} {what}" for c in configs for what in ("faults/MiB", "GB/s")]
+        table = []
+        for v in sorted(rows, key=size_key):
+            row = [v]
+            for c in configs:
+                l = rows[v].get(c)
+                row += [l["faults/MiB"], fmt(l["_t"] / 1e9, ".2f") if l and l["_t"] is not None else "-"] \
+                    if l else ["-", "-"]
+            table.append(row)
+        out.write(f"\n{wl} ({rest}) against {param}\n")
+        if markdown:
+            out.write("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n")
+            for row in table:
+                out.write("| " + " | ".join(row) + " |\n")
+        else:
+            widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(head)]
+            out.write("  ".join(h.rjust(w) for h, w in zip(head, widths)) + "\n")
+            for row in table:
+                out.write("  ".join(v.rjust(w) for v, w in zip(row, widths)) + "\n")
+    out.write("\nfaults/MiB: 256 = every page of every buffer faulted again (the allocator gave it back).\n")
 
 
 def main():
@@ -147,11 +213,17 @@ def main():
     ap.add_argument("csv", nargs="+", help="mallocbench CSV file(s)")
     ap.add_argument("--baseline", default="glibc", help="configuration the ratios are against (default glibc)")
     ap.add_argument("--markdown", action="store_true", help="Markdown tables instead of text")
+    ap.add_argument("--curve", metavar="PARAM",
+                    help="one row per value of a swept workload parameter (e.g. size), allocators across")
     args = ap.parse_args()
     rows = load(args.csv)
     if not rows:
         die("no rows")
-    render(summarize(rows, args.baseline), args.baseline, args.markdown, sys.stdout)
+    lines = summarize(rows, args.baseline)
+    if args.curve:
+        render_curve(lines, args.curve, args.markdown, sys.stdout)
+    else:
+        render(lines, args.baseline, args.markdown, sys.stdout)
 
 
 if __name__ == "__main__":

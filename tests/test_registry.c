@@ -126,15 +126,24 @@ int main(void)
     /* workloads */
     wl_args_t a;
     CHECK_INT(wl_parse_spec("tensor_copy", &a, err, sizeof err), 0);
-    CHECK_U64(wl_get(&a, "size"), 16777216ULL);
+    CHECK_STR(wl_get_str(&a, "size"), "16M");
     CHECK_U64(wl_get(&a, "count"), 4);
     CHECK_INT(wl_parse_spec("tensor_copy:size=1M,count=2,steps=3", &a, err, sizeof err), 0);
-    CHECK_U64(wl_get(&a, "size"), 1048576);
+    CHECK_STR(wl_get_str(&a, "size"), "1M");
     char buf[256];
     wl_format_args(&a, ',', buf, sizeof buf);
-    CHECK_STR(buf, "size=1M,count=2,steps=3,warmup=5,seed=1");
+    CHECK_STR(buf, "size=1M,count=2,steps=3,warmup=5,bytes=0,reuse=no,seed=1");
     wl_format_args(&a, ' ', buf, sizeof buf);
-    CHECK_STR(buf, "size=1M count=2 steps=3 warmup=5 seed=1");
+    CHECK_STR(buf, "size=1M count=2 steps=3 warmup=5 bytes=0 reuse=no seed=1");
+    /* distributions and their errors, checked before any run */
+    CHECK_INT(wl_parse_spec("tensor_copy:size=64K..64M", &a, err, sizeof err), 0);
+    CHECK_STR(wl_get_str(&a, "size"), "64K..64M");
+    CHECK_INT(wl_parse_spec("tensor_copy:size=1M/4M", &a, err, sizeof err), 0);
+    CHECK_INT(wl_parse_spec("tensor_copy:size=64M..64K", &a, err, sizeof err), -EINVAL);
+    CHECK_INT(wl_parse_spec("tensor_copy:size=@/nonexistent/shapes", &a, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "/nonexistent/shapes") != NULL);
+    CHECK_INT(wl_parse_spec("tensor_copy:size=2T", &a, err, sizeof err), -ERANGE);
+    CHECK_INT(wl_parse_spec("tensor_copy:reuse=maybe", &a, err, sizeof err), -EINVAL);
     CHECK_INT(wl_parse_spec("nope", &a, err, sizeof err), -EINVAL);
     CHECK(strstr(err, "'nope'") && strstr(err, "tensor_copy") && !strstr(err, "selftest"));
     CHECK_INT(wl_parse_spec("tensor_copy:bogus=1", &a, err, sizeof err), -EINVAL);

@@ -53,7 +53,7 @@ def case_allocators(mb, tmp):
     sums = set()
     for r in rs:
         a = r["allocator"]
-        check(r["schema_version"] == "1", "schema_version 1")
+        check(r["schema_version"] == "2", "schema_version 2")
         check(r["status"] == "ok", f"{a}: status {r['status']} {r['message']}")
         if a == "glibc":
             check(os.path.basename(r["malloc_so"]).startswith("libc.so"), f"glibc served by {r['malloc_so']}")
@@ -154,7 +154,7 @@ def case_crash(mb, tmp):
     rs = rows(out)
     got = [(r["workload_params"], r["status"]) for r in rs]
     check(got == [("mode=segv", "crashed"), ("mode=abort", "crashed"), ("mode=fail", "error"),
-                  ("mode=hang", "timeout"), ("size=1M,count=4,steps=2,warmup=5,seed=1", "ok")], f"statuses {got}")
+                  ("mode=hang", "timeout"), ("size=1M,count=4,steps=2,warmup=5,bytes=0,reuse=no,seed=1", "ok")], f"statuses {got}")
     check("signal 11" in rs[0]["message"], f"segv message {rs[0]['message']!r}")
     check("asked to fail" in rs[2]["message"], f"fail message {rs[2]['message']!r}")
     check(rs[3]["throughput"] == "", "no throughput for a timed-out run")

@@ -64,5 +64,12 @@ int main(void)
     units_format_size(65536, buf, sizeof buf); CHECK_STR(buf, "64K");
     units_format_size(0, buf, sizeof buf); CHECK_STR(buf, "0");
     units_format_size(1ULL << 40, buf, sizeof buf); CHECK_STR(buf, "1T");
+    uint64_t idx;
+    CHECK_INT(units_parse_choice("ok|segv|abort", "segv", &idx), 0); CHECK_U64(idx, 1);
+    CHECK_INT(units_parse_choice("ok|segv|abort", "abort", &idx), 0); CHECK_U64(idx, 2);
+    CHECK_INT(units_parse_choice("ok|segv|abort", "seg", &idx), -EINVAL);
+    CHECK_INT(units_parse_choice("ok|segv|abort", "", &idx), -EINVAL);
+    units_choice_name("ok|segv|abort", 2, buf, sizeof buf); CHECK_STR(buf, "abort");
+    units_choice_name("ok|segv|abort", 3, buf, sizeof buf); CHECK_STR(buf, "?");
     CHECK_DONE();
 }

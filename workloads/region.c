@@ -76,12 +76,25 @@ double region_seconds(void) { return t_end - t_begin; }
 
 void region_report(const wl_args_t *a, const wl_result_t *r)
 {
-    char params[512], line[1024];
+    char params[1024], line[2560];
     wl_format_args(a, ',', params, sizeof params);
-    snprintf(line, sizeof line,
-             "result workload=%s params=%s throughput=%.6g unit=%s region_s=%.6f bytes=%" PRIu64
-             " ops=%" PRIu64 " checksum=%016" PRIx64 "\n",
-             a->wl->name, params, r->throughput, r->unit, r->region_s, r->bytes, r->ops, r->checksum);
+    int n = snprintf(line, sizeof line,
+                     "result workload=%s params=%s throughput=%.6g unit=%s region_s=%.6f bytes=%" PRIu64
+                     " ops=%" PRIu64 " checksum=%016" PRIx64,
+                     a->wl->name, params, r->throughput, r->unit, r->region_s, r->bytes, r->ops,
+                     r->checksum);
+    if (r->lat_what && n > 0 && (size_t)n < sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n,
+                      " lat_what=%s lat_p50_us=%.3f lat_p99_us=%.3f lat_p999_us=%.3f lat_max_us=%.3f"
+                      " lat_count=%" PRIu64,
+                      r->lat_what, r->lat_p50_us, r->lat_p99_us, r->lat_p999_us, r->lat_max_us,
+                      r->lat_count);
+    if (r->extra[0] && n > 0 && (size_t)n < sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n, " extra=%s", r->extra);
+    if (n > 0 && (size_t)n < sizeof line - 1)
+        snprintf(line + n, sizeof line - (size_t)n, "\n");
+    else
+        line[sizeof line - 2] = '\n', line[sizeof line - 1] = '\0';
     if (sync_get() >= 0)
         sync_send(line);
     else

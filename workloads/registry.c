@@ -1,17 +1,28 @@
 /* registry.c - the workload table and the parsing of workload specs,
  * shared by the harness (to refuse bad input before any run) and the worker. */
 #include "workload.h"
+#include "dist.h"
 #include "units.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const wl_t wl_tensor_copy;
+extern const wl_t wl_arena_churn;
+extern const wl_t wl_train_step;
+extern const wl_t wl_idle_release;
+extern const wl_t wl_calibrate;
 extern const wl_t wl_selftest;
 
 static const wl_t *const workloads[] = {
     &wl_tensor_copy,
+    &wl_arena_churn,
+    &wl_train_step,
+    &wl_idle_release,
+    &wl_calibrate,
     &wl_selftest,
 };
 
@@ -28,42 +39,11 @@ const wl_t *wl_find(const char *name)
     return NULL;
 }
 
-static int choice_index(const char *choices, const char *v, uint64_t *out)
+static int param_parse(const wl_t *wl, size_t i, const char *val, wl_args_t *a, char *err,
+                       size_t errlen)
 {
-    size_t n = strlen(v);
-    uint64_t idx = 0;
-    for (const char *p = choices; p && *p; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, v, n) == 0) {
-            *out = idx;
-            return 0;
-        }
-        p = bar ? bar + 1 : NULL;
-    }
-    return -EINVAL;
-}
-
-static void choice_name(const char *choices, uint64_t idx, char *buf, size_t len)
-{
-    const char *p = choices;
-    for (uint64_t i = 0; i < idx && p; i++) {
-        p = strchr(p, '|');
-        if (p)
-            p++;
-    }
-    if (!p) {
-        snprintf(buf, len, "?");
-        return;
-    }
-    const char *bar = strchr(p, '|');
-    size_t n = bar ? (size_t)(bar - p) : strlen(p);
-    snprintf(buf, len, "%.*s", (int)n, p);
-}
-
-static int param_parse(const wl_t *wl, const wl_param_t *p, const char *val, uint64_t *out,
-                       char *err, size_t errlen)
-{
+    const wl_param_t *p = &wl->params[i];
+    uint64_t *out = &a->v[i];
     int rc;
     switch (p->type) {
     case WLP_SIZE:
@@ -73,11 +53,41 @@ static int param_parse(const wl_t *wl, const wl_param_t *p, const char *val, uin
         rc = units_parse_u64(val, out);
         break;
     case WLP_ENUM:
-        if (choice_index(p->choices, val, out)) {
+        if (units_parse_choice(p->choices, val, out)) {
             snprintf(err, errlen, "bad value '%s' for %s:%s (one of %s)", val, wl->name, p->name,
                      p->choices);
             return -EINVAL;
         }
+        return 0;
+    case WLP_STRING:
+    case WLP_SIZES:
+        /* the value travels on the worker's command line and in a spec */
+        if (strlen(val) >= WL_STR_MAX || strpbrk(val, " ,\t\n'\"")) {
+            snprintf(err, errlen, "bad value '%s' for %s:%s (no spaces, commas or quotes; at most %d "
+                     "characters)", val, wl->name, p->name, WL_STR_MAX - 1);
+            return -EINVAL;
+        }
+        if (p->type == WLP_SIZES) {
+            dist_t *d = malloc(sizeof *d);
+            char why[512];
+            if (!d)
+                return -ENOMEM;
+            rc = dist_parse(val, d, why, sizeof why);
+            uint64_t max = rc ? 0 : dist_max(d);
+            free(d);
+            if (rc) {
+                snprintf(err, errlen, "bad value for %s:%s: %s", wl->name, p->name, why);
+                return -EINVAL;
+            }
+            if (max > p->max) {
+                char hi[32];
+                units_format_size(p->max, hi, sizeof hi);
+                snprintf(err, errlen, "value '%s' for %s:%s is out of range (sizes up to %s)", val,
+                         wl->name, p->name, hi);
+                return -ERANGE;
+            }
+        }
+        snprintf(a->str[i], WL_STR_MAX, "%s", val);
         return 0;
     default:
         rc = -EINVAL;
@@ -109,7 +119,7 @@ int wl_defaults(const wl_t *wl, wl_args_t *out)
     memset(out, 0, sizeof *out);
     out->wl = wl;
     for (size_t i = 0; i < wl->nparams; i++)
-        if (param_parse(wl, &wl->params[i], wl->params[i].def, &out->v[i], err, sizeof err))
+        if (param_parse(wl, i, wl->params[i].def, out, err, sizeof err))
             return -EINVAL; /* a bad default is a bug in the table; tests catch it */
     return 0;
 }
@@ -125,7 +135,7 @@ int wl_set(wl_args_t *a, const char *kv, char *err, size_t errlen)
     size_t n = (size_t)(eq - kv);
     for (size_t i = 0; i < wl->nparams; i++) {
         if (strlen(wl->params[i].name) == n && strncmp(wl->params[i].name, kv, n) == 0)
-            return param_parse(wl, &wl->params[i], eq + 1, &a->v[i], err, errlen);
+            return param_parse(wl, i, eq + 1, a, err, errlen);
     }
     char names[256];
     size_t off = 0;
@@ -179,10 +189,17 @@ void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len)
     for (size_t i = 0; i < a->wl->nparams && off < len; i++) {
         const wl_param_t *p = &a->wl->params[i];
         char v[64];
+        if (off >= len)
+            break;
         if (p->type == WLP_SIZE)
             units_format_size(a->v[i], v, sizeof v);
         else if (p->type == WLP_ENUM)
-            choice_name(p->choices, a->v[i], v, sizeof v);
+            units_choice_name(p->choices, a->v[i], v, sizeof v);
+        else if (p->type == WLP_STRING || p->type == WLP_SIZES) {
+            off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", i ? (char[]){sep, 0} : "", p->name,
+                                    a->str[i]);
+            continue;
+        }
         else
             snprintf(v, sizeof v, "%llu", (unsigned long long)a->v[i]);
         off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", i ? (char[]){sep, 0} : "", p->name, v);
@@ -195,4 +212,18 @@ uint64_t wl_get(const wl_args_t *a, const char *name)
         if (strcmp(a->wl->params[i].name, name) == 0)
             return a->v[i];
     return 0;
+}
+
+const char *wl_get_str(const wl_args_t *a, const char *name)
+{
+    for (size_t i = 0; i < a->wl->nparams; i++)
+        if (strcmp(a->wl->params[i].name, name) == 0)
+            return a->str[i];
+    return "";
+}
+
+void wl_result_init(wl_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->lat_p50_us = r->lat_p99_us = r->lat_p999_us = r->lat_max_us = NAN;
 }

@@ -1,24 +1,19 @@
 /* tensor_copy.c - tensor-sized buffers allocated, filled by memcpy (every
  * page touched), checked and freed, step after step: the pattern under
  * which an allocator that hands freed buffers back to the kernel re-faults
- * every page.  Reports bytes copied per second over the measured steps. */
+ * every page.  Sizes are fixed, a list, log-uniform or a model's shapes
+ * file (dist.h).  reuse=yes allocates the buffers once, before the loop:
+ * the same copies with no allocator in the way, i.e. the machine's limit. */
+#include "dist.h"
 #include "region.h"
 #include "workload.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PAGE 4096
-
-static uint64_t xorshift(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
 
 /* One word per page: touches no new memory, keeps the copies alive. */
 static uint64_t buf_checksum(const unsigned char *b, size_t size, uint64_t h)
@@ -31,67 +26,134 @@ static uint64_t buf_checksum(const unsigned char *b, size_t size, uint64_t h)
     return h;
 }
 
+typedef struct {
+    dist_t dist;
+    uint64_t rng;
+    unsigned char *src;
+    unsigned char **bufs;
+    size_t *sizes;
+    size_t count, max;
+    bool reuse;
+    uint64_t h;
+} tc_t;
+
+/* One step: COUNT buffers allocated (unless reused), copied, checked, freed. */
+static int tc_step(tc_t *t, uint64_t step, uint64_t *bytes)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        size_t size = (size_t)dist_next(&t->dist, &t->rng);
+        t->sizes[i] = size;
+        if (!t->reuse) {
+            t->bufs[i] = malloc(size);
+            if (!t->bufs[i])
+                return -ENOMEM;
+        }
+        memcpy(t->bufs[i], t->src, size);
+        t->bufs[i][(step + i) % size] ^= (unsigned char)i; /* copies differ; still deterministic */
+        *bytes += size;
+    }
+    for (size_t i = 0; i < t->count; i++)
+        t->h = buf_checksum(t->bufs[i], t->sizes[i], t->h);
+    if (!t->reuse) {
+        for (size_t i = 0; i < t->count; i++) {
+            free(t->bufs[i]);
+            t->bufs[i] = NULL;
+        }
+    }
+    return 0;
+}
+
+static void tc_free(tc_t *t)
+{
+    if (t->bufs)
+        for (size_t i = 0; i < t->count; i++)
+            free(t->bufs[i]);
+    free(t->bufs);
+    free(t->sizes);
+    free(t->src);
+    free(t);
+}
+
 static int tensor_copy_run(const wl_args_t *a, wl_result_t *res)
 {
-    size_t size = (size_t)wl_get(a, "size");
-    size_t count = (size_t)wl_get(a, "count");
-    uint64_t steps = wl_get(a, "steps"), warmup = wl_get(a, "warmup");
-    uint64_t seed = wl_get(a, "seed") | 1;
+    char err[512];
+    tc_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    if (dist_parse(wl_get_str(a, "size"), &t->dist, err, sizeof err)) {
+        free(t);
+        return -EINVAL; /* the harness checked the spec already */
+    }
+    t->count = (size_t)wl_get(a, "count");
+    t->reuse = wl_get(a, "reuse") == 1;
+    t->max = (size_t)dist_max(&t->dist);
+    t->rng = rng_seed(wl_get(a, "seed"));
+    uint64_t steps = wl_get(a, "steps"), warmup = wl_get(a, "warmup"), want = wl_get(a, "bytes");
 
-    unsigned char *src = malloc(size);
-    unsigned char **bufs = calloc(count, sizeof *bufs);
-    if (!src || !bufs) {
-        free(src);
-        free(bufs);
+    t->src = malloc(t->max);
+    t->bufs = calloc(t->count, sizeof *t->bufs);
+    t->sizes = calloc(t->count, sizeof *t->sizes);
+    if (!t->src || !t->bufs || !t->sizes) {
+        tc_free(t);
         return -ENOMEM;
     }
-    for (size_t off = 0; off < size; off += sizeof(uint64_t)) {
-        uint64_t w = xorshift(&seed);
-        memcpy(src + off, &w, size - off < sizeof w ? size - off : sizeof w);
+    uint64_t fill = rng_seed(wl_get(a, "seed") ^ 0x5eed);
+    for (size_t off = 0; off < t->max; off += sizeof(uint64_t)) {
+        uint64_t w = rng_next(&fill);
+        memcpy(t->src + off, &w, t->max - off < sizeof w ? t->max - off : sizeof w);
+    }
+    if (t->reuse) {
+        for (size_t i = 0; i < t->count; i++) {
+            t->bufs[i] = malloc(t->max);
+            if (!t->bufs[i]) {
+                tc_free(t);
+                return -ENOMEM;
+            }
+            memset(t->bufs[i], 0, t->max); /* pre-faulted */
+        }
     }
 
-    uint64_t h = 0xcbf29ce484222325ULL;
+    t->h = 0xcbf29ce484222325ULL;
+    uint64_t warm_bytes = 0, bytes = 0, done = 0;
     int rc = 0;
-    for (uint64_t step = 0; step < warmup + steps && !rc; step++) {
-        if (step == warmup)
-            region_begin();
-        for (size_t i = 0; i < count; i++) {
-            bufs[i] = malloc(size);
-            if (!bufs[i]) {
-                rc = -ENOMEM;
-                break;
-            }
-            memcpy(bufs[i], src, size);
-            bufs[i][(step + i) % size] ^= (unsigned char)i; /* copies differ; still deterministic */
+    for (uint64_t step = 0; step < warmup && !rc; step++)
+        rc = tc_step(t, step, &warm_bytes);
+    if (!rc) {
+        region_begin();
+        /* bytes=N: as many steps as it takes to copy N bytes (for sweeps) */
+        while (!rc && (want ? bytes < want : done < steps)) {
+            rc = tc_step(t, warmup + done, &bytes);
+            done++;
         }
-        for (size_t i = 0; i < count && bufs[i]; i++)
-            h = buf_checksum(bufs[i], size, h);
-        for (size_t i = 0; i < count; i++) {
-            free(bufs[i]);
-            bufs[i] = NULL;
-        }
-    }
-    if (warmup + steps > warmup)
         region_end();
-    free(bufs);
-    free(src);
+    }
+    uint64_t h = t->h;
+    size_t count = t->count;
+    bool reuse = t->reuse;
+    tc_free(t);
     if (rc)
         return rc;
     res->region_s = region_seconds();
-    res->bytes = (uint64_t)size * count * steps;
-    res->ops = (uint64_t)count * steps;
-    res->throughput = res->region_s > 0 ? (double)res->bytes / res->region_s : 0;
+    res->bytes = bytes;
+    res->ops = reuse ? 0 : (uint64_t)count * done;
+    res->throughput = res->region_s > 0 ? (double)bytes / res->region_s : 0;
     res->unit = "B/s";
     res->checksum = h;
+    snprintf(res->extra, sizeof res->extra, "steps=%llu", (unsigned long long)done);
     return 0;
 }
 
 static const wl_param_t tensor_copy_params[] = {
-    {"size", WLP_SIZE, "16M", 1, 1ULL << 40, NULL, "bytes", "bytes per tensor buffer"},
+    {"size", WLP_SIZES, "16M", 1, 1ULL << 40, NULL, "bytes",
+     "bytes per buffer: 16M, a list 1M/4M/16M (in order), 64K..64M (log-uniform) or @shapes.txt"},
     {"count", WLP_UINT, "4", 1, 65536, NULL, "buffers", "buffers live at once in each step"},
     {"steps", WLP_UINT, "50", 1, 1000000000, NULL, "steps", "measured steps"},
     {"warmup", WLP_UINT, "5", 0, 1000000000, NULL, "steps", "steps run before the measured region"},
-    {"seed", WLP_UINT, "1", 0, UINT64_MAX, NULL, "", "seed of the source data"},
+    {"bytes", WLP_SIZE, "0", 0, 1ULL << 50, NULL, "bytes",
+     "when not 0: measure as many steps as it takes to copy this many bytes (instead of steps)"},
+    {"reuse", WLP_ENUM, "no", 0, 0, "no|yes", "",
+     "yes: allocate the buffers once, before the loop (the machine's limit, no allocator in the way)"},
+    {"seed", WLP_UINT, "1", 0, UINT64_MAX, NULL, "", "seed of the data and of random sizes"},
 };
 
 const wl_t wl_tensor_copy = {
@@ -100,4 +162,5 @@ const wl_t wl_tensor_copy = {
     .params = tensor_copy_params,
     .nparams = sizeof tensor_copy_params / sizeof *tensor_copy_params,
     .run = tensor_copy_run,
+    .limit = "reuse=yes",
 };

@@ -26,7 +26,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    wl_result_t res = {0};
+    wl_result_t res;
+    wl_result_init(&res);
     int rc = args.wl->run(&args, &res);
     if (rc) {
         snprintf(err, sizeof err, "workload %s failed: %s", args.wl->name, strerror(-rc));

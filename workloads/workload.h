@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { WLP_SIZE, WLP_UINT, WLP_ENUM } wl_ptype_t;
+/* WLP_SIZES: a size distribution (dist.h): "16M", "1M/4M/16M",
+ * "64K..64M" (log-uniform) or "@shapes.txt"; WLP_STRING: free text. */
+typedef enum { WLP_SIZE, WLP_UINT, WLP_ENUM, WLP_STRING, WLP_SIZES } wl_ptype_t;
 
 typedef struct {
     const char *name;
@@ -21,13 +23,15 @@ typedef struct {
 } wl_param_t;
 
 #define WL_MAX_PARAMS 16
+#define WL_STR_MAX 256
 
 typedef struct wl wl_t;
 
 /* A workload with every parameter resolved (defaults filled in). */
 typedef struct {
     const wl_t *wl;
-    uint64_t v[WL_MAX_PARAMS];     /* value of params[i] */
+    uint64_t v[WL_MAX_PARAMS];     /* value of params[i] (numbers, enum index) */
+    char str[WL_MAX_PARAMS][WL_STR_MAX]; /* WLP_STRING / WLP_SIZES: the text */
 } wl_args_t;
 
 typedef struct {
@@ -37,7 +41,17 @@ typedef struct {
     uint64_t bytes;                /* bytes the region touched (copied) */
     uint64_t ops;                  /* allocations in the region */
     uint64_t checksum;             /* same for every allocator, given the seed */
+    /* latency distribution, when the workload times its operations or
+     * steps (NAN otherwise); lat_what says what one value is ("op", "step") */
+    const char *lat_what;
+    double lat_p50_us, lat_p99_us, lat_p999_us, lat_max_us;
+    uint64_t lat_count;            /* values recorded */
+    /* workload-specific figures, "name=value;name=value" (no spaces) */
+    char extra[512];
 } wl_result_t;
+
+/* A result with every optional figure marked absent. */
+void wl_result_init(wl_result_t *r);
 
 struct wl {
     const char *name;
@@ -45,9 +59,16 @@ struct wl {
     const wl_param_t *params;
     size_t nparams;
     /* Runs in the worker: warm-up, region_begin(), measured steps,
-     * region_end(); 0 or -errno (e.g. -ENOMEM). */
+     * region_end(); 0 or -errno (e.g. -ENOMEM).  Called with res from
+     * wl_result_init.  Threaded workloads call region_begin/region_end from
+     * the main thread only, with the other threads parked at a barrier (or
+     * accept that they run on while the harness reads its counters). */
     int (*run)(const wl_args_t *args, wl_result_t *res);
     bool hidden;                   /* test-only: not shown by `list` */
+    /* Parameters that turn this workload into its own upper bound (the
+     * same work with the allocator out of the loop), e.g. "reuse=yes"; the
+     * harness measures it once per spec and reports fraction_of_limit. */
+    const char *limit;
 };
 
 size_t wl_count(void);
@@ -65,5 +86,6 @@ int wl_set(wl_args_t *a, const char *key_eq_value, char *err, size_t errlen);
 void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len);
 /* Value of a parameter by name (the workload's own code uses this). */
 uint64_t wl_get(const wl_args_t *a, const char *name);
+const char *wl_get_str(const wl_args_t *a, const char *name);
 
 #endif

@@ -1,0 +1,250 @@
+/* dist.c - size distributions (fixed, list, log-uniform, shapes file) and
+ * the seeded random numbers every workload draws from. */
+#include "dist.h"
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t rng_seed(uint64_t seed)
+{
+    /* splitmix64 scrambles nearby seeds apart and never yields 0 */
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return z ? z : 0x9e3779b97f4a7c15ULL;
+}
+
+uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545f4914f6cdd1dULL;
+}
+
+uint64_t rng_below(uint64_t *s, uint64_t n)
+{
+    if (n <= 1)
+        return 0;
+    /* Lemire's multiply-shift: bias below 2^-64 * n, fine here */
+    return (uint64_t)(((unsigned __int128)rng_next(s) * n) >> 64);
+}
+
+static const struct {
+    const char *name;
+    unsigned bytes;
+} dtypes[] = {
+    {"float64", 8}, {"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"int64", 8}, {"int32", 4},
+    {"int16", 2},   {"int8", 1},    {"uint8", 1},   {"bool", 1},     {"complex64", 8},
+    {"complex128", 16}, {"double", 8}, {"float", 4}, {"half", 2},
+};
+
+int dist_parse_shape(const char *line, uint64_t *bytes, char *err, size_t errlen)
+{
+    *bytes = 0;
+    const char *p = line;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (!*p || *p == '#')
+        return 0;
+    uint64_t elems = 1;
+    int dims = 0;
+    for (;;) {
+        if (!isdigit((unsigned char)*p)) {
+            snprintf(err, errlen, "expected a dimension such as 1024x1024 at '%.20s'", p);
+            return -EINVAL;
+        }
+        char *end;
+        errno = 0;
+        unsigned long long d = strtoull(p, &end, 10);
+        if (errno || (d && elems > UINT64_MAX / d)) {
+            snprintf(err, errlen, "shape too large");
+            return -ERANGE;
+        }
+        elems *= d;
+        dims++;
+        p = end;
+        if (*p == 'x' || *p == 'X' || *p == '*') {
+            p++;
+            continue;
+        }
+        break;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    char dtype[32];
+    size_t n = 0;
+    while (*p && !isspace((unsigned char)*p) && *p != '#' && n + 1 < sizeof dtype)
+        dtype[n++] = *p++;
+    dtype[n] = '\0';
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p && *p != '#') {
+        snprintf(err, errlen, "unexpected '%.20s' after the dtype", p);
+        return -EINVAL;
+    }
+    if (!n) {
+        snprintf(err, errlen, "missing dtype (e.g. float32)");
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++) {
+        if (strcmp(dtypes[i].name, dtype) == 0) {
+            if (elems > UINT64_MAX / dtypes[i].bytes) {
+                snprintf(err, errlen, "shape too large");
+                return -ERANGE;
+            }
+            *bytes = elems * dtypes[i].bytes;
+            if (*bytes == 0) {
+                snprintf(err, errlen, "a tensor of 0 bytes");
+                return -EINVAL;
+            }
+            (void)dims;
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "unknown dtype '%s'", dtype);
+    return -EINVAL;
+}
+
+static int parse_shapes(const char *path, dist_t *d, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(err, errlen, "cannot open shapes file '%s': %s", path, strerror(errno));
+        return -errno;
+    }
+    char line[512], why[256];
+    unsigned lineno = 0;
+    d->kind = DIST_SHAPES;
+    d->n = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        uint64_t b;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+            fclose(f);
+            return -EINVAL;
+        }
+        if (dist_parse_shape(line, &b, why, sizeof why)) {
+            snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
+            fclose(f);
+            return -EINVAL;
+        }
+        if (!b)
+            continue;
+        if (d->n >= DIST_MAX) {
+            snprintf(err, errlen, "%s:%u: more than %d tensors", path, lineno, DIST_MAX);
+            fclose(f);
+            return -E2BIG;
+        }
+        d->v[d->n++] = b;
+    }
+    fclose(f);
+    if (!d->n) {
+        snprintf(err, errlen, "%s: no tensor shapes", path);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int one_size(const char *s, uint64_t *v, char *err, size_t errlen, const char *spec)
+{
+    if (units_parse_size(s, v) || *v == 0) {
+        snprintf(err, errlen, "bad size '%s' in '%s' (expected e.g. 16M, 1M/4M/16M, 64K..64M or @shapes.txt)",
+                 s, spec);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int dist_parse(const char *spec, dist_t *d, char *err, size_t errlen)
+{
+    memset(d, 0, offsetof(dist_t, v));
+    d->next = 0;
+    if (!spec || !*spec) {
+        snprintf(err, errlen, "empty size");
+        return -EINVAL;
+    }
+    if (spec[0] == '@')
+        return parse_shapes(spec + 1, d, err, errlen);
+    const char *dots = strstr(spec, "..");
+    if (dots) {
+        char lo[64];
+        if ((size_t)(dots - spec) >= sizeof lo) {
+            snprintf(err, errlen, "bad size range '%s'", spec);
+            return -EINVAL;
+        }
+        snprintf(lo, sizeof lo, "%.*s", (int)(dots - spec), spec);
+        if (one_size(lo, &d->lo, err, errlen, spec) || one_size(dots + 2, &d->hi, err, errlen, spec))
+            return -EINVAL;
+        if (d->lo > d->hi) {
+            snprintf(err, errlen, "bad size range '%s': the low bound is above the high one", spec);
+            return -EINVAL;
+        }
+        d->kind = DIST_LOGUNIFORM;
+        return 0;
+    }
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) {
+        snprintf(err, errlen, "size list too long");
+        return -EINVAL;
+    }
+    char *save = NULL;
+    for (char *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+        if (d->n >= DIST_MAX) {
+            snprintf(err, errlen, "more than %d sizes", DIST_MAX);
+            return -E2BIG;
+        }
+        if (one_size(t, &d->v[d->n], err, errlen, spec))
+            return -EINVAL;
+        d->n++;
+    }
+    if (!d->n || spec[strlen(spec) - 1] == '/' || spec[0] == '/') {
+        snprintf(err, errlen, "bad size list '%s'", spec);
+        return -EINVAL;
+    }
+    d->kind = d->n == 1 ? DIST_FIXED : DIST_LIST;
+    return 0;
+}
+
+uint64_t dist_next(dist_t *d, uint64_t *rng)
+{
+    switch (d->kind) {
+    case DIST_FIXED:
+        return d->v[0];
+    case DIST_LIST:
+    case DIST_SHAPES: {
+        uint64_t v = d->v[d->next];
+        d->next = (d->next + 1) % d->n;
+        return v;
+    }
+    case DIST_LOGUNIFORM: {
+        if (d->lo == d->hi)
+            return d->lo;
+        double u = (double)(rng_next(rng) >> 11) * 0x1.0p-53; /* [0, 1) */
+        double v = exp(log((double)d->lo) + u * (log((double)d->hi + 1.0) - log((double)d->lo)));
+        uint64_t r = (uint64_t)v;
+        return r < d->lo ? d->lo : r > d->hi ? d->hi : r;
+    }
+    }
+    return 0;
+}
+
+uint64_t dist_max(const dist_t *d)
+{
+    if (d->kind == DIST_LOGUNIFORM)
+        return d->hi;
+    uint64_t m = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->v[i] > m)
+            m = d->v[i];
+    return m;
+}
