@@ -3,11 +3,12 @@
 BUILD   ?= build
 PYTHON  ?= python3
 REPS    ?= 5
+SWEEP_REPS ?= 1
 WORKLOAD ?= tensor_copy:size=16M,count=4,steps=100
 STAMP   := $(shell date -u +%Y%m%d-%H%M%S)
 OUT     ?= results/compare-$(STAMP)
 
-.PHONY: all deps build test bench compare clean
+.PHONY: all deps build test bench compare sweep calibrate clean
 
 all: build
 
@@ -31,6 +32,17 @@ compare: build
 	$(BUILD)/mallocbench run -w $(WORKLOAD) -r $(REPS) -o $(OUT)/run.csv
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv --markdown > $(OUT)/summary.md
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv
+
+# The fault cliff: faults per MiB and throughput against buffer size, 64 KiB
+# to 256 MiB doubling, every installed allocator (1 GiB copied per point).
+sweep: build
+	@mkdir -p $(OUT)
+	$(BUILD)/mallocbench run -w tensor_copy:count=2,bytes=1G,warmup=1 --sweep size=64K..256M -r $(SWEEP_REPS) -o $(OUT)/sweep.csv
+	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size --markdown > $(OUT)/sweep.md
+	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size
+
+calibrate: build
+	$(BUILD)/mallocbench calibrate
 
 clean:
 	rm -rf $(BUILD)

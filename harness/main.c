@@ -991,15 +991,23 @@ static int list_workloads(void)
         printf("%s: %s\n", w->name, w->help);
         for (size_t k = 0; k < w->nparams; k++) {
             const wl_param_t *p = &w->params[k];
-            char lo[32], hi[32];
-            if (p->type == WLP_SIZE) {
+            char lo[32], hi[32], range[96];
+            if (p->type == WLP_SIZE || p->type == WLP_SIZES) {
                 units_format_size(p->min, lo, sizeof lo);
                 units_format_size(p->max, hi, sizeof hi);
             } else {
                 snprintf(lo, sizeof lo, "%llu", (unsigned long long)p->min);
                 snprintf(hi, sizeof hi, "%llu", (unsigned long long)p->max);
             }
-            printf("  %-10s default %-6s range %s..%s %-8s %s\n", p->name, p->def, lo, hi, p->unit, p->help);
+            if (p->type == WLP_ENUM)
+                snprintf(range, sizeof range, "%s", p->choices);
+            else if (p->type == WLP_STRING)
+                snprintf(range, sizeof range, "text");
+            else if (p->type == WLP_SIZES)
+                snprintf(range, sizeof range, "sizes %s..%s", lo, hi);
+            else
+                snprintf(range, sizeof range, "%s..%s", lo, hi);
+            printf("  %-10s %-8s default %-12s %-22s %s\n", p->name, p->unit, p->def, range, p->help);
         }
     }
     return 0;

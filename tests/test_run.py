@@ -190,6 +190,65 @@ def case_schema(mb, tmp):
               "`build/mallocbench schema > results/SCHEMA.md`")
 
 
+# Every visible workload, briefly; the checksum for a seed must not depend on the allocator.
+BRIEF = {
+    "tensor_copy": ["tensor_copy:size=1M,count=2,steps=3,warmup=1",
+                    "tensor_copy:size=64K..2M,count=3,steps=4,warmup=1,seed=7",
+                    "tensor_copy:size=@{fixtures}/shapes-small.txt,count=4,steps=3,warmup=1"],
+    "arena_churn": ["arena_churn:threads=2,ops=20000,warmup=2000,live=100"],
+    "train_step": ["train_step:layers=1M/2M/1M,steps=3,warmup=1,threads=2"],
+    "idle_release": ["idle_release:peak=8M,size=64K..1M,idle_ms=50,sample_ms=5"],
+    "calibrate": ["calibrate:size=1M,rounds=2"],
+}
+
+
+def case_workloads(mb, tmp):
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+    listed = [l.split(":")[0] for l in run(mb, "list", "workloads").stdout.splitlines() if not l.startswith(" ")]
+    check(set(listed) <= set(BRIEF), f"a brief spec for every workload: {set(listed) - set(BRIEF)}")
+    allocs = installed(mb)
+    specs = [sp.format(fixtures=fixtures) for w in listed for sp in BRIEF.get(w, [])]
+    out = os.path.join(tmp, "w.csv")
+    args = ["run", "-q", "--no-limit", "-a", ",".join(allocs), "-r", "1", "-o", out]
+    for sp in specs:
+        args += ["-w", sp]
+    run(mb, *args)
+    rs = rows(out)
+    check(len(rs) == len(specs) * len(allocs), f"{len(rs)} rows for {len(specs)} specs x {len(allocs)} allocators")
+    sums = {}
+    for r in rs:
+        what = f"{r['workload']}({r['workload_params']}) under {r['config']}"
+        check(r["status"] == "ok", f"{what}: {r['status']} {r['message']}")
+        check(r["throughput"] != "" and float(r["throughput"]) >= 0, f"{what}: throughput")
+        check(r["region_wall_s"] != "", f"{what}: measured region")
+        sums.setdefault((r["workload"], r["workload_params"]), set()).add(r["checksum"])
+    for key, s in sums.items():
+        check(len(s) == 1, f"{key}: one checksum across allocators, got {s}")
+    # a bad shapes file is refused by line, before anything runs
+    bad = os.path.join(tmp, "bad-shapes.txt")
+    with open(bad, "w") as f:
+        f.write("1024 float32\n\n1024x1024 float8\n")
+    p = run(mb, "run", "-q", "-w", f"tensor_copy:size=@{bad}", "-o", out, expect_rc=2)
+    check(f"{bad}:3: unknown dtype 'float8'" in p.stderr, f"bad shapes line: {p.stderr!r}")
+
+
+def case_sweep(mb, tmp):
+    """--sweep gives one workload per doubling value; the curve has a point per size and allocator."""
+    out = os.path.join(tmp, "s.csv")
+    run(mb, "run", "-q", "-w", "tensor_copy:count=2,bytes=8M,warmup=1", "--sweep", "size=64K..1M", "-a", "glibc",
+        "-r", "1", "-o", out)
+    got = [param(r["workload_params"], "size") for r in rows(out)]
+    check(got == ["64K", "128K", "256K", "512K", "1M"], f"sweep sizes {got}")
+    for r in rows(out):
+        check(int(r["region_bytes"]) >= 8 * 2**20, f"bytes= keeps the work per point: {r['region_bytes']}")
+        check(r["limit_throughput"] != "" and r["fraction_of_limit"] != "", "limit measured per point")
+    run(mb, "run", "-q", "-w", "tensor_copy", "--sweep", "nothere=1/2", "-o", out, expect_rc=2)
+
+
+def param(params, name):
+    return dict(kv.split("=", 1) for kv in params.split(","))[name]
+
+
 def main():
     mb, case = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
