@@ -15,6 +15,7 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define BIG 9.0e18
+#define RUN_SETTINGS_MAX_REG 32
 
 /* jemalloc 5.3.0: MALLOC_CONF="key:value,...", read back with mallctl("opt.<key>"). */
 static const alloc_tunable_t je_tunables[] = {
@@ -334,8 +335,18 @@ int alloc_build_env(const alloc_info_t *a, const alloc_setting_t *s, size_t n, a
     if (n == 0)
         return 0;
     switch (a->family) {
-    case ALLOC_JEMALLOC:
-        return env_join(env, "MALLOC_CONF", s, n, ":", ",");
+    case ALLOC_JEMALLOC: {
+        /* MALLOC_CONF spells booleans true/false; 1/0 are "Invalid conf value" */
+        alloc_setting_t je[RUN_SETTINGS_MAX_REG];
+        if (n > RUN_SETTINGS_MAX_REG)
+            return -E2BIG;
+        for (size_t i = 0; i < n; i++) {
+            je[i] = s[i];
+            if (s[i].t->type == TUN_BOOL)
+                snprintf(je[i].value, sizeof je[i].value, "%s", strcmp(s[i].value, "1") ? "false" : "true");
+        }
+        return env_join(env, "MALLOC_CONF", je, n, ":", ",");
+    }
     case ALLOC_GLIBC:
         return env_join(env, "GLIBC_TUNABLES", s, n, "=", ":");
     case ALLOC_TCMALLOC:

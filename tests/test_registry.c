@@ -33,6 +33,9 @@ int main(void)
     CHECK_STR(env.var[0], "MALLOC_CONF=dirty_decay_ms:-1,oversize_threshold:16777216");
     CHECK_INT(set("jemalloc", "background_thread=true", &s[0], err), 0);
     CHECK_STR(s[0].value, "1");
+    CHECK_INT(set("jemalloc", "retain=0", &s[1], err), 0);
+    CHECK_INT(alloc_build_env(alloc_find("jemalloc"), s, 2, &env), 0);
+    CHECK_STR(env.var[0], "MALLOC_CONF=background_thread:true,retain:false"); /* not 1/0 */
     CHECK_INT(set("jemalloc", "thp=never", &s[0], err), 0);
     CHECK_STR(s[0].value, "never");
     CHECK_INT(set("jemalloc", "thp=sometimes", &s[0], err), -EINVAL);
