@@ -9,13 +9,18 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CSV_SCHEMA_VERSION "2"
+#define CSV_SCHEMA_VERSION "3"
 
 /* X(name, unit, description) */
 #define CSV_COLUMNS(X) \
     X(schema_version, "", "version of this schema; scripts refuse versions they do not know") \
     X(run_id, "", "one invocation of `mallocbench run` (UTC time and random suffix)") \
-    X(sample, "", "index of the sample within the run, from 0, in execution order") \
+    X(sample, "", "index of the sample within this invocation, from 0, in execution order") \
+    X(matrix_id, "hex", "identity of the run plan (its workloads, configurations and seed): equal across shards and resumed runs of one plan") \
+    X(plan_seed, "", "seed of the block order; the same seed gives the same order") \
+    X(block, "", "block of the plan, from 0: every configuration runs once per block") \
+    X(position, "", "position within the block, from 0 (the shuffled order); (block, position) names a sample") \
+    X(shard, "", "K/N when run with --shard, else empty") \
     X(timestamp, "ISO 8601 UTC", "when the sample started") \
     X(host, "", "host name") \
     X(workload, "", "workload name") \
@@ -119,6 +124,26 @@ int csv_open(csv_writer_t *w, const char *path, const char *const *extra_names, 
 /* Append one row in a single write(). */
 int csv_write_row(csv_writer_t *w, const csv_row_t *r);
 void csv_close(csv_writer_t *w);
+
+/* Open an existing file to add rows (--resume): its header must be the one
+ * csv_open would write, else -EPROTO with the reason in err. */
+int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra,
+                    char *err, size_t errlen);
+
+/* A whole CSV file in memory (RFC 4180: quoted fields, "" for a quote). */
+typedef struct {
+    size_t ncols, nrows;
+    char **header;      /* ncols names */
+    char ***rows;       /* nrows x ncols fields */
+    char *header_line;  /* the header as written, for comparing files */
+} csv_table_t;
+
+int csv_read(const char *path, csv_table_t *t, char *err, size_t errlen);
+void csv_table_free(csv_table_t *t);
+/* Index of a column by name, or -1. */
+int csv_col(const csv_table_t *t, const char *name);
+/* Write one row of fields (ncols of them) in a single write(). */
+int csv_write_fields(csv_writer_t *w, char *const *fields, size_t n);
 
 /* results/SCHEMA.md content. */
 void csv_print_schema(FILE *out);

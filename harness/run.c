@@ -500,6 +500,8 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         if (s < 0 || p < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(p, CHILD_PROBE_FD) < 0 ||
             (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(op[1], 1) < 0 || dup2(op[1], 2) < 0)
             _exit(126);
+        if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
+            _exit(125);
         struct sigaction dfl = {.sa_handler = SIG_DFL};
         sigaction(SIGINT, &dfl, NULL);
         sigaction(SIGTERM, &dfl, NULL);

@@ -10,6 +10,7 @@
 #include "workload.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -32,6 +33,8 @@ typedef struct {
     const char *probe;                      /* path of libmbprobe.so */
     double timeout_s;                       /* 0: none */
     double sample_interval_s;               /* RSS sampling period */
+    bool pin;                               /* pin the child to cpus */
+    cpu_set_t cpus;
 } run_opts_t;
 
 typedef enum { RUN_OK, RUN_ERROR, RUN_CRASHED, RUN_TIMEOUT } run_status_t;

@@ -13,7 +13,7 @@ import csv
 import statistics
 import sys
 
-SCHEMA = "2"
+SCHEMA = "3"
 MiB = 1024 * 1024
 
 

@@ -8,6 +8,7 @@ becomes a row with its status while the other runs go on.  Exit 77 = skip.
 """
 import csv
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -53,7 +54,7 @@ def case_allocators(mb, tmp):
     sums = set()
     for r in rs:
         a = r["allocator"]
-        check(r["schema_version"] == "2", "schema_version 2")
+        check(r["schema_version"] == "3", "schema_version 3")
         check(r["status"] == "ok", f"{a}: status {r['status']} {r['message']}")
         if a == "glibc":
             check(os.path.basename(r["malloc_so"]).startswith("libc.so"), f"glibc served by {r['malloc_so']}")
@@ -150,14 +151,15 @@ def case_crash(mb, tmp):
     out = os.path.join(tmp, "c.csv")
     run(mb, "run", "-q", "-w", "selftest:mode=segv", "-w", "selftest:mode=abort", "-w", "selftest:mode=fail",
         "-w", "selftest:mode=hang", "-w", "tensor_copy:size=1M,steps=2", "-a", "glibc", "--timeout", "1s",
-        "-r", "1", "-o", out)
-    rs = rows(out)
-    got = [(r["workload_params"], r["status"]) for r in rs]
-    check(got == [("mode=segv", "crashed"), ("mode=abort", "crashed"), ("mode=fail", "error"),
-                  ("mode=hang", "timeout"), ("size=1M,count=4,steps=2,warmup=5,bytes=0,reuse=no,seed=1", "ok")], f"statuses {got}")
-    check("signal 11" in rs[0]["message"], f"segv message {rs[0]['message']!r}")
-    check("asked to fail" in rs[2]["message"], f"fail message {rs[2]['message']!r}")
-    check(rs[3]["throughput"] == "", "no throughput for a timed-out run")
+        "--warmup-runs", "0", "-r", "1", "-o", out)
+    rs = {r["workload_params"]: r for r in rows(out)}  # blocks run in a shuffled order
+    got = {k: r["status"] for k, r in rs.items()}
+    check(got == {"mode=segv": "crashed", "mode=abort": "crashed", "mode=fail": "error", "mode=hang": "timeout",
+                  "size=1M,count=4,steps=2,warmup=5,bytes=0,reuse=no,seed=1": "ok"}, f"statuses {got}")
+    check("signal 11" in rs["mode=segv"]["message"], f"segv message {rs['mode=segv']['message']!r}")
+    check("signal 6" in rs["mode=abort"]["message"], f"abort message {rs['mode=abort']['message']!r}")
+    check("asked to fail" in rs["mode=fail"]["message"], f"fail message {rs['mode=fail']['message']!r}")
+    check(rs["mode=hang"]["throughput"] == "", "no throughput for a timed-out run")
 
 
 def case_print_commands(mb, tmp):
@@ -238,11 +240,132 @@ def case_sweep(mb, tmp):
     run(mb, "run", "-q", "-w", "tensor_copy:count=2,bytes=8M,warmup=1", "--sweep", "size=64K..1M", "-a", "glibc",
         "-r", "1", "-o", out)
     got = [param(r["workload_params"], "size") for r in rows(out)]
-    check(got == ["64K", "128K", "256K", "512K", "1M"], f"sweep sizes {got}")
+    check(sorted(got, key=lambda v: int(v[:-1]) * (1024 if v[-1] == "M" else 1)) == ["64K", "128K", "256K", "512K", "1M"]
+          and len(set(got)) == 5, f"sweep sizes {got}")
     for r in rows(out):
         check(int(r["region_bytes"]) >= 8 * 2**20, f"bytes= keeps the work per point: {r['region_bytes']}")
         check(r["limit_throughput"] != "" and r["fraction_of_limit"] != "", "limit measured per point")
     run(mb, "run", "-q", "-w", "tensor_copy", "--sweep", "nothere=1/2", "-o", out, expect_rc=2)
+
+
+def keys(path):
+    return sorted((int(r["block"]), int(r["position"]), r["workload_params"], r["config"]) for r in rows(path))
+
+
+MATRIX = """; a small plan for the tests
+[run]
+repetitions = 2
+warmup_runs = 0
+seed = 11
+allocators = glibc
+
+[workload tensor_copy a]
+size = 1M
+count = 2
+steps = 20
+
+[workload tensor_copy b]
+size = 2M
+count = 2
+steps = 20
+
+[tunables glibc]
+trim_threshold = default,64M
+"""
+
+
+def case_matrix(mb, tmp):
+    """A matrix file runs like the command line; its errors name file and line."""
+    m = os.path.join(tmp, "m.ini")
+    with open(m, "w") as f:
+        f.write(MATRIX)
+    out = os.path.join(tmp, "m.csv")
+    run(mb, "run", "-q", "-m", m, "-o", out, "--no-limit")
+    rs = rows(out)
+    check(len(rs) == 2 * 2 * 2, f"2 workloads x 2 configs x 2 blocks: {len(rs)} rows")
+    check({r["config"] for r in rs} == {"glibc", "glibc[trim_threshold=64M]"}, "configs from [tunables]")
+    check({r["plan_seed"] for r in rs} == {"11"}, "seed recorded")
+    check(len({r["matrix_id"] for r in rs}) == 1, "one plan")
+    for b in (0, 1):
+        check(sorted(int(r["position"]) for r in rs if r["block"] == str(b)) == [0, 1, 2, 3],
+              f"block {b}: every cell once")
+    # options after the matrix override it
+    run(mb, "run", "-q", "-m", m, "-r", "1", "-o", out, "--no-limit")
+    check(len(rows(out)) == 4, "-r overrides repetitions")
+    for text, line, needle in [("[run]\nrepetitions = x\n", 2, "bad repetitions 'x'"),
+                               ("[run]\nbogus = 1\n", 2, "unknown key 'bogus'"),
+                               ("[workload tensor_copy]\nsize = 1M\n[nonsense]\nx = 1\n", 4, "unknown section"),
+                               ("[workload tensor_copy]\nsize = 16Q\n", None, "'16Q'"),
+                               ("[workload tensor_copy]\nsize = 1M\n[tunables jemalloc]\nbogus = 1\n", None,
+                                "dirty_decay_ms")]:
+        with open(m, "w") as f:
+            f.write(text)
+        p = run(mb, "run", "-q", "-m", m, "-o", out, expect_rc=2)
+        want = f"{m}:{line}: " if line else ""
+        check(want in p.stderr and needle in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              f"matrix error {text!r}: {p.stderr!r}")
+    p = run(mb, "run", "-m", os.path.join(tmp, "none.ini"), expect_rc=2)
+    check("cannot open matrix" in p.stderr, f"missing matrix: {p.stderr!r}")
+    # the shipped matrices parse and plan
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "matrices")
+    for name in ("quick", "seed", "decay", "full"):
+        p = run(mb, "run", "-m", os.path.join(here, name + ".ini"), "--print-commands", "-r", "1")
+        check(p.stdout.count("# block 0") > 0, f"matrices/{name}.ini plans samples")
+
+
+def case_resume(mb, tmp):
+    """Interrupted, then resumed once: the same sample set as a run left alone."""
+    m = os.path.join(tmp, "m.ini")
+    with open(m, "w") as f:
+        f.write(MATRIX.replace("repetitions = 2", "repetitions = 3"))
+    whole = os.path.join(tmp, "whole.csv")
+    run(mb, "run", "-q", "-m", m, "-o", whole, "--no-limit")
+    part = os.path.join(tmp, "part.csv")
+    proc = subprocess.Popen([mb, "run", "-q", "-m", m, "-o", part, "--no-limit"], stderr=subprocess.PIPE, text=True)
+    import time
+    deadline = time.time() + 60
+    while time.time() < deadline and (not os.path.exists(part) or len(rows(part)) < 3):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    check(proc.returncode == 130, f"interrupted run exits 130, got {proc.returncode}")
+    check("--resume" in err, f"says how to continue: {err!r}")
+    n_part = len(rows(part))
+    check(0 < n_part < 12, f"interrupted part has {n_part} of 12 samples")
+    run(mb, "run", "-q", "-m", m, "-o", part, "--no-limit", "--resume")
+    check(keys(part) == keys(whole), f"resumed set equals the whole: {len(keys(part))} vs {len(keys(whole))}")
+    # resuming a finished run does nothing; resuming into another plan is refused
+    run(mb, "run", "-q", "-m", m, "-o", part, "--no-limit", "--resume")
+    check(len(rows(part)) == 12, "nothing repeated")
+    p = run(mb, "run", "-q", "-m", m, "-o", part, "--no-limit", "--resume", "--seed", "12", expect_rc=2)
+    check("another plan" in p.stderr, f"other plan refused: {p.stderr!r}")
+
+
+def case_shard(mb, tmp):
+    """Shards merged cover exactly the unsharded sample set; merge refuses mixtures."""
+    m = os.path.join(tmp, "m.ini")
+    with open(m, "w") as f:
+        f.write(MATRIX)
+    whole = os.path.join(tmp, "whole.csv")
+    run(mb, "run", "-q", "-m", m, "-o", whole, "--no-limit")
+    parts = []
+    for k in (1, 2, 3):
+        parts.append(os.path.join(tmp, f"s{k}.csv"))
+        run(mb, "run", "-q", "-m", m, "-o", parts[-1], "--no-limit", "--shard", f"{k}/3")
+        check({r["shard"] for r in rows(parts[-1])} <= {f"{k}/3"}, "shard recorded")
+    merged = os.path.join(tmp, "merged.csv")
+    run(mb, "merge", "-o", merged, *parts)
+    check(keys(merged) == keys(whole), "merged shards == unsharded plan")
+    check([(int(r["block"]), int(r["position"])) for r in rows(merged)] ==
+          sorted((int(r["block"]), int(r["position"])) for r in rows(merged)), "merged in plan order")
+    p = run(mb, "merge", "-o", merged, parts[0], parts[0], expect_rc=2)
+    check("twice" in p.stderr, f"duplicate refused: {p.stderr!r}")
+    other = os.path.join(tmp, "other.csv")
+    run(mb, "run", "-q", "-m", m, "-o", other, "--no-limit", "--seed", "99", "--shard", "2/3")
+    p = run(mb, "merge", "-o", merged, parts[0], other, expect_rc=2)
+    check("not shards of one run" in p.stderr, f"other plan refused: {p.stderr!r}")
+    p = run(mb, "run", "-q", "-m", m, "--shard", "4/3", expect_rc=2)
+    check("--shard" in p.stderr, "bad shard refused")
 
 
 def param(params, name):

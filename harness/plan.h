@@ -1,0 +1,34 @@
+/* plan.h - which samples run, in which order: every cell (workload x
+ * allocator configuration) once per block, each block's order shuffled
+ * from a recorded seed, so drift hits every cell alike; a sample is known
+ * by (block, position) whatever the shard, so shards merge and an
+ * interrupted run resumes without repeating itself.  Pure functions. */
+#ifndef MB_PLAN_H
+#define MB_PLAN_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Position p of block b holds cell order[p]: a permutation of 0..ncells-1
+ * that depends only on (seed, block). */
+void plan_block_order(uint64_t seed, unsigned block, size_t ncells, size_t *order);
+
+/* Is sample (block, position) in shard k of n (1-based k)?  Round-robin
+ * over the unsharded order, so every shard gets a share of every block. */
+bool plan_in_shard(unsigned block, size_t position, size_t ncells, unsigned k, unsigned n);
+
+/* "K/N" with 1 <= K <= N: 0, or -EINVAL. */
+int plan_parse_shard(const char *s, unsigned *k, unsigned *n);
+
+/* Distribution-free 95% confidence interval of the median of n sorted
+ * values (order statistics, normal approximation to the binomial); false
+ * when n < 6, too few for one. */
+bool plan_median_ci(const double *sorted, size_t n, double *lo, double *hi);
+/* Median of n sorted values. */
+double plan_median(const double *sorted, size_t n);
+
+/* FNV-1a over text: identifies a run plan (its cells, blocks and seed). */
+uint64_t plan_hash(uint64_t h, const char *text);
+#define PLAN_HASH_INIT 0xcbf29ce484222325ULL
+
+#endif
