@@ -10,9 +10,11 @@
 
 typedef struct {
     _Atomic size_t head;   /* next slot to pop (consumer) */
-    char pad1[64 - sizeof(size_t)];
+    size_t tail_seen;      /* consumer's last look at tail */
+    char pad1[64 - 2 * sizeof(size_t)];
     _Atomic size_t tail;   /* next slot to push (producer) */
-    char pad2[64 - sizeof(size_t)];
+    size_t head_seen;      /* producer's last look at head */
+    char pad2[64 - 2 * sizeof(size_t)];
     size_t mask;
     void **slot;
 } spsc_t;
