@@ -2,9 +2,8 @@
 # read its CSV.  Every target installs missing Debian packages first.
 BUILD   ?= build
 PYTHON  ?= python3
-REPS    ?= 5
+MATRIX  ?= matrices/quick.ini
 SWEEP_REPS ?= 1
-WORKLOAD ?= tensor_copy:size=16M,count=4,steps=100
 STAMP   := $(shell date -u +%Y%m%d-%H%M%S)
 OUT     ?= results/compare-$(STAMP)
 
@@ -29,7 +28,7 @@ bench: build
 
 compare: build
 	@mkdir -p $(OUT)
-	$(BUILD)/mallocbench run -w $(WORKLOAD) -r $(REPS) -o $(OUT)/run.csv
+	$(BUILD)/mallocbench run -m $(MATRIX) -o $(OUT)/run.csv
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv --markdown > $(OUT)/summary.md
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv
 

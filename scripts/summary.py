@@ -115,6 +115,9 @@ def summarize(rows, baseline):
         if config == baseline:
             base[(wl, params)] = line["_t"]
         out.append(line)
+    # fixed order: allocators as the registry lists them, then the label
+    rank = {"glibc": 0, "jemalloc": 1, "tcmalloc": 2, "mimalloc": 3}
+    out.sort(key=lambda l: (rank.get(l["config"].split("[")[0].split("@")[0], 9), l["config"]))
     for line in out:
         b = base.get((line["workload"], line["params"]))
         line[f"vs {baseline}"] = (f"{line['_t'] / b:.2f}x" if b and line["_t"] is not None else "-")

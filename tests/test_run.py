@@ -368,6 +368,23 @@ def case_shard(mb, tmp):
     check("--shard" in p.stderr, "bad shard refused")
 
 
+def case_adaptive(mb, tmp):
+    """--adaptive stops when every CI is narrow enough, and names what did not converge."""
+    out = os.path.join(tmp, "a.csv")
+    spec = "tensor_copy:size=256K,count=2,steps=50,warmup=1"
+    p = run(mb, "run", "-w", spec, "-a", "glibc", "--adaptive", "50%", "--warmup-runs", "0", "--no-limit",
+            "-r", "1", "-o", out)
+    check(len(rows(out)) == 6, f"a loose target converges at the 6-sample minimum: {len(rows(out))}")
+    check("1 of 1 configurations converged" in p.stderr, f"says so: {p.stderr[-300:]!r}")
+    p = run(mb, "run", "-w", spec, "-a", "glibc", "--adaptive", "0.0001%", "--budget", "2s", "--max-blocks", "8",
+            "--warmup-runs", "0", "--no-limit", "-o", out)
+    n = len(rows(out))
+    check(6 <= n <= 8, f"an impossible target stops at the budget or max blocks: {n}")
+    check("not converged: tensor_copy glibc" in p.stderr, f"names the cell: {p.stderr[-300:]!r}")
+    p = run(mb, "run", "-w", spec, "--adaptive", "1%", "--shard", "1/2", "-o", out, expect_rc=2)
+    check("do not mix" in p.stderr, "adaptive with shards refused")
+
+
 def param(params, name):
     return dict(kv.split("=", 1) for kv in params.split(","))[name]
 
