@@ -1,7 +1,8 @@
 # Thin forwarder: meson builds and tests, the harness measures, the scripts
 # read its CSV.  Every target installs missing Debian packages first.
 BUILD   ?= build
-PYTHON  ?= python3
+# an interpreter that has matplotlib (Debian's; the first python3 on PATH may not)
+PYTHON  ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib, numpy' 2>/dev/null && echo $$p && break; done)
 MATRIX  ?= matrices/quick.ini
 SWEEP_REPS ?= 1
 STAMP   := $(shell date -u +%Y%m%d-%H%M%S)
@@ -30,7 +31,9 @@ compare: build
 	@mkdir -p $(OUT)
 	$(BUILD)/mallocbench run -m $(MATRIX) -o $(OUT)/run.csv
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv --markdown > $(OUT)/summary.md
+	$(PYTHON) scripts/report.py $(OUT)/run.csv -o $(OUT)
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv
+	@echo "report: $(OUT)/report.md"
 
 # The fault cliff: faults per MiB and throughput against buffer size, 64 KiB
 # to 256 MiB doubling, every installed allocator (1 GiB copied per point).
@@ -38,6 +41,7 @@ sweep: build
 	@mkdir -p $(OUT)
 	$(BUILD)/mallocbench run -w tensor_copy:count=2,bytes=1G,warmup=1 --sweep size=64K..256M -r $(SWEEP_REPS) -o $(OUT)/sweep.csv
 	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size --markdown > $(OUT)/sweep.md
+	$(PYTHON) scripts/report.py $(OUT)/sweep.csv -o $(OUT)
 	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size
 
 calibrate: build

@@ -150,6 +150,33 @@ static int cmd_calibrate(int argc, char **argv)
     return 0;
 }
 
+/* ---- compare ---------------------------------------------------------------- */
+
+/* The statistics live in scripts/compare.py (it reads only CSV); run it with
+ * an interpreter that has what it needs. */
+static int cmd_compare(int argc, char **argv)
+{
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/scripts/compare.py", MB_SOURCE_DIR);
+    if (access(script, R_OK) != 0) {
+        if (find_beside_self("compare.py", script, sizeof script))
+            return die_usage("cannot find scripts/compare.py (looked in %s/scripts)", MB_SOURCE_DIR);
+    }
+    static const char *const pythons[] = {"/usr/bin/python3", "/usr/local/bin/python3", "python3"};
+    char **args = calloc((size_t)argc + 3, sizeof *args);
+    if (!args)
+        return 1;
+    args[1] = script;
+    for (int i = 1; i < argc; i++)
+        args[i + 1] = argv[i];
+    for (size_t i = 0; i < sizeof pythons / sizeof *pythons; i++) {
+        args[0] = (char *)pythons[i];
+        execvp(pythons[i], args);
+    }
+    free(args);
+    return die_usage("compare: cannot run python3: %s", strerror(errno));
+}
+
 /* ---- list ------------------------------------------------------------------- */
 
 static const char *type_name(tun_type_t t)
@@ -270,6 +297,7 @@ static void usage(FILE *out)
             "commands:\n"
             "  run      measure workloads under allocators, one CSV row per process run\n"
             "  list     allocators | workloads | events | tunables [ALLOCATOR]\n"
+            "  compare  statistics of one run against a baseline, or of two runs (scripts/compare.py)\n"
             "  merge    join the CSVs of the shards of one plan\n"
             "  calibrate  the machine's memcpy bandwidth and the cost of one page fault\n"
             "  schema   print the CSV schema (Markdown)\n"
@@ -300,6 +328,8 @@ int main(int argc, char **argv)
         return cmd_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "merge"))
         return cmd_merge(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "schema")) {
         if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
             printf("usage: mallocbench schema\nprints results/SCHEMA.md: every CSV column with its unit\n");

@@ -424,6 +424,16 @@ static void fill_row(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned
 
 /* ---- sweeps and limits ------------------------------------------------------ */
 
+/* Does the workload have the parameter a sweep "NAME=..." names? */
+static bool wl_has_param(const wl_t *wl, const char *sweep)
+{
+    size_t n = strcspn(sweep, "=");
+    for (size_t i = 0; i < wl->nparams; i++)
+        if (strlen(wl->params[i].name) == n && !strncmp(wl->params[i].name, sweep, n))
+            return true;
+    return false;
+}
+
 /* --sweep NAME=LO..HI (doubling) or NAME=A/B/C: one workload per value, for
  * every workload that has the parameter. */
 static int expand_sweep(const char *sweep, wl_args_t *wl, size_t *nw)
@@ -594,20 +604,29 @@ typedef struct {
 static int resolve(const run_spec_t *sp, resolved_t *r)
 {
     char err[1024];
+    bool swept = false;
     r->nw = 0;
     for (size_t i = 0; i < (sp->nw ? sp->nw : 1); i++) {
         wl_args_t one[MAX_WORKLOADS];
         size_t n = 1;
         if (wl_parse_spec(sp->nw ? sp->workload[i] : "tensor_copy", &one[0], err, sizeof err))
             return die_usage("%s%s%s", sp->matrix[0] ? sp->matrix : "", sp->matrix[0] ? ": " : "", err);
-        const char *sweep = sp->nw && sp->wsweep[i][0] ? sp->wsweep[i] : sp->sweep;
-        if (sweep[0] && expand_sweep(sweep, one, &n))
-            return 2;
+        bool own = sp->nw && sp->wsweep[i][0];
+        const char *sweep = own ? sp->wsweep[i] : sp->sweep;
+        /* the run-wide --sweep applies to the workloads that have its parameter */
+        if (sweep[0] && (own || wl_has_param(one[0].wl, sweep))) {
+            if (expand_sweep(sweep, one, &n))
+                return 2;
+            swept = true;
+        }
         if (r->nw + n > MAX_WORKLOADS)
             return die_usage("too many workloads (at most %d)", MAX_WORKLOADS);
         memcpy(&r->wl[r->nw], one, n * sizeof *one);
         r->nw += n;
     }
+    if (sp->sweep[0] && !swept)
+        return die_usage("--sweep %s: no workload given has a parameter '%.*s'", sp->sweep,
+                         (int)strcspn(sp->sweep, "="), sp->sweep);
     static sweep_t sweeps[MAX_SWEEPS];
     size_t nsw = 0;
     for (size_t i = 0; i < sp->nt; i++)

@@ -4,7 +4,7 @@
 # Needs root (or sudo) only when something is missing.
 set -eu
 
-PKGS="gcc libc6-dev make meson ninja-build pkg-config python3
+PKGS="gcc libc6-dev make meson ninja-build pkg-config python3 python3-numpy python3-matplotlib
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev libinih-dev linux-perf"
 
 missing=""

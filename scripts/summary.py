@@ -134,7 +134,12 @@ def render(lines, baseline, markdown, out):
     by_wl = {}
     for l in lines:
         by_wl.setdefault((l["workload"], l["params"]), []).append(l)
-    for (wl, params), ls in by_wl.items():
+
+    def order(key):  # workloads by name, sizes in increasing order
+        size = param_of(key[1], "size")
+        return (key[0], size_key(size) if size else 0, key[1])
+
+    for (wl, params), ls in sorted(by_wl.items(), key=lambda kv: order(kv[0])):
         title = f"{wl} ({params})"
         used = [c for c in cols if c not in OPTIONAL or any(l[c] for l in ls)]
         table = [[str(l[c]) for c in used] for l in ls]

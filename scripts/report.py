@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""report.py - results/compare-<date>/report.md from a mallocbench CSV: the
+summary tables, the statistics against the baseline, the plots, and a short
+"what this shows" per workload written from the numbers (who re-faults and
+from which size, what share of CPU is system time, which setting removed the
+faults and at what RSS cost).  Reads only the CSV and its sidecars.
+
+    report.py RUN.csv -o OUTDIR [--baseline glibc]
+"""
+import argparse
+import io
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import compare  # noqa: E402
+import stats  # noqa: E402
+import summary  # noqa: E402
+
+REFAULT = 128  # faults per MiB: half the pages of every buffer faulted again
+
+
+def med(rows, fn):
+    vals = [v for v in (fn(r) for r in rows) if v is not None]
+    return stats.median(vals) if vals else None
+
+
+def faults_per_mib(r):
+    f, b = compare.num(r, "region_minor_faults"), compare.num(r, "region_bytes")
+    return f / (b / 2**20) if f is not None and b else None
+
+
+def sys_share(r):
+    u, s = compare.num(r, "region_user_s"), compare.num(r, "region_sys_s")
+    return s / (u + s) if u is not None and s is not None and u + s > 0 else None
+
+
+def settings(config):
+    return config[config.index("[") + 1:-1] if "[" in config else ""
+
+
+def family(config):
+    return config.split("[")[0].split("@")[0]
+
+
+def param(params, name):
+    for kv in params.split(","):
+        k, _, v = kv.partition("=")
+        if k == name:
+            return v
+    return None
+
+
+def names(items):
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def what_it_shows(rows, baseline):
+    """Sentences per workload group, from the medians."""
+    groups = compare.samples(rows)
+    out = []
+    sweeps = {}
+    for (wl, params), configs in groups.items():
+        size = param(params, "size")
+        if wl == "tensor_copy" and size and summary.size_key(size) != float("inf"):
+            rest = ",".join(kv for kv in params.split(",") if not kv.startswith("size="))
+            sweeps.setdefault((wl, rest), {})[size] = configs
+    for (wl, rest), points in sweeps.items():
+        if len(points) < 2:
+            continue
+        cliffs = {}
+        for size in sorted(points, key=summary.size_key):
+            for config, rs in points[size].items():
+                f = med(rs, faults_per_mib)
+                if f is not None and f >= REFAULT and config not in cliffs:
+                    cliffs[config] = size
+        allc = {c for p in points.values() for c in p}
+        keep = sorted(allc - set(cliffs), key=compare.config_rank)
+        lines = [f"{c} re-faults from {cliffs[c]}" for c in sorted(cliffs, key=compare.config_rank)]
+        if keep:
+            lines.append(f"{names(keep)} {'keeps' if len(keep) == 1 else 'keep'} their pages at every size "
+                         f"measured (up to {max(points, key=summary.size_key)})")
+        out.append((f"{wl} across sizes ({rest})", "; ".join(lines) + ": from that size on, every buffer "
+                    "freed is given back to the kernel and faulted in again on the next step."))
+    def order(item):
+        (wl, params), _ = item
+        size = param(params, "size")
+        return (wl, summary.size_key(size) if size else 0, params)
+
+    for (wl, params), configs in sorted(groups.items(), key=order):
+        text = []
+        fam_default = {c: rs for c, rs in configs.items() if "[" not in c}
+        meds = {c: med(rs, lambda r: compare.num(r, "throughput")) for c, rs in configs.items()}
+        unit = next(iter(configs.values()))[0]["throughput_unit"]
+        refault = {c: med(rs, faults_per_mib) for c, rs in configs.items()}
+        bad = [c for c in sorted(configs, key=compare.config_rank) if (refault[c] or 0) >= REFAULT]
+        if bad:
+            how = []
+            for c in bad:
+                rs = configs[c]
+                calls = {k: med(rs, lambda r, k=k: compare.num(r, f"region_{k}_calls")) or 0
+                         for k in ("madvise", "munmap", "brk")}
+                via = max(calls, key=calls.get)
+                sh = med(rs, sys_share)
+                how.append(f"{c} ({refault[c]:.0f} faults/MiB, via {via}"
+                           + (f", {sh * 100:.0f}% of its CPU in the kernel)" if sh is not None else ")"))
+            text.append(f"Re-faults the memory it touches again: {'; '.join(how)}.")
+        elif any(v is not None for v in refault.values()):
+            text.append("No configuration faults its memory in again (all below "
+                        f"{REFAULT} faults/MiB).")
+        good = [c for c in meds if meds[c] is not None]
+        if good and unit:
+            best = max(good, key=lambda c: meds[c])
+            if wl == "idle_release":
+                parts = [f"{c} {meds[c]:.2f}" for c in sorted(good, key=compare.config_rank)]
+                text.append("Share of the freed memory given back to the kernel by the end of the idle: "
+                            + ", ".join(parts) + ".")
+            elif baseline in meds and meds[baseline]:
+                text.append(f"Fastest: {best} at {meds[best] / meds[baseline]:.2f}x {baseline} "
+                            f"({unit}).")
+        for c, rs in sorted(configs.items(), key=lambda kv: compare.config_rank(kv[0])):
+            if "[" not in c:
+                continue
+            base = fam_default.get(family(c))
+            if not base:
+                continue
+            f0, f1 = med(base, faults_per_mib), med(rs, faults_per_mib)
+            r0 = med(base, lambda r: compare.num(r, "rss_peak_kib"))
+            r1 = med(rs, lambda r: compare.num(r, "rss_peak_kib"))
+            t0, t1 = med(base, lambda r: compare.num(r, "throughput")), meds[c]
+            c0 = med(base, lambda r: (compare.num(r, "region_user_s") or 0) + (compare.num(r, "region_sys_s") or 0))
+            c1 = med(rs, lambda r: (compare.num(r, "region_user_s") or 0) + (compare.num(r, "region_sys_s") or 0))
+            bits = []
+            if f0 and f0 >= REFAULT and f1 is not None:
+                bits.append(f"removes {(1 - f1 / f0) * 100:.0f}% of the faults")
+            if t0 and t1:
+                bits.append(f"throughput {t1 / t0:.2f}x")
+            if c0 and c1 is not None:
+                bits.append(f"CPU {c1 / c0:.2f}x")
+            if r0 and r1:
+                bits.append(f"peak RSS {(r1 - r0) / 1024:+.0f} MiB")
+            if bits:
+                text.append(f"{settings(c)} on {family(c)}: " + ", ".join(bits) + " against its defaults.")
+        if text:
+            out.append((f"{wl} ({params})", " ".join(text)))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv")
+    ap.add_argument("-o", "--outdir", required=True)
+    ap.add_argument("--baseline", default="glibc")
+    args = ap.parse_args()
+    os.makedirs(args.outdir, exist_ok=True)
+    rows = compare.load(args.csv)
+    if not rows:
+        compare.die(f"no ok rows in '{args.csv}'")
+    meta_path = args.csv[:-4] + ".meta.json" if args.csv.endswith(".csv") else args.csv + ".meta.json"
+    meta = {}
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            meta = json.load(f)
+    m = meta.get("machine", {})
+    md = io.StringIO()
+    md.write("# mallocbench report\n\n")
+    md.write(f"- data: `{os.path.basename(args.csv)}` ({len(rows)} ok samples)\n")
+    if meta:
+        md.write(f"- machine: {m.get('cpu_model')}, {m.get('cores_online')} cores, "
+                 f"{(m.get('mem_total_kib') or 0) / 2**20:.0f} GiB, kernel {m.get('kernel')}, THP "
+                 f"{m.get('thp_enabled')}, glibc {m.get('glibc_version')}\n")
+        md.write(f"- started {meta.get('started')}, commit `{meta.get('git_commit')}`\n")
+        md.write(f"- command: `{' '.join(meta.get('command', []))}`\n")
+    md.write("\n## What this shows\n\n")
+    for title, text in what_it_shows(rows, args.baseline):
+        md.write(f"- **{title}**: {text}\n")
+    md.write("\n## Summary\n")
+    buf = io.StringIO()
+    summary.render(summary.summarize(rows, args.baseline), args.baseline, True, buf)
+    md.write(buf.getvalue())
+    # plots, where matplotlib is installed
+    try:
+        import plots
+        manifest = plots.make_plots([args.csv], args.outdir)
+        md.write("\n## Plots\n")
+        for p in manifest:
+            md.write(f"\n### {p['title']}\n\n![{p['title']}]({os.path.basename(p['png'])})\n\n"
+                     f"{p.get('caption', '')}\n")
+    except ImportError as e:
+        md.write(f"\n## Plots\n\nNot drawn: {e} (install python3-matplotlib).\n")
+    md.write("\n## Statistics against the baseline\n")
+    buf = io.StringIO()
+    saved = compare.METRICS
+    compare.METRICS = [x for x in saved if x[0] in ("throughput", "sys CPU", "faults per GB", "peak RSS",
+                                                    "latency p99")]
+    if any(args.baseline in g for g in compare.samples(rows).values()):
+        cells = compare.build(compare.samples(rows), compare.samples(rows), args.baseline, False, 0.01)
+        if cells:
+            compare.render(cells, False, True, buf)
+            compare.METRICS = saved
+            compare.write_csv(cells, os.path.join(args.outdir, "compare.csv"))
+    compare.METRICS = saved
+    md.write(buf.getvalue() or "\nNo baseline configuration to compare against.\n")
+    md.write("\nEvery metric, every configuration: `compare.csv` beside this report.\n")
+    out = os.path.join(args.outdir, "report.md")
+    with open(out + ".tmp", "w") as f:
+        f.write(md.getvalue())
+    os.replace(out + ".tmp", out)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
