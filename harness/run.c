@@ -326,7 +326,8 @@ static void sync_line(child_t *ch, char *line, int sync_fd)
             ;
     } else if (!strncmp(line, "result ", 7)) {
         parse_result(s, line + 7);
-    } else if (!strncmp(line, "fail ", 5)) {
+    } else if (!strncmp(line, "fail ", 5) && !ch->fail[0]) {
+        /* the first failure is the cause; later ones are its consequences */
         snprintf(ch->fail, sizeof ch->fail, "%s", line + 5);
     }
 }
