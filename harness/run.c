@@ -224,8 +224,8 @@ static long proc_rss_kib(int statm_fd)
         return -1;
     buf[n] = '\0';
     unsigned long size, resident;
-    if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
-        return -1;
+    if (sscanf(buf, "%lu %lu", &size, &resident) != 2 || size == 0)
+        return -1; /* an exiting process has no memory map left: not a reading */
     return (long)(resident * (unsigned long)(sysconf(_SC_PAGESIZE) / 1024));
 }
 
