@@ -71,7 +71,7 @@
     X(region_bytes, "bytes", "measured region: bytes the workload touched (copied)") \
     X(region_ops, "count", "measured region: allocations made") \
     X(checksum, "hex", "workload checksum: equal across allocators for the same parameters") \
-    X(limit_throughput, "throughput_unit", "the machine's limit for this workload: the same copies into buffers allocated once, before the loop, best of 5 samples under glibc at the start of the run; empty when the workload has none") \
+    X(limit_throughput, "throughput_unit", "the machine's limit for this workload: the same copies into buffers allocated once, before the loop, measured under glibc at the start of this row's block (side by side with it); empty when the workload has none") \
     X(fraction_of_limit, "ratio", "throughput / limit_throughput: how far from the machine's memcpy limit") \
     X(latency_what, "", "what one latency value times: op (one allocation and its work) or step; empty when none") \
     X(latency_p50_us, "us", "measured region: median latency (HDR histogram, < 0.8% error)") \

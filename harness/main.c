@@ -277,6 +277,8 @@ static int cmd_list(int argc, char **argv)
                 "usage: mallocbench list allocators|workloads|events|tunables [ALLOCATOR]\n");
         return argc < 2 ? 2 : 0;
     }
+    if (argc > (strcmp(argv[1], "tunables") ? 2 : 3))
+        return die_usage("list %s: unexpected argument '%s'", argv[1], argv[argc - 1]);
     if (!strcmp(argv[1], "allocators"))
         return list_allocators();
     if (!strcmp(argv[1], "workloads"))

@@ -263,10 +263,9 @@ static int write_sidecar(const char *path, const char *run_id, int argc, char **
         sysinfo_json_string(f, params);
         fputs(", \"limit_params\": ", f);
         sysinfo_json_string(f, wl[w].wl->limit);
-        if (isnan(limits[w]))
-            fputs(", \"limit_throughput\": null", f);
-        else
-            fprintf(f, ", \"limit_throughput\": %.6g", limits[w]);
+        fputs(", \"measured\": ", f);
+        sysinfo_json_string(f, !wl[w].wl->limit ? NULL : limits ? "per block, under glibc, in limit_throughput"
+                                                                : "not measured (--no-limit)");
         fprintf(f, "}%s\n", w + 1 < nw ? "," : "");
     }
     fputs("  ]\n}\n", f);
@@ -530,7 +529,7 @@ static double measure_limit(const run_opts_t *o, const wl_args_t *a, int reps, b
             v[k - 1] = t;
         }
     /* the limit is what the machine can do: the best of the samples (a busy
-     * machine only ever makes a sample slower) */
+     * machine only ever makes a sample slower); runs take one per block */
     double best = v[n - 1];
     if (!quiet) {
         char params[512];
@@ -1048,10 +1047,11 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
             fprintf(stderr, "%s: %-40s %s %s\n", prog, r.cfg[k].label, r.versions[k],
                     r.cfg[k].lib[0] ? r.cfg[k].lib : "(libc)");
     }
+    /* limits are measured block by block, beside the samples they bound */
     for (size_t w = 0; w < r.nw; w++)
-        r.limits[w] = sp.limit ? measure_limit(&o, &r.wl[w], 5, quiet) : NAN;
+        r.limits[w] = NAN;
     rc = write_sidecar(meta_path, run_id, full_argc, full_argv, r.cfg, r.ncfg, r.versions, &o, r.wl,
-                       r.limits, r.nw);
+                       sp.limit ? r.limits : NULL, r.nw);
     if (rc)
         fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, meta_path, strerror(-rc));
     if (!quiet) {
@@ -1109,6 +1109,15 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
                 break;
         }
         plan_block_order(sp.seed, b, r.ncells, order);
+        /* each workload's limit, measured at the start of the block that uses it,
+         * so a row's fraction_of_limit compares samples taken side by side */
+        for (size_t w = 0; w < r.nw && sp.limit && !run_interrupted(); w++) {
+            bool used = false;
+            for (size_t p = 0; p < r.ncells && !used; p++)
+                used = order[p] / r.ncfg == w && plan_in_shard(b, p, r.ncells, shard_k, shard_n) &&
+                       !done[b * r.ncells + p] && !converged[order[p]];
+            r.limits[w] = used ? measure_limit(&o, &r.wl[w], 1, true) : NAN;
+        }
         for (size_t p = 0; p < r.ncells && !run_interrupted(); p++) {
             size_t cell = order[p], w = cell / r.ncfg, k = cell % r.ncfg;
             if (!plan_in_shard(b, p, r.ncells, shard_k, shard_n) || done[b * r.ncells + p] ||
