@@ -46,12 +46,7 @@ def family(config):
     return config.split("[")[0].split("@")[0]
 
 
-def param(params, name):
-    for kv in params.split(","):
-        k, _, v = kv.partition("=")
-        if k == name:
-            return v
-    return None
+param = summary.param_of
 
 
 def names(items):

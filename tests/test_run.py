@@ -6,41 +6,12 @@ what it wrote: rows with a proven allocator, faults counted, equal
 checksums; bad input refused before any run; a crashing or hanging child
 becomes a row with its status while the other runs go on.  Exit 77 = skip.
 """
-import csv
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 
-SKIP = 77
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def run(mb, *args, expect_rc=0):
-    p = subprocess.run([mb, *args], capture_output=True, text=True, timeout=600)
-    if expect_rc is not None and p.returncode != expect_rc:
-        print(p.stdout, p.stderr, file=sys.stderr)
-    if expect_rc is not None:
-        check(p.returncode == expect_rc, f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}")
-    return p
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def installed(mb):
-    out = run(mb, "list", "allocators").stdout.splitlines()[1:]
-    return [l.split()[0] for l in out if l.split()[1] == "yes"]
-
+from mbtest import SKIP, check, installed, main, rows, run
 
 def case_allocators(mb, tmp):
     """Every installed allocator runs tensor_copy, is proven, counts faults."""
@@ -389,15 +360,5 @@ def param(params, name):
     return dict(kv.split("=", 1) for kv in params.split(","))[name]
 
 
-def main():
-    mb, case = sys.argv[1], sys.argv[2]
-    with tempfile.TemporaryDirectory() as tmp:
-        globals()["case_" + case](mb, tmp)
-    if FAILS:
-        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main({k[5:]: v for k, v in globals().items() if k.startswith("case_")}))

@@ -8,40 +8,22 @@ on which thread freed what), count its ops, report latency percentiles and
 its own figures; a different seed gives a different checksum; one thread
 and three threads (a ring of queues) work too.  Exit 77 = skip.
 """
-import csv
 import os
-import subprocess
 import sys
-import tempfile
 
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
+import mbtest
+from mbtest import SKIP, check, installed, rows, run
 
 
 def run_rows(mb, tmp, name, *args):
     out = os.path.join(tmp, name + ".csv")
-    p = subprocess.run([mb, "run", "-q", "-o", out, *args], capture_output=True, text=True,
-                       timeout=600)
+    p = run(mb, "run", "-q", "-o", out, *args, expect_rc=None)
     check(p.returncode == 0, f"{' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
-    if not os.path.exists(out):
-        return []
-    with open(out, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def installed(mb):
-    out = subprocess.run([mb, "list", "allocators"], capture_output=True, text=True,
-                         check=True).stdout.splitlines()[1:]
-    return [l.split()[0] for l in out if l.split()[1] == "yes"]
+    return rows(out)
 
 
 def metrics(row):
-    return {k: int(v) for k, v in (kv.split("=", 1) for kv in row["workload_metrics"].split(";") if kv)}
+    return {k: int(v) for k, v in mbtest.metrics(row).items()}
 
 
 def check_row(r, threads, ops):
@@ -63,49 +45,43 @@ def check_row(r, threads, ops):
     check(m.get("remote_frees", 0) > 0, f"{what}: no remote frees: {m}")
 
 
-def main():
-    mb = sys.argv[1]
+def case_churn(mb, tmp):
     allocs = installed(mb)
     if not allocs:
         print("SKIP: no allocator installed", file=sys.stderr)
-        return 77
+        sys.exit(SKIP)
     ops = 20000
     base = f"arena_churn:ops={ops},warmup=2000,live=200,seed=7"
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = run_rows(mb, tmp, "all", "-w", base, "-w", base + ",alloc=stub", "-a", ",".join(allocs),
-                        "-r", "1")
-        check(len(rows) == 2 * len(allocs), f"{len(rows)} rows for {len(allocs)} allocators x 2")
-        for r in rows:
-            check_row(r, 2, ops)
-        sums = {r["checksum"] for r in rows if r["status"] == "ok"}
-        check(len(sums) == 1, f"one checksum across allocators and the stub: {sums}")
+    rows = run_rows(mb, tmp, "all", "-w", base, "-w", base + ",alloc=stub", "-a", ",".join(allocs),
+                    "-r", "1")
+    check(len(rows) == 2 * len(allocs), f"{len(rows)} rows for {len(allocs)} allocators x 2")
+    for r in rows:
+        check_row(r, 2, ops)
+    sums = {r["checksum"] for r in rows if r["status"] == "ok"}
+    check(len(sums) == 1, f"one checksum across allocators and the stub: {sums}")
 
-        # the seed matters; thread counts 1 and 3 (queues in a ring) work
-        other = run_rows(mb, tmp, "seed", "-w", base.replace("seed=7", "seed=8"), "-a", "glibc", "-r", "1")
-        check(len(other) == 1 and other[0]["checksum"] not in sums, "another seed, another checksum")
-        for threads in (1, 3):
-            rs = run_rows(mb, tmp, f"t{threads}", "-w", f"{base},threads={threads}",
-                          "-a", ",".join(allocs), "-r", "1")
-            for r in rs:
-                check_row(r, threads, ops)
-            check(len({r["checksum"] for r in rs}) == 1, f"threads={threads}: one checksum")
+    # the seed matters; thread counts 1 and 3 (queues in a ring) work
+    other = run_rows(mb, tmp, "seed", "-w", base.replace("seed=7", "seed=8"), "-a", "glibc", "-r", "1")
+    check(len(other) == 1 and other[0]["checksum"] not in sums, "another seed, another checksum")
+    for threads in (1, 3):
+        rs = run_rows(mb, tmp, f"t{threads}", "-w", f"{base},threads={threads}",
+                      "-a", ",".join(allocs), "-r", "1")
+        for r in rs:
+            check_row(r, threads, ops)
+        check(len({r["checksum"] for r in rs}) == 1, f"threads={threads}: one checksum")
 
-        # large objects, every page written: the faults are counted in the region
-        rs = run_rows(mb, tmp, "large", "-w", "arena_churn:ops=2000,warmup=0,small=0,medium=0,large=1,"
-                      "live=4,remote=0,touch=4K", "-a", "glibc", "-r", "1")
-        check(len(rs) == 1 and rs[0]["status"] == "ok", "large-only run")
-        if rs and rs[0]["status"] == "ok" and rs[0]["region_minor_faults"] != "":
-            check(int(rs[0]["region_minor_faults"]) > 0, f"faults in the region: {rs[0]['region_minor_faults']}")
+    # large objects, every page written: the faults are counted in the region
+    rs = run_rows(mb, tmp, "large", "-w", "arena_churn:ops=2000,warmup=0,small=0,medium=0,large=1,"
+                  "live=4,remote=0,touch=4K", "-a", "glibc", "-r", "1")
+    check(len(rs) == 1 and rs[0]["status"] == "ok", "large-only run")
+    if rs and rs[0]["status"] == "ok" and rs[0]["region_minor_faults"] != "":
+        check(int(rs[0]["region_minor_faults"]) > 0, f"faults in the region: {rs[0]['region_minor_faults']}")
 
-        # bad input is refused before any run
-        p = subprocess.run([mb, "run", "-q", "-w", "arena_churn:remote=101", "-a", "glibc",
-                            "-o", os.path.join(tmp, "bad.csv")], capture_output=True, text=True)
-        check(p.returncode == 2 and "remote" in p.stderr, f"remote=101 refused: {p.returncode} {p.stderr}")
-    if FAILS:
-        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
+    # bad input is refused before any run
+    p = run(mb, "run", "-q", "-w", "arena_churn:remote=101", "-a", "glibc", "-o", os.path.join(tmp, "bad.csv"),
+            expect_rc=None)
+    check(p.returncode == 2 and "remote" in p.stderr, f"remote=101 refused: {p.returncode} {p.stderr}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(mbtest.main({"churn": case_churn}))

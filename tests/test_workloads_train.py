@@ -7,15 +7,12 @@ the harness and checks the rows: status ok, one checksum across allocators,
 the workload's own figures consistent with its parameters, and the kernel
 work each workload exists to show.  Exit 77 = skip.
 """
-import csv
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
-SKIP = 77
-FAILS = []
+import mbtest
+from mbtest import check, installed, main, metrics, run
 MIB = 1 << 20
 COLUMNS = ("latency_what", "latency_p50_us", "latency_p99_us", "latency_p999_us", "latency_max_us",
            "latency_count", "workload_metrics")
@@ -28,42 +25,14 @@ def schema_version():
         return f.readline().rsplit(" ", 1)[-1].strip()
 
 
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def run(mb, *args, expect_rc=0):
-    p = subprocess.run([mb, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != expect_rc:
-        print(p.stdout, p.stderr, file=sys.stderr)
-    check(p.returncode == expect_rc, f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}")
-    return p
-
-
 def rows(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        rs = list(csv.DictReader(f))
+    rs = mbtest.rows(path)
     want = schema_version()
     for r in rs:
         check(r["schema_version"] == want, f"schema_version {r['schema_version']}, expected {want}")
         missing = [c for c in COLUMNS if c not in r]
         check(not missing, f"columns missing: {missing}")
     return rs
-
-
-def installed(mb):
-    out = run(mb, "list", "allocators").stdout.splitlines()[1:]
-    return [l.split()[0] for l in out if len(l.split()) > 1 and l.split()[1] == "yes"]
-
-
-def metrics(r):
-    """workload_metrics "name=value;name=value" as a dict."""
-    m = r.get("workload_metrics", "")
-    return dict(kv.split("=", 1) for kv in m.split(";") if "=" in kv)
 
 
 def one_checksum(rs, what):
@@ -162,18 +131,5 @@ def case_idle_release(mb, tmp):
         check(r["status"] == "ok" and 10 <= int(r["region_ops"]) <= 16, f"tick_ms=20 over 300 ms: ops {r['region_ops']}")
 
 
-def main():
-    mb, case = sys.argv[1], sys.argv[2]
-    if not os.access(mb, os.X_OK):
-        print(f"SKIP: no harness at {mb}", file=sys.stderr)
-        return SKIP
-    with tempfile.TemporaryDirectory() as tmp:
-        globals()["case_" + case](mb, tmp)
-    if FAILS:
-        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main({"train_step": case_train_step, "idle_release": case_idle_release}))
