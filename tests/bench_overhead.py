@@ -51,7 +51,8 @@ def main():
                 hand_tp.append(float(out.split("throughput=")[1].split()[0]))
             hand_s.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            rows = harness_rows(mb, "-w", SPEC, "-a", alloc, "-r", str(n))
+            # like for like: no discarded warm-up sample, no limit samples
+            rows = harness_rows(mb, "-w", SPEC, "-a", alloc, "-r", str(n), "--warmup-runs", "0", "--no-limit")
             harn_s.append(time.perf_counter() - t0)
             harn_one += [float(r["total_wall_s"]) for r in rows]
             harn_tp += [float(r["throughput"]) for r in rows]
