@@ -3,7 +3,7 @@
 where no page is faulted again.
 
 Alternating blocks, each sample a fresh process through the harness:
-  calibrate (size=16M)                 plain memcpy into a pre-faulted buffer
+  calibrate (size=64M)                 plain memcpy into a pre-faulted buffer, out of cache
   tensor_copy reuse=yes                the workload with buffers allocated once
   tensor_copy under tcmalloc           keeps most pages (defaults; and release_rate=0)
   tensor_copy under glibc, mmap_threshold=32M, trim_threshold=256M
@@ -24,7 +24,9 @@ def main():
     mb = sys.argv[1]
     blocks = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     have = installed(mb)
-    cells = [("calibrate memcpy 16M", ["-w", "calibrate:size=16M,rounds=100", "-a", "glibc"]),
+    # memcpy of 64 MiB: out of cache like the workload (4 x 16 MiB + its 16 MiB
+    # source per step); 16 MiB copies (32 MiB touched) partly hit a 32 MiB L3
+    cells = [("calibrate memcpy 64M", ["-w", "calibrate:size=64M,rounds=25", "-a", "glibc"]),
              ("tensor_copy reuse=yes", ["-w", SPEC + ",reuse=yes", "-a", "glibc"])]
     if "tcmalloc" in have:
         cells.append(("tensor_copy tcmalloc", ["-w", SPEC, "-a", "tcmalloc"]))
