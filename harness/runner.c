@@ -493,10 +493,10 @@ static int expand_sweep(const char *sweep, wl_args_t *wl, size_t *nw)
     return 0;
 }
 
-/* The workload's own upper bound (wl_t.limit): the same spec with the
- * allocator taken out of the loop, run under glibc without counters; the
- * best throughput of reps samples, or NAN. */
-static double measure_limit(const run_opts_t *o, const wl_args_t *a, int reps, bool quiet)
+/* The workload's own upper bound (wl_t.limit): one sample of the same spec
+ * with the allocator taken out of the loop, run under glibc without
+ * counters; its throughput, or NAN. */
+static double measure_limit(const run_opts_t *o, const wl_args_t *a)
 {
     if (!a->wl->limit)
         return NAN;
@@ -511,33 +511,14 @@ static double measure_limit(const run_opts_t *o, const wl_args_t *a, int reps, b
     memset(&glibc, 0, sizeof glibc);
     glibc.alloc = alloc_find("glibc");
     snprintf(glibc.label, sizeof glibc.label, "glibc");
-    double v[16];
-    int n = 0;
     run_sample_t *s = malloc(sizeof *s);
     if (!s)
         return NAN;
-    for (int r = 0; r < reps && r < 16 && !run_interrupted(); r++)
-        if (run_sample(o, &glibc, &lim, NULL, s, NULL, NULL) == 0 && s->status == RUN_OK && s->have_result)
-            v[n++] = s->throughput;
+    double v = NAN;
+    if (run_sample(o, &glibc, &lim, NULL, s, NULL, NULL) == 0 && s->status == RUN_OK && s->have_result)
+        v = s->throughput;
     free(s);
-    if (!n)
-        return NAN;
-    for (int i = 1; i < n; i++)
-        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) {
-            double t = v[k];
-            v[k] = v[k - 1];
-            v[k - 1] = t;
-        }
-    /* the limit is what the machine can do: the best of the samples (a busy
-     * machine only ever makes a sample slower); runs take one per block */
-    double best = v[n - 1];
-    if (!quiet) {
-        char params[512];
-        wl_format_args(a, ',', params, sizeof params);
-        fprintf(stderr, "%s: limit of %s (%s, %s): %.4g per second (best of %d)\n", prog, a->wl->name,
-                params, a->wl->limit, best, n);
-    }
-    return best;
+    return v;
 }
 
 /* ---- run -------------------------------------------------------------------- */
@@ -1116,7 +1097,7 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
             for (size_t p = 0; p < r.ncells && !used; p++)
                 used = order[p] / r.ncfg == w && plan_in_shard(b, p, r.ncells, shard_k, shard_n) &&
                        !done[b * r.ncells + p] && !converged[order[p]];
-            r.limits[w] = used ? measure_limit(&o, &r.wl[w], 1, true) : NAN;
+            r.limits[w] = used ? measure_limit(&o, &r.wl[w]) : NAN;
         }
         for (size_t p = 0; p < r.ncells && !run_interrupted(); p++) {
             size_t cell = order[p], w = cell / r.ncfg, k = cell % r.ncfg;
