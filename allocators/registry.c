@@ -269,16 +269,19 @@ int alloc_parse_setting(const alloc_info_t *a, const char *text, alloc_setting_t
             snprintf(out->value, sizeof out->value, "%.17g", num);
         break;
     case TUN_BOOL:
-        if (!strcasecmp(val, "1") || !strcasecmp(val, "true") || !strcasecmp(val, "on"))
+        /* the spellings a matrix file's yes/no keys accept, so the two agree */
+        if (!strcasecmp(val, "1") || !strcasecmp(val, "true") || !strcasecmp(val, "on") ||
+            !strcasecmp(val, "yes"))
             num = 1;
-        else if (!strcasecmp(val, "0") || !strcasecmp(val, "false") || !strcasecmp(val, "off"))
+        else if (!strcasecmp(val, "0") || !strcasecmp(val, "false") || !strcasecmp(val, "off") ||
+                 !strcasecmp(val, "no"))
             num = 0;
         else
             rc = -EINVAL;
         if (!rc)
             snprintf(out->value, sizeof out->value, "%d", (int)num);
         break;
-    case TUN_ENUM:
+    case TUN_ENUM: {
         uint64_t idx;
         if (units_parse_choice(t->choices, val, &idx)) {
             snprintf(err, errlen, "bad value '%s' for %s:%s (one of %s)", val, a->name, name, t->choices);
@@ -287,9 +290,10 @@ int alloc_parse_setting(const alloc_info_t *a, const char *text, alloc_setting_t
         snprintf(out->value, sizeof out->value, "%s", val);
         return 0;
     }
+    }
     if (rc) {
         static const char *const what[] = {"an integer", "a non-negative integer",
-                                           "a size such as 64K or 16M", "true or false", "a number", ""};
+                                           "a size such as 64K or 16M", "true or false (1/0, yes/no, on/off)", "a number", ""};
         snprintf(err, errlen, "bad value '%s' for %s:%s (expected %s)", val, a->name, name, what[t->type]);
         return -EINVAL;
     }

@@ -1,14 +1,22 @@
-/* matrix.c - matrix files (INI, libinih) into a run specification.  Values
- * are checked here only for form; the runner checks them against the
- * registries exactly as it checks the command line. */
+/* matrix.c - matrix files (INI) into a run specification.  The INI reader
+ * is our own, so that it stops at the first error, keeps every entry's line
+ * and refuses what a general INI library would silently accept (long lines
+ * cut in two, duplicate keys and sections).  Values are checked here only
+ * for form; the runner checks them against the registries exactly as it
+ * checks the command line. */
 #include "matrix.h"
+#include "registry.h"
 #include "units.h"
+#include "workload.h"
 
+#include <ctype.h>
 #include <errno.h>
-#include <ini.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 void spec_defaults(run_spec_t *s)
 {
@@ -21,11 +29,23 @@ void spec_defaults(run_spec_t *s)
     s->max_blocks = 100;
 }
 
+#define MATRIX_SECTIONS 128
+#define MATRIX_KEYS 64
+
 typedef struct {
     run_spec_t *s;
     char err[512];
-    char section[128];
+    unsigned line;           /* the line being read */
     long cur_workload;       /* index of the [workload] section being read, -1 none */
+    wl_args_t args;          /* its parameters so far, checked key by key */
+    const alloc_info_t *alloc; /* the allocator of the [tunables] section being read */
+    /* every section seen, and the keys of the current one, for duplicates */
+    size_t nsections;
+    char sections[MATRIX_SECTIONS][128];
+    unsigned section_line[MATRIX_SECTIONS];
+    size_t nkeys;
+    char keys[MATRIX_KEYS][64];
+    unsigned key_line[MATRIX_KEYS];
 } load_t;
 
 static int fail(load_t *l, const char *fmt, const char *a, const char *b)
@@ -61,10 +81,13 @@ static int run_key(load_t *l, const char *k, const char *v)
             return fail(l, "bad sample_interval '%s' (at least 1ms)%s", v, "");
     } else if (!strcmp(k, "events")) {
         snprintf(s->events, sizeof s->events, "%s", v);
+        s->events_line = l->line;
     } else if (!strcmp(k, "output")) {
         snprintf(s->output, sizeof s->output, "%s", v);
+        s->output_line = l->line;
     } else if (!strcmp(k, "allocators")) {
         snprintf(s->allocators, sizeof s->allocators, "%s", v);
+        s->allocators_line = l->line;
     } else if (!strcmp(k, "seed")) {
         if (units_parse_u64(v, &s->seed))
             return fail(l, "bad seed '%s'%s", v, "");
@@ -92,11 +115,13 @@ static int run_key(load_t *l, const char *k, const char *v)
         s->max_blocks = (unsigned)u;
     } else if (!strcmp(k, "pin")) {
         snprintf(s->pin, sizeof s->pin, "%s", v);
+        s->pin_line = l->line;
     } else if (!strcmp(k, "limit")) {
         if (!parse_bool(v, &s->limit))
             return fail(l, "bad limit '%s' (yes or no)%s", v, "");
     } else if (!strcmp(k, "sweep")) {
         snprintf(s->sweep, sizeof s->sweep, "%s", v);
+        s->sweep_line = l->line;
     } else {
         return fail(l, "unknown key '%s' in [run] (valid: repetitions, timeout, sample_interval, events, "
                        "output, seed, warmup_runs, adaptive, budget, max_blocks, pin, allocators, limit, "
@@ -105,76 +130,275 @@ static int run_key(load_t *l, const char *k, const char *v)
     return 1;
 }
 
-static int handler(void *user, const char *section, const char *key, const char *value)
+/* A new [section]: refuse it twice; a workload section becomes an entry
+ * even when no key follows (the workload with its defaults). */
+static int begin_section(load_t *l, const char *section)
 {
-    load_t *l = user;
     run_spec_t *s = l->s;
-    bool new_section = strcmp(section, l->section) != 0;
-    if (new_section)
-        snprintf(l->section, sizeof l->section, "%s", section);
+    for (size_t i = 0; i < l->nsections; i++)
+        if (!strcmp(l->sections[i], section)) {
+            snprintf(l->err, sizeof l->err, "section [%s] appears twice (first at line %u)", section,
+                     l->section_line[i]);
+            return 0;
+        }
+    if (l->nsections >= MATRIX_SECTIONS)
+        return fail(l, "too many sections (at most %d)%s", "128", "");
+    snprintf(l->sections[l->nsections], sizeof l->sections[0], "%s", section);
+    l->section_line[l->nsections++] = l->line;
+    l->nkeys = 0;
+    l->cur_workload = -1;
+    if (!strcmp(section, "run"))
+        return 1;
+    if (!strncmp(section, "workload", 8) && (!section[8] || section[8] == ' ')) {
+        char name[64], label[64], junk[2];
+        int n = sscanf(section + 8, "%63s %63s %1s", name, label, junk);
+        if (n < 1)
+            return fail(l, "[workload] needs a name, e.g. [workload tensor_copy]%s%s", "", "");
+        if (n > 2)
+            return fail(l, "bad section [%s] (expected [workload NAME] or [workload NAME LABEL])%s", section, "");
+        if (s->nw >= SPEC_MAX_WORKLOADS)
+            return fail(l, "too many [workload] sections (at most %s)%s", "64", "");
+        if (wl_parse_spec(name, &l->args, l->err, sizeof l->err))
+            return 0;
+        l->cur_workload = (long)s->nw++;
+        snprintf(s->workload[l->cur_workload], SPEC_TEXT, "%s:", name);
+        s->wsweep[l->cur_workload][0] = '\0';
+        s->wline[l->cur_workload] = l->line;
+        s->wsweep_line[l->cur_workload] = 0;
+        return 1;
+    }
+    if (!strncmp(section, "tunables", 8) && (!section[8] || section[8] == ' ')) {
+        char alloc[64], junk[2];
+        int n = sscanf(section + 8, "%63s %1s", alloc, junk);
+        if (n != 1)
+            return fail(l, "[tunables] needs one allocator, e.g. [tunables jemalloc]%s%s", "", "");
+        l->alloc = alloc_find(alloc);
+        if (!l->alloc)
+            return fail(l, "unknown allocator '%s' in [%s]", alloc, section);
+        return 1;
+    }
+    return fail(l, "unknown section [%s] (valid: [run], [workload NAME], [tunables ALLOCATOR])%s", section, "");
+}
+
+static int handler(load_t *l, const char *section, const char *key, const char *value)
+{
+    run_spec_t *s = l->s;
+    for (size_t i = 0; i < l->nkeys; i++)
+        if (!strcmp(l->keys[i], key)) {
+            snprintf(l->err, sizeof l->err, "'%s' is set twice in [%s] (first at line %u)", key, section,
+                     l->key_line[i]);
+            return 0;
+        }
+    if (l->nkeys >= MATRIX_KEYS)
+        return fail(l, "too many keys in [%s] (at most %s)", section, "64");
+    snprintf(l->keys[l->nkeys], sizeof l->keys[0], "%s", key);
+    l->key_line[l->nkeys++] = l->line;
     if (!strcmp(section, "run"))
         return run_key(l, key, value);
-    if (!strncmp(section, "workload ", 9)) {
-        if (new_section) {
-            if (s->nw >= SPEC_MAX_WORKLOADS)
-                return fail(l, "too many [workload] sections%s%s", "", "");
-            char name[64];
-            if (sscanf(section + 9, "%63s", name) != 1)
-                return fail(l, "[workload] needs a name, e.g. [workload tensor_copy]%s%s", "", "");
-            l->cur_workload = (long)s->nw++;
-            snprintf(s->workload[l->cur_workload], SPEC_TEXT, "%s:", name);
-        }
+    if (l->cur_workload >= 0) {
         char *w = s->workload[l->cur_workload];
         if (!strcmp(key, "sweep")) {
             snprintf(s->wsweep[l->cur_workload], sizeof s->wsweep[0], "%s", value);
+            s->wsweep_line[l->cur_workload] = l->line;
             return 1;
         }
+        /* checked here, so that an error names this line */
+        char kv[SPEC_TEXT + 64];
+        if (strchr(value, ','))
+            return fail(l, "the value of '%s' cannot hold a comma: '%s'", key, value);
+        snprintf(kv, sizeof kv, "%s=%s", key, value);
+        if (wl_set(&l->args, kv, l->err, sizeof l->err))
+            return 0;
         size_t len = strlen(w);
         int n = snprintf(w + len, SPEC_TEXT - len, "%s%s=%s", w[len - 1] == ':' ? "" : ",", key, value);
         if (n < 0 || (size_t)n >= SPEC_TEXT - len)
             return fail(l, "workload parameters too long%s%s", "", "");
         return 1;
     }
-    if (!strncmp(section, "tunables ", 9)) {
-        char alloc[64];
-        if (sscanf(section + 9, "%63s", alloc) != 1)
-            return fail(l, "[tunables] needs an allocator, e.g. [tunables jemalloc]%s%s", "", "");
-        if (s->nt >= SPEC_MAX_TUNABLES)
-            return fail(l, "too many tunables%s%s", "", "");
-        snprintf(s->tunable[s->nt++], SPEC_TEXT, "%s:%s=%s", alloc, key, value);
-        return 1;
+    /* [tunables ALLOCATOR]: every value of the list checked here */
+    char vals[SPEC_TEXT], *save = NULL;
+    snprintf(vals, sizeof vals, "%s", value);
+    size_t nv = 0;
+    for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save), nv++) {
+        char kv[SPEC_TEXT + 64];
+        alloc_setting_t st;
+        snprintf(kv, sizeof kv, "%s=%s", key, v);
+        bool dflt = !strcmp(v, "default") && alloc_find_tunable(l->alloc, key);
+        if (!dflt && alloc_parse_setting(l->alloc, kv, &st, l->err, sizeof l->err))
+            return 0;
     }
-    return fail(l, "unknown section [%s] (valid: [run], [workload NAME], [tunables ALLOCATOR])%s", section, "");
+    if (!nv)
+        return fail(l, "no value for '%s'%s", key, "");
+    const char *alloc = l->alloc->name;
+    if (s->nt >= SPEC_MAX_TUNABLES)
+        return fail(l, "too many tunables (at most %s)%s", "32", "");
+    int n = snprintf(s->tunable[s->nt], SPEC_TEXT, "%s:%s=%s", alloc, key, value);
+    if (n < 0 || n >= SPEC_TEXT)
+        return fail(l, "tunable too long%s%s", "", "");
+    s->tline[s->nt++] = l->line;
+    return 1;
 }
 
-int matrix_load(const char *path, run_spec_t *s, char *err, size_t errlen)
+static char *trim(char *a, char *b)
 {
-    load_t l = {.s = s, .cur_workload = -1};
-    s->nw = 0;
-    s->nt = 0;
-    snprintf(s->matrix, sizeof s->matrix, "%s", path);
-    int line = ini_parse(path, handler, &l);
-    if (line == -1) {
-        snprintf(err, errlen, "cannot open matrix '%s': %s", path, strerror(errno));
-        return -ENOENT;
+    while (a < b && isspace((unsigned char)*a))
+        a++;
+    while (b > a && isspace((unsigned char)b[-1]))
+        b--;
+    *b = '\0';
+    return a;
+}
+
+/* One line (NUL-terminated, no newline): 1 to go on, 0 on an error in l->err. */
+static int parse_line(load_t *l, char *line, char *section, size_t seclen)
+{
+    char *p = trim(line, line + strlen(line));
+    if (!*p || *p == ';' || *p == '#')
+        return 1;
+    /* an end-of-line comment starts with whitespace then ';' */
+    for (char *c = p + 1; *c; c++)
+        if (*c == ';' && isspace((unsigned char)c[-1])) {
+            *c = '\0';
+            p = trim(p, c);
+            break;
+        }
+    if (*p == '[') {
+        char *close = strchr(p, ']');
+        if (!close)
+            return fail(l, "a section name must end with ']'%s%s", "", "");
+        if (close[1])
+            return fail(l, "text after the section name: '%s'%s", close + 1, "");
+        char *name = trim(p + 1, close);
+        /* runs of blanks are one space, so "[workload  x]" is "[workload x]" */
+        if (strlen(name) >= 127)
+            return fail(l, "section name too long%s%s", "", "");
+        char norm[128];
+        size_t o = 0;
+        for (char *c = name; *c; c++)
+            if (!isspace((unsigned char)*c))
+                norm[o++] = *c;
+            else if (norm[o - 1] != ' ')
+                norm[o++] = ' ';
+        norm[o] = '\0';
+        if (!norm[0])
+            return fail(l, "empty section name []%s%s", "", "");
+        snprintf(section, seclen, "%s", norm);
+        return begin_section(l, section);
     }
-    if (line == -2) {
-        snprintf(err, errlen, "%s: out of memory", path);
+    char *eq = strchr(p, '=');
+    if (!eq)
+        return fail(l, "expected [section] or key = value, not '%s'%s", p, "");
+    char *value = trim(eq + 1, eq + 1 + strlen(eq + 1));
+    char *key = trim(p, eq);
+    if (!*key)
+        return fail(l, "a key is missing before '='%s%s", "", "");
+    if (strlen(key) >= 64)
+        return fail(l, "key '%.40s...' too long%s", key, "");
+    if (!section[0])
+        return fail(l, "'%s' is outside any section (start with [run] or [workload NAME])%s", key, "");
+    return handler(l, section, key, value);
+}
+
+int matrix_parse(const char *name, const char *text, size_t len, run_spec_t *s, char *err, size_t errlen)
+{
+    load_t *l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "%s: out of memory", name);
         return -ENOMEM;
     }
-    if (line > 0) {
-        snprintf(err, errlen, "%s:%d: %s", path, line, l.err[0] ? l.err : "syntax error (expected [section] or key = value)");
-        return -EINVAL;
+    l->s = s;
+    l->cur_workload = -1;
+    s->nw = 0;
+    s->nt = 0;
+    s->allocators_line = s->events_line = s->pin_line = s->sweep_line = s->output_line = 0;
+    char section[128] = "", line[MATRIX_LINE_MAX + 2];
+    int rc = 0;
+    size_t pos = 0;
+    while (pos < len && !rc) {
+        l->line++;
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = (nl ? (size_t)(nl - text) : len) - pos;
+        if (memchr(text + pos, '\0', n)) {
+            snprintf(l->err, sizeof l->err, "a NUL byte: not a text file");
+            rc = -EINVAL;
+        } else if (n > MATRIX_LINE_MAX) {
+            snprintf(l->err, sizeof l->err, "line longer than %d bytes", MATRIX_LINE_MAX);
+            rc = -EINVAL;
+        } else {
+            memcpy(line, text + pos, n);
+            line[n] = '\0';
+            if (n && line[n - 1] == '\r')
+                line[n - 1] = '\0';
+            if (!parse_line(l, line, section, sizeof section))
+                rc = -EINVAL;
+        }
+        pos += n + (nl ? 1 : 0);
     }
-    if (!s->nw) {
-        snprintf(err, errlen, "%s: no [workload NAME] section", path);
-        return -EINVAL;
+    if (rc)
+        snprintf(err, errlen, "%s:%u: %s", name, l->line, l->err);
+    else if (!s->nw) {
+        snprintf(err, errlen, "%s: no [workload NAME] section", name);
+        rc = -EINVAL;
     }
     /* "tensor_copy:" with no parameters is "tensor_copy" */
-    for (size_t i = 0; i < s->nw; i++) {
+    for (size_t i = 0; i < s->nw && !rc; i++) {
         size_t n = strlen(s->workload[i]);
         if (n && s->workload[i][n - 1] == ':')
             s->workload[i][n - 1] = '\0';
     }
-    return 0;
+    free(l);
+    return rc;
+}
+
+int matrix_load(const char *path, run_spec_t *s, char *err, size_t errlen)
+{
+    snprintf(s->matrix, sizeof s->matrix, "%s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "cannot open matrix '%s': %s", path, strerror(errno));
+        return rc;
+    }
+    size_t cap = 1 << 14, len = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    for (;;) {
+        if (!buf) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (len == cap) {
+            if (cap >= (64u << 20)) {
+                rc = -EFBIG;
+                break;
+            }
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                continue;
+            }
+            buf = nb;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = -errno;
+            break;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd);
+    if (rc) {
+        snprintf(err, errlen, "cannot read matrix '%s': %s", path,
+                 rc == -EFBIG ? "larger than 64 MiB" : strerror(-rc));
+        free(buf);
+        return rc;
+    }
+    rc = matrix_parse(path, buf, len, s, err, errlen);
+    free(buf);
+    return rc;
 }

@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="gcc libc6-dev make meson ninja-build pkg-config python3 python3-numpy python3-matplotlib
-libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev libinih-dev linux-perf"
+libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev linux-perf"
 
 missing=""
 for p in $PKGS; do

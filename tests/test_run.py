@@ -265,9 +265,9 @@ def case_matrix(mb, tmp):
     check(len(rows(out)) == 4, "-r overrides repetitions")
     for text, line, needle in [("[run]\nrepetitions = x\n", 2, "bad repetitions 'x'"),
                                ("[run]\nbogus = 1\n", 2, "unknown key 'bogus'"),
-                               ("[workload tensor_copy]\nsize = 1M\n[nonsense]\nx = 1\n", 4, "unknown section"),
-                               ("[workload tensor_copy]\nsize = 16Q\n", None, "'16Q'"),
-                               ("[workload tensor_copy]\nsize = 1M\n[tunables jemalloc]\nbogus = 1\n", None,
+                               ("[workload tensor_copy]\nsize = 1M\n[nonsense]\nx = 1\n", 3, "unknown section"),
+                               ("[workload tensor_copy]\nsize = 16Q\n", 2, "'16Q'"),
+                               ("[workload tensor_copy]\nsize = 1M\n[tunables jemalloc]\nbogus = 1\n", 4,
                                 "dirty_decay_ms")]:
         with open(m, "w") as f:
             f.write(text)
