@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CSV_DEF(name, unit, desc) {#name, unit, desc},
@@ -100,31 +101,67 @@ static char *header_line(const char *const *extra_names, size_t nextra)
     return line;
 }
 
-int csv_open(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra)
+/* Remember what kind of file the writer has: a regular file can be cut back
+ * after a short write, a pipe or a device cannot. */
+static void writer_init(csv_writer_t *w, int fd, const char *const *extra_names, size_t nextra)
 {
-    if (nextra > CSV_EXTRA_MAX)
-        return -E2BIG;
-    char *line = header_line(extra_names, nextra);
-    if (!line)
-        return -ENOMEM;
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) {
-        int rc = -errno;
-        free(line);
-        return rc;
-    }
+    struct stat st;
+    w->fd = fd;
+    w->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     w->nextra = nextra;
     for (size_t i = 0; i < nextra; i++)
         snprintf(w->extra_names[i], sizeof w->extra_names[i], "%s", extra_names[i]);
+}
+
+/* Put one whole line (newline included) in the file with one write() where
+ * the kernel allows; if any part of it fails, cut a regular file back to
+ * where the line began, so the file never ends in half a row. */
+static int write_line(csv_writer_t *w, const char *line, size_t len)
+{
+    off_t start = w->regular ? lseek(w->fd, 0, SEEK_END) : -1;
+    int rc = write_all(w->fd, line, len);
+    if (rc && start >= 0) {
+        int saved = rc;
+        while (ftruncate(w->fd, start) < 0 && errno == EINTR)
+            ;
+        rc = saved;
+    }
+    return rc;
+}
+
+int csv_open_fd(csv_writer_t *w, int fd, const char *const *extra_names, size_t nextra)
+{
+    w->fd = -1;
+    if (nextra > CSV_EXTRA_MAX) {
+        close(fd);
+        return -E2BIG;
+    }
+    char *line = header_line(extra_names, nextra);
+    if (!line) {
+        close(fd);
+        return -ENOMEM;
+    }
+    writer_init(w, fd, extra_names, nextra);
     size_t len = strlen(line);
     line[len++] = '\n'; /* header_line leaves room: line_add reserves 2 bytes */
-    int rc = write_all(w->fd, line, len);
+    int rc = write_line(w, line, len);
     free(line);
     if (rc) {
         close(w->fd);
         w->fd = -1;
     }
     return rc;
+}
+
+int csv_open(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra)
+{
+    w->fd = -1;
+    if (nextra > CSV_EXTRA_MAX)
+        return -E2BIG;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    return csv_open_fd(w, fd, extra_names, nextra);
 }
 
 int csv_write_row(csv_writer_t *w, const csv_row_t *r)
@@ -138,97 +175,51 @@ int csv_write_row(csv_writer_t *w, const csv_row_t *r)
         rc = line_add(&line, &len, &cap, i < r->nextra ? r->extra[i] : "", 0);
     if (!rc) {
         line[len++] = '\n';
-        rc = write_all(w->fd, line, len);
+        rc = write_line(w, line, len);
     }
     free(line);
     return rc;
 }
 
-int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra,
-                    char *err, size_t errlen)
-{
-    if (nextra > CSV_EXTRA_MAX)
-        return -E2BIG;
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(err, errlen, "cannot resume '%s': %s", path, strerror(errno));
-        return -errno;
-    }
-    char *have = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&have, &cap, f);
-    fclose(f);
-    char *want = header_line(extra_names, nextra);
-    int rc = 0;
-    if (n <= 0 || !want) {
-        snprintf(err, errlen, "cannot resume '%s': it has no header", path);
-        rc = -EPROTO;
-    } else {
-        have[strcspn(have, "\r\n")] = '\0';
-        if (strcmp(have, want) != 0) {
-            snprintf(err, errlen, "cannot resume '%s': its columns differ from this run's "
-                     "(another schema version or other --events)", path);
-            rc = -EPROTO;
-        }
-    }
-    free(have);
-    free(want);
-    if (rc)
-        return rc;
-    w->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (w->fd < 0) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        return -errno;
-    }
-    w->nextra = nextra;
-    for (size_t i = 0; i < nextra; i++)
-        snprintf(w->extra_names[i], sizeof w->extra_names[i], "%s", extra_names[i]);
-    return 0;
-}
-
-int csv_write_fields(csv_writer_t *w, char *const *fields, size_t n)
-{
-    char *line = NULL;
-    size_t len = 0, cap = 0;
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = line_add(&line, &len, &cap, fields[i] ? fields[i] : "", i == 0);
-    if (!rc) {
-        if (!line && (rc = line_add(&line, &len, &cap, "", 1)))
-            return rc;
-        line[len++] = '\n';
-        rc = write_all(w->fd, line, len);
-    }
-    free(line);
-    return rc;
-}
-
-/* Split one record starting at *p (may span lines inside quotes). */
+/* Split one record starting at *p (may span lines inside quotes) into
+ * *fields.  -EPROTO when a quoted field is not closed before the end of the
+ * text or is followed by anything but a comma or the end of the line. */
 static int parse_record(char **p, char ***fields, size_t *nf)
 {
     size_t cap = 16, n = 0;
     char **f = malloc(cap * sizeof *f);
+    char *field = NULL;
+    int rc = 0;
     if (!f)
         return -ENOMEM;
     char *s = *p;
     for (;;) {
         size_t fcap = 64, flen = 0;
-        char *field = malloc(fcap);
-        if (!field)
-            return -ENOMEM;
-        bool quoted = *s == '"';
+        field = malloc(fcap);
+        if (!field) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+        bool quoted = *s == '"', closed = false;
         if (quoted)
             s++;
         for (;;) {
             char c = *s;
             if (!c)
                 break;
+            if (closed) {
+                if (c != ',' && c != '\n' && c != '\r') {
+                    rc = -EPROTO;
+                    goto fail;
+                }
+                break;
+            }
             if (quoted) {
                 if (c == '"' && s[1] == '"') {
                     s += 2;
                 } else if (c == '"') {
                     s++;
-                    quoted = false;
+                    closed = true;
                     continue;
                 } else {
                     s++;
@@ -241,21 +232,28 @@ static int parse_record(char **p, char ***fields, size_t *nf)
             if (flen + 2 > fcap) {
                 char *nfield = realloc(field, fcap *= 2);
                 if (!nfield) {
-                    free(field);
-                    return -ENOMEM;
+                    rc = -ENOMEM;
+                    goto fail;
                 }
                 field = nfield;
             }
             field[flen++] = c;
         }
+        if (quoted && !closed) {
+            rc = -EPROTO;
+            goto fail;
+        }
         field[flen] = '\0';
         if (n == cap) {
             char **nf2 = realloc(f, (cap *= 2) * sizeof *f);
-            if (!nf2)
-                return -ENOMEM;
+            if (!nf2) {
+                rc = -ENOMEM;
+                goto fail;
+            }
             f = nf2;
         }
         f[n++] = field;
+        field = NULL;
         if (*s == ',') {
             s++;
             continue;
@@ -270,79 +268,265 @@ static int parse_record(char **p, char ***fields, size_t *nf)
     *fields = f;
     *nf = n;
     return 0;
+fail:
+    free(field);
+    for (size_t i = 0; i < n; i++)
+        free(f[i]);
+    free(f);
+    return rc;
 }
 
-int csv_read(const char *path, csv_table_t *t, char *err, size_t errlen)
+static void free_fields(char **f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(f[i]);
+    free(f);
+}
+
+/* Lines from the start of text to p, for messages. */
+static size_t line_of(const char *text, const char *p)
+{
+    size_t line = 1;
+    for (const char *q = text; q < p; q++)
+        line += *q == '\n';
+    return line;
+}
+
+/* The parser behind csv_parse and csv_read.  With torn_ok a last record
+ * that the text cuts short (no final newline and too few fields, or an
+ * open quote) is left out and its length put in t->torn_bytes: what a
+ * writer killed in the middle of a row, or a full disk, leaves behind. */
+static int parse_text(const char *name, const char *buf, size_t len, bool torn_ok, csv_table_t *t,
+                      char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-        return -errno;
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        snprintf(err, errlen, "%s: byte %zu is a NUL: not a text CSV file", name, (size_t)(nul - buf));
+        return -EPROTO;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 >= cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (!buf) {
-        snprintf(err, errlen, "cannot read '%s': out of memory", path);
+    char *text = malloc(len + 1);
+    if (!text) {
+        snprintf(err, errlen, "cannot read '%s': out of memory", name);
         return -ENOMEM;
     }
-    buf[len] = '\0';
-    char *p = buf;
-    char *nl = strchr(buf, '\n');
-    t->header_line = strndup(buf, nl ? (size_t)(nl - buf) : len);
-    if (!*p || parse_record(&p, &t->header, &t->ncols) || !t->header_line) {
-        snprintf(err, errlen, "'%s' is empty or not CSV", path);
-        free(buf);
-        return -EPROTO;
+    memcpy(text, buf, len);
+    text[len] = '\0';
+    char *p = text;
+    int rc = 0;
+    if (!*p) {
+        snprintf(err, errlen, "'%s' is empty or not CSV", name);
+        rc = -EPROTO;
+        goto out;
+    }
+    t->header_line = strndup(text, strcspn(text, "\r\n"));
+    rc = t->header_line ? parse_record(&p, &t->header, &t->ncols) : -ENOMEM;
+    if (rc) {
+        snprintf(err, errlen, rc == -ENOMEM ? "cannot read '%s': out of memory"
+                                            : "'%s': the header is not CSV (a quote is not closed)", name);
+        goto out;
     }
     size_t rcap = 64;
     t->rows = malloc(rcap * sizeof *t->rows);
-    while (*p && t->rows) {
+    if (!t->rows) {
+        snprintf(err, errlen, "cannot read '%s': out of memory", name);
+        rc = -ENOMEM;
+        goto out;
+    }
+    while (*p) {
+        char *start = p;
         char **fields;
         size_t nf;
-        if (parse_record(&p, &fields, &nf)) {
-            free(buf);
-            return -ENOMEM;
+        rc = parse_record(&p, &fields, &nf);
+        bool last = !*p, ended = p > start && (p[-1] == '\n' || p[-1] == '\r');
+        if (rc == -ENOMEM) {
+            snprintf(err, errlen, "cannot read '%s': out of memory", name);
+            goto out;
         }
-        if (nf == 1 && !fields[0][0]) { /* blank line */
-            free(fields[0]);
-            free(fields);
+        if (!rc && nf == 1 && !fields[0][0]) { /* blank line */
+            free_fields(fields, nf);
             continue;
         }
+        if ((rc || nf < t->ncols) && last && !ended && torn_ok) {
+            if (!rc)
+                free_fields(fields, nf);
+            t->torn_bytes = (size_t)(p - start) + strlen(p);
+            rc = 0;
+            break;
+        }
+        if (rc) {
+            snprintf(err, errlen, "%s: row %zu (line %zu): a quoted field is not closed", name, t->nrows + 1,
+                     line_of(text, start));
+            goto out;
+        }
         if (nf != t->ncols) {
-            snprintf(err, errlen, "%s: row %zu has %zu fields, the header %zu", path, t->nrows + 1, nf,
-                     t->ncols);
-            for (size_t i = 0; i < nf; i++)
-                free(fields[i]);
-            free(fields);
-            free(buf);
-            return -EPROTO;
+            snprintf(err, errlen, "%s: row %zu (line %zu) has %zu fields, the header %zu", name, t->nrows + 1,
+                     line_of(text, start), nf, t->ncols);
+            free_fields(fields, nf);
+            rc = -EPROTO;
+            goto out;
         }
         if (t->nrows == rcap) {
             char ***nr = realloc(t->rows, (rcap *= 2) * sizeof *t->rows);
             if (!nr) {
-                free(buf);
-                return -ENOMEM;
+                free_fields(fields, nf);
+                snprintf(err, errlen, "cannot read '%s': out of memory", name);
+                rc = -ENOMEM;
+                goto out;
             }
             t->rows = nr;
         }
         t->rows[t->nrows++] = fields;
+        t->ends_with_newline = ended;
     }
-    free(buf);
+out:
+    free(text);
+    if (rc)
+        csv_table_free(t);
+    return rc;
+}
+
+int csv_parse(const char *name, const char *buf, size_t len, csv_table_t *t, char *err, size_t errlen)
+{
+    return parse_text(name, buf, len, false, t, err, errlen);
+}
+
+/* A whole file in memory; -errno with the reason in err. */
+static int slurp(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        return rc;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            close(fd);
+            snprintf(err, errlen, "cannot read '%s': out of memory", path);
+            return -ENOMEM;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int rc = -errno;
+            snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return rc;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+        if (len == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb)
+                free(buf);
+            buf = nb;
+        }
+    }
+    close(fd);
+    *out = buf;
+    *outlen = len;
     return 0;
+}
+
+static int read_file(const char *path, bool torn_ok, csv_table_t *t, char *err, size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    memset(t, 0, sizeof *t);
+    int rc = slurp(path, &buf, &len, err, errlen);
+    if (rc)
+        return rc;
+    rc = parse_text(path, buf, len, torn_ok, t, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int csv_read(const char *path, csv_table_t *t, char *err, size_t errlen)
+{
+    return read_file(path, false, t, err, errlen);
+}
+
+int csv_read_torn(const char *path, csv_table_t *t, char *err, size_t errlen)
+{
+    return read_file(path, true, t, err, errlen);
+}
+
+int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra,
+                    char *err, size_t errlen)
+{
+    w->fd = -1;
+    w->repaired_bytes = 0;
+    w->added_newline = false;
+    if (nextra > CSV_EXTRA_MAX)
+        return -E2BIG;
+    csv_table_t t;
+    int rc = csv_read_torn(path, &t, err, errlen);
+    if (rc)
+        return rc;
+    char *want = header_line(extra_names, nextra);
+    if (!want) {
+        csv_table_free(&t);
+        snprintf(err, errlen, "cannot resume '%s': out of memory", path);
+        return -ENOMEM;
+    }
+    if (strcmp(t.header_line, want) != 0) {
+        snprintf(err, errlen, "cannot resume '%s': its columns differ from this run's "
+                 "(another schema version or other --events)", path);
+        rc = -EPROTO;
+    }
+    free(want);
+    size_t torn = t.torn_bytes;
+    bool newline = t.nrows ? !t.ends_with_newline : false;
+    csv_table_free(&t);
+    if (rc)
+        return rc;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        return rc;
+    }
+    writer_init(w, fd, extra_names, nextra);
+    /* a row cut short by a kill or a full disk is dropped (its sample runs
+     * again); a last row without its newline gets one, so rows never glue */
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (torn && size >= (off_t)torn && ftruncate(fd, size - (off_t)torn) == 0)
+        w->repaired_bytes = torn;
+    else if (torn)
+        rc = errno ? -errno : -EIO;
+    if (!rc && newline) {
+        rc = write_all(fd, "\n", 1);
+        w->added_newline = rc == 0;
+    }
+    if (rc) {
+        snprintf(err, errlen, "cannot repair the end of '%s': %s", path, strerror(-rc));
+        close(fd);
+        w->fd = -1;
+    }
+    return rc;
+}
+
+int csv_write_fields(csv_writer_t *w, char *const *fields, size_t n)
+{
+    char *line = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = line_add(&line, &len, &cap, fields[i] ? fields[i] : "", i == 0);
+    if (!rc) {
+        if (!line && (rc = line_add(&line, &len, &cap, "", 1)))
+            return rc;
+        line[len++] = '\n';
+        rc = write_line(w, line, len);
+    }
+    free(line);
+    return rc;
 }
 
 void csv_table_free(csv_table_t *t)

@@ -2,10 +2,11 @@
  * below, with its unit and meaning; the header, results/SCHEMA.md
  * (`mallocbench schema`) and the row writer all come from it.  An empty
  * field means "not measured" (the row's status or counter_notes says why),
- * never 0.  Each row reaches the file in one write(), so a crash leaves a
- * valid file. */
+ * never 0.  Each row reaches the file in one write(), and a write that
+ * fails part-way is cut back, so the file always ends in a whole row. */
 #ifndef MB_CSV_H
 #define MB_CSV_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -114,19 +115,29 @@ void csv_set(csv_row_t *r, csv_col_t c, const char *fmt, ...)
 
 typedef struct {
     int fd;
+    bool regular;             /* a regular file: a failed write is cut back */
     size_t nextra;
     char extra_names[CSV_EXTRA_MAX][96];
+    size_t repaired_bytes;    /* csv_open_append: bytes of a torn last row dropped */
+    bool added_newline;       /* csv_open_append: the last row lacked its newline */
 } csv_writer_t;
 
 /* Open (create or truncate) path and write the header, fixed columns then
  * extra_names.  -errno when the file cannot be written. */
 int csv_open(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra);
-/* Append one row in a single write(). */
+/* The same on a descriptor the caller opened (O_EXCL file, stdout, a
+ * device); the writer owns fd from here, also on failure. */
+int csv_open_fd(csv_writer_t *w, int fd, const char *const *extra_names, size_t nextra);
+/* Append one row in a single write(); if the write fails part-way (disk
+ * full, file size limit) a regular file is cut back to the last whole row
+ * and -errno returned. */
 int csv_write_row(csv_writer_t *w, const csv_row_t *r);
 void csv_close(csv_writer_t *w);
 
 /* Open an existing file to add rows (--resume): its header must be the one
- * csv_open would write, else -EPROTO with the reason in err. */
+ * csv_open would write, else -EPROTO with the reason in err.  A last row cut
+ * short (a kill, a full disk) is dropped (repaired_bytes); a last row
+ * without its newline gets one (added_newline), so rows never glue. */
 int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra,
                     char *err, size_t errlen);
 
@@ -136,9 +147,20 @@ typedef struct {
     char **header;      /* ncols names */
     char ***rows;       /* nrows x ncols fields */
     char *header_line;  /* the header as written, for comparing files */
+    size_t torn_bytes;  /* csv_read_torn: bytes of a torn last row left out */
+    bool ends_with_newline;
 } csv_table_t;
 
+/* Parse CSV text (len bytes, not NUL-terminated; a NUL byte is refused).
+ * Every row must have the header's number of fields.  -EPROTO / -ENOMEM
+ * with "name: row N (line L): reason" in err; t is always left freeable
+ * (and empty on failure). */
+int csv_parse(const char *name, const char *buf, size_t len, csv_table_t *t, char *err, size_t errlen);
+/* csv_parse of a whole file. */
 int csv_read(const char *path, csv_table_t *t, char *err, size_t errlen);
+/* The same, but a last row cut short (no newline, too few fields or an open
+ * quote) is left out and counted in t->torn_bytes instead of refused. */
+int csv_read_torn(const char *path, csv_table_t *t, char *err, size_t errlen);
 void csv_table_free(csv_table_t *t);
 /* Index of a column by name, or -1. */
 int csv_col(const csv_table_t *t, const char *name);
