@@ -340,5 +340,6 @@ int main(int argc, char **argv)
         csv_print_schema(stdout);
         return 0;
     }
-    return die_usage("unknown command '%s' (run, list, schema, version; see --help)", cmd);
+    return die_usage("unknown command '%s' (run, list, compare, merge, calibrate, schema, version; "
+                     "see --help)", cmd);
 }

@@ -1,9 +1,12 @@
 /* merge.c - `mallocbench merge`: join the CSVs of the shards of one plan
- * into one file, in plan order.  Refuses files of another schema, another
- * plan (matrix_id), samples present twice, and a mixture of machines
- * unless asked. */
+ * into one file, in plan order, with their sidecars: the RSS series are
+ * concatenated and the .meta.json files kept inside one.  Refuses files of
+ * another schema, another plan (matrix_id), samples present twice, and a
+ * mixture of machines unless asked; RSS sidecars given as input (a glob
+ * such as shard*.csv matches them) are recognised and left out. */
 #include "cli.h"
 #include "csv.h"
+#include "output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,72 +29,247 @@ static int by_plan(const void *a, const void *b)
     return (x->position > y->position) - (x->position < y->position);
 }
 
+static char *slurp_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    char chunk[8192];
+    size_t got;
+    while (m && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, got, m);
+    fclose(f);
+    if (!m)
+        return NULL;
+    fclose(m);
+    *len = n;
+    return buf;
+}
+
+/* OUT.meta.json: the first shard's sidecar, with every shard's own under
+ * "shards" and the files merged under "merged_from". */
+static int merge_meta(const char *out, char **in, int nin)
+{
+    char meta[4096], rss[4096], path[4096];
+    char *first = NULL, *text = NULL;
+    size_t flen = 0, tlen = 0;
+    FILE *m = open_memstream(&text, &tlen);
+    if (!m)
+        return -ENOMEM;
+    int nmeta = 0;
+    for (int i = 0; i < nin; i++) {
+        out_sidecar_paths(in[i], path, rss, sizeof path);
+        size_t len;
+        char *t = slurp_text(path, &len);
+        if (!t || !out_json_object(t, len)) {
+            free(t);
+            continue;
+        }
+        while (len && strchr(" \t\r\n", t[len - 1]))
+            len--;
+        fputs(nmeta++ ? ",\n    " : "    ", m);
+        fwrite(t, 1, len, m);
+        if (!first) {
+            first = t;
+            flen = len;
+        } else {
+            free(t);
+        }
+    }
+    fclose(m);
+    int rc = 0;
+    if (first) {
+        char *json = NULL;
+        size_t jlen = 0;
+        FILE *j = open_memstream(&json, &jlen);
+        if (j) {
+            fwrite(first, 1, flen - 1, j); /* less its closing brace */
+            fputs(",\n  \"merged_from\": [", j);
+            for (int i = 0; i < nin; i++) {
+                fputc('"', j);
+                for (const char *c = in[i]; *c; c++)
+                    if (*c == '"' || *c == '\\')
+                        fprintf(j, "\\%c", *c);
+                    else if ((unsigned char)*c < 0x20)
+                        fprintf(j, "\\u%04x", *c);
+                    else
+                        fputc(*c, j);
+                fputs(i + 1 < nin ? "\", " : "\"", j);
+            }
+            fprintf(j, "],\n  \"shards\": [\n%s\n  ]\n}\n", text ? text : "");
+            fclose(j);
+            out_sidecar_paths(out, meta, rss, sizeof meta);
+            rc = out_write_sidecar(meta, json, false);
+            free(json);
+        } else {
+            rc = -ENOMEM;
+        }
+    }
+    free(first);
+    free(text);
+    return rc;
+}
+
+/* OUT.rss.csv: every shard's series, one header, whole lines only. */
+static int merge_rss(const char *out, char **in, int nin)
+{
+    char meta[4096], rss[4096], dst[4096], tmp[4200];
+    out_sidecar_paths(out, meta, dst, sizeof dst);
+    snprintf(tmp, sizeof tmp, "%s.tmp", dst);
+    FILE *o = NULL;
+    int rc = 0, nfound = 0;
+    for (int i = 0; i < nin && !rc; i++) {
+        out_sidecar_paths(in[i], meta, rss, sizeof rss);
+        FILE *f = fopen(rss, "re");
+        if (!f)
+            continue;
+        if (!o && !(o = fopen(tmp, "we"))) {
+            rc = -errno;
+            fclose(f);
+            break;
+        }
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        for (long k = 0; (n = getline(&line, &cap, f)) > 0; k++) {
+            if (line[n - 1] != '\n')
+                break; /* a torn last line */
+            if (k == 0 && nfound)
+                continue; /* the header once */
+            fwrite(line, 1, (size_t)n, o);
+        }
+        nfound++;
+        free(line);
+        fclose(f);
+    }
+    if (o) {
+        if (ferror(o))
+            rc = -EIO;
+        if (fclose(o) && !rc)
+            rc = -errno;
+        if (!rc && rename(tmp, dst))
+            rc = -errno;
+        if (rc)
+            unlink(tmp);
+    }
+    return rc;
+}
+
+/* An I/O failure (exit 1, not a usage error). */
+static int cannot_write(const char *path, int err)
+{
+    fprintf(stderr, "%s: cannot write '%s': %s\n", prog, path, strerror(err));
+    return 1;
+}
+
+static int merge_usage(FILE *out)
+{
+    fprintf(out, "usage: mallocbench merge [--force] [--allow-mixed-hosts] -o OUT.csv SHARD.csv...\n"
+                 "joins the CSVs of the shards of one plan (run with --shard K/N) into one file in\n"
+                 "plan order, with OUT.meta.json (every shard's sidecar inside) and OUT.rss.csv (their\n"
+                 "RSS series); refuses other schemas, other plans, samples present twice, and rows\n"
+                 "from several hosts unless --allow-mixed-hosts.  RSS sidecars among the inputs (as\n"
+                 "`shard*.csv` matches them) are left out with a note.  An existing OUT is replaced\n"
+                 "only with --force.\n");
+    return out == stdout ? 0 : 2;
+}
+
 int cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"allow-mixed-hosts", no_argument, NULL, 'H'},
+                                         {"force", no_argument, NULL, 'F'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out = NULL;
-    bool mixed = false;
+    bool mixed = false, force = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'H': mixed = true; break;
-        case 'h':
-            printf("usage: mallocbench merge -o OUT.csv SHARD.csv...\n"
-                   "joins the CSVs of the shards of one plan (run with --shard K/N) into one file in\n"
-                   "plan order; refuses other schemas, other plans, samples present twice, and rows\n"
-                   "from several hosts unless --allow-mixed-hosts.\n");
-            return 0;
-        default: return 2;
+        case 'F': force = true; break;
+        case 'h': return merge_usage(stdout);
+        default: return merge_usage(stderr);
         }
     }
     if (!out)
         return die_usage("merge: -o OUT.csv is required");
-    int nin = argc - optind;
-    if (nin < 1)
+    char **in = calloc((size_t)(argc - optind) + 1, sizeof *in);
+    if (!in)
+        return die_usage("out of memory");
+    int nin = 0, skipped = 0;
+    for (int i = optind; i < argc; i++) {
+        if (!strcmp(argv[i], out)) {
+            free(in);
+            return die_usage("merge: the output '%s' is also an input", out);
+        }
+        if (out_is_rss_sidecar(argv[i])) {
+            skipped++;
+            continue;
+        }
+        in[nin++] = argv[i];
+    }
+    if (skipped)
+        fprintf(stderr, "%s: merge: left out %d RSS series sidecar%s among the inputs (merged into the "
+                "output's own)\n", prog, skipped, skipped > 1 ? "s" : "");
+    if (nin < 1) {
+        free(in);
         return die_usage("merge: no input CSV");
+    }
+    if (!force && access(out, F_OK) == 0) {
+        free(in);
+        return die_usage("merge: '%s' exists: add --force to replace it", out);
+    }
     csv_table_t *t = calloc((size_t)nin, sizeof *t);
     char err[1024];
     size_t total = 0;
-    int rc = 0;
+    int rc = t ? 0 : die_usage("out of memory");
     for (int i = 0; i < nin && !rc; i++) {
-        if (csv_read(argv[optind + i], &t[i], err, sizeof err)) {
+        if (csv_read(in[i], &t[i], err, sizeof err)) {
             rc = die_usage("merge: %s", err);
             break;
         }
         if (strcmp(t[i].header_line, t[0].header_line) != 0)
-            rc = die_usage("merge: '%s' has other columns than '%s' (another schema or --events)",
-                           argv[optind + i], argv[optind]);
+            rc = die_usage("merge: '%s' has other columns than '%s' (another schema or --events)", in[i], in[0]);
         total += t[i].nrows;
     }
-    int cm = rc ? -1 : csv_col(&t[0], "matrix_id"), cb = csv_col(&t[0], "block"),
-        cp = csv_col(&t[0], "position"), ch = csv_col(&t[0], "host"), cv = csv_col(&t[0], "schema_version");
-    if (!rc && (cm < 0 || cb < 0 || cp < 0 || ch < 0 || cv < 0))
-        rc = die_usage("merge: '%s' is not a mallocbench CSV of schema %s", argv[optind], CSV_SCHEMA_VERSION);
+    int cm = -1, cb = -1, cp = -1, ch = -1, cv = -1;
+    if (!rc) {
+        cm = csv_col(&t[0], "matrix_id"), cb = csv_col(&t[0], "block"), cp = csv_col(&t[0], "position");
+        ch = csv_col(&t[0], "host"), cv = csv_col(&t[0], "schema_version");
+        if (cm < 0 || cb < 0 || cp < 0 || ch < 0 || cv < 0)
+            rc = die_usage("merge: '%s' is not a mallocbench CSV of schema %s", in[0], CSV_SCHEMA_VERSION);
+    }
     mrow_t *rows = calloc(total ? total : 1, sizeof *rows);
+    if (!rows && !rc)
+        rc = die_usage("out of memory");
     size_t n = 0;
     const char *plan = NULL, *host = NULL;
     for (int i = 0; i < nin && !rc; i++) {
         for (size_t k = 0; k < t[i].nrows && !rc; k++) {
             char **f = t[i].rows[k];
+            char *e1, *e2;
+            rows[n].fields = f;
+            rows[n].block = strtoul(f[cb], &e1, 10);
+            rows[n].position = strtoul(f[cp], &e2, 10);
             if (strcmp(f[cv], CSV_SCHEMA_VERSION))
-                rc = die_usage("merge: '%s' has schema_version %s, this program writes %s", argv[optind + i],
-                               f[cv], CSV_SCHEMA_VERSION);
+                rc = die_usage("merge: '%s' has schema_version %s, this program writes %s", in[i], f[cv],
+                               CSV_SCHEMA_VERSION);
             else if (plan && strcmp(plan, f[cm]))
-                rc = die_usage("merge: '%s' holds plan %s, '%s' plan %s: not shards of one run",
-                               argv[optind + i], f[cm], argv[optind], plan);
+                rc = die_usage("merge: '%s' holds plan %s, '%s' plan %s: not shards of one run", in[i], f[cm],
+                               in[0], plan);
             else if (host && strcmp(host, f[ch]) && !mixed)
                 rc = die_usage("merge: rows from hosts '%s' and '%s' (use --allow-mixed-hosts to merge "
                                "them anyway)", host, f[ch]);
+            else if (!f[cb][0] || *e1 || !f[cp][0] || *e2)
+                rc = die_usage("merge: %s: row %zu has block '%s', position '%s'", in[i], k + 1, f[cb], f[cp]);
             plan = f[cm];
             host = f[ch];
-            rows[n].fields = f;
-            rows[n].block = strtoul(f[cb], NULL, 10);
-            rows[n].position = strtoul(f[cp], NULL, 10);
             n++;
         }
     }
@@ -110,23 +288,31 @@ int cmd_merge(int argc, char **argv)
         csv_writer_t w = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
         size_t hl = strlen(t[0].header_line);
         if (w.fd < 0 || write(w.fd, t[0].header_line, hl) != (ssize_t)hl || write(w.fd, "\n", 1) != 1)
-            rc = die_usage("cannot write '%s': %s", tmp, strerror(errno));
+            rc = cannot_write(tmp, errno);
         for (size_t i = 0; i < n && !rc; i++)
-            if (csv_write_fields(&w, rows[i].fields, t[0].ncols))
-                rc = die_usage("cannot write '%s': %s", tmp, strerror(errno));
+            if ((rc = csv_write_fields(&w, rows[i].fields, t[0].ncols)))
+                rc = cannot_write(tmp, -rc);
         if (w.fd >= 0)
             csv_close(&w);
         if (!rc && rename(tmp, out))
-            rc = die_usage("cannot write '%s': %s", out, strerror(errno));
+            rc = cannot_write(out, errno);
         if (rc)
             unlink(tmp);
-        else
-            fprintf(stderr, "%s: merged %zu samples of plan %s from %d files into %s\n", prog, n,
-                    plan ? plan : "-", nin, out);
     }
-    for (int i = 0; i < nin; i++)
+    if (!rc) {
+        int src = merge_meta(out, in, nin);
+        if (!src)
+            src = merge_rss(out, in, nin);
+        if (src)
+            fprintf(stderr, "%s: merge: warning: cannot write the sidecars of '%s': %s\n", prog, out,
+                    strerror(-src));
+        fprintf(stderr, "%s: merged %zu samples of plan %s from %d files into %s\n", prog, n, plan ? plan : "-",
+                nin, out);
+    }
+    for (int i = 0; t && i < nin; i++)
         csv_table_free(&t[i]);
     free(t);
     free(rows);
+    free(in);
     return rc;
 }

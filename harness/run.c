@@ -11,6 +11,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -29,6 +30,26 @@ extern char **environ;
 #define ENV_PATH "/usr/bin/env"
 
 static volatile sig_atomic_t interrupted;
+static volatile pid_t running_child;
+
+/* The child and everything it started in its process group. */
+static void kill_group(pid_t pid)
+{
+    if (kill(-pid, SIGKILL) != 0)
+        kill(pid, SIGKILL);
+}
+
+/* At exit of the harness, however it returns: no sample outlives it. */
+static void kill_running_child(void)
+{
+    if (running_child > 0)
+        kill_group(running_child);
+}
+
+__attribute__((constructor)) static void register_child_reaper(void)
+{
+    atexit(kill_running_child);
+}
 
 void run_interrupt(void) { interrupted = 1; }
 bool run_interrupted(void) { return interrupted != 0; }
@@ -488,6 +509,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     ch.probe_buf[0] = '\0';
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         rc = -errno;
@@ -496,7 +518,13 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         goto cleanup;
     }
     if (pid == 0) {
-        /* child: only async-signal-safe calls from here to exec */
+        /* child: only async-signal-safe calls from here to exec.  It dies
+         * with the harness, even by SIGKILL (the death signal survives
+         * exec), and leads its own process group, so that a time-out or an
+         * interrupt kills what it started too. */
+        setpgid(0, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(126);
         int s = fcntl(sp[1], F_DUPFD_CLOEXEC, 10), p = fcntl(pp[1], F_DUPFD_CLOEXEC, 10);
         if (s < 0 || p < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(p, CHILD_PROBE_FD) < 0 ||
             (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(op[1], 1) < 0 || dup2(op[1], 2) < 0)
@@ -520,6 +548,8 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     }
     if (devnull >= 0)
         close(devnull);
+    setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
+    running_child = pid;
     close(sp[1]), sp[1] = -1;
     close(pp[1]), pp[1] = -1;
     close(op[1]), op[1] = -1;
@@ -540,7 +570,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     double next_sample = ch.t0 + o->sample_interval_s;
     double deadline = o->timeout_s > 0 ? ch.t0 + o->timeout_s : INFINITY;
     if (write(gp[1], "g", 1) != 1)
-        kill(pid, SIGKILL);
+        kill_group(pid);
     close(gp[1]), gp[1] = -1;
 
     int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0, killed = 0;
@@ -558,7 +588,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         }
         if (!killed && (t >= deadline || interrupted)) {
             timed_out = t >= deadline && !interrupted;
-            kill(pid, SIGKILL);
+            kill_group(pid);
             killed = 1;
         }
         double wake = fmin(next_sample, deadline);
@@ -596,9 +626,11 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     }
     double t_end = now_s();
     if (!exited) {
-        kill(pid, SIGKILL);
+        kill_group(pid);
         wait4(pid, &wstatus, 0, &ru);
     }
+    kill(-pid, SIGKILL); /* whatever the sample left running in its group */
+    running_child = 0;
     /* what the child wrote just before it exited */
     for (int i = 0; i < 64 && !sync_eof; i++)
         sync_read(&ch, sp[0], &sync_eof);

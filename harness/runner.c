@@ -6,6 +6,7 @@
 #include "counters.h"
 #include "csv.h"
 #include "matrix.h"
+#include "output.h"
 #include "mb_config.h"
 #include "plan.h"
 #include "registry.h"
@@ -15,7 +16,9 @@
 #include "verify.h"
 #include "workload.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -27,6 +30,31 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- where a spec entry came from ----------------------------------------- */
+
+/* "file:line: " of the matrix entry being resolved, or "" (command line), so
+ * that errors found after parsing still point at their line. */
+static char spec_where[PATH_MAX + 32];
+
+static void spec_at(const run_spec_t *sp, unsigned line)
+{
+    if (sp->matrix[0] && line)
+        snprintf(spec_where, sizeof spec_where, "%s:%u: ", sp->matrix, line);
+    else
+        spec_where[0] = '\0';
+}
+
+/* die_usage with the entry's place in front. */
+__attribute__((format(printf, 1, 2))) static int die_spec(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return die_usage("%s%s", spec_where, msg);
+}
 
 /* ---- allocator configurations -------------------------------------------- */
 
@@ -77,7 +105,7 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
     size_t idx[MAX_SWEEPS] = {0};
     for (;;) {
         if (*nout >= MAX_CONFIGS)
-            return die_usage("too many configurations (at most %d)", MAX_CONFIGS);
+            return die_spec("too many configurations (at most %d)", MAX_CONFIGS);
         run_config_t *c = &out[(*nout)++];
         memset(c, 0, sizeof *c);
         c->alloc = ch->alloc;
@@ -89,10 +117,10 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
                 continue; /* the allocator's own default: nothing set */
             snprintf(kv, sizeof kv, "%s=%s", mine[i]->name, mine[i]->values[idx[i]]);
             if (alloc_parse_setting(c->alloc, kv, &c->settings[c->nsettings++], err, sizeof err))
-                return die_usage("%s", err);
+                return die_spec("%s", err);
         }
         if (alloc_build_env(c->alloc, c->settings, c->nsettings, &c->env))
-            return die_usage("%s: settings too long for the environment", c->alloc->name);
+            return die_spec("%s: settings too long for the environment", c->alloc->name);
         config_label(c);
         /* next combination */
         size_t k = 0;
@@ -102,6 +130,25 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
             break;
     }
     return 0;
+}
+
+/* NULL when path is an ELF shared object of this machine's class, else why not. */
+static const char *elf_shared_object(const char *path)
+{
+    unsigned char h[20];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return strerror(errno);
+    ssize_t n = read(fd, h, sizeof h);
+    close(fd);
+    if (n < (ssize_t)sizeof h || memcmp(h, ELFMAG, SELFMAG))
+        return "not an ELF file";
+    if (h[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
+        return "an ELF file of another word size";
+    uint16_t type = (uint16_t)(h[EI_DATA] == ELFDATA2LSB ? h[16] | h[17] << 8 : h[16] << 8 | h[17]);
+    if (type != ET_DYN)
+        return type == ET_EXEC ? "an executable, not a library" : "an ELF file that is not a library";
+    return NULL;
 }
 
 static int parse_allocators(const char *list, alloc_choice_t *out, size_t *n, bool quiet_missing)
@@ -120,33 +167,36 @@ static int parse_allocators(const char *list, alloc_choice_t *out, size_t *n, bo
             for (size_t i = 0; i < alloc_count(); i++)
                 off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
                                         alloc_at(i)->name);
-            return die_usage("unknown allocator '%s' (valid: %s)", item, names);
+            return die_spec("unknown allocator '%s' (valid: %s)", item, names);
         }
         if (*n >= MAX_CONFIGS)
-            return die_usage("too many allocators");
+            return die_spec("too many allocators");
         alloc_choice_t *c = &out[*n];
         memset(c, 0, sizeof *c);
         c->alloc = a;
         if (eq) {
             if (a->family == ALLOC_GLIBC)
-                return die_usage("glibc's malloc is part of libc and cannot be given a library path");
+                return die_spec("glibc's malloc is part of libc and cannot be given a library path");
             if (access(eq + 1, R_OK) != 0)
-                return die_usage("cannot read library '%s' for %s: %s", eq + 1, a->name, strerror(errno));
+                return die_spec("cannot read library '%s' for %s: %s", eq + 1, a->name, strerror(errno));
             if (!realpath(eq + 1, c->lib))
-                return die_usage("cannot resolve '%s': %s", eq + 1, strerror(errno));
+                return die_spec("cannot resolve '%s': %s", eq + 1, strerror(errno));
+            const char *why = elf_shared_object(c->lib);
+            if (why)
+                return die_spec("library '%s' for %s is not a shared object: %s", eq + 1, a->name, why);
             c->user_lib = true;
         } else if (a->family != ALLOC_GLIBC && alloc_locate(a, c->lib, sizeof c->lib)) {
             if (quiet_missing) {
                 fprintf(stderr, "%s: skipping %s: not installed (%s)\n", prog, a->name, a->sonames[0]);
                 continue;
             }
-            return die_usage("%s is not installed: %s not found in the system library directories "
+            return die_spec("%s is not installed: %s not found in the system library directories "
                              "(install its Debian package or use -a %s=PATH)", a->name, a->sonames[0], a->name);
         }
         (*n)++;
     }
     if (*n == 0)
-        return die_usage("no allocator to run");
+        return die_spec("no allocator to run");
     return 0;
 }
 
@@ -155,59 +205,53 @@ static int parse_tunable(const char *spec, sweep_t *sw, size_t *nsw)
     const char *colon = strchr(spec, ':');
     const char *eq = colon ? strchr(colon, '=') : NULL;
     if (!colon || !eq || eq == colon + 1)
-        return die_usage("bad tunable '%s': expected ALLOCATOR:NAME=VALUE[,VALUE...]", spec);
+        return die_spec("bad tunable '%s': expected ALLOCATOR:NAME=VALUE[,VALUE...]", spec);
     char aname[64];
     snprintf(aname, sizeof aname, "%.*s", (int)(colon - spec), spec);
     const alloc_info_t *a = alloc_find(aname);
     if (!a)
-        return die_usage("bad tunable '%s': unknown allocator '%s'", spec, aname);
+        return die_spec("bad tunable '%s': unknown allocator '%s'", spec, aname);
     if (*nsw >= MAX_SWEEPS)
-        return die_usage("too many -t options");
+        return die_spec("too many -t options");
     sweep_t *s = &sw[(*nsw)++];
     memset(s, 0, sizeof *s);
     s->alloc = a;
     snprintf(s->name, sizeof s->name, "%.*s", (int)(eq - colon - 1), colon + 1);
     for (size_t i = 0; i + 1 < *nsw; i++)
         if (sw[i].alloc == a && !strcmp(sw[i].name, s->name))
-            return die_usage("tunable %s:%s given twice (use one -t with a comma list)", a->name, s->name);
+            return die_spec("tunable %s:%s given twice (use one -t with a comma list)", a->name, s->name);
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", eq + 1);
     char *save = NULL;
     for (char *v = strtok_r(buf, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
         if (s->nvalues >= MAX_VALUES)
-            return die_usage("too many values for %s:%s", a->name, s->name);
+            return die_spec("too many values for %s:%s", a->name, s->name);
         char kv[160], err[1024];
         alloc_setting_t st;
         snprintf(kv, sizeof kv, "%s=%s", s->name, v);
         if (strcmp(v, "default") != 0 && alloc_parse_setting(a, kv, &st, err, sizeof err))
-            return die_usage("%s", err);
+            return die_spec("%s", err);
         if (!strcmp(v, "default") && !alloc_find_tunable(a, s->name) &&
             alloc_parse_setting(a, kv, &st, err, sizeof err))
-            return die_usage("%s", err); /* an unknown name still lists the valid ones */
+            return die_spec("%s", err); /* an unknown name still lists the valid ones */
         snprintf(s->values[s->nvalues++], sizeof s->values[0], "%s", v);
     }
     if (!s->nvalues)
-        return die_usage("bad tunable '%s': no value", spec);
+        return die_spec("bad tunable '%s': no value", spec);
     return 0;
 }
 
 /* ---- output files ---------------------------------------------------------- */
 
-static void path_with_suffix(const char *csv, const char *suffix, char *out, size_t len)
-{
-    size_t n = strlen(csv);
-    if (n > 4 && !strcmp(csv + n - 4, ".csv"))
-        n -= 4;
-    snprintf(out, len, "%.*s%s", (int)n, csv, suffix);
-}
-
-static int write_sidecar(const char *path, const char *run_id, int argc, char **argv,
+/* The JSON sidecar, through a temporary file and a rename; a resumed run
+ * keeps the first run's sidecar inside its own ("previous"). */
+static int write_sidecar(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
                          const run_config_t *cfg, size_t ncfg, char versions[][128],
                          const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw)
 {
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "we");
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
     if (!f)
         return -errno;
     char commit[160], cnt[512], ts[64];
@@ -269,11 +313,13 @@ static int write_sidecar(const char *path, const char *run_id, int argc, char **
         fprintf(f, "}%s\n", w + 1 < nw ? "," : "");
     }
     fputs("  ]\n}\n", f);
-    if (fclose(f))
-        return -errno;
-    if (rename(tmp, path))
-        return -errno;
-    return 0;
+    if (fclose(f)) {
+        free(text);
+        return -ENOMEM;
+    }
+    int rc = out_write_sidecar(path, text, keep_previous);
+    free(text);
+    return rc;
 }
 
 /* ---- one row --------------------------------------------------------------- */
@@ -439,7 +485,7 @@ static int expand_sweep(const char *sweep, wl_args_t *wl, size_t *nw)
 {
     const char *eq = strchr(sweep, '=');
     if (!eq || eq == sweep || !eq[1])
-        return die_usage("bad --sweep '%s': expected NAME=LO..HI or NAME=A/B/C", sweep);
+        return die_spec("bad --sweep '%s': expected NAME=LO..HI or NAME=A/B/C", sweep);
     char name[64], values[MAX_WORKLOADS][64];
     size_t nv = 0;
     snprintf(name, sizeof name, "%.*s", (int)(eq - sweep), sweep);
@@ -449,9 +495,18 @@ static int expand_sweep(const char *sweep, wl_args_t *wl, size_t *nw)
         uint64_t lo, hi;
         snprintf(lo_s, sizeof lo_s, "%.*s", (int)(dots - eq - 1), eq + 1);
         if (units_parse_size(lo_s, &lo) || units_parse_size(dots + 2, &hi) || lo == 0 || lo > hi)
-            return die_usage("bad --sweep range '%s' (expected e.g. size=64K..256M, doubling)", eq + 1);
+            return die_spec("bad --sweep range '%s' (expected e.g. size=64K..256M, doubling)", eq + 1);
+        /* a size parameter reads 64K, a count 1024: as each is written */
+        bool size = false;
+        for (size_t w = 0; w < *nw; w++)
+            for (size_t i = 0; i < wl[w].wl->nparams; i++)
+                if (!strcmp(wl[w].wl->params[i].name, name))
+                    size |= wl[w].wl->params[i].type == WLP_SIZE || wl[w].wl->params[i].type == WLP_SIZES;
         for (uint64_t v = lo; v <= hi && nv < MAX_WORKLOADS; v *= 2) {
-            units_format_size(v, values[nv++], sizeof values[0]);
+            if (size)
+                units_format_size(v, values[nv++], sizeof values[0]);
+            else
+                snprintf(values[nv++], sizeof values[0], "%llu", (unsigned long long)v);
             if (v > UINT64_MAX / 2)
                 break;
         }
@@ -470,7 +525,7 @@ static int expand_sweep(const char *sweep, wl_args_t *wl, size_t *nw)
             has |= !strcmp(wl[w].wl->params[i].name, name);
         if (!has) {
             if (nout >= MAX_WORKLOADS)
-                return die_usage("--sweep makes too many workloads (at most %d)", MAX_WORKLOADS);
+                return die_spec("--sweep makes too many workloads (at most %d)", MAX_WORKLOADS);
             out[nout++] = wl[w];
             continue;
         }
@@ -478,16 +533,16 @@ static int expand_sweep(const char *sweep, wl_args_t *wl, size_t *nw)
         for (size_t k = 0; k < nv; k++) {
             char kv[160], err[512];
             if (nout >= MAX_WORKLOADS)
-                return die_usage("--sweep makes too many workloads (at most %d)", MAX_WORKLOADS);
+                return die_spec("--sweep makes too many workloads (at most %d)", MAX_WORKLOADS);
             out[nout] = wl[w];
             snprintf(kv, sizeof kv, "%s=%s", name, values[k]);
             if (wl_set(&out[nout], kv, err, sizeof err))
-                return die_usage("--sweep: %s", err);
+                return die_spec("--sweep: %s", err);
             nout++;
         }
     }
     if (!matched)
-        return die_usage("--sweep %s: no workload given has a parameter '%s'", sweep, name);
+        return die_spec("--sweep %s: no workload given has a parameter '%s'", sweep, name);
     memcpy(wl, out, nout * sizeof *out);
     *nw = nout;
     return 0;
@@ -523,10 +578,23 @@ static double measure_limit(const run_opts_t *o, const wl_args_t *a)
 
 /* ---- run -------------------------------------------------------------------- */
 
+/* SIGINT, SIGTERM and SIGHUP: stop after killing the running sample; the
+ * sample cut short is not written, so --resume runs it again. */
 static void on_signal(int sig)
 {
     (void)sig;
     run_interrupt();
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit is a failed write, handled as one */
 }
 
 static void usage_run(FILE *out)
@@ -542,7 +610,11 @@ static void usage_run(FILE *out)
             "                          several -t: the cross product\n"
             "  -r, --repetitions N     blocks: samples per configuration (default 5)\n"
             "  -o, --output FILE       CSV to write (default results/run-<UTC time>.csv); beside it\n"
-            "                          FILE.meta.json (machine, commit) and FILE.rss.csv (RSS series)\n"
+            "                          FILE.meta.json (machine, commit) and FILE.rss.csv (RSS series).\n"
+            "                          An existing FILE is never overwritten: add --resume or --force.\n"
+            "                          `-o -` streams the CSV to stdout, and a device (/dev/null) gets\n"
+            "                          the CSV only; --sidecars BASE writes BASE.meta.json, BASE.rss.csv\n"
+            "      --force             replace an existing output, once every configuration is proven\n"
             "  -e, --events LIST       extra perf events: libpfm4 names (cycles, instructions,\n"
             "                          dTLB-load-misses, ...) or syscalls:sys_enter_* tracepoints\n"
             "      --sweep NAME=LO..HI one workload per value of a parameter, doubling from LO to HI\n"
@@ -552,8 +624,10 @@ static void usage_run(FILE *out)
             "      --adaptive PCT      add blocks until every configuration's median throughput has a\n"
             "                          95%% confidence interval within +-PCT (e.g. 1%%), or --budget runs out\n"
             "      --budget DURATION   time budget for --adaptive (default 30m); --max-blocks N (100)\n"
-            "      --shard K/N         run a deterministic 1/N of the samples (merge with `mallocbench merge`)\n"
+            "      --shard K/N         run a deterministic 1/N of the samples (merge with `mallocbench merge`);\n"
+            "                          without --seed every shard derives the same seed from the plan\n"
             "      --resume            continue the plan in --output, skipping the samples it has\n"
+            "                          (its seed is read back from the file)\n"
             "      --pin CPUS          pin every child to these CPUs (e.g. 1 or 0-1)\n"
             "      --timeout DURATION  kill a sample after this long (default 10m; 0 = none)\n"
             "      --sample-interval DURATION  RSS sampling period (default 10ms)\n"
@@ -589,31 +663,37 @@ static int resolve(const run_spec_t *sp, resolved_t *r)
     for (size_t i = 0; i < (sp->nw ? sp->nw : 1); i++) {
         wl_args_t one[MAX_WORKLOADS];
         size_t n = 1;
+        spec_at(sp, sp->nw ? sp->wline[i] : 0);
         if (wl_parse_spec(sp->nw ? sp->workload[i] : "tensor_copy", &one[0], err, sizeof err))
-            return die_usage("%s%s%s", sp->matrix[0] ? sp->matrix : "", sp->matrix[0] ? ": " : "", err);
+            return die_spec("%s", err);
         bool own = sp->nw && sp->wsweep[i][0];
         const char *sweep = own ? sp->wsweep[i] : sp->sweep;
         /* the run-wide --sweep applies to the workloads that have its parameter */
         if (sweep[0] && (own || wl_has_param(one[0].wl, sweep))) {
+            spec_at(sp, own ? sp->wsweep_line[i] : sp->sweep_line);
             if (expand_sweep(sweep, one, &n))
                 return 2;
             swept = true;
         }
         if (r->nw + n > MAX_WORKLOADS)
-            return die_usage("too many workloads (at most %d)", MAX_WORKLOADS);
+            return die_spec("too many workloads (at most %d)", MAX_WORKLOADS);
         memcpy(&r->wl[r->nw], one, n * sizeof *one);
         r->nw += n;
     }
+    spec_at(sp, sp->sweep_line);
     if (sp->sweep[0] && !swept)
-        return die_usage("--sweep %s: no workload given has a parameter '%.*s'", sp->sweep,
-                         (int)strcspn(sp->sweep, "="), sp->sweep);
+        return die_spec("--sweep %s: no workload given has a parameter '%.*s'", sp->sweep,
+                        (int)strcspn(sp->sweep, "="), sp->sweep);
     static sweep_t sweeps[MAX_SWEEPS];
     size_t nsw = 0;
-    for (size_t i = 0; i < sp->nt; i++)
+    for (size_t i = 0; i < sp->nt; i++) {
+        spec_at(sp, sp->tline[i]);
         if (parse_tunable(sp->tunable[i], sweeps, &nsw))
             return 2;
+    }
     static alloc_choice_t choices[MAX_CONFIGS];
     size_t nch = 0;
+    spec_at(sp, sp->allocators_line);
     if (sp->allocators[0]) {
         if (parse_allocators(sp->allocators, choices, &nch, false))
             return 2;
@@ -629,9 +709,10 @@ static int resolve(const run_spec_t *sp, resolved_t *r)
         bool found = false;
         for (size_t k = 0; k < nch; k++)
             found |= choices[k].alloc == sweeps[i].alloc;
+        spec_at(sp, i < sp->nt ? sp->tline[i] : 0);
         if (!found)
-            return die_usage("tunable %s:%s given, but %s is not among the allocators to run",
-                             sweeps[i].alloc->name, sweeps[i].name, sweeps[i].alloc->name);
+            return die_spec("tunable %s:%s given, but %s is not among the allocators to run",
+                            sweeps[i].alloc->name, sweeps[i].name, sweeps[i].alloc->name);
     }
     r->ncfg = 0;
     for (size_t i = 0; i < nch; i++)
@@ -639,19 +720,21 @@ static int resolve(const run_spec_t *sp, resolved_t *r)
             return 2;
     r->ncells = r->nw * r->ncfg;
     r->nextra = 0;
+    spec_at(sp, sp->events_line);
     snprintf(r->evbuf, sizeof r->evbuf, "%s", sp->events);
     char *save = NULL;
     for (char *e = strtok_r(r->evbuf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
         if (r->nextra >= MAX_EVENTS)
-            return die_usage("too many events (at most %d)", MAX_EVENTS);
+            return die_spec("too many events (at most %d)", MAX_EVENTS);
         r->extra[r->nextra++] = e;
     }
+    spec_at(sp, 0);
     return 0;
 }
 
-/* The plan's identity: its cells in order and its seed (not the number of
- * blocks, so a resumed or adaptive run keeps it; not the shard). */
-static void plan_identity(const resolved_t *r, uint64_t seed, char *out, size_t len)
+/* Hash of the plan's cells in order (workloads with every parameter, then
+ * configuration labels). */
+static uint64_t plan_cells_hash(const resolved_t *r)
 {
     uint64_t h = PLAN_HASH_INIT;
     char buf[2048];
@@ -661,9 +744,42 @@ static void plan_identity(const resolved_t *r, uint64_t seed, char *out, size_t 
     }
     for (size_t k = 0; k < r->ncfg; k++)
         h = plan_hash(h, r->cfg[k].label);
+    return h;
+}
+
+/* The plan's identity: its cells in order and its seed (not the number of
+ * blocks, so a resumed or adaptive run keeps it; not the shard). */
+static void plan_identity(const resolved_t *r, uint64_t seed, char *out, size_t len)
+{
+    char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)seed);
-    h = plan_hash(h, buf);
-    snprintf(out, len, "%016llx", (unsigned long long)h);
+    snprintf(out, len, "%016llx", (unsigned long long)plan_hash(plan_cells_hash(r), buf));
+}
+
+/* --resume: the seed the file's rows were planned with (every row has it). */
+static int read_seed(const char *path, uint64_t *seed, bool *found)
+{
+    csv_table_t t;
+    char err[1024];
+    *found = false;
+    if (csv_read_torn(path, &t, err, sizeof err))
+        return die_usage("cannot resume: %s", err);
+    int cs = csv_col(&t, "plan_seed");
+    if (cs < 0) {
+        csv_table_free(&t);
+        return die_usage("cannot resume '%s': it has no plan_seed column (not a mallocbench run CSV)", path);
+    }
+    if (t.nrows) {
+        if (units_parse_u64(t.rows[0][cs], seed)) {
+            int rc = die_usage("cannot resume '%s': row 1 has plan_seed '%s', not a number", path,
+                               t.rows[0][cs]);
+            csv_table_free(&t);
+            return rc;
+        }
+        *found = true;
+    }
+    csv_table_free(&t);
+    return 0;
 }
 
 /* --resume: the (block, position) pairs the file already has for this plan. */
@@ -671,32 +787,38 @@ static int load_done(const char *path, const char *matrix_id, bool *done, unsign
                      size_t ncells, size_t *ndone)
 {
     csv_table_t t;
-    char err[512];
+    char err[1024];
     *ndone = 0;
-    if (csv_read(path, &t, err, sizeof err))
-        return die_usage("%s", err);
+    if (csv_read_torn(path, &t, err, sizeof err))
+        return die_usage("cannot resume: %s", err);
     int cm = csv_col(&t, "matrix_id"), cb = csv_col(&t, "block"), cp = csv_col(&t, "position");
     int cv = csv_col(&t, "schema_version");
     if (cm < 0 || cb < 0 || cp < 0 || cv < 0) {
         csv_table_free(&t);
         return die_usage("cannot resume '%s': it has no matrix_id/block/position columns", path);
     }
-    for (size_t i = 0; i < t.nrows; i++) {
-        if (strcmp(t.rows[i][cv], CSV_SCHEMA_VERSION) || strcmp(t.rows[i][cm], matrix_id)) {
-            int rc = die_usage("cannot resume '%s': it holds another plan (matrix_id %s, this one %s); "
-                               "use the same workloads, allocators, tunables and --seed", path,
-                               t.rows[i][cm], matrix_id);
-            csv_table_free(&t);
-            return rc;
-        }
-        unsigned long b = strtoul(t.rows[i][cb], NULL, 10), p = strtoul(t.rows[i][cp], NULL, 10);
-        if (b < max_blocks && p < ncells && !done[b * ncells + p]) {
-            done[b * ncells + p] = true;
-            (*ndone)++;
+    int rc = 0;
+    for (size_t i = 0; i < t.nrows && !rc; i++) {
+        if (strcmp(t.rows[i][cv], CSV_SCHEMA_VERSION)) {
+            rc = die_usage("cannot resume '%s': row %zu has schema_version %s, this program writes %s", path,
+                           i + 1, t.rows[i][cv], CSV_SCHEMA_VERSION);
+        } else if (strcmp(t.rows[i][cm], matrix_id)) {
+            rc = die_usage("cannot resume '%s': it holds another plan (matrix_id %s, this command's %s with "
+                           "the seed read back from it); use the same workloads, allocators and tunables",
+                           path, t.rows[i][cm], matrix_id);
+        } else {
+            uint64_t b, p;
+            if (units_parse_u64(t.rows[i][cb], &b) || units_parse_u64(t.rows[i][cp], &p))
+                rc = die_usage("cannot resume '%s': row %zu has block '%s', position '%s'", path, i + 1,
+                               t.rows[i][cb], t.rows[i][cp]);
+            else if (b < max_blocks && p < ncells && !done[b * ncells + p]) {
+                done[b * ncells + p] = true;
+                (*ndone)++;
+            }
         }
     }
     csv_table_free(&t);
-    return 0;
+    return rc;
 }
 
 static int parse_pin(const char *s, cpu_set_t *set)
@@ -767,7 +889,42 @@ static double cell_ci(const double *v, size_t n)
     return ok && med > 0 ? (hi - lo) / 2 / med : INFINITY;
 }
 
-int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
+/* --pin: every CPU asked for must be one this process may run on. */
+static int check_pin(const char *spec, const cpu_set_t *want)
+{
+    cpu_set_t have;
+    if (sched_getaffinity(0, sizeof have, &have))
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, want) || CPU_ISSET(c, &have))
+            continue;
+        char list[256];
+        size_t off = 0;
+        for (int a = 0; a < CPU_SETSIZE && off < sizeof list; a++) {
+            if (!CPU_ISSET(a, &have) || (a && CPU_ISSET(a - 1, &have)))
+                continue;
+            int b = a;
+            while (b + 1 < CPU_SETSIZE && CPU_ISSET(b + 1, &have))
+                b++;
+            off += (size_t)snprintf(list + off, sizeof list - off, b > a ? "%s%d-%d" : "%s%d", off ? "," : "",
+                                    a, b);
+        }
+        return die_usage("bad --pin '%s': CPU %d is not available here (CPUs: %s)", spec, c, list);
+    }
+    return 0;
+}
+
+/* Options of `run` that are not part of the spec. */
+typedef struct {
+    bool print_only, quiet, resume, force;
+    unsigned shard_k, shard_n;
+    char sidecars[PATH_MAX];
+    run_opts_t o;
+} run_cli_t;
+
+/* The command line on top of the matrix (read first, wherever -m is).
+ * -1 to go on, else the exit code. */
+static int parse_run_args(int argc, char **argv, run_spec_t *sp, run_cli_t *cli)
 {
     static const struct option opts[] = {
         {"workload", required_argument, NULL, 'w'},   {"allocators", required_argument, NULL, 'a'},
@@ -781,23 +938,21 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
         {"warmup-runs", required_argument, NULL, 'U'}, {"adaptive", required_argument, NULL, 'A'},
         {"budget", required_argument, NULL, 'B'},     {"max-blocks", required_argument, NULL, 'M'},
         {"shard", required_argument, NULL, 'K'},      {"resume", no_argument, NULL, 'Z'},
+        {"force", no_argument, NULL, 'F'},            {"sidecars", required_argument, NULL, 'D'},
         {"pin", required_argument, NULL, 'p'},        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     static const char *short_opts = "w:a:t:r:o:e:m:qh";
-    static run_spec_t sp;
-    spec_defaults(&sp);
     char err[1024];
     int c;
-    /* a matrix first, whatever its place: the other options override it */
+    spec_defaults(sp);
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1)
-        if (c == 'm' && matrix_load(optarg, &sp, err, sizeof err))
+        if (c == 'm' && matrix_load(optarg, sp, err, sizeof err))
             return die_usage("%s", err);
     opterr = 1;
-    bool print_only = false, quiet = false, resume = false, w_given = false, t_given = false;
-    unsigned shard_k = 1, shard_n = 1;
-    run_opts_t o = {0};
+    bool w_given = false, t_given = false;
+    cli->shard_k = cli->shard_n = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1) {
         uint64_t u;
@@ -805,48 +960,59 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
         case 'm': break;
         case 'w':
             if (!w_given)
-                sp.nw = 0; /* -w replaces the matrix's workloads */
+                sp->nw = 0; /* -w replaces the matrix's workloads */
             w_given = true;
-            if (sp.nw >= SPEC_MAX_WORKLOADS)
+            if (sp->nw >= SPEC_MAX_WORKLOADS)
                 return die_usage("too many -w options");
-            snprintf(sp.workload[sp.nw], SPEC_TEXT, "%s", optarg);
-            sp.wsweep[sp.nw++][0] = '\0';
+            snprintf(sp->workload[sp->nw], SPEC_TEXT, "%s", optarg);
+            sp->wline[sp->nw] = sp->wsweep_line[sp->nw] = 0;
+            sp->wsweep[sp->nw++][0] = '\0';
             break;
-        case 'a': snprintf(sp.allocators, sizeof sp.allocators, "%s", optarg); break;
+        case 'a':
+            snprintf(sp->allocators, sizeof sp->allocators, "%s", optarg);
+            sp->allocators_line = 0;
+            break;
         case 't':
             if (!t_given)
-                sp.nt = 0;
+                sp->nt = 0;
             t_given = true;
-            if (sp.nt >= SPEC_MAX_TUNABLES)
+            if (sp->nt >= SPEC_MAX_TUNABLES)
                 return die_usage("too many -t options");
-            snprintf(sp.tunable[sp.nt++], SPEC_TEXT, "%s", optarg);
+            sp->tline[sp->nt] = 0;
+            snprintf(sp->tunable[sp->nt++], SPEC_TEXT, "%s", optarg);
             break;
         case 'r':
-            if (units_parse_u64(optarg, &sp.reps) || sp.reps < 1 || sp.reps > 100000)
+            if (units_parse_u64(optarg, &sp->reps) || sp->reps < 1 || sp->reps > 100000)
                 return die_usage("bad repetition count '%s' (expected 1 to 100000)", optarg);
             break;
-        case 'o': snprintf(sp.output, sizeof sp.output, "%s", optarg); break;
-        case 'e': snprintf(sp.events, sizeof sp.events, "%s", optarg); break;
+        case 'o': snprintf(sp->output, sizeof sp->output, "%s", optarg); break;
+        case 'e':
+            snprintf(sp->events, sizeof sp->events, "%s", optarg);
+            sp->events_line = 0;
+            break;
         case 'T':
-            if (units_parse_duration(optarg, &sp.timeout_s))
+            if (units_parse_duration(optarg, &sp->timeout_s))
                 return die_usage("bad --timeout '%s' (expected a duration such as 90s or 10m)", optarg);
             break;
         case 'S':
-            if (units_parse_duration(optarg, &sp.sample_interval_s) || sp.sample_interval_s < 0.001)
+            if (units_parse_duration(optarg, &sp->sample_interval_s) || sp->sample_interval_s < 0.001)
                 return die_usage("bad --sample-interval '%s' (expected a duration of at least 1ms)", optarg);
             break;
-        case 'P': print_only = true; break;
-        case 'X': snprintf(sp.sweep, sizeof sp.sweep, "%s", optarg); break;
-        case 'L': sp.limit = false; break;
+        case 'P': cli->print_only = true; break;
+        case 'X':
+            snprintf(sp->sweep, sizeof sp->sweep, "%s", optarg);
+            sp->sweep_line = 0;
+            break;
+        case 'L': sp->limit = false; break;
         case 's':
-            if (units_parse_u64(optarg, &sp.seed))
+            if (units_parse_u64(optarg, &sp->seed))
                 return die_usage("bad --seed '%s' (expected a non-negative integer)", optarg);
-            sp.seed_given = true;
+            sp->seed_given = true;
             break;
         case 'U':
             if (units_parse_u64(optarg, &u) || u > 100)
                 return die_usage("bad --warmup-runs '%s' (expected 0 to 100)", optarg);
-            sp.warmup_runs = (unsigned)u;
+            sp->warmup_runs = (unsigned)u;
             break;
         case 'A': {
             char num[64];
@@ -857,345 +1023,447 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
                 num[n - 1] = '\0';
             if (units_parse_double(num, &pct) || pct <= 0 || pct > 100)
                 return die_usage("bad --adaptive '%s' (expected a target such as 1%%)", optarg);
-            sp.adaptive = pct / 100;
+            sp->adaptive = pct / 100;
             break;
         }
         case 'B':
-            if (units_parse_duration(optarg, &sp.budget_s) || sp.budget_s <= 0)
+            if (units_parse_duration(optarg, &sp->budget_s) || sp->budget_s <= 0)
                 return die_usage("bad --budget '%s' (expected a duration such as 30m)", optarg);
             break;
         case 'M':
             if (units_parse_u64(optarg, &u) || u < 1 || u > 100000)
                 return die_usage("bad --max-blocks '%s' (expected 1 to 100000)", optarg);
-            sp.max_blocks = (unsigned)u;
+            sp->max_blocks = (unsigned)u;
             break;
         case 'K':
-            if (plan_parse_shard(optarg, &shard_k, &shard_n))
+            if (plan_parse_shard(optarg, &cli->shard_k, &cli->shard_n))
                 return die_usage("bad --shard '%s' (expected K/N with 1 <= K <= N)", optarg);
             break;
-        case 'Z': resume = true; break;
-        case 'p': snprintf(sp.pin, sizeof sp.pin, "%s", optarg); break;
-        case 'W': o.worker = optarg; break;
-        case 'R': o.probe = optarg; break;
-        case 'q': quiet = true; break;
+        case 'Z': cli->resume = true; break;
+        case 'F': cli->force = true; break;
+        case 'D': snprintf(cli->sidecars, sizeof cli->sidecars, "%s", optarg); break;
+        case 'p':
+            snprintf(sp->pin, sizeof sp->pin, "%s", optarg);
+            sp->pin_line = 0;
+            break;
+        case 'W': cli->o.worker = optarg; break;
+        case 'R': cli->o.probe = optarg; break;
+        case 'q': cli->quiet = true; break;
         case 'h': usage_run(stdout); return 0;
         default: usage_run(stderr); return 2;
         }
     }
     if (optind < argc)
         return die_usage("run: unexpected argument '%s' (see mallocbench run --help)", argv[optind]);
-    if (sp.adaptive > 0 && shard_n > 1)
+    if (sp->adaptive > 0 && cli->shard_n > 1)
         return die_usage("--adaptive and --shard do not mix: an adaptive plan is not known in advance");
-    if (resume && !sp.output[0])
-        return die_usage("--resume needs the output to continue (-o FILE)");
-    if (sp.adaptive > 0 && sp.budget_s <= 0)
-        sp.budget_s = 1800;
-    o.timeout_s = sp.timeout_s;
-    o.sample_interval_s = sp.sample_interval_s;
-    if (sp.pin[0]) {
-        if (parse_pin(sp.pin, &o.cpus))
-            return die_usage("bad --pin '%s' (expected CPUs such as 1 or 0-1)", sp.pin);
-        o.pin = true;
+    if (sp->adaptive > 0 && sp->budget_s <= 0)
+        sp->budget_s = 1800;
+    cli->o.timeout_s = sp->timeout_s;
+    cli->o.sample_interval_s = sp->sample_interval_s;
+    if (sp->pin[0]) {
+        spec_at(sp, sp->pin_line);
+        if (parse_pin(sp->pin, &cli->o.cpus))
+            return die_spec("bad --pin '%s' (expected CPUs such as 1 or 0-1)", sp->pin);
+        if (check_pin(sp->pin, &cli->o.cpus))
+            return 2;
+        cli->o.pin = true;
     }
+    return -1;
+}
 
-    static resolved_t r;
-    if (resolve(&sp, &r))
-        return 2;
+/* Everything one invocation holds; freed in one place. */
+typedef struct {
+    run_spec_t sp;
+    run_cli_t cli;
+    resolved_t r;
     char worker[PATH_MAX], probe[PATH_MAX];
-    if (find_tools(&o, worker, probe, sizeof worker))
-        return 2;
-    if (!sp.seed_given) {
-        uint32_t rnd = 0;
-        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
-            rnd = (uint32_t)getpid() ^ (uint32_t)time(NULL);
-        sp.seed = rnd;
-    }
-    unsigned blocks = sp.adaptive > 0 ? sp.max_blocks : (unsigned)sp.reps;
-    size_t *order = calloc(r.ncells ? r.ncells : 1, sizeof *order);
-    if (!order)
-        return die_usage("out of memory");
+    unsigned blocks;
+    out_t out;
+    row_ctx_t x;
+    char run_id[64], shard_txt[32], host[256];
+    cnt_set_t *cnt;
+    size_t *order, *ntput, ndone;
+    bool *done, *converged;
+    double *tput;
+    csv_row_t *row;
+    run_sample_t *s;
+    /* progress */
+    size_t planned, nrun, nok, nbad;
+    double t_start, spent;
+} run_ctx_t;
 
-    if (print_only) {
-        for (unsigned b = 0; b < (unsigned)sp.reps; b++) {
-            plan_block_order(sp.seed, b, r.ncells, order);
-            for (size_t p = 0; p < r.ncells; p++) {
-                if (!plan_in_shard(b, p, r.ncells, shard_k, shard_n))
-                    continue;
-                size_t w = order[p] / r.ncfg, k = order[p] % r.ncfg;
-                char params[1024];
-                wl_format_args(&r.wl[w], ',', params, sizeof params);
-                printf("# block %u position %zu: %s(%s) %s\n", b, p, r.wl[w].wl->name, params, r.cfg[k].label);
-                run_print_command(stdout, &o, &r.cfg[k], &r.wl[w]);
-            }
-        }
-        free(order);
+static void ctx_free(run_ctx_t *c)
+{
+    out_close(&c->out);
+    cnt_set_free(c->cnt);
+    free(c->order);
+    free(c->done);
+    free(c->tput);
+    free(c->ntput);
+    free(c->converged);
+    free(c->row);
+    free(c->s);
+    free(c);
+}
+
+/* The plan seed: given, read back from the file being resumed, derived
+ * from the plan for shards (so every shard plans alike), else random. */
+static int choose_seed(run_ctx_t *c)
+{
+    run_spec_t *sp = &c->sp;
+    if (sp->seed_given)
+        return 0;
+    if (c->cli.resume && c->out.exists) {
+        bool found;
+        if (read_seed(c->out.csv, &sp->seed, &found))
+            return 2;
+        if (found)
+            return 0;
+    }
+    if (c->cli.shard_n > 1) {
+        sp->seed = plan_cells_hash(&c->r) & 0xffffffffu;
         return 0;
     }
+    uint32_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+        rnd = (uint32_t)getpid() ^ (uint32_t)time(NULL);
+    sp->seed = rnd;
+    return 0;
+}
 
-    cnt_set_t *cnt = NULL;
-    if (cnt_set_new(&cnt, r.extra, r.nextra, err, sizeof err)) {
-        free(order);
-        return die_usage("%s", err);
+static void print_plan(run_ctx_t *c)
+{
+    resolved_t *r = &c->r;
+    for (unsigned b = 0; b < (unsigned)c->sp.reps; b++) {
+        plan_block_order(c->sp.seed, b, r->ncells, c->order);
+        for (size_t p = 0; p < r->ncells; p++) {
+            if (!plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
+                continue;
+            size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
+            char params[1024];
+            wl_format_args(&r->wl[w], ',', params, sizeof params);
+            printf("# block %u position %zu: %s(%s) %s\n", b, p, r->wl[w].wl->name, params, r->cfg[k].label);
+            run_print_command(stdout, &c->cli.o, &r->cfg[k], &r->wl[w]);
+        }
     }
-    row_ctx_t x = {.shard = ""};
-    char shard_txt[32] = "";
-    if (shard_n > 1)
-        snprintf(shard_txt, sizeof shard_txt, "%u/%u", shard_k, shard_n);
-    x.shard = shard_txt;
-    plan_identity(&r, sp.seed, x.matrix_id, sizeof x.matrix_id);
-    x.seed = sp.seed;
+}
 
-    /* output files: refuse an unwritable one (or a resume of another plan) before any run */
-    char run_id[64], output[PATH_MAX];
+/* Column names of the extra events: total_E, region_E, note_E. */
+static size_t extra_columns(const resolved_t *r, char names[][96], const char **ptrs)
+{
+    static const char *const pre[] = {"total_", "region_", "note_"};
+    size_t n = 0;
+    for (size_t i = 0; i < r->nextra; i++)
+        for (int k = 0; k < 3; k++) {
+            snprintf(names[n], 96, "%s%s", pre[k], r->extra[i]);
+            ptrs[n] = names[n];
+            n++;
+        }
+    return n;
+}
+
+/* Every configuration proves itself before anything is measured or any
+ * file is touched; 0, or the exit code. */
+static int preflight(run_ctx_t *c)
+{
+    char err[1024];
+    for (size_t k = 0; k < c->r.ncfg; k++) {
+        if (verify_preflight(&c->cli.o, &c->r.cfg[k], c->r.versions[k], sizeof c->r.versions[k], err,
+                             sizeof err)) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            return run_interrupted() ? 130 : 1;
+        }
+        if (!c->cli.quiet)
+            fprintf(stderr, "%s: %-40s %s %s\n", prog, c->r.cfg[k].label, c->r.versions[k],
+                    c->r.cfg[k].lib[0] ? c->r.cfg[k].lib : "(libc)");
+    }
+    return 0;
+}
+
+/* Open the outputs and write the sidecar; 0 or the exit code. */
+static int open_outputs(run_ctx_t *c, int full_argc, char **full_argv)
+{
+    static char names[CSV_EXTRA_MAX][96];
+    const char *ptrs[CSV_EXTRA_MAX];
+    char err[1024];
+    size_t n = extra_columns(&c->r, names, ptrs);
+    if (out_open(&c->out, ptrs, n, err, sizeof err))
+        return die_usage("%s", err);
+    for (size_t w = 0; w < c->r.nw; w++)
+        c->r.limits[w] = NAN; /* measured block by block, beside the samples they bound */
+    if (!c->out.sidecars)
+        return 0;
+    int rc = write_sidecar(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
+                           c->r.cfg, c->r.ncfg, c->r.versions, &c->cli.o, c->r.wl,
+                           c->sp.limit ? c->r.limits : NULL, c->r.nw);
+    if (rc)
+        fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, c->out.meta, strerror(-rc));
+    return 0;
+}
+
+static void report_progress(run_ctx_t *c, unsigned b, size_t w, size_t k, bool tty)
+{
+    const run_sample_t *s = c->s;
+    char figure[160];
+    if (s->status == RUN_OK)
+        snprintf(figure, sizeof figure, "%.3g %s, %s faults, %.2fs",
+                 strcmp(s->unit, "B/s") ? s->throughput : s->throughput / 1e9,
+                 strcmp(s->unit, "B/s") ? s->unit : "GB/s", c->row->field[COL_region_minor_faults], s->wall_s);
+    else
+        snprintf(figure, sizeof figure, "%s: %s", run_status_name(s->status), s->message);
+    size_t of = c->sp.adaptive > 0 ? c->nrun : c->planned;
+    if (tty) {
+        char eta[32] = "?";
+        if (c->sp.adaptive <= 0 && c->nrun)
+            fmt_duration(c->spent / (double)c->nrun * (double)(c->planned > c->nrun ? c->planned - c->nrun : 0),
+                         eta, sizeof eta);
+        fprintf(stderr, "\r\033[K[%zu/%zu] block %u, ETA %s | %s %s: %s", c->nrun, of, b, eta,
+                c->r.wl[w].wl->name, c->r.cfg[k].label, figure);
+        if (s->status != RUN_OK)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "[%zu/%zu] block %u: %s %s: %s\n", c->nrun, of, b, c->r.wl[w].wl->name,
+                c->r.cfg[k].label, figure);
+    }
+}
+
+/* One sample of the plan, its row written whole or not at all.  0 to go
+ * on, 1 when the run must stop (the harness could not start a child, or
+ * the output cannot take another row). */
+static int one_sample(run_ctx_t *c, unsigned b, size_t p, bool tty)
+{
+    resolved_t *r = &c->r;
+    size_t cell = c->order[p], w = cell / r->ncfg, k = cell % r->ncfg;
+    char ts[40], tag[96];
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&rt.tv_sec));
+    snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03ldZ", rt.tv_nsec / 1000000);
+    snprintf(tag, sizeof tag, "%s,%zu", c->run_id, c->nrun);
+    double t0 = mono_now();
+    int rc = run_sample(&c->cli.o, &r->cfg[k], &r->wl[w], c->cnt, c->s, c->out.series, tag);
+    if (rc) {
+        fprintf(stderr, "%s%s: cannot start a sample: %s\n", tty ? "\n" : "", prog, strerror(-rc));
+        return 1;
+    }
+    if (run_interrupted()) {
+        out_series_rollback(&c->out); /* the sample cut short is dropped whole */
+        return 0;
+    }
+    c->spent += mono_now() - t0;
+    char effective[CSV_FIELD_MAX];
+    effective[0] = '\0';
+    verify_sample(&r->cfg[k], c->s, effective, sizeof effective);
+    fill_row(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], r->versions[k], (int)b, c->s, effective,
+             c->cnt, ts, r->limits[w]);
+    /* the RSS lines first, then the row: a row is there only when all of
+     * its sample is; a failed write leaves both files ending whole */
+    const char *failed = NULL;
+    if ((rc = out_series_flush(&c->out)))
+        failed = c->out.rss;
+    else if ((rc = csv_write_row(&c->out.w, c->row))) {
+        out_series_rollback(&c->out);
+        failed = c->out.csv;
+    }
+    if (failed) {
+        fprintf(stderr, "%s%s: cannot write '%s': %s; stopped, the files end at the last whole sample: "
+                "make room and continue with the same command and --resume\n", tty ? "\n" : "", prog, failed,
+                strerror(-rc));
+        return 1;
+    }
+    out_series_mark(&c->out);
+    c->nrun++;
+    if (c->s->status == RUN_OK) {
+        c->nok++;
+        if (c->s->have_result)
+            c->tput[cell * c->blocks + c->ntput[cell]++] = c->s->throughput;
+    } else {
+        c->nbad++;
+    }
+    if (!c->cli.quiet)
+        report_progress(c, b, w, k, tty);
+    return 0;
+}
+
+/* Discarded samples, one cell at a time in block-0 order. */
+static void warm_up(run_ctx_t *c, bool tty)
+{
+    resolved_t *r = &c->r;
+    plan_block_order(c->sp.seed, 0, r->ncells, c->order);
+    for (unsigned wu = 0; wu < c->sp.warmup_runs && !run_interrupted(); wu++)
+        for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
+            if (!plan_in_shard(0, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
+                continue;
+            size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
+            if (run_sample(&c->cli.o, &r->cfg[k], &r->wl[w], c->cnt, c->s, NULL, NULL))
+                break;
+            if (tty)
+                fprintf(stderr, "\r\033[Kwarm-up %zu/%zu: %s %s", p + 1, r->ncells, r->wl[w].wl->name,
+                        r->cfg[k].label);
+        }
+}
+
+/* The blocks: each in its shuffled order, each workload's limit measured at
+ * the start of the block that uses it; adaptive runs stop once every cell
+ * has converged.  Returns the exit code and the blocks run in *nblocks. */
+static int run_blocks(run_ctx_t *c, bool tty, unsigned *nblocks)
+{
+    resolved_t *r = &c->r;
+    run_spec_t *sp = &c->sp;
+    unsigned k = c->cli.shard_k, n = c->cli.shard_n;
+    unsigned b;
+    for (b = 0; b < c->blocks && !run_interrupted(); b++) {
+        if (sp->adaptive > 0 && b >= (sp->reps > 6 ? sp->reps : 6)) {
+            bool all = true;
+            for (size_t i = 0; i < r->ncells; i++) {
+                c->converged[i] = cell_ci(&c->tput[i * c->blocks], c->ntput[i]) <= sp->adaptive;
+                all &= c->converged[i];
+            }
+            if (all || mono_now() - c->t_start > sp->budget_s)
+                break;
+        }
+        plan_block_order(sp->seed, b, r->ncells, c->order);
+        for (size_t w = 0; w < r->nw && sp->limit && !run_interrupted(); w++) {
+            bool used = false;
+            for (size_t p = 0; p < r->ncells && !used; p++)
+                used = c->order[p] / r->ncfg == w && plan_in_shard(b, p, r->ncells, k, n) &&
+                       !c->done[b * r->ncells + p] && !c->converged[c->order[p]];
+            r->limits[w] = used ? measure_limit(&c->cli.o, &r->wl[w]) : NAN;
+        }
+        for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
+            if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||
+                c->converged[c->order[p]])
+                continue;
+            if (one_sample(c, b, p, tty)) {
+                *nblocks = b;
+                return 1;
+            }
+        }
+    }
+    *nblocks = b;
+    return 0;
+}
+
+static void adaptive_summary(run_ctx_t *c, unsigned b)
+{
+    resolved_t *r = &c->r;
+    size_t bad = 0;
+    for (size_t i = 0; i < r->ncells; i++) {
+        double ci = cell_ci(&c->tput[i * c->blocks], c->ntput[i]);
+        if (ci <= c->sp.adaptive)
+            continue;
+        bad++;
+        fprintf(stderr, "%s: not converged: %s %s: +-%.2f%% after %zu samples (target +-%.2f%%)\n", prog,
+                r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label, isinf(ci) ? 100.0 : ci * 100,
+                c->ntput[i], c->sp.adaptive * 100);
+    }
+    char took[32];
+    fmt_duration(mono_now() - c->t_start, took, sizeof took);
+    fprintf(stderr, "%s: adaptive: %u blocks, %zu of %zu configurations converged to +-%.2f%% in %s\n", prog, b,
+            r->ncells - bad, r->ncells, c->sp.adaptive * 100, took);
+}
+
+/* Buffers sized by the plan; 0 or -ENOMEM. */
+static int ctx_alloc(run_ctx_t *c)
+{
+    size_t cells = c->r.ncells ? c->r.ncells : 1;
+    c->order = calloc(cells, sizeof *c->order);
+    c->done = calloc((size_t)c->blocks * cells, sizeof *c->done);
+    c->tput = calloc((size_t)c->blocks * cells, sizeof *c->tput);
+    c->ntput = calloc(cells, sizeof *c->ntput);
+    c->converged = calloc(cells, sizeof *c->converged);
+    c->row = malloc(sizeof *c->row);
+    c->s = malloc(sizeof *c->s);
+    return c->order && c->done && c->tput && c->ntput && c->converged && c->row && c->s ? 0 : -ENOMEM;
+}
+
+/* Resolve, check the outputs, prove, open, run, summarize. */
+static int run_main(run_ctx_t *c, int full_argc, char **full_argv)
+{
+    run_spec_t *sp = &c->sp;
+    resolved_t *r = &c->r;
+    char err[1024];
+    if (resolve(sp, r) || find_tools(&c->cli.o, c->worker, c->probe, sizeof c->worker))
+        return 2;
+    if (!c->cli.print_only &&
+        out_check(&c->out, sp->output, c->cli.sidecars, c->cli.resume, c->cli.force, err, sizeof err)) {
+        spec_at(sp, sp->output_line);
+        return die_spec("%s", err);
+    }
+    if (choose_seed(c))
+        return 2;
+    c->blocks = sp->adaptive > 0 ? sp->max_blocks : (unsigned)sp->reps;
+    if (ctx_alloc(c))
+        return die_usage("out of memory");
+    if (cnt_set_new(&c->cnt, r->extra, r->nextra, err, sizeof err)) {
+        spec_at(sp, sp->events_line);
+        return die_spec("%s", err);
+    }
+    if (c->cli.print_only) {
+        print_plan(c);
+        return 0;
+    }
+    if (c->cli.shard_n > 1)
+        snprintf(c->shard_txt, sizeof c->shard_txt, "%u/%u", c->cli.shard_k, c->cli.shard_n);
+    c->x.shard = c->shard_txt;
+    c->x.seed = sp->seed;
+    plan_identity(r, sp->seed, c->x.matrix_id, sizeof c->x.matrix_id);
+    if (c->cli.resume && c->out.exists &&
+        load_done(c->out.csv, c->x.matrix_id, c->done, c->blocks, r->ncells, &c->ndone))
+        return 2;
     time_t now = time(NULL);
     unsigned short rnd = 0;
     if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
         rnd = (unsigned short)getpid();
-    strftime(run_id, sizeof run_id, "%Y%m%dT%H%M%SZ", gmtime(&now));
-    snprintf(run_id + strlen(run_id), sizeof run_id - strlen(run_id), "-%04x", rnd);
-    x.run_id = run_id;
-    if (sp.output[0]) {
-        snprintf(output, sizeof output, "%s", sp.output);
-    } else {
-        char ts[32];
-        strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", gmtime(&now));
-        snprintf(output, sizeof output, "results/run-%s.csv", ts);
-    }
-    char meta_path[PATH_MAX], rss_path[PATH_MAX];
-    path_with_suffix(output, ".meta.json", meta_path, sizeof meta_path);
-    path_with_suffix(output, ".rss.csv", rss_path, sizeof rss_path);
-    static char extra_names[CSV_EXTRA_MAX][96];
-    const char *extra_ptrs[CSV_EXTRA_MAX];
-    size_t nextra_cols = 0;
-    for (size_t i = 0; i < r.nextra; i++) {
-        static const char *const pre[] = {"total_", "region_", "note_"};
-        for (int k = 0; k < 3; k++) {
-            snprintf(extra_names[nextra_cols], 96, "%s%s", pre[k], r.extra[i]);
-            extra_ptrs[nextra_cols] = extra_names[nextra_cols];
-            nextra_cols++;
-        }
-    }
-    bool *done = calloc((size_t)blocks * (r.ncells ? r.ncells : 1), sizeof *done);
-    if (!done)
-        return die_usage("out of memory");
-    size_t ndone = 0;
-    csv_writer_t csv;
-    int rc;
-    if (resume && access(output, F_OK) == 0) {
-        if (load_done(output, x.matrix_id, done, blocks, r.ncells, &ndone))
-            return 2;
-        rc = csv_open_append(&csv, output, extra_ptrs, nextra_cols, err, sizeof err);
-        if (rc)
-            return die_usage("%s", err);
-    } else {
-        rc = csv_open(&csv, output, extra_ptrs, nextra_cols);
-        if (rc) {
-            cnt_set_free(cnt);
-            return die_usage("cannot write '%s': %s", output, strerror(-rc));
-        }
-    }
-    FILE *series = fopen(rss_path, resume ? "ae" : "we");
-    if (!series) {
-        rc = errno;
-        csv_close(&csv);
-        cnt_set_free(cnt);
-        return die_usage("cannot write '%s': %s", rss_path, strerror(rc));
-    }
-    if (!resume || ftell(series) == 0)
-        fputs("run_id,sample,t_s,rss_kib\n", series);
-
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    bool tty = isatty(2) && !quiet;
-
-    /* pre-flight: every configuration proves itself before anything is measured */
-    for (size_t k = 0; k < r.ncfg; k++) {
-        if (verify_preflight(&o, &r.cfg[k], r.versions[k], sizeof r.versions[k], err, sizeof err)) {
-            fprintf(stderr, "%s: %s\n", prog, err);
-            csv_close(&csv);
-            fclose(series);
-            if (!resume) {
-                unlink(output);
-                unlink(rss_path);
-            }
-            cnt_set_free(cnt);
-            return run_interrupted() ? 130 : 1;
-        }
-        if (!quiet)
-            fprintf(stderr, "%s: %-40s %s %s\n", prog, r.cfg[k].label, r.versions[k],
-                    r.cfg[k].lib[0] ? r.cfg[k].lib : "(libc)");
-    }
-    /* limits are measured block by block, beside the samples they bound */
-    for (size_t w = 0; w < r.nw; w++)
-        r.limits[w] = NAN;
-    rc = write_sidecar(meta_path, run_id, full_argc, full_argv, r.cfg, r.ncfg, r.versions, &o, r.wl,
-                       sp.limit ? r.limits : NULL, r.nw);
-    if (rc)
-        fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, meta_path, strerror(-rc));
+    strftime(c->run_id, sizeof c->run_id, "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(c->run_id + strlen(c->run_id), sizeof c->run_id - strlen(c->run_id), "-%04x", rnd);
+    c->x.run_id = c->run_id;
+    install_signals();
+    int rc = preflight(c);
+    if (rc || (rc = open_outputs(c, full_argc, full_argv)))
+        return rc;
+    bool quiet = c->cli.quiet, tty = isatty(2) && !quiet;
     if (!quiet) {
         char nblocks[32];
-        if (sp.adaptive > 0)
-            snprintf(nblocks, sizeof nblocks, "adaptive (+-%.3g%%)", sp.adaptive * 100);
+        if (sp->adaptive > 0)
+            snprintf(nblocks, sizeof nblocks, "adaptive (+-%.3g%%)", sp->adaptive * 100);
         else
-            snprintf(nblocks, sizeof nblocks, "%llu", (unsigned long long)sp.reps);
-        fprintf(stderr, "%s: plan %s, seed %llu: %zu configurations x %s blocks%s%s%s\n", prog, x.matrix_id,
-                (unsigned long long)sp.seed, r.ncells, nblocks, shard_n > 1 ? ", shard " : "", shard_txt,
-                ndone ? ", resuming" : "");
+            snprintf(nblocks, sizeof nblocks, "%llu", (unsigned long long)sp->reps);
+        fprintf(stderr, "%s: plan %s, seed %llu: %zu configurations x %s blocks%s%s%s -> %s\n", prog,
+                c->x.matrix_id, (unsigned long long)sp->seed, r->ncells, nblocks, c->cli.shard_n > 1 ? ", shard " : "",
+                c->shard_txt, c->ndone ? ", resuming" : "", c->out.csv);
     }
-
-    char host[256];
-    sysinfo_hostname(host, sizeof host);
-    x.host = host;
-    csv_row_t *row = malloc(sizeof *row);
-    run_sample_t *s = malloc(sizeof *s);
-    double *tput = calloc((size_t)blocks * (r.ncells ? r.ncells : 1), sizeof *tput);
-    size_t *ntput = calloc(r.ncells ? r.ncells : 1, sizeof *ntput);
-    bool *converged = calloc(r.ncells ? r.ncells : 1, sizeof *converged);
-    if (!row || !s || !tput || !ntput || !converged)
-        return die_usage("out of memory");
-
-    /* warm-up samples: discarded, one cell at a time in block-0 order */
-    plan_block_order(sp.seed, 0, r.ncells, order);
-    for (unsigned wu = 0; wu < sp.warmup_runs && !run_interrupted(); wu++)
-        for (size_t p = 0; p < r.ncells && !run_interrupted(); p++) {
-            if (!plan_in_shard(0, p, r.ncells, shard_k, shard_n))
-                continue;
-            size_t w = order[p] / r.ncfg, k = order[p] % r.ncfg;
-            if (run_sample(&o, &r.cfg[k], &r.wl[w], cnt, s, NULL, NULL))
-                break;
-            if (tty)
-                fprintf(stderr, "\r\033[Kwarm-up %zu/%zu: %s %s", p + 1, r.ncells, r.wl[w].wl->name,
-                        r.cfg[k].label);
-        }
-
-    size_t planned = 0;
-    for (unsigned b = 0; b < (unsigned)sp.reps && b < blocks; b++)
-        for (size_t p = 0; p < r.ncells; p++)
-            planned += plan_in_shard(b, p, r.ncells, shard_k, shard_n) && !done[b * r.ncells + p];
-    size_t nrun = 0, nok = 0, nbad = 0;
-    double t_start = mono_now(), spent = 0;
-    int exit_code = 0;
+    sysinfo_hostname(c->host, sizeof c->host);
+    c->x.host = c->host;
+    warm_up(c, tty);
+    for (unsigned b = 0; b < (unsigned)sp->reps && b < c->blocks; b++)
+        for (size_t p = 0; p < r->ncells; p++)
+            c->planned += plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) &&
+                          !c->done[b * r->ncells + p];
+    c->t_start = mono_now();
     unsigned b;
-    for (b = 0; b < blocks && !run_interrupted(); b++) {
-        if (sp.adaptive > 0 && b >= (sp.reps > 6 ? sp.reps : 6)) {
-            bool all = true;
-            for (size_t i = 0; i < r.ncells; i++) {
-                converged[i] = cell_ci(&tput[i * blocks], ntput[i]) <= sp.adaptive;
-                all &= converged[i];
-            }
-            if (all || mono_now() - t_start > sp.budget_s)
-                break;
-        }
-        plan_block_order(sp.seed, b, r.ncells, order);
-        /* each workload's limit, measured at the start of the block that uses it,
-         * so a row's fraction_of_limit compares samples taken side by side */
-        for (size_t w = 0; w < r.nw && sp.limit && !run_interrupted(); w++) {
-            bool used = false;
-            for (size_t p = 0; p < r.ncells && !used; p++)
-                used = order[p] / r.ncfg == w && plan_in_shard(b, p, r.ncells, shard_k, shard_n) &&
-                       !done[b * r.ncells + p] && !converged[order[p]];
-            r.limits[w] = used ? measure_limit(&o, &r.wl[w]) : NAN;
-        }
-        for (size_t p = 0; p < r.ncells && !run_interrupted(); p++) {
-            size_t cell = order[p], w = cell / r.ncfg, k = cell % r.ncfg;
-            if (!plan_in_shard(b, p, r.ncells, shard_k, shard_n) || done[b * r.ncells + p] ||
-                converged[cell])
-                continue;
-            char ts[40], tag[96];
-            struct timespec rt;
-            clock_gettime(CLOCK_REALTIME, &rt);
-            strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&rt.tv_sec));
-            snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03ldZ", rt.tv_nsec / 1000000);
-            snprintf(tag, sizeof tag, "%s,%zu", run_id, nrun);
-            double t0 = mono_now();
-            rc = run_sample(&o, &r.cfg[k], &r.wl[w], cnt, s, series, tag);
-            if (rc) {
-                fprintf(stderr, "%s%s: cannot start a sample: %s\n", tty ? "\n" : "", prog, strerror(-rc));
-                exit_code = 1;
-                goto out;
-            }
-            if (run_interrupted())
-                break; /* the sample cut short is dropped whole */
-            spent += mono_now() - t0;
-            char effective[CSV_FIELD_MAX];
-            effective[0] = '\0';
-            verify_sample(&r.cfg[k], s, effective, sizeof effective);
-            fill_row(row, &x, nrun, b, p, &r.wl[w], &r.cfg[k], r.versions[k], (int)b, s, effective, cnt, ts,
-                     r.limits[w]);
-            if (csv_write_row(&csv, row)) {
-                fprintf(stderr, "%s: cannot write '%s': %s\n", prog, output, strerror(errno));
-                exit_code = 1;
-                goto out;
-            }
-            fflush(series);
-            nrun++;
-            if (s->status == RUN_OK) {
-                nok++;
-                if (s->have_result)
-                    tput[cell * blocks + ntput[cell]++] = s->throughput;
-            } else {
-                nbad++;
-            }
-            if (quiet)
-                continue;
-            char figure[160];
-            if (s->status == RUN_OK)
-                snprintf(figure, sizeof figure, "%.3g %s, %s faults, %.2fs",
-                         strcmp(s->unit, "B/s") ? s->throughput : s->throughput / 1e9,
-                         strcmp(s->unit, "B/s") ? s->unit : "GB/s", row->field[COL_region_minor_faults],
-                         s->wall_s);
-            else
-                snprintf(figure, sizeof figure, "%s: %s", run_status_name(s->status), s->message);
-            if (tty) {
-                char eta[32] = "?";
-                if (sp.adaptive <= 0 && nrun)
-                    fmt_duration(spent / (double)nrun * (double)(planned > nrun ? planned - nrun : 0), eta,
-                                 sizeof eta);
-                fprintf(stderr, "\r\033[K[%zu/%zu] block %u, ETA %s | %s %s: %s", nrun,
-                        sp.adaptive > 0 ? nrun : planned, b, eta, r.wl[w].wl->name, r.cfg[k].label, figure);
-                if (s->status != RUN_OK)
-                    fputc('\n', stderr);
-            } else {
-                fprintf(stderr, "[%zu/%zu] block %u: %s %s: %s\n", nrun, sp.adaptive > 0 ? nrun : planned, b,
-                        r.wl[w].wl->name, r.cfg[k].label, figure);
-            }
-        }
-    }
+    rc = run_blocks(c, tty, &b);
     if (tty)
         fputc('\n', stderr);
-    if (sp.adaptive > 0 && !run_interrupted()) {
-        size_t bad = 0;
-        for (size_t i = 0; i < r.ncells; i++) {
-            double ci = cell_ci(&tput[i * blocks], ntput[i]);
-            if (ci <= sp.adaptive)
-                continue;
-            bad++;
-            fprintf(stderr, "%s: not converged: %s %s: +-%.2f%% after %zu samples (target +-%.2f%%)\n", prog,
-                    r.wl[i / r.ncfg].wl->name, r.cfg[i % r.ncfg].label, isinf(ci) ? 100.0 : ci * 100,
-                    ntput[i], sp.adaptive * 100);
-        }
-        fprintf(stderr, "%s: adaptive: %u blocks, %zu of %zu configurations converged to +-%.2f%% in %s\n", prog,
-                b, r.ncells - bad, r.ncells, sp.adaptive * 100,
-                (fmt_duration(mono_now() - t_start, err, sizeof err), err));
-    }
-out:
-    csv_close(&csv);
-    fclose(series);
-    cnt_set_free(cnt);
-    free(row);
-    free(s);
-    free(tput);
-    free(ntput);
-    free(converged);
-    free(done);
-    free(order);
-    if (!quiet || run_interrupted())
-        fprintf(stderr, "%s: %zu samples (%zu ok, %zu not ok) written to %s%s\n", prog, nrun, nok, nbad,
-                output, run_interrupted() ? "; interrupted: continue with the same command and --resume" : "");
-    if (run_interrupted())
-        return 130;
-    return exit_code;
+    if (!rc && sp->adaptive > 0 && !run_interrupted())
+        adaptive_summary(c, b);
+    if (!quiet || run_interrupted() || rc)
+        fprintf(stderr, "%s: %zu samples (%zu ok, %zu not ok) written to %s%s%s\n", prog, c->nrun, c->nok,
+                c->nbad, c->out.csv, run_interrupted() ? "; interrupted: continue with the same command and "
+                "--resume" : "", run_interrupted() && c->out.chosen ? " -o <that file>" : "");
+    return run_interrupted() ? 130 : rc;
+}
+
+int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
+{
+    run_ctx_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return die_usage("out of memory");
+    c->out.w.fd = -1;
+    int rc = parse_run_args(argc, argv, &c->sp, &c->cli);
+    if (rc < 0)
+        rc = run_main(c, full_argc, full_argv);
+    ctx_free(c);
+    return rc;
 }

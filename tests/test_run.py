@@ -261,7 +261,7 @@ def case_matrix(mb, tmp):
         check(sorted(int(r["position"]) for r in rs if r["block"] == str(b)) == [0, 1, 2, 3],
               f"block {b}: every cell once")
     # options after the matrix override it
-    run(mb, "run", "-q", "-m", m, "-r", "1", "-o", out, "--no-limit")
+    run(mb, "run", "-q", "-m", m, "-r", "1", "-o", out, "--no-limit", "--force")
     check(len(rows(out)) == 4, "-r overrides repetitions")
     for text, line, needle in [("[run]\nrepetitions = x\n", 2, "bad repetitions 'x'"),
                                ("[run]\nbogus = 1\n", 2, "unknown key 'bogus'"),
@@ -329,11 +329,11 @@ def case_shard(mb, tmp):
     check(keys(merged) == keys(whole), "merged shards == unsharded plan")
     check([(int(r["block"]), int(r["position"])) for r in rows(merged)] ==
           sorted((int(r["block"]), int(r["position"])) for r in rows(merged)), "merged in plan order")
-    p = run(mb, "merge", "-o", merged, parts[0], parts[0], expect_rc=2)
+    p = run(mb, "merge", "--force", "-o", merged, parts[0], parts[0], expect_rc=2)
     check("twice" in p.stderr, f"duplicate refused: {p.stderr!r}")
     other = os.path.join(tmp, "other.csv")
     run(mb, "run", "-q", "-m", m, "-o", other, "--no-limit", "--seed", "99", "--shard", "2/3")
-    p = run(mb, "merge", "-o", merged, parts[0], other, expect_rc=2)
+    p = run(mb, "merge", "--force", "-o", merged, parts[0], other, expect_rc=2)
     check("not shards of one run" in p.stderr, f"other plan refused: {p.stderr!r}")
     p = run(mb, "run", "-q", "-m", m, "--shard", "4/3", expect_rc=2)
     check("--shard" in p.stderr, "bad shard refused")
@@ -348,7 +348,7 @@ def case_adaptive(mb, tmp):
     check(len(rows(out)) == 6, f"a loose target converges at the 6-sample minimum: {len(rows(out))}")
     check("1 of 1 configurations converged" in p.stderr, f"says so: {p.stderr[-300:]!r}")
     p = run(mb, "run", "-w", spec, "-a", "glibc", "--adaptive", "0.0001%", "--budget", "2s", "--max-blocks", "8",
-            "--warmup-runs", "0", "--no-limit", "-o", out)
+            "--warmup-runs", "0", "--no-limit", "-o", out, "--force")
     n = len(rows(out))
     check(6 <= n <= 8, f"an impossible target stops at the budget or max blocks: {n}")
     check("not converged: tensor_copy glibc" in p.stderr, f"names the cell: {p.stderr[-300:]!r}")

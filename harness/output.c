@@ -1,0 +1,370 @@
+/* output.c - the run's output files: refuse before the proof, create or
+ * repair after it, and keep the CSV and its RSS series ending in whole
+ * samples whatever happens (see output.h). */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RSS_HEADER "run_id,sample,t_s,rss_kib\n"
+
+static void with_suffix(const char *csv, const char *suffix, char *out, size_t len)
+{
+    size_t n = strlen(csv);
+    if (n > 4 && !strcmp(csv + n - 4, ".csv"))
+        n -= 4;
+    snprintf(out, len, "%.*s%s", (int)n, csv, suffix);
+}
+
+static void set_sidecars(out_t *o, const char *base)
+{
+    with_suffix(base, ".meta.json", o->meta, sizeof o->meta);
+    with_suffix(base, ".rss.csv", o->rss, sizeof o->rss);
+}
+
+/* The directory a new file goes in must exist and be writable. */
+static int check_dir(const char *path, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s: %s", path, dir, strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
+static void default_name(char *out, size_t len, unsigned attempt)
+{
+    char ts[32];
+    time_t now = time(NULL);
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", gmtime(&now));
+    if (attempt)
+        snprintf(out, len, "results/run-%s-%u.csv", ts, attempt + 1);
+    else
+        snprintf(out, len, "results/run-%s.csv", ts);
+}
+
+int out_check(out_t *o, const char *output, const char *sidecars, bool resume, bool force,
+              char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->w.fd = -1;
+    o->resume = resume;
+    o->force = force;
+    if (resume && force) {
+        snprintf(err, errlen, "--resume and --force do not mix: continue the file or replace it");
+        return -EINVAL;
+    }
+    if (!output[0]) {
+        if (resume) {
+            snprintf(err, errlen, "--resume needs the output to continue (-o FILE)");
+            return -EINVAL;
+        }
+        o->chosen = true;
+        if (mkdir("results", 0777) && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create 'results': %s (or give -o FILE)", strerror(errno));
+            return -errno;
+        }
+        default_name(o->csv, sizeof o->csv, 0);
+        o->sidecars = true;
+        set_sidecars(o, o->csv);
+        return check_dir(o->csv, err, errlen);
+    }
+    snprintf(o->csv, sizeof o->csv, "%s", output);
+    struct stat st;
+    if (!strcmp(output, "-")) {
+        o->kind = OUT_STDOUT;
+    } else if (stat(output, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "cannot write '%s': it is a directory", output);
+            return -EISDIR;
+        }
+        o->kind = OUT_DEVICE;
+    }
+    if (o->kind != OUT_FILE) {
+        if (resume) {
+            snprintf(err, errlen, "cannot resume '%s': only a regular file can be continued", output);
+            return -EINVAL;
+        }
+        o->sidecars = sidecars[0] != '\0';
+        if (o->sidecars)
+            set_sidecars(o, sidecars);
+    } else {
+        o->sidecars = true;
+        set_sidecars(o, sidecars[0] ? sidecars : output);
+        o->exists = access(output, F_OK) == 0;
+        if (!resume && !force) {
+            const char *const mine[] = {o->csv, o->meta, o->rss};
+            for (int i = 0; i < 3; i++)
+                if (access(mine[i], F_OK) == 0) {
+                    snprintf(err, errlen,
+                             "'%s' exists: add --resume to continue its plan, or --force to replace it "
+                             "(the old results are deleted once the new run's proof has passed)", mine[i]);
+                    return -EEXIST;
+                }
+        }
+        if (o->exists && access(output, R_OK | W_OK) != 0) {
+            snprintf(err, errlen, "cannot %s '%s': %s", resume ? "resume" : "replace", output,
+                     strerror(errno));
+            return -errno;
+        }
+        int rc = check_dir(o->csv, err, errlen);
+        if (rc)
+            return rc;
+    }
+    if (o->sidecars && sidecars[0]) {
+        int rc = check_dir(o->meta, err, errlen);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int open_series(out_t *o, char *err, size_t errlen)
+{
+    int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+    if (!o->resume)
+        flags |= o->force ? O_TRUNC : O_EXCL;
+    int fd = open(o->rss, flags, 0644);
+    if (fd < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "cannot write '%s': %s", o->rss, strerror(errno));
+        return rc;
+    }
+    o->series = fdopen(fd, "a");
+    if (!o->series) {
+        int rc = -errno;
+        close(fd);
+        snprintf(err, errlen, "cannot write '%s': %s", o->rss, strerror(-rc));
+        return rc;
+    }
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (size > 0) {
+        /* a resumed series keeps its whole lines: a torn last one is cut */
+        char c = '\n';
+        off_t end = size;
+        while (end > 0 && pread(fd, &c, 1, end - 1) == 1 && c != '\n')
+            end--;
+        if (end < size && ftruncate(fd, end) == 0)
+            size = end;
+    }
+    if (size <= 0 && fputs(RSS_HEADER, o->series) < 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", o->rss, strerror(errno));
+        return -EIO;
+    }
+    if (fflush(o->series)) {
+        int rc = -errno;
+        snprintf(err, errlen, "cannot write '%s': %s", o->rss, strerror(errno));
+        return rc;
+    }
+    o->series_good = lseek(fd, 0, SEEK_END);
+    return 0;
+}
+
+int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err, size_t errlen)
+{
+    int rc;
+    if (o->kind == OUT_STDOUT || o->kind == OUT_DEVICE) {
+        int fd = o->kind == OUT_STDOUT ? fcntl(1, F_DUPFD_CLOEXEC, 3)
+                                       : open(o->csv, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            rc = -errno;
+            snprintf(err, errlen, "cannot write '%s': %s", o->csv, strerror(errno));
+            return rc;
+        }
+        rc = csv_open_fd(&o->w, fd, extra_names, nextra);
+        if (rc)
+            snprintf(err, errlen, "cannot write '%s': %s", o->csv, strerror(-rc));
+    } else if (o->resume && o->exists) {
+        rc = csv_open_append(&o->w, o->csv, extra_names, nextra, err, errlen);
+        if (!rc && o->w.repaired_bytes)
+            fprintf(stderr, "mallocbench: %s: dropped a torn last row (%zu bytes, cut short by a kill or a "
+                    "full disk); its sample runs again\n", o->csv, o->w.repaired_bytes);
+        if (!rc && o->w.added_newline)
+            fprintf(stderr, "mallocbench: %s: its last row had no newline; added one\n", o->csv);
+    } else {
+        /* new: never over an existing file unless --force; a default name
+         * another run took in the same second becomes the next free one */
+        for (unsigned attempt = 0;; attempt++) {
+            int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL);
+            int fd = open(o->csv, flags, 0644);
+            if (fd < 0 && errno == EEXIST && o->chosen && attempt < 1000) {
+                default_name(o->csv, sizeof o->csv, attempt + 1);
+                set_sidecars(o, o->csv);
+                continue;
+            }
+            if (fd < 0) {
+                rc = -errno;
+                snprintf(err, errlen, errno == EEXIST ? "'%s' appeared while the proof ran: add --resume or "
+                                                        "--force" : "cannot write '%s': %s",
+                         o->csv, strerror(errno));
+                return rc;
+            }
+            rc = csv_open_fd(&o->w, fd, extra_names, nextra);
+            if (rc)
+                snprintf(err, errlen, "cannot write '%s': %s", o->csv, strerror(-rc));
+            break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (o->sidecars) {
+        rc = open_series(o, err, errlen);
+        if (rc) {
+            csv_close(&o->w);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int out_series_flush(out_t *o)
+{
+    if (!o->series || fflush(o->series) == 0)
+        return 0;
+    int rc = errno ? -errno : -EIO;
+    out_series_rollback(o);
+    return rc;
+}
+
+void out_series_mark(out_t *o)
+{
+    if (o->series)
+        o->series_good = lseek(fileno(o->series), 0, SEEK_END);
+}
+
+void out_series_rollback(out_t *o)
+{
+    if (!o->series)
+        return;
+    /* drop what is buffered, then cut what reached the file */
+    int fd = fileno(o->series);
+    int keep = dup(fd);
+    fclose(o->series);
+    o->series = NULL;
+    if (keep >= 0) {
+        if (ftruncate(keep, o->series_good) == 0)
+            o->series = fdopen(keep, "a");
+        if (!o->series)
+            close(keep);
+    }
+}
+
+void out_sidecar_paths(const char *csv, char *meta, char *rss, size_t len)
+{
+    with_suffix(csv, ".meta.json", meta, len);
+    with_suffix(csv, ".rss.csv", rss, len);
+}
+
+bool out_is_rss_sidecar(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= 8 && !strcmp(path + n - 8, ".rss.csv"))
+        return true;
+    char head[sizeof RSS_HEADER];
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t got = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[got] = '\0';
+    return !strcmp(head, RSS_HEADER);
+}
+
+bool out_json_object(const char *t, size_t n)
+{
+    while (n && strchr(" \t\r\n", t[n - 1]))
+        n--;
+    while (n && strchr(" \t\r\n", *t))
+        t++, n--;
+    return n >= 2 && t[0] == '{' && t[n - 1] == '}' && !memchr(t, '\0', n);
+}
+
+int out_write_sidecar(const char *path, const char *json, bool keep_previous)
+{
+    char *prev = NULL;
+    size_t plen = 0;
+    if (keep_previous) {
+        FILE *f = fopen(path, "re");
+        if (f) {
+            char buf[4096];
+            size_t got;
+            FILE *m = open_memstream(&prev, &plen);
+            while (m && (got = fread(buf, 1, sizeof buf, f)) > 0)
+                fwrite(buf, 1, got, m);
+            if (m)
+                fclose(m);
+            fclose(f);
+        }
+    }
+    char tmp[PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "we");
+    if (!f) {
+        int rc = -errno;
+        free(prev);
+        return rc;
+    }
+    size_t n = strlen(json);
+    if (prev && plen) {
+        /* the new object, less its closing brace, then "previous": the old */
+        size_t end = n;
+        while (end && json[end - 1] != '}')
+            end--;
+        size_t body = end ? end - 1 : 0;
+        while (body && strchr(" \t\r\n", json[body - 1]))
+            body--;
+        fwrite(json, 1, body, f);
+        fputs(",\n  \"previous\": ", f);
+        if (out_json_object(prev, plen)) {
+            while (plen && strchr(" \t\r\n", prev[plen - 1]))
+                plen--;
+            fwrite(prev, 1, plen, f);
+        } else {
+            fputc('"', f);
+            for (size_t i = 0; i < plen && prev[i]; i++) {
+                unsigned char c = (unsigned char)prev[i];
+                if (c == '"' || c == '\\')
+                    fprintf(f, "\\%c", c);
+                else if (c < 0x20)
+                    fprintf(f, "\\u%04x", c);
+                else
+                    fputc(c, f);
+            }
+            fputc('"', f);
+        }
+        fputs("\n}\n", f);
+    } else {
+        fwrite(json, 1, n, f);
+    }
+    free(prev);
+    int rc = ferror(f) ? -EIO : 0;
+    if (fclose(f) && !rc)
+        rc = -errno;
+    if (!rc && rename(tmp, path))
+        rc = -errno;
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+void out_close(out_t *o)
+{
+    csv_close(&o->w);
+    if (o->series)
+        fclose(o->series);
+    o->series = NULL;
+}

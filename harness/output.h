@@ -1,0 +1,69 @@
+/* output.h - where a run's results go, and the rule that nothing already
+ * measured is lost: an existing CSV is never truncated or deleted unless
+ * --force, and only once the proof has passed; a resumed file is repaired
+ * (a torn last row dropped) and appended to; sidecars are written to a
+ * temporary name and renamed.  `-o -` streams the CSV to stdout and a
+ * device or FIFO gets the CSV only: sidecars then go where --sidecars says.
+ *
+ * Used in two steps: out_check() before the proof (refuse what would fail
+ * or destroy something, having touched nothing), out_open() after it. */
+#ifndef MB_OUTPUT_H
+#define MB_OUTPUT_H
+#include "csv.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+typedef enum { OUT_FILE, OUT_STDOUT, OUT_DEVICE } out_kind_t;
+
+typedef struct {
+    out_kind_t kind;
+    bool chosen;                 /* no -o: a fresh results/run-<time>.csv */
+    bool resume, force;
+    bool exists;                 /* the CSV exists (resume: rows to keep) */
+    char csv[PATH_MAX];
+    bool sidecars;               /* .meta.json and .rss.csv are written */
+    char meta[PATH_MAX], rss[PATH_MAX];
+    /* after out_open */
+    csv_writer_t w;
+    FILE *series;
+    off_t series_good;           /* the RSS series ends in whole samples up to here */
+} out_t;
+
+/* Decide the paths and refuse, with one line in err, an output that exists
+ * (naming --resume and --force), a resume of nothing resumable, or a
+ * directory that cannot be written.  output "" = the default name;
+ * sidecars "" = beside the CSV (a file) or none (stdout, a device). */
+int out_check(out_t *o, const char *output, const char *sidecars, bool resume, bool force,
+              char *err, size_t errlen);
+
+/* Create (O_EXCL), replace (--force) or reopen (--resume) the CSV and the
+ * RSS series.  For a default name that another run took meanwhile, the
+ * next free name is chosen.  Notes on a repaired file go to stderr. */
+int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err, size_t errlen);
+
+/* After each sample, before its row: push its RSS lines to the file; on
+ * failure cut the series back to the last whole sample.  -errno. */
+int out_series_flush(out_t *o);
+/* Its row is written: the series is whole up to here. */
+void out_series_mark(out_t *o);
+/* Undo the lines since the last mark (the row could not be written). */
+void out_series_rollback(out_t *o);
+
+/* Write text to path through path.tmp and a rename.  When keep_previous is
+ * set and path holds a JSON object, it is kept inside the new one under
+ * "previous" (a resumed run keeps the first run's machine and command). */
+int out_write_sidecar(const char *path, const char *json, bool keep_previous);
+
+void out_close(out_t *o);
+
+/* The sidecar names of a CSV: BASE.meta.json and BASE.rss.csv. */
+void out_sidecar_paths(const char *csv, char *meta, char *rss, size_t len);
+/* Is this file an RSS series sidecar (by name, or by its header)? */
+bool out_is_rss_sidecar(const char *path);
+/* Does text look like one JSON object (so it can be embedded as a value)? */
+bool out_json_object(const char *text, size_t len);
+
+#endif
