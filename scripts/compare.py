@@ -13,7 +13,9 @@ else Hodges-Lehmann); a Mann-Whitney U p-value, Holm-corrected across the
 whole table; "~" where the change is not significant or smaller than the
 practical floor (--floor, default 1%); a geometric-mean row per
 configuration; a warning where a configuration has fewer than 6 samples.
-Output: a terminal table, --markdown, or --csv FILE.
+Output: a terminal table, --markdown, or --csv FILE.  Input that is not a
+mallocbench CSV of schema 3 (scripts/mbcsv.py) is refused in one line naming
+the file and row, exit 2.
 """
 import argparse
 import csv
@@ -22,9 +24,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mbcsv  # noqa: E402
 import stats  # noqa: E402
 
-SCHEMA = "3"
+SCHEMA = mbcsv.SCHEMA
 FAMILIES = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
 
 
@@ -67,32 +70,17 @@ METRICS = [
 ]
 
 
-def num(r, col):
-    v = r.get(col, "")
-    try:
-        return float(v) if v not in ("", None) else None
-    except ValueError:
-        return None
+num = mbcsv.num  # a finite float, None when not measured
 
 
-def die(msg):
+def die(msg, status=1):
     print(f"compare.py: {msg}", file=sys.stderr)
-    sys.exit(1)
+    sys.exit(status)
 
 
 def load(path):
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            if not reader.fieldnames or "schema_version" not in reader.fieldnames:
-                die(f"'{path}' is not a mallocbench CSV (no schema_version column)")
-            rows = list(reader)
-    except OSError as e:
-        die(f"cannot read '{path}': {e.strerror}")
-    for r in rows:
-        if r["schema_version"] != SCHEMA:
-            die(f"'{path}' has schema_version {r['schema_version']}; this script reads {SCHEMA}")
-    return [r for r in rows if r["status"] == "ok"]
+    """The rows with status ok; mbcsv.CsvError for input that is not a schema-3 CSV."""
+    return [r for r in mbcsv.read(path)[1] if r["status"] == "ok"]
 
 
 def config_rank(config):
@@ -274,6 +262,13 @@ def write_csv(cells, path):
 
 
 def main(argv=None):
+    try:
+        return run(argv)
+    except mbcsv.CsvError as e:
+        die(str(e), mbcsv.EXIT_BAD_INPUT)
+
+
+def run(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="+", help="one run (configurations against a baseline) or old.csv new.csv")
     ap.add_argument("--baseline", default="glibc", help="configuration compared against (one run; default glibc)")

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """plots.py - figures from mallocbench CSVs, as PNG and SVG, with a manifest.
 
-Reads one or more schema-3 CSVs by column name (with their <name>.meta.json and
+Reads one or more schema-3 CSVs by column name through scripts/mbcsv.py, which
+refuses malformed input in one line naming file and row, exit 2 (with their <name>.meta.json and
 <name>.rss.csv sidecars when present), plots only rows with status ok, and never
 draws an empty (not measured) field as 0.  Writes OUTDIR/<name>.png, .svg and
 OUTDIR/plots.json (name, png, svg, title, better, caption; fixed order).
@@ -9,7 +10,8 @@ OUTDIR/plots.json (name, png, svg, title, better, caption; fixed order).
     scripts/plots.py results/run.csv [MORE.csv ...] -o OUTDIR [--machine-note TEXT]
 
 Importable: make_plots(csv_paths, outdir, machine_note=None) -> manifest list.
-Needs matplotlib and numpy (Debian: /usr/bin/python3, python3-matplotlib).
+Needs matplotlib and numpy (Debian: /usr/bin/python3, python3-matplotlib); run
+without them it says which package to install, exit 1.
 """
 import argparse
 import csv
@@ -19,16 +21,26 @@ import os
 import sys
 import textwrap
 
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mbcsv  # noqa: E402
+
+try:
+    import matplotlib
+    import numpy as np
+except ImportError as _err:
+    if __name__ != "__main__":
+        raise  # report.py says what to install
+    print(f"plots.py: {mbcsv.missing_dependency(_err)}", file=sys.stderr)
+    sys.exit(1)
+
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-SCHEMA = "3"
+SCHEMA = mbcsv.SCHEMA
 KiB = 1024
 MiB = 1024 * 1024
 PAGE = 4096
@@ -58,30 +70,14 @@ THROUGHPUT_MEANING = {
     "idle_release": "share of freed memory returned to the OS by the end of the idle",
 }
 
-REQUIRED = ["schema_version", "run_id", "sample", "workload", "workload_params", "allocator", "config",
-            "status", "message", "region_wall_s", "region_user_s", "region_sys_s", "region_minor_faults",
-            "region_madvise_calls", "region_munmap_calls", "region_brk_calls", "throughput",
-            "throughput_unit", "region_bytes", "limit_throughput", "latency_what", "latency_p50_us",
-            "latency_p99_us", "latency_p999_us", "workload_metrics", "rss_peak_kib", "rss_final_kib",
-            "total_user_s", "total_sys_s"]
 
-
-class PlotError(Exception):
-    """Input the plots cannot be drawn from (the CLI prints it in one line, exit 1)."""
+# Input the plots cannot be drawn from (the CLI prints it in one line, exit 2).
+PlotError = mbcsv.CsvError
 
 
 # ---------------------------------------------------------------- parsing (pure)
 
-def num(row, col):
-    """The column as a finite float, or None when empty (not measured) or not a number."""
-    v = row.get(col)
-    if v is None or v == "":
-        return None
-    try:
-        f = float(v)
-    except ValueError:
-        return None
-    return f if math.isfinite(f) else None
+num = mbcsv.num  # a finite float, None when empty (not measured); CsvError when not a number
 
 
 def parse_params(text):
@@ -208,24 +204,7 @@ def load(csv_paths):
     """Rows of every CSV (schema checked), plus the RSS series and meta of each."""
     rows, bad, rss, metas, names = [], [], {}, [], []
     for path in csv_paths:
-        try:
-            with open(path, newline="") as f:
-                reader = csv.DictReader(f)
-                fields = reader.fieldnames or []
-                if "schema_version" not in fields:
-                    raise PlotError(f"'{path}' is not a mallocbench CSV (no schema_version column)")
-                file_rows = list(reader)
-        except OSError as e:
-            raise PlotError(f"cannot read '{path}': {e.strerror}") from None
-        except csv.Error as e:
-            raise PlotError(f"cannot parse '{path}': {e}") from None
-        for r in file_rows:
-            if r["schema_version"] != SCHEMA:
-                raise PlotError(f"'{path}' has schema_version {r['schema_version'] or '(empty)'}; "
-                                f"this script reads {SCHEMA}")
-        missing = [c for c in REQUIRED if c not in fields]
-        if missing:
-            raise PlotError(f"'{path}' lacks column '{missing[0]}' (schema {SCHEMA} has it)")
+        _, file_rows = mbcsv.read(path)  # every column of the schema is there
         for r in file_rows:
             (rows if r["status"] == "ok" else bad).append(r)
         names.append(os.path.basename(path))
@@ -241,7 +220,7 @@ def load(csv_paths):
             try:
                 with open(rss_path, newline="") as f:
                     for s in csv.DictReader(f):
-                        t, kib = num(s, "t_s"), num(s, "rss_kib")
+                        t, kib = _float(s.get("t_s")), _float(s.get("rss_kib"))
                         if t is not None and kib is not None:
                             rss.setdefault((s.get("run_id", ""), s.get("sample", "")), []).append((t, kib))
             except (OSError, csv.Error, KeyError):
@@ -1063,7 +1042,8 @@ def draw_latency(data, outdir, footnote, written):
 def make_plots(csv_paths, outdir, machine_note=None, written=None):
     """Draw every plot the data allows into outdir; return the manifest (also written to plots.json).
 
-    Raises PlotError for input it refuses (unknown schema, unreadable file).
+    Raises PlotError (mbcsv.CsvError) for input it refuses (unknown schema, unreadable file, a
+    malformed row).
     written, when a list, receives the path of every file written, in order.
     """
     written = [] if written is None else written
@@ -1104,7 +1084,7 @@ def main(argv=None):
         manifest = make_plots(args.csv, args.outdir, args.machine_note, written)
     except PlotError as e:
         print(f"plots.py: {e}", file=sys.stderr)
-        return 1
+        return mbcsv.EXIT_BAD_INPUT
     except OSError as e:
         print(f"plots.py: cannot write '{e.filename or args.outdir}': {e.strerror}", file=sys.stderr)
         return 1

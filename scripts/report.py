@@ -1,11 +1,17 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """report.py - results/compare-<date>/report.md from a mallocbench CSV: the
 summary tables, the statistics against the baseline, the plots, and a short
 "what this shows" per workload written from the numbers (who re-faults and
 from which size, what share of CPU is system time, which setting removed the
 faults and at what RSS cost).  Reads only the CSV and its sidecars.
 
-    report.py RUN.csv -o OUTDIR [--baseline glibc]
+    report.py RUN.csv -o OUTDIR [--baseline glibc] [--no-plots]
+
+The plots need matplotlib (Debian's /usr/bin/python3 with python3-matplotlib):
+without it the report is not written and the line on stderr says what to
+install, exit 1, unless --no-plots asks for none.  Input that is not a
+mallocbench CSV of schema 3 (scripts/mbcsv.py): one line naming file and row,
+exit 2.
 """
 import argparse
 import io
@@ -17,6 +23,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import compare  # noqa: E402
+import mbcsv  # noqa: E402
 import stats  # noqa: E402
 import summary  # noqa: E402
 
@@ -145,16 +152,31 @@ def what_it_shows(rows, baseline):
     return out
 
 
-def main():
+def die(msg, status=1):
+    print(f"report.py: {msg}", file=sys.stderr)
+    sys.exit(status)
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     ap.add_argument("-o", "--outdir", required=True)
     ap.add_argument("--baseline", default="glibc")
-    args = ap.parse_args()
-    os.makedirs(args.outdir, exist_ok=True)
-    rows = compare.load(args.csv)
+    ap.add_argument("--no-plots", action="store_true", help="write the report without plots (no matplotlib needed)")
+    args = ap.parse_args(argv)
+    plots = None
+    if not args.no_plots:
+        try:
+            import plots
+        except ImportError as e:
+            die(f"{mbcsv.missing_dependency(e)}, or pass --no-plots")
+    try:
+        rows = compare.load(args.csv)
+    except mbcsv.CsvError as e:
+        die(str(e), mbcsv.EXIT_BAD_INPUT)
     if not rows:
-        compare.die(f"no ok rows in '{args.csv}'")
+        die(f"no ok rows in '{args.csv}'")
+    os.makedirs(args.outdir, exist_ok=True)
     meta_path = args.csv[:-4] + ".meta.json" if args.csv.endswith(".csv") else args.csv + ".meta.json"
     meta = {}
     if os.path.exists(meta_path):
@@ -177,16 +199,13 @@ def main():
     buf = io.StringIO()
     summary.render(summary.summarize(rows, args.baseline), args.baseline, True, buf)
     md.write(buf.getvalue())
-    # plots, where matplotlib is installed
-    try:
-        import plots
-        manifest = plots.make_plots([args.csv], args.outdir)
-        md.write("\n## Plots\n")
-        for p in manifest:
+    md.write("\n## Plots\n")
+    if plots is None:
+        md.write("\nNot drawn (--no-plots).\n")
+    else:
+        for p in plots.make_plots([args.csv], args.outdir):
             md.write(f"\n### {p['title']}\n\n![{p['title']}]({os.path.basename(p['png'])})\n\n"
                      f"{p.get('caption', '')}\n")
-    except ImportError as e:
-        md.write(f"\n## Plots\n\nNot drawn: {e} (install python3-matplotlib).\n")
     md.write("\n## Statistics against the baseline\n")
     buf = io.StringIO()
     saved = compare.METRICS

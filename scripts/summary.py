@@ -3,45 +3,35 @@
 
 One line per workload and allocator configuration: medians over the samples
 that ended ok, with the spread, and the kernel work behind the throughput.
-Reads columns by name and refuses a schema it does not know.  Standard
-library only, so any python3 runs it.
+Reads columns by name through scripts/mbcsv.py, which refuses a schema it does
+not know and any malformed row (one line naming file and row, exit 2).
+Standard library only, so any python3 runs it.
 
     scripts/summary.py results/run.csv [--markdown] [--baseline glibc]
 """
 import argparse
-import csv
+import os
 import statistics
 import sys
 
-SCHEMA = "3"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mbcsv  # noqa: E402
+
+SCHEMA = mbcsv.SCHEMA
 MiB = 1024 * 1024
 
 
-def die(msg):
+def die(msg, status=1):
     print(f"summary.py: {msg}", file=sys.stderr)
-    sys.exit(1)
+    sys.exit(status)
 
 
 def load(paths):
-    rows = []
-    for path in paths:
-        try:
-            with open(path, newline="") as f:
-                reader = csv.DictReader(f)
-                if not reader.fieldnames or "schema_version" not in reader.fieldnames:
-                    die(f"'{path}' is not a mallocbench CSV (no schema_version column)")
-                for r in reader:
-                    if r["schema_version"] != SCHEMA:
-                        die(f"'{path}' has schema_version {r['schema_version']}; this script reads {SCHEMA}")
-                    rows.append(r)
-        except OSError as e:
-            die(f"cannot read '{path}': {e.strerror}")
-    return rows
+    """Every row of every file, whatever its status; mbcsv.CsvError for bad input."""
+    return mbcsv.read_all(paths)
 
 
-def num(r, col):
-    v = r.get(col, "")
-    return float(v) if v not in ("", None) else None
+num = mbcsv.num  # a finite float, None when not measured
 
 
 def med(vals):
@@ -224,10 +214,13 @@ def main():
     ap.add_argument("--curve", metavar="PARAM",
                     help="one row per value of a swept workload parameter (e.g. size), allocators across")
     args = ap.parse_args()
-    rows = load(args.csv)
-    if not rows:
-        die("no rows")
-    lines = summarize(rows, args.baseline)
+    try:
+        rows = load(args.csv)
+        if not rows:
+            die("no rows")
+        lines = summarize(rows, args.baseline)
+    except mbcsv.CsvError as e:
+        die(str(e), mbcsv.EXIT_BAD_INPUT)
     if args.curve:
         render_curve(lines, args.curve, args.markdown, sys.stdout)
     else:

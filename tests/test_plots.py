@@ -187,11 +187,11 @@ def test_cli(fixture, tmp):
             with open(os.path.join(out1, e[key]), "rb") as a, open(os.path.join(out2, e[key]), "rb") as b:
                 check(a.read() == b.read(), f"{e[key]}: the same bytes on a second run")
 
-    # other schemas are refused in one line, exit 1
+    # other schemas are refused in one line, exit 2 (bad input, scripts/mbcsv.py)
     old = os.path.join(tmp, "old.csv")
     write_variant(fixture, old, lambda r: r.update(schema_version="2"))
     p = run_cli(old, "-o", os.path.join(tmp, "c"))
-    check_eq(p.returncode, 1, "a schema_version 2 CSV: exit status")
+    check_eq(p.returncode, 2, "a schema_version 2 CSV: exit status")
     check("schema_version 2" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
           f"a schema_version 2 CSV: one line naming the version: {p.stderr!r}")
     check(not os.path.exists(os.path.join(tmp, "c", "plots.json")), "nothing written for a refused CSV")
@@ -199,10 +199,10 @@ def test_cli(fixture, tmp):
     with open(bare, "w") as f:
         f.write("workload,config\ntensor_copy,glibc\n")
     p = run_cli(bare, "-o", os.path.join(tmp, "d"))
-    check_eq(p.returncode, 1, "a CSV without schema_version: exit status")
+    check_eq(p.returncode, 2, "a CSV without schema_version: exit status")
     check("schema_version" in p.stderr, f"a CSV without schema_version: the message: {p.stderr!r}")
     p = run_cli(os.path.join(tmp, "missing.csv"), "-o", os.path.join(tmp, "e"))
-    check_eq(p.returncode, 1, "a missing CSV: exit status")
+    check_eq(p.returncode, 2, "a missing CSV: exit status")
     check("cannot read" in p.stderr, f"a missing CSV: the message: {p.stderr!r}")
 
 

@@ -1,0 +1,173 @@
+"""mbcsv.py - the one reader of mallocbench run CSVs (schema 3) for every script.
+
+read() is strict: UTF-8, a schema_version column equal to SCHEMA in every row,
+every schema column present, as many fields in a row as in the header, no field
+over FIELD_MAX characters, every number column empty or a finite number.  Any
+other input raises CsvError, whose text names the file and the row ('run.csv:
+row 17: 12 fields, the header has 72'); scripts print it in one line and exit
+EXIT_BAD_INPUT.  Rows are numbered from 1, the header not counted.  An empty
+field means "not measured": num() gives None, never 0.  Also the one line the
+scripts print for a missing Debian package (missing_dependency).
+"""
+import csv
+import io
+import math
+import os
+import sys
+
+SCHEMA = "3"
+EXIT_BAD_INPUT = 2
+FIELD_MAX = 128 * 1024  # the csv module's own default limit; the harness writes at most 2 KiB
+
+NUM, TEXT = "number", "text"
+# Every column of the schema, in the header's order (harness/csv.h, CSV_COLUMNS), with what it holds.
+COLUMNS = [
+    ("schema_version", TEXT), ("run_id", TEXT), ("sample", NUM), ("matrix_id", TEXT), ("plan_seed", NUM),
+    ("block", NUM), ("position", NUM), ("shard", TEXT), ("timestamp", TEXT), ("host", TEXT),
+    ("workload", TEXT), ("workload_params", TEXT), ("allocator", TEXT), ("config", TEXT),
+    ("lib_path", TEXT), ("alloc_version", TEXT), ("malloc_so", TEXT), ("requested_tunables", TEXT),
+    ("effective_tunables", TEXT), ("repetition", NUM), ("status", TEXT), ("message", TEXT),
+    ("total_wall_s", NUM), ("total_user_s", NUM), ("total_sys_s", NUM), ("total_task_clock_s", NUM),
+    ("total_minor_faults", NUM), ("total_major_faults", NUM), ("total_context_switches", NUM),
+    ("total_cpu_migrations", NUM), ("total_madvise_calls", NUM), ("total_mmap_calls", NUM),
+    ("total_munmap_calls", NUM), ("total_brk_calls", NUM), ("total_mremap_calls", NUM),
+    ("total_mprotect_calls", NUM), ("ru_maxrss_kib", NUM), ("ru_minflt", NUM), ("ru_majflt", NUM),
+    ("region_wall_s", NUM), ("region_user_s", NUM), ("region_sys_s", NUM), ("region_task_clock_s", NUM),
+    ("region_minor_faults", NUM), ("region_major_faults", NUM), ("region_context_switches", NUM),
+    ("region_cpu_migrations", NUM), ("region_madvise_calls", NUM), ("region_mmap_calls", NUM),
+    ("region_munmap_calls", NUM), ("region_brk_calls", NUM), ("region_mremap_calls", NUM),
+    ("region_mprotect_calls", NUM), ("throughput", NUM), ("throughput_unit", TEXT), ("region_bytes", NUM),
+    ("region_ops", NUM), ("checksum", TEXT), ("limit_throughput", NUM), ("fraction_of_limit", NUM),
+    ("latency_what", TEXT), ("latency_p50_us", NUM), ("latency_p99_us", NUM), ("latency_p999_us", NUM),
+    ("latency_max_us", NUM), ("latency_count", NUM), ("workload_metrics", TEXT), ("rss_peak_kib", NUM),
+    ("rss_final_kib", NUM), ("rss_samples", NUM), ("alloc_stats", TEXT), ("counter_notes", TEXT),
+]
+NUMBERS = [name for name, kind in COLUMNS if kind == NUM]
+
+
+class CsvError(Exception):
+    """Input that is not a mallocbench CSV of this schema; the text says where and why."""
+
+
+class Row(dict):
+    """One data row by column name, knowing where it came from (for messages)."""
+    __slots__ = ("path", "row")
+
+    def __init__(self, fields, path, row):
+        super().__init__(fields)
+        self.path, self.row = path, row
+
+
+def where(path, row):
+    return f"{path}: header" if row == 0 else f"{path}: row {row}"
+
+
+def parse_number(text):
+    """A CSV cell as a finite float, None when empty; ValueError for anything else."""
+    if text == "":
+        return None
+    v = float(text)  # ValueError for junk, '1.5x', '1,5'
+    if not math.isfinite(v):
+        raise ValueError(text)
+    return v
+
+
+def num(r, col):
+    """Column col of row r as a finite float; None when empty or absent (not measured).
+    CsvError, naming file and row where r is a Row, for a value that is not one."""
+    v = r.get(col)
+    if v is None:
+        return None
+    try:
+        return parse_number(v)
+    except ValueError:
+        at = where(r.path, r.row) + ": " if isinstance(r, Row) else ""
+        raise CsvError(f"{at}{col} {_quote(v)} is not a finite number") from None
+
+
+def _quote(text, limit=40):
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _record_of(text):
+    """Index of the record a prefix of the file ends in (0 = the header)."""
+    n = sum(1 for _ in csv.reader(io.StringIO(text, newline="")))
+    return n if text == "" or text.endswith(("\n", "\r")) else n - 1
+
+
+def decode(data, path):
+    """The file's bytes as text; CsvError naming the row of the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        prefix = data[:e.start].decode("utf-8-sig")
+        csv.field_size_limit(max(csv.field_size_limit(), len(prefix) + 1))
+        raise CsvError(f"{where(path, _record_of(prefix))}: not UTF-8 (byte 0x{data[e.start]:02x} at "
+                       f"offset {e.start})") from None
+
+
+def parse(text, path):
+    """(header, [Row]) of a CSV's text, checked as the module docstring says."""
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))  # measured below, per field
+    reader = csv.reader(io.StringIO(text, newline=""))
+    record = 0
+    try:
+        header = next(reader, None)
+        if not header or "schema_version" not in header:
+            raise CsvError(f"{path}: not a mallocbench CSV (no schema_version column)")
+        rows = []
+        for fields in reader:
+            record += 1
+            if not fields:
+                continue  # a blank line, as csv.DictReader skips it
+            at = where(path, record)
+            if len(fields) != len(header):
+                raise CsvError(f"{at}: {len(fields)} fields, the header has {len(header)}")
+            r = Row(zip(header, fields), path, record)
+            if r["schema_version"] != SCHEMA:
+                raise CsvError(f"{at}: schema_version {r['schema_version'] or '(empty)'}; these scripts read "
+                               f"{SCHEMA}")
+            for col, v in zip(header, fields):
+                if len(v) > FIELD_MAX:
+                    raise CsvError(f"{at}: {col} is {len(v)} characters long, more than {FIELD_MAX}")
+            for col in NUMBERS:
+                num(r, col)
+            rows.append(r)
+    except csv.Error as e:
+        raise CsvError(f"{where(path, record + 1)}: {e}") from None
+    missing = [c for c, _ in COLUMNS if c not in header]
+    if missing:
+        raise CsvError(f"{path}: header: no column {missing[0]} (schema_version {SCHEMA} has it)")
+    return header, rows
+
+
+def read(path):
+    """(header, [Row]) of a run CSV, every row whatever its status; CsvError for anything else."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CsvError(f"cannot read '{path}': {e.strerror}") from None
+    return parse(decode(data, path), path)
+
+
+def read_all(paths):
+    """Every row of every file, in order."""
+    rows = []
+    for p in paths:
+        rows += read(p)[1]
+    return rows
+
+
+DEBIAN_PACKAGE = {"matplotlib": "python3-matplotlib", "numpy": "python3-numpy"}
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def missing_dependency(err):
+    """An ImportError of matplotlib or numpy as one line: the Debian package to install, and
+    Debian's interpreter where this one is another (pyenv's does not see Debian's packages)."""
+    name = (err.name or "matplotlib").split(".")[0]
+    text = f"{name} is missing: apt-get install {DEBIAN_PACKAGE.get(name, 'python3-' + name)}"
+    if os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PYTHON):
+        text += f" and run {DEBIAN_PYTHON} (this is {sys.executable})"
+    return text
