@@ -7,13 +7,21 @@ MATRIX  ?= matrices/quick.ini
 SWEEP_REPS ?= 1
 STAMP   := $(shell date -u +%Y%m%d-%H%M%S)
 OUT     ?= results/compare-$(STAMP)
+# the sanitizer and fuzz build (clang-14): harness and C tests under
+# ASan+UBSan (worker and probe never), and the libFuzzer targets
+SAN     ?= build-san
+FUZZ_TEST_SECONDS ?= 60
+FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build test bench compare sweep calibrate clean
+.PHONY: all deps deps-test build test fuzz bench compare sweep calibrate clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+deps-test:
+	@scripts/deps.sh test
 
 $(BUILD)/build.ninja: | deps
 	meson setup $(BUILD)
@@ -21,8 +29,26 @@ $(BUILD)/build.ninja: | deps
 build: deps $(BUILD)/build.ninja
 	meson compile -C $(BUILD)
 
-test: build
-	meson test -C $(BUILD) --print-errorlogs
+$(SAN)/build.ninja: | deps-test
+	CC=clang-14 meson setup $(SAN) -Dbuildtype=debugoptimized \
+	    -Dsanitize_harness=address,undefined -Dfuzz=true
+
+# The whole suite, then the unit and integration suites against the
+# sanitized harness (every report fails), then each fuzz target briefly;
+# all three run, and any failure fails the target.
+test: build $(SAN)/build.ninja
+	@rc=0; \
+	meson test -C $(BUILD) --print-errorlogs || rc=1; \
+	rm -rf $(SAN)/sanitizer; \
+	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) meson test -C $(SAN) --print-errorlogs \
+	    --suite unit --suite integration --suite fuzz || rc=1; \
+	scripts/sanitizer-reports.sh $(SAN)/sanitizer || rc=1; \
+	exit $$rc
+
+# Each fuzz target for FUZZ_SECONDS on a scratch copy of its corpus
+# (tests/fuzz/NAME/ is only read); crash inputs in $(SAN)/tests/fuzz/NAME/artifacts/.
+fuzz: $(SAN)/build.ninja
+	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(SAN) --suite fuzz --verbose
 
 bench: build
 	meson test -C $(BUILD) --benchmark --suite benchmarks --verbose
@@ -48,4 +74,4 @@ calibrate: build
 	$(BUILD)/mallocbench calibrate
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN)

@@ -87,7 +87,7 @@ int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_
         snprintf(key, sizeof key, "tun:%s", st->t->readback);
         const char *v = run_probe_get(s, key);
         if (!v)
-            return fail(s, "%s:%s could not be read back from the child%s%s", want, st->t->name, "");
+            return fail(s, "%s:%s could not be read back from the child%s", want, st->t->name, "");
         if (v[0] == '!') {
             char name[128];
             snprintf(name, sizeof name, "%s:%s", want, st->t->name);

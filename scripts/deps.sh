@@ -1,11 +1,15 @@
 #!/bin/sh
-# deps.sh - install the Debian packages mallocbench needs, only those that are
-# missing, so `make test` and `make compare` work on a fresh Debian 12 machine.
+# deps.sh [test] - install the Debian packages mallocbench needs, only those
+# that are missing, so `make test` and `make compare` work on a fresh Debian 12
+# machine.
 # Needs root (or sudo) only when something is missing.
 set -eu
 
 PKGS="gcc libc6-dev make meson ninja-build pkg-config python3 python3-numpy python3-matplotlib
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev linux-perf"
+# `deps.sh test`: also what `make test` needs for its sanitizer and fuzz build
+# (clang, compiler-rt with ASan/UBSan/libFuzzer, llvm-symbolizer for reports)
+[ "${1:-}" = test ] && PKGS="$PKGS clang-14 libclang-rt-14-dev llvm-14"
 
 missing=""
 for p in $PKGS; do

@@ -112,6 +112,34 @@ int main(void)
     CHECK(dist_parse("@/nonexistent/shapes.txt", &d, err, sizeof err) < 0);
     CHECK(strstr(err, "/nonexistent/shapes.txt") != NULL);
 
+    /* the shapes text itself: not NUL-terminated, last line without a
+     * newline, line numbers, long lines, NUL bytes, too many tensors */
+    static const char text[] = "16 float32\n\n# c\n4 int8XXXX";
+    CHECK_INT(dist_parse_shapes_text("t", text, strlen(text) - 4, &d, err, sizeof err), 0);
+    CHECK_INT(d.n, 2);
+    CHECK_U64(d.v[0], 64);
+    CHECK_U64(d.v[1], 4);
+    CHECK_INT(dist_parse_shapes_text("t", text, strlen(text), &d, err, sizeof err), -EINVAL);
+    CHECK_STR(err, "t:4: unknown dtype 'int8XXXX'");
+    CHECK_INT(dist_parse_shapes_text("t", "", 0, &d, err, sizeof err), -EINVAL);
+    CHECK_STR(err, "t: no tensor shapes");
+    CHECK_INT(dist_parse_shapes_text("t", "1 int8\n2 in\0t8\n", 15, &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "t:2: a NUL byte") != NULL);
+    static char big[DIST_MAX * 8 + 600];
+    size_t n = 0;
+    for (int i = 0; i <= DIST_MAX; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "1 int8\n");
+    CHECK_INT(dist_parse_shapes_text("t", big, n - 7, &d, err, sizeof err), 0);
+    CHECK_INT(d.n, DIST_MAX);
+    CHECK_INT(dist_parse_shapes_text("t", big, n, &d, err, sizeof err), -E2BIG);
+    memset(big, ' ', 510);
+    memcpy(big + 510 - 6, "1 int8\n", 7);
+    CHECK_INT(dist_parse_shapes_text("t", big, 511, &d, err, sizeof err), 0); /* 510 + newline */
+    memset(big, ' ', 511);
+    memcpy(big + 511 - 6, "1 int8\n", 7);
+    CHECK_INT(dist_parse_shapes_text("t", big, 512, &d, err, sizeof err), -EINVAL);
+    CHECK_STR(err, "t:1: line too long");
+
     /* the generator: 0 is never a state, seeds are scrambled apart */
     CHECK(rng_seed(0) != 0);
     CHECK(rng_seed(1) != rng_seed(2));

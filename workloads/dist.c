@@ -114,45 +114,87 @@ int dist_parse_shape(const char *line, uint64_t *bytes, char *err, size_t errlen
     return -EINVAL;
 }
 
-static int parse_shapes(const char *path, dist_t *d, char *err, size_t errlen)
+int dist_parse_shapes_text(const char *name, const char *buf, size_t len, dist_t *d, char *err,
+                           size_t errlen)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(err, errlen, "cannot open shapes file '%s': %s", path, strerror(errno));
-        return -errno;
-    }
     char line[512], why[256];
     unsigned lineno = 0;
+    memset(d, 0, offsetof(dist_t, v));
+    d->lo = d->hi = 0;
+    d->next = 0;
     d->kind = DIST_SHAPES;
-    d->n = 0;
-    while (fgets(line, sizeof line, f)) {
+    for (size_t pos = 0; pos < len;) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t n = (nl ? (size_t)(nl - buf) : len) - pos;
         lineno++;
-        uint64_t b;
-        if (!strchr(line, '\n') && !feof(f)) {
-            snprintf(err, errlen, "%s:%u: line too long", path, lineno);
-            fclose(f);
+        if (n >= sizeof line - 1) {
+            snprintf(err, errlen, "%s:%u: line too long", name, lineno);
             return -EINVAL;
         }
+        if (memchr(buf + pos, '\0', n)) {
+            snprintf(err, errlen, "%s:%u: a NUL byte (not a text file?)", name, lineno);
+            return -EINVAL;
+        }
+        memcpy(line, buf + pos, n);
+        line[n] = '\0';
+        pos += n + 1;
+        uint64_t b;
         if (dist_parse_shape(line, &b, why, sizeof why)) {
-            snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
-            fclose(f);
+            snprintf(err, errlen, "%s:%u: %s", name, lineno, why);
             return -EINVAL;
         }
         if (!b)
             continue;
         if (d->n >= DIST_MAX) {
-            snprintf(err, errlen, "%s:%u: more than %d tensors", path, lineno, DIST_MAX);
-            fclose(f);
+            snprintf(err, errlen, "%s:%u: more than %d tensors", name, lineno, DIST_MAX);
             return -E2BIG;
         }
         d->v[d->n++] = b;
     }
-    fclose(f);
     if (!d->n) {
-        snprintf(err, errlen, "%s: no tensor shapes", path);
+        snprintf(err, errlen, "%s: no tensor shapes", name);
         return -EINVAL;
     }
     return 0;
+}
+
+/* Read the whole file (at most DIST_FILE_MAX bytes), then parse it. */
+#define DIST_FILE_MAX (16u << 20)
+static int parse_shapes(const char *path, dist_t *d, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        int e = errno;
+        snprintf(err, errlen, "cannot open shapes file '%s': %s", path, strerror(e));
+        return -e;
+    }
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *nb = cap < DIST_FILE_MAX ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                snprintf(err, errlen, "cannot read shapes file '%s': %s", path,
+                         cap < DIST_FILE_MAX ? "out of memory" : "larger than 16 MiB");
+                free(buf);
+                fclose(f);
+                return cap < DIST_FILE_MAX ? -ENOMEM : -EFBIG;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int e = !buf ? ENOMEM : ferror(f) ? (errno ? errno : EIO) : 0;
+    fclose(f);
+    if (e) {
+        snprintf(err, errlen, "cannot read shapes file '%s': %s", path, strerror(e));
+        free(buf);
+        return -e;
+    }
+    int rc = dist_parse_shapes_text(path, buf, len, d, err, errlen);
+    free(buf);
+    return rc;
 }
 
 static int one_size(const char *s, uint64_t *v, char *err, size_t errlen, const char *spec)

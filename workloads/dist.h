@@ -28,6 +28,10 @@ int dist_parse(const char *spec, dist_t *d, char *err, size_t errlen);
 /* One line of a shapes file: bytes of "1024x1024x4 float32"; 0 and
  * *bytes = 0 for a blank or comment line. */
 int dist_parse_shape(const char *line, uint64_t *bytes, char *err, size_t errlen);
+/* The content of a shapes file (len bytes, not NUL-terminated), one
+ * dist_parse_shape line per line; errors as "name:line: reason". */
+int dist_parse_shapes_text(const char *name, const char *buf, size_t len, dist_t *d, char *err,
+                           size_t errlen);
 /* The next size; rng is only used (and advanced) by log-uniform. */
 uint64_t dist_next(dist_t *d, uint64_t *rng);
 /* The largest size the distribution can give. */

@@ -1,0 +1,36 @@
+/* fuzz_matrix.c - libFuzzer target: the input is a whole matrix file for
+ * matrix_parse (on top of spec_defaults, as matrix_load does).  Checks: no
+ * crash or leak, an error always says why, and on success every count
+ * within its array and every string NUL-terminated within its field. */
+#include "matrix.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static run_spec_t s;
+
+#define TERMINATED(field) (memchr((field), '\0', sizeof(field)) != NULL)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[512] = "";
+    spec_defaults(&s);
+    if (matrix_parse("fuzz.ini", (const char *)data, size, &s, err, sizeof err) != 0) {
+        if (!err[0] || !TERMINATED(err))
+            abort();
+        return 0;
+    }
+    if (s.nw > SPEC_MAX_WORKLOADS || s.nt > SPEC_MAX_TUNABLES || s.reps < 1)
+        abort();
+    for (size_t i = 0; i < s.nw; i++)
+        if (!TERMINATED(s.workload[i]) || !TERMINATED(s.wsweep[i]) || !s.workload[i][0])
+            abort();
+    for (size_t i = 0; i < s.nt; i++)
+        if (!TERMINATED(s.tunable[i]) || !s.tunable[i][0])
+            abort();
+    if (!TERMINATED(s.allocators) || !TERMINATED(s.output) || !TERMINATED(s.events) ||
+        !TERMINATED(s.sweep) || !TERMINATED(s.pin) || !TERMINATED(s.matrix))
+        abort();
+    return 0;
+}
