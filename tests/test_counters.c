@@ -2,7 +2,9 @@
  * re-executes itself as the child ("child work|base"): the work run makes
  * exactly 100 madvise and 37 munmap calls and touches 1500 fresh pages, 500
  * of them in a second thread; the counts must differ from the base run by
- * exactly that.  Exit 77 (skip) when perf_event_open or tracefs is denied.
+ * exactly that; a forked child that touches pages and exits without exec
+ * counts nothing (counters start at exec).  Exit 77 (skip) when
+ * perf_event_open or tracefs is denied.
  * "test_counters measure work|base" prints the counts, to hold against
  * `perf stat -e ... test_counters child work|base -1 -1`. */
 #include "check.h"
@@ -155,6 +157,73 @@ static int run_child(cnt_set_t *s, const char *mode, cnt_value_t *mid, cnt_value
         rc = cnt_read(s, fin);
     cnt_close(s);
     return rc;
+}
+
+/* Counters start at exec (enable_on_exec), not at perf_event_open: a child
+ * that touches NPAGES_NOEXEC fresh pages and exits without exec must read 0
+ * on every counter, and never have been enabled.  -errno when the harness
+ * side fails; the values land in fin. */
+#define NPAGES_NOEXEC 500
+static int run_child_noexec(cnt_set_t *s, cnt_value_t *fin)
+{
+    int start[2], st, rc;
+    char c = 'x';
+    pid_t pid;
+
+    if (pipe2(start, O_CLOEXEC))
+        return -errno;
+    pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        long pg = sysconf(_SC_PAGESIZE);
+        close(start[1]);
+        if (read(start[0], &c, 1) != 1)
+            _exit(1);           /* the parent gave up */
+        char *p = mmap(NULL, (size_t)NPAGES_NOEXEC * (size_t)pg, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            _exit(2);
+        madvise(p, (size_t)NPAGES_NOEXEC * (size_t)pg, MADV_NOHUGEPAGE);
+        touch_pages(p, NPAGES_NOEXEC, pg);
+        munmap(p, (size_t)NPAGES_NOEXEC * (size_t)pg);
+        _exit(0);
+    }
+    close(start[0]);
+    rc = cnt_open(s, pid);
+    if (write(start[1], &c, 1) != 1 && rc == 0)
+        rc = -errno;
+    close(start[1]);
+    if (waitpid(pid, &st, 0) != pid)
+        rc = rc ? rc : -errno;
+    else if ((!WIFEXITED(st) || WEXITSTATUS(st) != 0) && rc == 0) {
+        fprintf(stderr, "child without exec: status 0x%x\n", st);
+        rc = -ECHILD;
+    }
+    if (rc == 0)
+        rc = cnt_read(s, fin);
+    cnt_close(s);
+    return rc;
+}
+
+static void test_no_exec(cnt_set_t *s)
+{
+    static cnt_value_t fin[CNT_MAX];
+    int rc = run_child_noexec(s, fin);
+    CHECK_INT(rc, 0);
+    if (rc)
+        return;
+    for (size_t i = 0; i < cnt_count(s); i++) {
+        if (!fin[i].supported)
+            continue;
+        if (fin[i].value || fin[i].enabled)
+            fprintf(stderr, "without exec, %s counted %llu (enabled %llu ns): enabled before exec\n",
+                    fin[i].name, (unsigned long long)fin[i].value,
+                    (unsigned long long)fin[i].enabled);
+        CHECK_U64(fin[i].value, 0);
+        CHECK_U64(fin[i].enabled, 0);
+    }
+    CHECK(fin[I_MINOR].supported);
 }
 
 static long long diff(const cnt_value_t *w, const cnt_value_t *b, int i)
@@ -444,6 +513,9 @@ int main(int argc, char **argv)
         CHECK(strstr(wfin[I_MADVISE].reason, "tracefs") != NULL ||
               strstr(wfin[I_MADVISE].reason, "tracepoint") != NULL);
     }
+
+    /* a child that never execs is never counted */
+    test_no_exec(s);
 
     /* a pid that is gone: nothing opens, an error comes back, no crash */
     pid_t dead = fork();

@@ -1,11 +1,57 @@
 /* test_csv.c - RFC 4180 quoting, the header from the one column table, and
- * rows that land whole in the file. */
+ * rows that land whole in the file, each in one write(). */
 #include "check.h"
 #include "csv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+/* One row, one write(): through a packet-mode pipe (O_DIRECT: each write()
+ * is one packet and each read() returns one), a row of ~2 KiB (under
+ * PIPE_BUF, which the kernel never splits) must come back from one read()
+ * whole, ending in its newline. */
+static void test_one_write(void)
+{
+    int p[2];
+    if (pipe2(p, O_DIRECT | O_CLOEXEC)) {
+        fprintf(stderr, "SKIP one-write check: pipe2(O_DIRECT): %s\n", strerror(errno));
+        return;
+    }
+    csv_writer_t w;
+    memset(&w, 0, sizeof w);
+    w.fd = p[1];
+    w.nextra = 0;
+    csv_row_t *r = malloc(sizeof *r);
+    csv_row_clear(r);
+    char msg[2000];
+    memset(msg, 'm', sizeof msg - 1);
+    msg[sizeof msg - 1] = '\0';
+    msg[100] = ',';                                   /* quoted */
+    csv_set(r, COL_schema_version, "%s", CSV_SCHEMA_VERSION);
+    csv_set(r, COL_message, "%s", msg);
+    csv_set(r, COL_counter_notes, "%s", "last");
+    CHECK_INT(csv_write_row(&w, r), 0);
+    CHECK_INT(csv_write_row(&w, r), 0);
+    close(p[1]);
+    static char buf[65536];
+    for (int row = 0; row < 2; row++) {
+        ssize_t n = read(p[0], buf, sizeof buf);      /* one packet */
+        CHECK(n > 0);
+        if (n <= 0)
+            break;
+        fprintf(stderr, "row %d: one read() of %zd bytes\n", row, n);
+        CHECK(n > (ssize_t)sizeof msg && n < 4096);
+        CHECK_INT(buf[n - 1], '\n');
+        CHECK(memchr(buf, '\n', (size_t)n - 1) == NULL);
+        CHECK(strncmp(buf, CSV_SCHEMA_VERSION ",", 2) == 0);
+        CHECK(memmem(buf, (size_t)n, ",last", 5) != NULL);  /* the field after the long one */
+    }
+    CHECK_INT(read(p[0], buf, sizeof buf), 0);         /* nothing more */
+    close(p[0]);
+    free(r);
+}
 
 int main(void)
 {
@@ -15,6 +61,9 @@ int main(void)
     csv_quote("say \"hi\"", out, sizeof out); CHECK_STR(out, "\"say \"\"hi\"\"\"");
     csv_quote("two\nlines", out, sizeof out); CHECK_STR(out, "\"two\nlines\"");
     csv_quote("", out, sizeof out); CHECK_STR(out, "");
+    /* a bare CR ends a record for many readers: quoted like LF */
+    csv_quote("cr\ronly", out, sizeof out); CHECK_STR(out, "\"cr\ronly\"");
+    csv_quote("\r", out, sizeof out); CHECK_STR(out, "\"\r\"");
 
     CHECK_STR(csv_columns[0].name, "schema_version");
     CHECK_STR(csv_columns[COL_status].name, "status");
@@ -60,5 +109,6 @@ int main(void)
     unlink(path);
     free(r);
     CHECK_INT(csv_open(&w, "/nonexistent-dir/x.csv", NULL, 0), -ENOENT);
+    test_one_write();
     CHECK_DONE();
 }

@@ -1,6 +1,7 @@
-/* test_plan.c - block order (a permutation, fixed by seed and block),
- * shards that partition the plan, the median's confidence interval against
- * values worked out by hand, and the CSV reader against the writer. */
+/* test_plan.c - block order (a permutation, fixed by seed and block, and
+ * another for another seed), shards that partition the plan, the median's
+ * confidence interval against values worked out by hand, and the CSV reader
+ * against the writer. */
 #include "check.h"
 #include "csv.h"
 #include "plan.h"
@@ -26,6 +27,33 @@ int main(void)
         CHECK_INT(seen[i], 1);
     CHECK(same);
     CHECK(differ > 0); /* another block, another order */
+
+    /* another seed, another order; one seed, the order it has always had
+     * (rows of a resumed run or of shards name samples by it) */
+    static const size_t seed7[10] = {9, 5, 8, 6, 1, 2, 4, 7, 0, 3};
+    static const size_t seed7_b1[10] = {6, 4, 5, 0, 9, 8, 1, 2, 7, 3};
+    static const size_t seed1[10] = {9, 0, 1, 4, 8, 2, 3, 7, 6, 5};
+    size_t d[10];
+    plan_block_order(1, 0, 10, d);
+    plan_block_order(7, 1, 10, c);
+    int seeds_differ = 0;
+    for (int i = 0; i < 10; i++) {
+        seeds_differ += a[i] != d[i];
+        CHECK_INT(a[i], seed7[i]);
+        CHECK_INT(c[i], seed7_b1[i]);
+        CHECK_INT(d[i], seed1[i]);
+    }
+    CHECK(seeds_differ > 0);
+    int distinct = 0; /* eight seeds, block 0: eight orders */
+    size_t o[8][10];
+    for (unsigned sd = 0; sd < 8; sd++) {
+        plan_block_order(100 + sd, 0, 10, o[sd]);
+        int dup = 0;
+        for (unsigned e = 0; e < sd; e++)
+            dup |= memcmp(o[sd], o[e], sizeof o[sd]) == 0;
+        distinct += !dup;
+    }
+    CHECK_INT(distinct, 8);
 
     /* shards: every (block, position) in exactly one of N */
     for (unsigned n = 1; n <= 4; n++)

@@ -343,7 +343,7 @@ def case_adaptive(mb, tmp):
     """--adaptive stops when every CI is narrow enough, and names what did not converge."""
     out = os.path.join(tmp, "a.csv")
     spec = "tensor_copy:size=256K,count=2,steps=50,warmup=1"
-    p = run(mb, "run", "-w", spec, "-a", "glibc", "--adaptive", "50%", "--warmup-runs", "0", "--no-limit",
+    p = run(mb, "run", "-w", spec, "-a", "glibc", "--adaptive", "100%", "--warmup-runs", "0", "--no-limit",
             "-r", "1", "-o", out)
     check(len(rows(out)) == 6, f"a loose target converges at the 6-sample minimum: {len(rows(out))}")
     check("1 of 1 configurations converged" in p.stderr, f"says so: {p.stderr[-300:]!r}")

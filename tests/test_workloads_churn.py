@@ -6,7 +6,8 @@ installed allocator, and with the stub allocator, must end ok with one
 checksum (it depends on the seed and parameters, never on the allocator or
 on which thread freed what), count its ops, report latency percentiles and
 its own figures; a different seed gives a different checksum; one thread
-and three threads (a ring of queues) work too.  Exit 77 = skip.
+and three threads (a ring of queues) work too; remote=0/50/100 hand over
+none, half and all of the frees.  Exit 77 = skip.
 """
 import os
 import sys
@@ -76,6 +77,28 @@ def case_churn(mb, tmp):
     check(len(rs) == 1 and rs[0]["status"] == "ok", "large-only run")
     if rs and rs[0]["status"] == "ok" and rs[0]["region_minor_faults"] != "":
         check(int(rs[0]["region_minor_faults"]) > 0, f"faults in the region: {rs[0]['region_minor_faults']}")
+
+    # remote=R: R% of the frees are handed to the next thread (those that find
+    # its queue full are freed locally and counted in queue_full as well)
+    shares = {}
+    for remote in (0, 50, 100):
+        rs = run_rows(mb, tmp, f"remote{remote}", "-w", f"{base},remote={remote}", "-a", "glibc", "-r", "1")
+        check(len(rs) == 1 and rs[0]["status"] == "ok", f"remote={remote}: one ok row")
+        if len(rs) != 1 or rs[0]["status"] != "ok":
+            continue
+        m = metrics(rs[0])
+        frees = m.get("remote_frees", 0) + m.get("local_frees", 0)
+        handed = m.get("remote_frees", 0) + m.get("queue_full", 0)
+        shares[remote] = handed / frees if frees else float("nan")
+        check(frees >= 2 * ops * 9 // 10, f"remote={remote}: {frees} frees for {2 * ops} ops")
+        if remote == 0:
+            check(m.get("remote_frees") == 0 and m.get("queue_full") == 0,
+                  f"remote=0: nothing handed over: {m}")
+        elif remote == 100:
+            check(m.get("local_frees") == m.get("queue_full"), f"remote=100: every local free is a full queue: {m}")
+        else:
+            check(0.45 <= shares[remote] <= 0.55, f"remote=50: {shares[remote]:.3f} of the frees handed over: {m}")
+    print(f"share handed over by remote=: {shares}", file=sys.stderr)
 
     # bad input is refused before any run
     p = run(mb, "run", "-q", "-w", "arena_churn:remote=101", "-a", "glibc", "-o", os.path.join(tmp, "bad.csv"),
