@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CSV_SCHEMA_VERSION "3"
+#define CSV_SCHEMA_VERSION "4"
 
 /* X(name, unit, description) */
 #define CSV_COLUMNS(X) \
@@ -25,9 +25,10 @@
     X(timestamp, "ISO 8601 UTC", "when the sample started") \
     X(host, "", "host name") \
     X(workload, "", "workload name") \
-    X(workload_params, "", "every workload parameter, defaults included: name=value,...") \
+    X(workload_params, "", "every workload parameter, defaults included: name=value,... (as asked, before --min-time scaling)") \
+    X(work_scale, "", "factor --min-time applied to the workload's amount of work (steps, ops or bytes) so its measured region lasts long enough; fixed per configuration; 1 when not scaled") \
     X(allocator, "", "allocator family asked for: glibc, jemalloc, tcmalloc, mimalloc") \
-    X(config, "", "allocator plus requested tunables, e.g. jemalloc[dirty_decay_ms=-1]: the unit compared") \
+    X(config, "", "the configuration's label (the allocator, or LABEL of -a LABEL=FAMILY[:PATH]) plus requested tunables, e.g. jemalloc[dirty_decay_ms=-1]: the unit compared") \
     X(lib_path, "", "library preloaded (empty for glibc)") \
     X(alloc_version, "", "version the allocator reported from inside the child") \
     X(malloc_so, "", "shared object that served malloc in the child (dladdr), proving the allocator") \
@@ -67,8 +68,10 @@
     X(region_brk_calls, "count", "measured region: brk calls") \
     X(region_mremap_calls, "count", "measured region: mremap calls") \
     X(region_mprotect_calls, "count", "measured region: mprotect calls") \
-    X(throughput, "throughput_unit", "measured region: the workload's own figure of merit (higher is better)") \
+    X(throughput, "throughput_unit", "measured region: the workload's primary figure (see metric, metric_better)") \
     X(throughput_unit, "", "unit of throughput, e.g. B/s (bytes copied per second)") \
+    X(metric, "", "what throughput measures: the workload's primary figure, e.g. copy bandwidth") \
+    X(metric_better, "", "higher or lower: which way the primary figure (throughput) is better") \
     X(region_bytes, "bytes", "measured region: bytes the workload touched (copied)") \
     X(region_ops, "count", "measured region: allocations made") \
     X(checksum, "hex", "workload checksum: equal across allocators for the same parameters") \

@@ -96,6 +96,9 @@ static int run_key(load_t *l, const char *k, const char *v)
         if (units_parse_u64(v, &u) || u > 100)
             return fail(l, "bad warmup_runs '%s' (0 to 100)%s", v, "");
         s->warmup_runs = (unsigned)u;
+    } else if (!strcmp(k, "min_time")) {
+        if (units_parse_duration(v, &s->min_time_s) || s->min_time_s > 3600)
+            return fail(l, "bad min_time '%s' (a duration such as 300ms, at most 1h; 0 = off)%s", v, "");
     } else if (!strcmp(k, "adaptive")) {
         double pct;
         char num[64];
@@ -124,7 +127,7 @@ static int run_key(load_t *l, const char *k, const char *v)
         s->sweep_line = l->line;
     } else {
         return fail(l, "unknown key '%s' in [run] (valid: repetitions, timeout, sample_interval, events, "
-                       "output, seed, warmup_runs, adaptive, budget, max_blocks, pin, allocators, limit, "
+                       "output, seed, warmup_runs, min_time, adaptive, budget, max_blocks, pin, allocators, limit, "
                        "sweep)%s", k, "");
     }
     return 1;
@@ -172,9 +175,7 @@ static int begin_section(load_t *l, const char *section)
         int n = sscanf(section + 8, "%63s %1s", alloc, junk);
         if (n != 1)
             return fail(l, "[tunables] needs one allocator, e.g. [tunables jemalloc]%s%s", "", "");
-        l->alloc = alloc_find(alloc);
-        if (!l->alloc)
-            return fail(l, "unknown allocator '%s' in [%s]", alloc, section);
+        l->alloc = alloc_find(alloc); /* NULL: a label from `allocators`, checked when resolved */
         return 1;
     }
     return fail(l, "unknown section [%s] (valid: [run], [workload NAME], [tunables ALLOCATOR])%s", section, "");
@@ -222,6 +223,8 @@ static int handler(load_t *l, const char *section, const char *key, const char *
     for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save), nv++) {
         char kv[SPEC_TEXT + 64];
         alloc_setting_t st;
+        if (!l->alloc)
+            continue;
         snprintf(kv, sizeof kv, "%s=%s", key, v);
         bool dflt = !strcmp(v, "default") && alloc_find_tunable(l->alloc, key);
         if (!dflt && alloc_parse_setting(l->alloc, kv, &st, l->err, sizeof l->err))
@@ -229,7 +232,8 @@ static int handler(load_t *l, const char *section, const char *key, const char *
     }
     if (!nv)
         return fail(l, "no value for '%s'%s", key, "");
-    const char *alloc = l->alloc->name;
+    char alloc[64];
+    sscanf(section + 8, "%63s", alloc);
     if (s->nt >= SPEC_MAX_TUNABLES)
         return fail(l, "too many tunables (at most %s)%s", "32", "");
     int n = snprintf(s->tunable[s->nt], SPEC_TEXT, "%s:%s=%s", alloc, key, value);

@@ -2,7 +2,7 @@
  * file that describes a whole experiment (INI, parsed here):
  *
  *   [run]                      repetitions, timeout, sample_interval, events,
- *                              output, seed, warmup_runs, adaptive, budget,
+ *                              output, seed, warmup_runs, min_time, adaptive, budget,
  *                              max_blocks, pin, allocators, limit (yes|no)
  *   [workload NAME [LABEL]]    one workload: PARAM = VALUE lines, and
  *                              sweep = PARAM=LO..HI to expand it
@@ -41,6 +41,7 @@ typedef struct {
     char sweep[128];                               /* applies to workloads without their own */
     bool limit;
     unsigned warmup_runs;
+    double min_time_s;                             /* --min-time: 0 = run the work as given */
     uint64_t seed;
     bool seed_given;
     double adaptive;                               /* target relative half-width of the CI; 0 = fixed */

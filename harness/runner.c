@@ -16,6 +16,7 @@
 #include "verify.h"
 #include "workload.h"
 
+#include <ctype.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,7 @@ __attribute__((format(printf, 1, 2))) static int die_spec(const char *fmt, ...)
 
 typedef struct {
     const alloc_info_t *alloc;
+    char label[64];                    /* -t LABEL:...: only that configuration; "" = the family */
     char name[64];                     /* tunable name */
     size_t nvalues;
     char values[MAX_VALUES][64];
@@ -69,12 +71,15 @@ typedef struct {
     const alloc_info_t *alloc;
     char lib[PATH_MAX];
     bool user_lib;
+    char label[64];                    /* -a LABEL=FAMILY[:PATH]; "" = none given */
 } alloc_choice_t;
 
-static void config_label(run_config_t *c)
+/* The configuration's name in the CSV: the user's label, else the family
+ * (@library when one was given), then the tunables asked for. */
+static void config_label(run_config_t *c, const char *label)
 {
-    size_t off = (size_t)snprintf(c->label, sizeof c->label, "%s", c->alloc->name);
-    if (c->user_lib)
+    size_t off = (size_t)snprintf(c->label, sizeof c->label, "%s", label[0] ? label : c->alloc->name);
+    if (c->user_lib && !label[0])
         off += (size_t)snprintf(c->label + off, sizeof c->label - off, "@%s", c->lib);
     c->requested[0] = '\0';
     size_t roff = 0;
@@ -100,7 +105,7 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
     const sweep_t *mine[MAX_SWEEPS];
     size_t nmine = 0;
     for (size_t i = 0; i < nsw; i++)
-        if (sw[i].alloc == ch->alloc)
+        if (sw[i].label[0] ? !strcmp(sw[i].label, ch->label) : sw[i].alloc == ch->alloc)
             mine[nmine++] = &sw[i];
     size_t idx[MAX_SWEEPS] = {0};
     for (;;) {
@@ -121,7 +126,7 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
         }
         if (alloc_build_env(c->alloc, c->settings, c->nsettings, &c->env))
             return die_spec("%s: settings too long for the environment", c->alloc->name);
-        config_label(c);
+        config_label(c, ch->label);
         /* next combination */
         size_t k = 0;
         while (k < nmine && ++idx[k] == mine[k]->nvalues)
@@ -151,47 +156,104 @@ static const char *elf_shared_object(const char *path)
     return NULL;
 }
 
+/* A label the user chose: letters, digits and "._+-", not a family's name
+ * unless it is that family's. */
+static bool label_ok(const char *l)
+{
+    if (!*l || strlen(l) >= 48)
+        return false;
+    for (const char *p = l; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._+-", *p))
+            return false;
+    return true;
+}
+
+static int unknown_allocator(const char *name)
+{
+    char names[256];
+    size_t off = 0;
+    for (size_t i = 0; i < alloc_count(); i++)
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", alloc_at(i)->name);
+    return die_spec("unknown allocator '%s' (valid: %s; or LABEL=ALLOCATOR[:LIBRARY])", name, names);
+}
+
+/* One item of -a: FAMILY, FAMILY=LIBRARY, or LABEL=FAMILY[:LIBRARY] (a
+ * configuration under the user's name, e.g. je-new=jemalloc:/opt/lib.so).
+ * 1 when it is skipped (not installed, quiet_missing), else 0 or 2. */
+static int parse_allocator(char *item, alloc_choice_t *c, bool quiet_missing)
+{
+    memset(c, 0, sizeof *c);
+    char *eq = strchr(item, '='), *lib = NULL;
+    if (eq)
+        *eq = '\0';
+    const char *family = item;
+    if (eq) {
+        /* LABEL=FAMILY or LABEL=FAMILY:PATH, when what follows '=' names a family */
+        char *colon = strchr(eq + 1, ':');
+        char fam[64];
+        snprintf(fam, sizeof fam, "%.*s", (int)(colon ? colon - eq - 1 : (long)strlen(eq + 1)), eq + 1);
+        if (alloc_find(fam)) {
+            if (!label_ok(item))
+                return die_spec("bad label '%s' (letters, digits and ._+- only, at most 47)", item);
+            snprintf(c->label, sizeof c->label, "%s", item);
+            family = eq + 1;
+            if (colon) {
+                *colon = '\0';
+                lib = colon + 1;
+            }
+        } else {
+            lib = eq + 1;
+        }
+    }
+    const alloc_info_t *a = alloc_find(family);
+    if (!a)
+        return unknown_allocator(family);
+    c->alloc = a;
+    if (lib) {
+        if (a->family == ALLOC_GLIBC)
+            return die_spec("glibc's malloc is part of libc and cannot be given a library path");
+        if (access(lib, R_OK) != 0)
+            return die_spec("cannot read library '%s' for %s: %s", lib, a->name, strerror(errno));
+        if (!realpath(lib, c->lib))
+            return die_spec("cannot resolve '%s': %s", lib, strerror(errno));
+        const char *why = elf_shared_object(c->lib);
+        if (why)
+            return die_spec("library '%s' for %s is not a shared object: %s", lib, a->name, why);
+        c->user_lib = true;
+    } else if (a->family != ALLOC_GLIBC && alloc_locate(a, c->lib, sizeof c->lib)) {
+        if (quiet_missing) {
+            fprintf(stderr, "%s: skipping %s: not installed (%s)\n", prog, a->name, a->sonames[0]);
+            return 1;
+        }
+        return die_spec("%s is not installed: %s not found in the system library directories "
+                        "(install its Debian package or use -a %s=PATH)", a->name, a->sonames[0], a->name);
+    }
+    return 0;
+}
+
 static int parse_allocators(const char *list, alloc_choice_t *out, size_t *n, bool quiet_missing)
 {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (eq)
-            *eq = '\0';
-        const alloc_info_t *a = alloc_find(item);
-        if (!a) {
-            char names[256];
-            size_t off = 0;
-            for (size_t i = 0; i < alloc_count(); i++)
-                off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
-                                        alloc_at(i)->name);
-            return die_spec("unknown allocator '%s' (valid: %s)", item, names);
-        }
         if (*n >= MAX_CONFIGS)
             return die_spec("too many allocators");
         alloc_choice_t *c = &out[*n];
-        memset(c, 0, sizeof *c);
-        c->alloc = a;
-        if (eq) {
-            if (a->family == ALLOC_GLIBC)
-                return die_spec("glibc's malloc is part of libc and cannot be given a library path");
-            if (access(eq + 1, R_OK) != 0)
-                return die_spec("cannot read library '%s' for %s: %s", eq + 1, a->name, strerror(errno));
-            if (!realpath(eq + 1, c->lib))
-                return die_spec("cannot resolve '%s': %s", eq + 1, strerror(errno));
-            const char *why = elf_shared_object(c->lib);
-            if (why)
-                return die_spec("library '%s' for %s is not a shared object: %s", eq + 1, a->name, why);
-            c->user_lib = true;
-        } else if (a->family != ALLOC_GLIBC && alloc_locate(a, c->lib, sizeof c->lib)) {
-            if (quiet_missing) {
-                fprintf(stderr, "%s: skipping %s: not installed (%s)\n", prog, a->name, a->sonames[0]);
-                continue;
-            }
-            return die_spec("%s is not installed: %s not found in the system library directories "
-                             "(install its Debian package or use -a %s=PATH)", a->name, a->sonames[0], a->name);
+        int rc = parse_allocator(item, c, quiet_missing);
+        if (rc == 1)
+            continue;
+        if (rc)
+            return rc;
+        /* two configurations under one name could not be told apart */
+        for (size_t i = 0; i < *n; i++) {
+            const char *mine = c->label[0] ? c->label : c->alloc->name, *other = out[i].label[0] ? out[i].label
+                                                                                                : out[i].alloc->name;
+            bool same_plain = !c->label[0] && !out[i].label[0] && c->alloc == out[i].alloc &&
+                              !strcmp(c->lib, out[i].lib);
+            if (same_plain || ((c->label[0] || out[i].label[0]) && !strcmp(mine, other)))
+                return die_spec("allocator '%s' given twice: give one of them a label, e.g. %s-b=%s",
+                                mine, c->alloc->name, c->alloc->name);
         }
         (*n)++;
     }
@@ -200,7 +262,9 @@ static int parse_allocators(const char *list, alloc_choice_t *out, size_t *n, bo
     return 0;
 }
 
-static int parse_tunable(const char *spec, sweep_t *sw, size_t *nsw)
+/* -t ALLOCATOR:NAME=V1,V2: ALLOCATOR is a family (all its configurations)
+ * or a label given with -a (that configuration only). */
+static int parse_tunable(const char *spec, sweep_t *sw, size_t *nsw, const alloc_choice_t *ch, size_t nch)
 {
     const char *colon = strchr(spec, ':');
     const char *eq = colon ? strchr(colon, '=') : NULL;
@@ -209,17 +273,24 @@ static int parse_tunable(const char *spec, sweep_t *sw, size_t *nsw)
     char aname[64];
     snprintf(aname, sizeof aname, "%.*s", (int)(colon - spec), spec);
     const alloc_info_t *a = alloc_find(aname);
+    const char *label = "";
+    for (size_t i = 0; !a && i < nch; i++)
+        if (!strcmp(ch[i].label, aname)) {
+            a = ch[i].alloc;
+            label = ch[i].label;
+        }
     if (!a)
-        return die_spec("bad tunable '%s': unknown allocator '%s'", spec, aname);
+        return die_spec("bad tunable '%s': unknown allocator or label '%s'", spec, aname);
     if (*nsw >= MAX_SWEEPS)
         return die_spec("too many -t options");
     sweep_t *s = &sw[(*nsw)++];
     memset(s, 0, sizeof *s);
     s->alloc = a;
+    snprintf(s->label, sizeof s->label, "%s", label);
     snprintf(s->name, sizeof s->name, "%.*s", (int)(eq - colon - 1), colon + 1);
     for (size_t i = 0; i + 1 < *nsw; i++)
-        if (sw[i].alloc == a && !strcmp(sw[i].name, s->name))
-            return die_spec("tunable %s:%s given twice (use one -t with a comma list)", a->name, s->name);
+        if (sw[i].alloc == a && !strcmp(sw[i].label, s->label) && !strcmp(sw[i].name, s->name))
+            return die_spec("tunable %s:%s given twice (use one -t with a comma list)", aname, s->name);
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", eq + 1);
     char *save = NULL;
@@ -362,7 +433,7 @@ typedef struct {
 static void fill_row(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned block, size_t position,
                      const wl_args_t *a, const run_config_t *c, const char *version, int rep,
                      const run_sample_t *s, const char *effective, const cnt_set_t *cnt,
-                     const char *ts, double limit)
+                     const char *ts, double limit, uint64_t scale)
 {
     char params[1024], buf[64];
     csv_row_clear(row);
@@ -379,6 +450,7 @@ static void fill_row(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned
     csv_set(row, COL_workload, "%s", a->wl->name);
     wl_format_args(a, ',', params, sizeof params);
     csv_set(row, COL_workload_params, "%s", params);
+    csv_set(row, COL_work_scale, "%llu", (unsigned long long)scale);
     csv_set(row, COL_allocator, "%s", c->alloc->name);
     csv_set(row, COL_config, "%s", c->label);
     csv_set(row, COL_lib_path, "%s", c->lib);
@@ -438,6 +510,8 @@ static void fill_row(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned
     if (s->have_result && s->status == RUN_OK) {
         csv_set(row, COL_throughput, "%.6g", s->throughput);
         csv_set(row, COL_throughput_unit, "%s", s->unit);
+        csv_set(row, COL_metric, "%s", a->wl->metric ? a->wl->metric : "");
+        csv_set(row, COL_metric_better, "%s", a->wl->lower_is_better ? "lower" : "higher");
         csv_set(row, COL_region_bytes, "%llu", s->bytes);
         csv_set(row, COL_region_ops, "%llu", s->ops);
         csv_set(row, COL_checksum, "%s", s->checksum);
@@ -621,6 +695,10 @@ static void usage_run(FILE *out)
             "                          (or NAME=A/B/C), e.g. --sweep size=64K..256M\n"
             "      --seed N            seed of the block order (default: random, recorded in the CSV)\n"
             "      --warmup-runs N     discarded samples per configuration before the first block (default 1)\n"
+            "      --min-time DURATION lengthen each configuration's measured region to at least this\n"
+            "                          (e.g. 300ms): its work (steps, ops, bytes) is multiplied by a factor\n"
+            "                          calibrated once, before the first block, and kept for every block\n"
+            "                          (work_scale column); fixed schedules (idle_release) are not scaled\n"
             "      --adaptive PCT      add blocks until every configuration's median throughput has a\n"
             "                          95%% confidence interval within +-PCT (e.g. 1%%), or --budget runs out\n"
             "      --budget DURATION   time budget for --adaptive (default 30m); --max-blocks N (100)\n"
@@ -684,13 +762,6 @@ static int resolve(const run_spec_t *sp, resolved_t *r)
     if (sp->sweep[0] && !swept)
         return die_spec("--sweep %s: no workload given has a parameter '%.*s'", sp->sweep,
                         (int)strcspn(sp->sweep, "="), sp->sweep);
-    static sweep_t sweeps[MAX_SWEEPS];
-    size_t nsw = 0;
-    for (size_t i = 0; i < sp->nt; i++) {
-        spec_at(sp, sp->tline[i]);
-        if (parse_tunable(sp->tunable[i], sweeps, &nsw))
-            return 2;
-    }
     static alloc_choice_t choices[MAX_CONFIGS];
     size_t nch = 0;
     spec_at(sp, sp->allocators_line);
@@ -703,6 +774,13 @@ static int resolve(const run_spec_t *sp, resolved_t *r)
         for (size_t i = 0; i < alloc_count(); i++)
             off += (size_t)snprintf(all + off, sizeof all - off, "%s%s", i ? "," : "", alloc_at(i)->name);
         if (parse_allocators(all, choices, &nch, true))
+            return 2;
+    }
+    static sweep_t sweeps[MAX_SWEEPS];
+    size_t nsw = 0;
+    for (size_t i = 0; i < sp->nt; i++) {
+        spec_at(sp, sp->tline[i]);
+        if (parse_tunable(sp->tunable[i], sweeps, &nsw, choices, nch))
             return 2;
     }
     for (size_t i = 0; i < nsw; i++) {
@@ -940,6 +1018,7 @@ static int parse_run_args(int argc, char **argv, run_spec_t *sp, run_cli_t *cli)
         {"shard", required_argument, NULL, 'K'},      {"resume", no_argument, NULL, 'Z'},
         {"force", no_argument, NULL, 'F'},            {"sidecars", required_argument, NULL, 'D'},
         {"pin", required_argument, NULL, 'p'},        {"help", no_argument, NULL, 'h'},
+        {"min-time", required_argument, NULL, 'N'},
         {NULL, 0, NULL, 0}};
     static const char *short_opts = "w:a:t:r:o:e:m:qh";
     char err[1024];
@@ -1014,6 +1093,11 @@ static int parse_run_args(int argc, char **argv, run_spec_t *sp, run_cli_t *cli)
                 return die_usage("bad --warmup-runs '%s' (expected 0 to 100)", optarg);
             sp->warmup_runs = (unsigned)u;
             break;
+        case 'N':
+            if (units_parse_duration(optarg, &sp->min_time_s) || sp->min_time_s > 3600)
+                return die_usage("bad --min-time '%s' (expected a duration such as 300ms, at most 1h; 0 = off)",
+                                 optarg);
+            break;
         case 'A': {
             char num[64];
             double pct;
@@ -1086,6 +1170,8 @@ typedef struct {
     size_t *order, *ntput, ndone;
     bool *done, *converged;
     double *tput;
+    wl_args_t *cell_args;          /* per cell: the workload as run, --min-time scaling applied */
+    uint64_t *cell_scale;          /* its work_scale; 0: not calibrated yet */
     csv_row_t *row;
     run_sample_t *s;
     /* progress */
@@ -1102,6 +1188,8 @@ static void ctx_free(run_ctx_t *c)
     free(c->tput);
     free(c->ntput);
     free(c->converged);
+    free(c->cell_args);
+    free(c->cell_scale);
     free(c->row);
     free(c->s);
     free(c);
@@ -1242,7 +1330,7 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, bool tty)
     snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03ldZ", rt.tv_nsec / 1000000);
     snprintf(tag, sizeof tag, "%s,%zu", c->run_id, c->nrun);
     double t0 = mono_now();
-    int rc = run_sample(&c->cli.o, &r->cfg[k], &r->wl[w], c->cnt, c->s, c->out.series, tag);
+    int rc = run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[cell], c->cnt, c->s, c->out.series, tag);
     if (rc) {
         fprintf(stderr, "%s%s: cannot start a sample: %s\n", tty ? "\n" : "", prog, strerror(-rc));
         return 1;
@@ -1256,7 +1344,7 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, bool tty)
     effective[0] = '\0';
     verify_sample(&r->cfg[k], c->s, effective, sizeof effective);
     fill_row(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], r->versions[k], (int)b, c->s, effective,
-             c->cnt, ts, r->limits[w]);
+             c->cnt, ts, r->limits[w], c->cell_scale[cell]);
     /* the RSS lines first, then the row: a row is there only when all of
      * its sample is; a failed write leaves both files ending whole */
     const char *failed = NULL;
@@ -1286,6 +1374,89 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, bool tty)
     return 0;
 }
 
+/* --resume: the work_scale factors the file's rows were run with (from
+ * --min-time), so a configuration's samples stay comparable across
+ * invocations, whatever this one's --min-time. */
+static int load_scales(run_ctx_t *c)
+{
+    resolved_t *r = &c->r;
+    csv_table_t t;
+    char err[1024];
+    if (csv_read_torn(c->out.csv, &t, err, sizeof err))
+        return die_usage("cannot resume: %s", err);
+    int cw = csv_col(&t, "workload"), cp = csv_col(&t, "workload_params"), cc = csv_col(&t, "config"),
+        cs = csv_col(&t, "work_scale");
+    static char params[MAX_WORKLOADS][1024];
+    for (size_t w = 0; w < r->nw; w++)
+        wl_format_args(&r->wl[w], ',', params[w], sizeof params[w]);
+    for (size_t i = 0; i < t.nrows && cw >= 0 && cp >= 0 && cc >= 0 && cs >= 0; i++) {
+        uint64_t scale;
+        if (units_parse_u64(t.rows[i][cs], &scale) || scale < 1)
+            continue;
+        for (size_t w = 0; w < r->nw; w++) {
+            if (strcmp(r->wl[w].wl->name, t.rows[i][cw]) || strcmp(params[w], t.rows[i][cp]))
+                continue;
+            for (size_t k = 0; k < r->ncfg; k++) {
+                size_t cell = w * r->ncfg + k;
+                if (strcmp(r->cfg[k].label, t.rows[i][cc]) || c->cell_scale[cell])
+                    continue;
+                c->cell_scale[cell] = wl_scale(&c->cell_args[cell], scale);
+            }
+        }
+    }
+    csv_table_free(&t);
+    return 0;
+}
+
+/* --min-time: every cell this invocation runs gets a factor on its work so
+ * that its measured region lasts at least that long, measured on discarded
+ * samples (at most three per cell) and kept for all its blocks.  A
+ * workload with a fixed schedule keeps factor 1. */
+static void calibrate_cells(run_ctx_t *c, bool tty)
+{
+    resolved_t *r = &c->r;
+    double want = c->sp.min_time_s;
+    bool *needed = calloc(r->ncells ? r->ncells : 1, sizeof *needed);
+    size_t nneeded = 0, ndone = 0;
+    for (unsigned b = 0; needed && b < c->blocks; b++) {
+        plan_block_order(c->sp.seed, b, r->ncells, c->order);
+        for (size_t p = 0; p < r->ncells; p++)
+            if (plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) && !c->done[b * r->ncells + p] &&
+                !needed[c->order[p]]) {
+                needed[c->order[p]] = true;
+                nneeded++;
+            }
+    }
+    for (size_t i = 0; i < r->ncells; i++) {
+        if (c->cell_scale[i])
+            continue;
+        c->cell_scale[i] = 1;
+        if (want <= 0 || run_interrupted() || !needed || !needed[i] || !r->wl[i / r->ncfg].wl->scale)
+            continue;
+        if (tty)
+            fprintf(stderr, "\r\033[Kcalibrating --min-time %zu/%zu: %s %s", ++ndone, nneeded,
+                    r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label);
+        for (int round = 0; round < 3 && !run_interrupted(); round++) {
+            const run_sample_t *s = c->s;
+            if (run_sample(&c->cli.o, &r->cfg[i % r->ncfg], &c->cell_args[i], c->cnt, c->s, NULL, NULL) ||
+                s->status != RUN_OK || !s->have_result || !(s->region_s > 0) || s->region_s >= want)
+                break;
+            /* 10% over the target, so that a sample a little faster than
+             * this one still lasts long enough */
+            double f = (double)c->cell_scale[i] * want * 1.1 / s->region_s;
+            uint64_t scale = f > 1e12 ? (uint64_t)1e12 : (uint64_t)ceil(f);
+            if (scale <= c->cell_scale[i])
+                break;
+            c->cell_args[i] = r->wl[i / r->ncfg];
+            uint64_t got = wl_scale(&c->cell_args[i], scale);
+            if (got <= c->cell_scale[i])
+                break; /* at the parameter's limit */
+            c->cell_scale[i] = got;
+        }
+    }
+    free(needed);
+}
+
 /* Discarded samples, one cell at a time in block-0 order. */
 static void warm_up(run_ctx_t *c, bool tty)
 {
@@ -1296,7 +1467,7 @@ static void warm_up(run_ctx_t *c, bool tty)
             if (!plan_in_shard(0, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
                 continue;
             size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
-            if (run_sample(&c->cli.o, &r->cfg[k], &r->wl[w], c->cnt, c->s, NULL, NULL))
+            if (run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s, NULL, NULL))
                 break;
             if (tty)
                 fprintf(stderr, "\r\033[Kwarm-up %zu/%zu: %s %s", p + 1, r->ncells, r->wl[w].wl->name,
@@ -1373,9 +1544,18 @@ static int ctx_alloc(run_ctx_t *c)
     c->tput = calloc((size_t)c->blocks * cells, sizeof *c->tput);
     c->ntput = calloc(cells, sizeof *c->ntput);
     c->converged = calloc(cells, sizeof *c->converged);
+    c->cell_args = calloc(cells, sizeof *c->cell_args);
+    c->cell_scale = calloc(cells, sizeof *c->cell_scale);
     c->row = malloc(sizeof *c->row);
     c->s = malloc(sizeof *c->s);
-    return c->order && c->done && c->tput && c->ntput && c->converged && c->row && c->s ? 0 : -ENOMEM;
+    if (!c->order || !c->done || !c->tput || !c->ntput || !c->converged || !c->cell_args || !c->cell_scale ||
+        !c->row || !c->s)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->r.ncells; i++) {
+        c->cell_args[i] = c->r.wl[i / c->r.ncfg];
+        c->cell_scale[i] = 0; /* set by load_scales or calibrate_cells */
+    }
+    return 0;
 }
 
 /* Resolve, check the outputs, prove, open, run, summarize. */
@@ -1436,6 +1616,9 @@ static int run_main(run_ctx_t *c, int full_argc, char **full_argv)
     }
     sysinfo_hostname(c->host, sizeof c->host);
     c->x.host = c->host;
+    if (c->cli.resume && c->out.exists && load_scales(c))
+        return 2;
+    calibrate_cells(c, tty);
     warm_up(c, tty);
     for (unsigned b = 0; b < (unsigned)sp->reps && b < c->blocks; b++)
         for (size_t p = 0; p < r->ncells; p++)

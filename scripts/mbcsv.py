@@ -1,4 +1,4 @@
-"""mbcsv.py - the one reader of mallocbench run CSVs (schema 3) for every script.
+"""mbcsv.py - the one reader of mallocbench run CSVs (schema 4) for every script.
 
 read() is strict: UTF-8, a schema_version column equal to SCHEMA in every row,
 every schema column present, as many fields in a row as in the header, no field
@@ -15,7 +15,7 @@ import math
 import os
 import sys
 
-SCHEMA = "3"
+SCHEMA = "4"
 EXIT_BAD_INPUT = 2
 FIELD_MAX = 128 * 1024  # the csv module's own default limit; the harness writes at most 2 KiB
 
@@ -24,7 +24,7 @@ NUM, TEXT = "number", "text"
 COLUMNS = [
     ("schema_version", TEXT), ("run_id", TEXT), ("sample", NUM), ("matrix_id", TEXT), ("plan_seed", NUM),
     ("block", NUM), ("position", NUM), ("shard", TEXT), ("timestamp", TEXT), ("host", TEXT),
-    ("workload", TEXT), ("workload_params", TEXT), ("allocator", TEXT), ("config", TEXT),
+    ("workload", TEXT), ("workload_params", TEXT), ("work_scale", NUM), ("allocator", TEXT), ("config", TEXT),
     ("lib_path", TEXT), ("alloc_version", TEXT), ("malloc_so", TEXT), ("requested_tunables", TEXT),
     ("effective_tunables", TEXT), ("repetition", NUM), ("status", TEXT), ("message", TEXT),
     ("total_wall_s", NUM), ("total_user_s", NUM), ("total_sys_s", NUM), ("total_task_clock_s", NUM),
@@ -36,7 +36,8 @@ COLUMNS = [
     ("region_minor_faults", NUM), ("region_major_faults", NUM), ("region_context_switches", NUM),
     ("region_cpu_migrations", NUM), ("region_madvise_calls", NUM), ("region_mmap_calls", NUM),
     ("region_munmap_calls", NUM), ("region_brk_calls", NUM), ("region_mremap_calls", NUM),
-    ("region_mprotect_calls", NUM), ("throughput", NUM), ("throughput_unit", TEXT), ("region_bytes", NUM),
+    ("region_mprotect_calls", NUM), ("throughput", NUM), ("throughput_unit", TEXT), ("metric", TEXT),
+    ("metric_better", TEXT), ("region_bytes", NUM),
     ("region_ops", NUM), ("checksum", TEXT), ("limit_throughput", NUM), ("fraction_of_limit", NUM),
     ("latency_what", TEXT), ("latency_p50_us", NUM), ("latency_p99_us", NUM), ("latency_p999_us", NUM),
     ("latency_max_us", NUM), ("latency_count", NUM), ("workload_metrics", TEXT), ("rss_peak_kib", NUM),
@@ -171,3 +172,47 @@ def missing_dependency(err):
     if os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PYTHON):
         text += f" and run {DEBIAN_PYTHON} (this is {sys.executable})"
     return text
+
+
+def sidecar(path, suffix):
+    """<name>.meta.json / <name>.rss.csv beside <name>.csv."""
+    return (path[:-4] if path.endswith(".csv") else path) + suffix
+
+
+def config_order(paths, rows):
+    """The configurations in the order the run was asked for: the `configs` list of
+    each CSV's .meta.json sidecar (a merged file keeps its first shard's), then any
+    other in order of first appearance.  No family order is written into a script."""
+    import json
+    order = []
+    for path in paths:
+        try:
+            with open(sidecar(path, ".meta.json")) as f:
+                meta = json.load(f)
+            for c in meta.get("configs", []):
+                if isinstance(c, dict) and c.get("config") and c["config"] not in order:
+                    order.append(c["config"])
+        except (OSError, ValueError):
+            pass
+    for r in rows:
+        if r["config"] not in order:
+            order.append(r["config"])
+    return order
+
+
+def family_order(paths, rows):
+    """Allocator families in the order of config_order (the first configuration of each)."""
+    fam = {}
+    for r in rows:
+        fam.setdefault(r["config"], r["allocator"])
+    out = []
+    for c in config_order(paths, rows):
+        f = fam.get(c)
+        if f and f not in out:
+            out.append(f)
+    return out
+
+
+def better(r):
+    """'higher' or 'lower': which way the row's primary figure (throughput) is better."""
+    return "lower" if r.get("metric_better") == "lower" else "higher"

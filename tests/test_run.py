@@ -25,7 +25,7 @@ def case_allocators(mb, tmp):
     sums = set()
     for r in rs:
         a = r["allocator"]
-        check(r["schema_version"] == "3", "schema_version 3")
+        check(r["schema_version"] == "4", "schema_version 4")
         check(r["status"] == "ok", f"{a}: status {r['status']} {r['message']}")
         if a == "glibc":
             check(os.path.basename(r["malloc_so"]).startswith("libc.so"), f"glibc served by {r['malloc_so']}")
@@ -354,6 +354,72 @@ def case_adaptive(mb, tmp):
     check("not converged: tensor_copy glibc" in p.stderr, f"names the cell: {p.stderr[-300:]!r}")
     p = run(mb, "run", "-w", spec, "--adaptive", "1%", "--shard", "1/2", "-o", out, expect_rc=2)
     check("do not mix" in p.stderr, "adaptive with shards refused")
+
+
+def case_labels(mb, tmp):
+    """-a LABEL=FAMILY[:LIBRARY]: configurations under the user's names (an A/A pair, a
+    build of an allocator); -t LABEL:... tunes only that one; ambiguous names refused."""
+    allocs = installed(mb)
+    out = os.path.join(tmp, "l.csv")
+    spec = "tensor_copy:size=1M,count=1,steps=2,warmup=1"
+    aa = ["glibc", "glibc-b=glibc"]
+    je = []
+    if "jemalloc" in allocs:
+        lib = next(l.split()[2] for l in run(mb, "list", "allocators").stdout.splitlines()
+                   if l.startswith("jemalloc "))
+        je = ["jemalloc", f"je-new=jemalloc:{lib}"]
+    run(mb, "run", "-q", "-w", spec, "-a", ",".join(aa + je), *(["-t", "je-new:dirty_decay_ms=-1"] if je else []),
+        "-r", "1", "--no-limit", "-o", out)
+    rs = {r["config"]: r for r in rows(out)}
+    want = {"glibc", "glibc-b"} | ({"jemalloc", "je-new[dirty_decay_ms=-1]"} if je else set())
+    check(set(rs) == want, f"configs by label: {sorted(rs)}")
+    check(all(r["status"] == "ok" for r in rs.values()), "every labelled configuration proven")
+    check(rs.get("glibc-b", {}).get("allocator") == "glibc", "the family stays in the allocator column")
+    if je:
+        check(rs["je-new[dirty_decay_ms=-1]"]["lib_path"] == lib and rs["jemalloc"]["requested_tunables"] == "",
+              "the label's library, and its tunable on it alone")
+    for bad, needle in (("glibc,glibc", "given twice"), ("glibc,glibc=glibc", "given twice"),
+                        ("a b=glibc", "bad label"), ("x=nosuch", "unknown allocator")):
+        p = run(mb, "run", "-w", spec, "-a", bad, "--print-commands", expect_rc=2)
+        check(needle in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"-a {bad!r} refused: {p.stderr!r}")
+    p = run(mb, "run", "-w", spec, "-a", "glibc", "-t", "g2:trim_threshold=64M", "--print-commands", expect_rc=2)
+    check("unknown allocator or label 'g2'" in p.stderr, f"a tunable for no such label: {p.stderr!r}")
+    m = os.path.join(tmp, "l.ini")
+    with open(m, "w") as f:
+        f.write("[run]\nallocators = glibc,g2=glibc\n[workload tensor_copy]\nsteps = 1\n"
+                "[tunables g2]\ntrim_threshold = 64M\n")
+    p = run(mb, "run", "-m", m, "-r", "1", "--print-commands")
+    check("g2[trim_threshold=64M]" in p.stdout and ") glibc\n" in p.stdout, f"labels in a matrix: {p.stdout!r}")
+
+
+def case_min_time(mb, tmp):
+    """--min-time lengthens each configuration's measured region by a factor fixed for its
+    blocks (work_scale), leaves fixed schedules alone, and a resume keeps the factors."""
+    out = os.path.join(tmp, "m.csv")
+    args = ["-w", "tensor_copy:size=1M,count=2,steps=4,warmup=1", "-w", "idle_release:peak=8M,idle_ms=20",
+            "-a", "glibc", "--no-limit", "--seed", "4"]
+    run(mb, "run", "-q", *args, "--min-time", "150ms", "-r", "2", "-o", out)
+    rs = rows(out)
+    tc = [r for r in rs if r["workload"] == "tensor_copy"]
+    ir = [r for r in rs if r["workload"] == "idle_release"]
+    check(len(tc) == 2 and len(ir) == 2, f"2 + 2 rows: {len(rs)}")
+    scales = {r["work_scale"] for r in tc}
+    check(len(scales) == 1 and int(next(iter(scales))) > 1, f"one factor > 1 for tensor_copy: {scales}")
+    s = int(next(iter(scales)))
+    check(all(int(r["region_bytes"]) == s * 4 * 2 * 1024 * 1024 for r in tc), "the work done is scaled by it")
+    check(all(r["workload_params"].startswith("size=1M,count=2,steps=4,") for r in tc),
+          "workload_params keep the spec as asked")
+    check(all(float(r["region_wall_s"]) > 0.075 for r in tc), f"regions lengthened: "
+          f"{[r['region_wall_s'] for r in tc]}")
+    check({r["work_scale"] for r in ir} == {"1"}, "a fixed schedule is not scaled")
+    check({(r["metric"], r["metric_better"]) for r in tc} == {("copy bandwidth", "higher")} and
+          {r["metric"] for r in ir} == {"fraction of freed memory returned"}, "the primary metric is named")
+    # a resume (without --min-time) runs the new blocks with the file's factors
+    run(mb, "run", "-q", *args, "-r", "3", "-o", out, "--resume")
+    check({r["work_scale"] for r in rows(out) if r["workload"] == "tensor_copy"} == scales,
+          "resumed blocks keep the factor")
+    p = run(mb, "run", *args, "--min-time", "x", "--print-commands", expect_rc=2)
+    check("--min-time" in p.stderr, f"bad --min-time refused: {p.stderr!r}")
 
 
 def param(params, name):

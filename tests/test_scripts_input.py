@@ -63,25 +63,26 @@ def test_parser():
         names = re.findall(r"^\s+X\((\w+),", f.read(), re.M)
     check_eq([c for c, _ in mbcsv.COLUMNS], names, "mbcsv.COLUMNS against harness/csv.h")
 
+    S = mbcsv.SCHEMA
     def line(**cells):
         return ",".join(cells.get(c, "") for c in names) + "\n"
     full = ",".join(names) + "\n"
     try:
-        _, rows = mbcsv.parse(full + line(schema_version="3", throughput="1.5") + "\n" + line(schema_version="3"),
+        _, rows = mbcsv.parse(full + line(schema_version=S, throughput="1.5") + "\n" + line(schema_version=S),
                               "t.csv")
         check_eq([(r.row, mbcsv.num(r, "throughput")) for r in rows], [(1, 1.5), (3, None)],
                  "rows numbered from 1, a blank line counted, an empty number kept as not measured")
     except mbcsv.CsvError as e:
         check(False, f"parse of a valid table: {e}")
     try:
-        mbcsv.parse("schema_version,throughput\n3,1\n", "t.csv")
+        mbcsv.parse(f"schema_version,throughput\n{S},1\n", "t.csv")
         check(False, "a header without the schema's columns refused")
     except mbcsv.CsvError as e:
-        check_eq(str(e), "t.csv: header: no column run_id (schema_version 3 has it)", "a header lacking columns")
+        check_eq(str(e), f"t.csv: header: no column run_id (schema_version {S} has it)", "a header lacking columns")
     hdr = "schema_version,a,throughput\n"
-    for text, want in ((hdr + "3,x,1\n3,y\n", "t.csv: row 2: 2 fields, the header has 3"),
-                       (hdr + "3,x,1,9\n", "t.csv: row 1: 4 fields, the header has 3"),
-                       (hdr + "3,x,1\n2,y,1\n", "t.csv: row 2: schema_version 2; these scripts read 3"),
+    for text, want in ((hdr + f"{S},x,1\n{S},y\n", "t.csv: row 2: 2 fields, the header has 3"),
+                       (hdr + f"{S},x,1,9\n", "t.csv: row 1: 4 fields, the header has 3"),
+                       (hdr + f"{S},x,1\n2,y,1\n", f"t.csv: row 2: schema_version 2; these scripts read {S}"),
                        ("a,b\n1,2\n", "t.csv: not a mallocbench CSV (no schema_version column)"),
                        ("", "t.csv: not a mallocbench CSV (no schema_version column)")):
         try:

@@ -561,4 +561,6 @@ const wl_t wl_arena_churn = {
     .params = arena_churn_params,
     .nparams = sizeof arena_churn_params / sizeof *arena_churn_params,
     .run = arena_churn_run,
+    .metric = "allocations per second",
+    .scale = "ops",
 };

@@ -90,4 +90,5 @@ const wl_t wl_calibrate = {
     .params = calibrate_params,
     .nparams = sizeof calibrate_params / sizeof *calibrate_params,
     .run = calibrate_run,
+    .metric = "memcpy bandwidth",
 };

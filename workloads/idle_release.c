@@ -315,4 +315,5 @@ const wl_t wl_idle_release = {
     .params = idle_release_params,
     .nparams = sizeof idle_release_params / sizeof *idle_release_params,
     .run = idle_release_run,
+    .metric = "fraction of freed memory returned",
 };

@@ -227,3 +227,24 @@ void wl_result_init(wl_result_t *r)
     memset(r, 0, sizeof *r);
     r->lat_p50_us = r->lat_p99_us = r->lat_p999_us = r->lat_max_us = NAN;
 }
+
+uint64_t wl_scale(wl_args_t *a, uint64_t factor)
+{
+    if (!a->wl->scale || factor <= 1)
+        return 1;
+    char list[128];
+    snprintf(list, sizeof list, "%s", a->wl->scale);
+    char *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
+        for (size_t i = 0; i < a->wl->nparams; i++) {
+            const wl_param_t *p = &a->wl->params[i];
+            if (strcmp(p->name, name) || a->v[i] == 0)
+                continue;
+            uint64_t most = p->max / a->v[i];
+            if (factor > most)
+                factor = most ? most : 1;
+            a->v[i] *= factor;
+            return factor;
+        }
+    return 1;
+}

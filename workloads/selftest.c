@@ -52,4 +52,5 @@ const wl_t wl_selftest = {
     .nparams = 1,
     .run = selftest_run,
     .hidden = true,
+    .metric = "none",
 };

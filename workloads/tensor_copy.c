@@ -163,4 +163,6 @@ const wl_t wl_tensor_copy = {
     .nparams = sizeof tensor_copy_params / sizeof *tensor_copy_params,
     .run = tensor_copy_run,
     .limit = "reuse=yes",
+    .metric = "copy bandwidth",
+    .scale = "bytes,steps",
 };

@@ -390,4 +390,6 @@ const wl_t wl_train_step = {
     .params = train_step_params,
     .nparams = sizeof train_step_params / sizeof *train_step_params,
     .run = train_step_run,
+    .metric = "training steps per second",
+    .scale = "steps",
 };

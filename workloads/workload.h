@@ -69,6 +69,15 @@ struct wl {
      * same work with the allocator out of the loop), e.g. "reuse=yes"; the
      * harness measures it once per spec and reports fraction_of_limit. */
     const char *limit;
+    /* The primary figure (wl_result_t.throughput): what it measures, and
+     * whether lower is better (false: higher is better).  Carried into the
+     * CSV (metric, metric_better) for compare, reports and plots. */
+    const char *metric;
+    bool lower_is_better;
+    /* Parameters --min-time may multiply to lengthen the measured region:
+     * the first one of this comma list whose value is not 0 ("bytes,steps").
+     * NULL: a fixed schedule, never scaled. */
+    const char *scale;
 };
 
 size_t wl_count(void);
@@ -84,6 +93,10 @@ int wl_set(wl_args_t *a, const char *key_eq_value, char *err, size_t errlen);
 /* Canonical text of every parameter: "size=16M,count=4,steps=50,..." (sep ","),
  * or space separated for a command line. */
 void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len);
+/* Multiply the workload's amount of work (wl_t.scale) by factor, within
+ * the parameter's range; returns the factor applied (1 when the workload
+ * cannot be scaled). */
+uint64_t wl_scale(wl_args_t *a, uint64_t factor);
 /* Value of a parameter by name (the workload's own code uses this). */
 uint64_t wl_get(const wl_args_t *a, const char *name);
 const char *wl_get_str(const wl_args_t *a, const char *name);
