@@ -2,7 +2,7 @@
 # read its CSV.  Every target installs missing Debian packages first.
 BUILD   ?= build
 # an interpreter that has matplotlib (Debian's; the first python3 on PATH may not)
-PYTHON  ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib, numpy' 2>/dev/null && echo $$p && break; done)
+PYTHON  ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib, numpy, scipy' 2>/dev/null && echo $$p && break; done)
 MATRIX  ?= matrices/quick.ini
 SWEEP_REPS ?= 1
 STAMP   := $(shell date -u +%Y%m%d-%H%M%S)

@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""compare.py - benchstat-style tables from mallocbench CSVs.
+"""compare.py - benchstat-style tables from mallocbench CSVs, with verdicts that
+never contradict the confidence interval printed beside them (scripts/stats.py).
 
-One run:   compare.py run.csv [--baseline glibc]
-           every configuration against the baseline, within each workload
-Two runs:  compare.py old.csv new.csv
-           each configuration of the new run against the same one in the old
-           (before/after an allocator upgrade or a tunable change)
+One run:        compare.py run.csv [--baseline glibc]
+                every configuration against the baseline within each workload,
+                paired by block (exact Wilcoxon signed-rank, Hodges-Lehmann CI)
+Two runs:       compare.py old.csv new.csv
+                each configuration of new against its counterpart in old (matched
+                by label, else by allocator family and requested tunables),
+                unpaired (exact Mann-Whitney, Hodges-Lehmann CI)
+Several runs:   compare.py --old A.csv B.csv --new C.csv D.csv   (the run is the unit)
 
-Per workload and metric: the median with its 95% CI; the change as a ratio
-with its 95% CI (block-paired ratios when both sides ran in the same blocks,
-else Hodges-Lehmann); a Mann-Whitney U p-value, Holm-corrected across the
-whole table; "~" where the change is not significant or smaller than the
-practical floor (--floor, default 1%); a geometric-mean row per
-configuration; a warning where a configuration has fewer than 6 samples.
-Output: a terminal table, --markdown, or --csv FILE.  Input that is not a
-mallocbench CSV of schema 3 (scripts/mbcsv.py) is refused in one line naming
-the file and row, exit 2.
+Verdicts: improved / regressed (the whole CI beyond -+floor), within noise (the CI
+excludes no change but reaches into the floor band), ~ (the CI includes no
+change), too few (this n cannot reach significance).  alpha = 0.05 per cell
+unless --family primary (Bonferroni over each workload's primary metric) or
+--family bh (Benjamini-Hochberg over the table, false-coverage-rate CIs).
+Output: a terminal table, --markdown, --csv-out FILE.  analyse() is the whole
+computation on rows in memory (tests and tests/bench_verdicts.py call it).
+Input that is not a mallocbench CSV (scripts/mbcsv.py) is refused in one line
+naming the file and row, exit 2.
 """
 import argparse
 import csv
@@ -28,7 +32,8 @@ import mbcsv  # noqa: E402
 import stats  # noqa: E402
 
 SCHEMA = mbcsv.SCHEMA
-FAMILIES = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
+num = mbcsv.num  # a finite float, None when not measured
+PRIMARY = "throughput"  # the name under which each workload's primary figure is tabled
 
 
 def _per_s(col):
@@ -54,9 +59,9 @@ def _col(col):
     return lambda r: num(r, col)
 
 
-# name, unit, better, value of a row
+# name, unit (None: the workload's throughput_unit), better (None: the workload's metric_better), value of a row
 METRICS = [
-    ("throughput", None, "higher", _col("throughput")),
+    (PRIMARY, None, None, _col("throughput")),
     ("user CPU", "s", "lower", _col("region_user_s")),
     ("sys CPU", "s", "lower", _col("region_sys_s")),
     ("faults per GB", "/GB", "lower", _per_gb),
@@ -69,8 +74,12 @@ METRICS = [
     ("latency p99.9", "us", "lower", _col("latency_p999_us")),
 ]
 
+VERDICT_TEXT = ("improved / regressed: the whole confidence interval of the change lies beyond "
+                "-+{floor} in the better / worse direction; within noise: it excludes no change but "
+                "reaches into that band. ~: the interval includes no change; too few: at this n no "
+                "difference could reach significance at this level, whatever the data.")
 
-num = mbcsv.num  # a finite float, None when not measured
+_ORDER = {}  # config -> rank, set by load() (sidecar order, else first appearance)
 
 
 def die(msg, status=1):
@@ -78,14 +87,24 @@ def die(msg, status=1):
     sys.exit(status)
 
 
+# ---- input ------------------------------------------------------------------------------
+
+def config_order(rows, paths=()):
+    """config -> rank: the sidecars' configs order, then first appearance (mbcsv.config_order)."""
+    return {c: i for i, c in enumerate(mbcsv.config_order(list(paths), rows))}
+
+
 def load(path):
-    """The rows with status ok; mbcsv.CsvError for input that is not a schema-3 CSV."""
-    return [r for r in mbcsv.read(path)[1] if r["status"] == "ok"]
+    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema.
+    Also records the run's configuration order for config_rank()."""
+    rows = [r for r in mbcsv.read(path)[1] if r["status"] == "ok"]
+    for c, i in config_order(rows, [path]).items():
+        _ORDER.setdefault(c, len(_ORDER) + i)
+    return rows
 
 
 def config_rank(config):
-    fam = config.split("[")[0].split("@")[0]
-    return (FAMILIES.index(fam) if fam in FAMILIES else 9, config)
+    return (_ORDER.get(config, len(_ORDER)), config)
 
 
 def samples(rows):
@@ -96,133 +115,403 @@ def samples(rows):
     return out
 
 
-def unit_of(metric, rows):
-    if metric[1]:
-        return metric[1]
-    u = rows[0]["throughput_unit"] if rows else ""
-    return "GB/s" if u == "B/s" else u
+def metric_of(metric, rows):
+    """(name, unit, better) of a metric on one workload's rows: the primary figure takes the
+    workload's own name, unit and direction from the CSV (schema 4 columns metric,
+    metric_better; throughput, higher before)."""
+    name, unit, better, _ = metric
+    r = rows[0] if rows else {}
+    if unit is None:
+        unit = r.get("throughput_unit") or ""
+    if better is None:
+        better = r.get("metric_better") or "higher"
+    if name == PRIMARY:
+        name = r.get("metric") or PRIMARY
+    return name, unit, better
 
 
-def scale(metric, rows, v):
-    if v is None:
-        return None
-    return v / 1e9 if metric[1] is None and rows and rows[0]["throughput_unit"] == "B/s" else v
-
-
-def compare_cells(base_rows, rows, metric, paired):
-    """Statistics of one configuration against its baseline on one metric."""
-    fn = metric[3]
-    a = [fn(r) for r in base_rows]
-    b = [fn(r) for r in rows]
-    a = [x for x in a if x is not None]
-    b = [x for x in b if x is not None]
-    cell = {"n_base": len(a), "n": len(b), "median": stats.median(b) if b else None,
-            "ci": stats.median_ci(b) if b else None, "base_median": stats.median(a) if a else None,
-            "ratio": None, "ratio_lo": None, "ratio_hi": None, "p": float("nan")}
-    if not a or not b:
-        return cell
-    if all(x == 0 for x in a + b):
-        cell.update(ratio=1.0, p=1.0)
-        return cell
-    cell["p"], _ = stats.mann_whitney(a, b)
-    res = None
-    if paired:
-        by_block = {}
-        for r in base_rows:
-            v = fn(r)
-            if v is not None:
-                by_block.setdefault(r["block"], [None, None])[0] = v
+def match_configs(old_rows, new_rows):
+    """(new config -> old config, only in old, only in new): by label, else by allocator family
+    and requested tunables where that names exactly one configuration on each side."""
+    def keys(rows):
+        out = {}
         for r in rows:
+            out.setdefault(r["config"], (r.get("allocator", ""), r.get("requested_tunables", "")))
+        return out
+    old, new = keys(old_rows), keys(new_rows)
+    match = {c: c for c in new if c in old}
+    rest_old = {c: k for c, k in old.items() if c not in match.values()}
+    rest_new = {c: k for c, k in new.items() if c not in match}
+    for c, k in rest_new.items():
+        cand = [o for o, ko in rest_old.items() if ko == k]
+        if len(cand) == 1 and sum(1 for kn in rest_new.values() if kn == k) == 1:
+            match[c] = cand[0]
+    only_old = [c for c in old if c not in match.values()]
+    only_new = [c for c in new if c not in match]
+    return match, only_old, only_new
+
+
+# ---- analysis ---------------------------------------------------------------------------
+
+def _unit_values(rows, fn, by_run):
+    """{unit: value}: unit = block (median of a block's values), or the run index when by_run
+    (a list of runs; the median of each run's values); a row without a block is its own unit."""
+    groups = {}
+    if by_run:
+        for i, run in enumerate(rows):
+            for r in run:
+                v = fn(r)
+                if v is not None:
+                    groups.setdefault(("run", i), []).append(v)
+    else:
+        for i, r in enumerate(rows):
             v = fn(r)
             if v is not None:
-                by_block.setdefault(r["block"], [None, None])[1] = v
-        pairs = [(x, y) for x, y in by_block.values() if x is not None and y is not None]
-        if len(pairs) >= 2:
-            res = stats.paired_ratio(pairs)
-    if res is None:
-        res = stats.hodges_lehmann_ratio(a, b)
-    if res is None:  # zeros: a ratio of medians, without a CI
-        ma, mb = stats.median(a), stats.median(b)
-        res = (mb / ma if ma else float("inf"), None, None)
-    cell["ratio"], cell["ratio_lo"], cell["ratio_hi"] = res
-    return cell
+                b = r.get("block", "")
+                groups.setdefault(("block", b) if b != "" else ("row", i), []).append(v)
+    return {u: stats.median(vs) for u, vs in groups.items()}
 
 
-def build(base_groups, new_groups, baseline, two_runs, floor):
-    """All cells of the table; p-values Holm-corrected across it."""
-    cells = []
-    for (wl, params), configs in new_groups.items():
-        for config in sorted(configs, key=config_rank):
+def _change(base, other, paired, level):
+    """stats change of other {unit: v} against base {unit: v}; paired over common blocks."""
+    if paired:
+        common = sorted(set(base) & set(other), key=str)
+        if common and all(u[0] == "block" for u in common):
+            return stats.paired_change([base[u] for u in common], [other[u] for u in common], level)
+    return stats.unpaired_change(list(base.values()), list(other.values()), level)
+
+
+class Analysis(list):
+    """The cells of a comparison, in table order, with what else the table must say."""
+    mode = "one run"
+    only = ()       # lines naming what is on one side only
+    family = "cell"
+    floor = 0.01
+    baseline = ""
+    notes = ()
+
+
+def _cell(**kw):
+    c = dict(workload="", params="", metric="", unit="", better="higher", config="", baseline="",
+             change=None, verdict="-", median=None, median_ci=None, base_median=None, n=0, n_base=0,
+             level=0.95, primary=False, geomean=False, is_base=False, values=None, base_values=None)
+    c.update(kw)
+    return c
+
+
+def analyse(rows_old, rows_new=None, baseline="glibc", floor=0.01, family="cell", two_runs=None,
+            metrics=None, order=None, names=("old", "new")):
+    """Every cell of the comparison.  One run: analyse(rows) (or rows_new None / the same list):
+    each configuration against `baseline`, block-paired.  Two runs: analyse(old, new), unpaired.
+    Several runs: analyse([run, ...], [run, ...]), the run as the unit (per-run medians).
+    family: 'cell' (alpha 0.05 per cell), 'primary' (Bonferroni over the primary-metric cells),
+    'bh' (Benjamini-Hochberg over all cells, FCR-adjusted CIs).  Returns an Analysis."""
+    metrics = metrics or METRICS
+    several = bool(rows_old) and isinstance(rows_old[0], list)
+    if two_runs is None:
+        two_runs = rows_new is not None and rows_new is not rows_old
+    res = Analysis()
+    res.family, res.floor, res.baseline = family, floor, baseline
+    flat_old = [r for run in rows_old for r in run] if several else list(rows_old)
+    if two_runs:
+        flat_new = [r for run in rows_new for r in run] if several else list(rows_new)
+        res.mode = "several runs" if several else "two runs"
+        match, only_old, only_new = match_configs(flat_old, flat_new)
+        only = []
+        if only_old:
+            only.append(f"only in {names[0]}: " + " ".join(sorted(only_old, key=lambda c: (order or {}).get(c, 0))))
+        if only_new:
+            only.append(f"only in {names[1]}: " + " ".join(sorted(only_new, key=lambda c: (order or {}).get(c, 0))))
+        g_old, g_new = samples(flat_old), samples(flat_new)
+        wl_only = [k for k in g_old if k not in g_new], [k for k in g_new if k not in g_old]
+        for side, ks in zip(names, wl_only):
+            if ks:
+                only.append(f"only in {side}: workload " + "; ".join(f"{w} ({p})" for w, p in ks))
+        res.only = only
+    else:
+        flat_new = flat_old
+        match = None
+        g_new = samples(flat_new)
+        if not any(baseline in g for g in g_new.values()):
+            res.only = [f"no configuration '{baseline}' to compare against"]
+    order = order or config_order(flat_old + (flat_new if two_runs else []))
+    rank = lambda c: (order.get(c, len(order)), c)  # noqa: E731
+
+    def rows_of(side_runs, key, config):
+        """This side's rows of one workload and config: a flat list, or a list per run."""
+        if several:
+            return [[r for r in run if (r["workload"], r["workload_params"]) == key and r["config"] == config]
+                    for run in side_runs]
+        return [r for r in side_runs if (r["workload"], r["workload_params"]) == key and r["config"] == config]
+
+    for metric in metrics:
+        for key, configs in g_new.items():
+            wl, params = key
+            any_rows = next(iter(configs.values()))
+            name, unit, better = metric_of(metric, any_rows)
+            fn = metric[3]
+            common = dict(workload=wl, params=params, metric=name, unit=unit, better=better,
+                          primary=metric[0] == PRIMARY, table=metric[0])
             if two_runs:
-                base_rows = base_groups.get((wl, params), {}).get(config)
+                pairs = [(c, match[c]) for c in sorted(configs, key=rank) if c in match]
+                pairs = [(c, o) for c, o in pairs if key in g_old and o in g_old[key]]
             else:
-                if config == baseline:
+                if baseline not in configs:
                     continue
-                base_rows = configs.get(baseline)
-            if not base_rows:
-                continue
-            rows = configs[config]
-            paired = not two_runs and all(r.get("block", "") != "" for r in rows + base_rows)
-            for metric in METRICS:
-                c = compare_cells(base_rows, rows, metric, paired)
-                if c["n"] == 0 or c["n_base"] == 0:
+                pairs = [(c, baseline) for c in sorted(configs, key=rank) if c != baseline]
+                bv = _unit_values(configs[baseline], fn, False)
+                if bv:
+                    vals = list(bv.values())
+                    res.append(_cell(**common, config=baseline, is_base=True, values=bv, median=stats.median(vals),
+                                     median_ci=stats.median_ci(vals), n=len(vals)))
+            for config, base_config in pairs:
+                if two_runs:
+                    bv = _unit_values(rows_of(rows_old, key, base_config), fn, several)
+                    ov = _unit_values(rows_of(rows_new, key, config), fn, several)
+                    if bv:
+                        vals = list(bv.values())
+                        res.append(_cell(**common, config=f"{base_config} ({names[0]})", is_base=True, values=bv,
+                                         median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals)))
+                else:
+                    ov = _unit_values(configs[config], fn, False)
+                if not bv or not ov:
                     continue
-                c.update(workload=wl, params=params, config=config, metric=metric, rows=rows,
-                         baseline=f"{config} (old)" if two_runs else baseline)
-                cells.append(c)
-    adj = stats.holm([c["p"] for c in cells])
-    for c, p in zip(cells, adj):
-        c["p_adj"] = p
-        r = c["ratio"]
-        c["significant"] = (not math.isnan(p) and p < 0.05 and r is not None and not math.isinf(r)
-                            and abs(r - 1) >= floor)
-    return cells
+                vals = list(ov.values())
+                res.append(_cell(**common, config=config,
+                                 baseline=f"{base_config} ({names[0]})" if two_runs else base_config,
+                                 values=ov, base_values=bv, paired=not two_runs,
+                                 median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals),
+                                 n_base=len(bv), base_median=stats.median(list(bv.values()))))
+        _geomean_cells(res, metric, rank, two_runs)
+    _levels(res, family)
+    for c in res:
+        if not c["is_base"]:
+            c["verdict"] = stats.verdict(c["change"], c["better"], floor)
+    return res
+
+
+def _geomean_cells(res, metric, rank, two_runs):
+    """Per configuration, the geometric mean of its ratios over the workloads where every
+    configuration has a positive ratio (only workloads whose figure means the same: for the
+    primary figure, throughputs), with a CI from the per-block (or per-run) geomean."""
+    cells = [c for c in res if c["table"] == metric[0] and not c["is_base"] and not c["geomean"]]
+    if metric[0] == PRIMARY:
+        cells = [c for c in cells if c["unit"].endswith("/s") and c["better"] == "higher"]
+    configs = sorted({c["config"] for c in cells}, key=rank)
+    wls = []
+    for key in dict.fromkeys((c["workload"], c["params"]) for c in cells):
+        mine = {c["config"]: c for c in cells if (c["workload"], c["params"]) == key}
+        if all(cf in mine and _positive(mine[cf]) for cf in configs):
+            wls.append(key)
+    if len(wls) < 2 or not configs:
+        return
+    names = ", ".join(short_names(wls))
+    for cf in configs:
+        mine = [c for c in cells if c["config"] == cf and (c["workload"], c["params"]) in wls]
+        units = set.intersection(*(set(c["values"]) & set(c["base_values"]) for c in mine)) if not two_runs else None
+
+        def geo(side, us):
+            return {u: math.exp(sum(math.log(c[side][u]) for c in mine) / len(mine)) for u in us}
+        if two_runs:
+            uo = set.intersection(*(set(c["values"]) for c in mine))
+            ub = set.intersection(*(set(c["base_values"]) for c in mine))
+            ov, bv = geo("values", uo), geo("base_values", ub)
+        else:
+            ov, bv = geo("values", units), geo("base_values", units)
+        if not ov or not bv:
+            continue
+        res.append(_cell(workload="geomean", params=names, metric=mine[0]["metric"] if metric[0] != PRIMARY
+                         else "throughput", unit="", better="higher" if metric[0] == PRIMARY else metric[2],
+                         config=cf, baseline=mine[0]["baseline"], values=ov, base_values=bv, geomean=True,
+                         paired=not two_runs, primary=metric[0] == PRIMARY, table=metric[0], n=len(ov),
+                         n_base=len(bv), geo_set=wls))
+
+
+def short_names(keys):
+    """Workload labels for a list of (workload, params): the name, plus the parameters that
+    tell apart the entries sharing it (tensor_copy size=16M)."""
+    out = []
+    for w, p in keys:
+        same = [dict(kv.split("=", 1) for kv in q.split(",") if "=" in kv) for x, q in keys if x == w]
+        if len(same) == 1:
+            out.append(w)
+            continue
+        mine = dict(kv.split("=", 1) for kv in p.split(",") if "=" in kv)
+        diff = [f"{k}={v}" for k, v in mine.items() if any(o.get(k) != v for o in same)]
+        out.append(f"{w} {','.join(diff) or p}")
+    return out
+
+
+def _positive(c):
+    vals = list(c["values"].values()) + list(c["base_values"].values())
+    return bool(vals) and min(vals) > 0
+
+
+def _levels(res, family, alpha=stats.ALPHA):
+    """The CI level of each cell from the family option, and its change at that level."""
+    tested = [c for c in res if not c["is_base"]]
+    for c in tested:
+        c["change"] = _change(c["base_values"], c["values"], c["paired"], 1 - alpha)
+        c["level"] = 1 - alpha
+    if family == "primary":
+        fam = [c for c in tested if c["primary"] and c["change"] is not None]
+        level = stats.bonferroni_level(len(fam), alpha)
+        for c in fam:
+            c["level"] = level
+            c["change"] = _change(c["base_values"], c["values"], c["paired"], level)
+    elif family == "bh":
+        ps = [c["change"].p for c in tested if c["change"] is not None]
+        r, level = stats.bh_level(ps, alpha)
+        for c in tested:
+            if c["change"] is not None:
+                c["level"] = level
+                c["change"] = _change(c["base_values"], c["values"], c["paired"], level)
+        res.notes = (f"Benjamini-Hochberg at q = {alpha:g} over {len(ps)} cells: {r} selected; every change CI "
+                     f"at {_pct(level)} (false-coverage-rate adjusted), so a CI excludes no change exactly "
+                     f"where the procedure selects the cell (without ties).",)
+    if family == "primary":
+        k = sum(1 for c in tested if c["primary"])
+        res.notes = (f"family-wise: the {k} primary-metric cells at {_pct(stats.bonferroni_level(k, alpha))} "
+                     f"(Bonferroni, 1 - {alpha:g}/{k}): a false flag among them with probability <= {alpha:g}; "
+                     f"other cells at {_pct(1 - alpha)} each.",)
+
+
+# ---- formatting -------------------------------------------------------------------------
+
+def _pct(level):
+    return f"{level * 100:.4g}%"
+
+
+_PREFIX = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+
+
+def _unit_scale(v, unit):
+    """(factor, unit text) to print values near v in unit readably: B/s as GB/s..., us as
+    us/ms/s, s as us/ms/s, other rates with k/M/G."""
+    a = abs(v) if v is not None and v == v else 0.0
+    if unit == "us":
+        return (1e-6, "s") if a >= 1e6 else (1e-3, "ms") if a >= 1e3 else (1.0, "µs")
+    if unit == "s":
+        return (1.0, "s") if a >= 1 or a == 0 else (1e3, "ms") if a >= 1e-3 else (1e6, "µs")
+    if unit in ("B/s", "B"):
+        for f, p in _PREFIX:
+            if a >= f:
+                return 1 / f, p + unit
+        return 1.0, unit
+    if unit not in ("MiB", "fraction", "") and a >= 1e4:
+        for f, p in _PREFIX:
+            if a >= f:
+                return 1 / f, p + (" " + unit if not unit.startswith("/") else unit)
+    return 1.0, unit
 
 
 def fmt(v, nd=3):
+    """A number in nd significant digits, never in exponent form."""
     if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
         return "-"
-    a = abs(v)
-    if a >= 1e6 or (a < 1e-3 and a > 0):
-        return f"{v:.{nd}g}"
-    return f"{v:.{nd}g}" if a < 1000 else f"{v:.0f}"
+    if v == 0:
+        return "0"
+    digits = max(0, nd - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:.{min(digits, 9)}f}"
 
 
-def render(cells, two_runs, markdown, out):
-    vs = "vs old" if two_runs else f"vs {cells[0]['baseline']}"
-    head = ["config", "median", "95% CI", vs, "ratio 95% CI", "p (Holm)", "n"]
-    warned = set()
-    for metric in METRICS:
-        mc = [c for c in cells if c["metric"] is metric]
-        if not mc:
-            continue
-        unit = unit_of(metric, mc[0]["rows"])
-        table = []  # rows of cells, or a workload title (a str)
+def fmt_value(v, unit, like=None):
+    """v in unit, scaled as `like` (default v itself) would be: '1.22 GB/s', '63.2 ms'."""
+    f, u = _unit_scale(v if like is None else like, unit)
+    if v is None:
+        return "-"
+    u = "" if u == "fraction" else u
+    sep = "" if u.startswith("/") or u == "" else " "
+    return f"{fmt(v * f)}{sep}{u}"
+
+
+def fmt_ci(ci, unit, like):
+    if not ci:
+        return "-"
+    f, u = _unit_scale(like, unit)
+    return f"{fmt(ci[0] * f)}..{fmt(ci[1] * f)}"
+
+
+def _ratio(x):
+    return "-" if x is None else f"{x:.3f}x" if x < 10 else f"{x:.1f}x"
+
+
+def fmt_change(c):
+    """(change, change CI) as printed: ratios 'x', differences in the unit, '0→x' from zero."""
+    ch = c["change"]
+    if ch is None:
+        return "-", "-"
+    if ch.kind == "ratio":
+        ci = "-" if ch.lo is None else f"{ch.lo:.3f}..{ch.hi:.3f}" if ch.hi < 10 else f"{ch.lo:.2f}..{ch.hi:.2f}"
+        return _ratio(ch.estimate), ci
+    like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
+    f, u = _unit_scale(like, c["unit"])
+
+    def signed(v):
+        return "-" if v is None else ("+" if v > 0 else "") + fmt(v * f)
+    sep = "" if u.startswith("/") or u in ("", "fraction") else " "
+    u = "" if u == "fraction" else u
+    if ch.base_median == 0:
+        text = f"0→{fmt(ch.median * f)}{sep}{u}"
+    else:
+        text = f"{signed(ch.estimate)}{sep}{u}"
+    return text, "-" if ch.lo is None else f"{signed(ch.lo)}..{signed(ch.hi)}"
+
+
+def _fmt_p(p):
+    return "-" if p is None or math.isnan(p) else f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _n_text(c):
+    ch = c["change"]
+    if ch is None:
+        return f"{c['n']}/{c['n_base']}"
+    if ch.paired:
+        return f"{ch.n}" if ch.n == c["n"] == c["n_base"] else f"{ch.n} of {c['n']}/{c['n_base']}"
+    return f"{ch.n}/{ch.n_base}"
+
+
+def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
+    """The tables, one per metric, and the footer."""
+    if res.mode != "one run":
+        out.write(f"\nnote: {names[0]} and {names[1]} are "
+                  + ("one run each: their samples are compared as independent, so a shift from one run to "
+                     "the other (another boot, machine state) is not estimated and shows as a change; give "
+                     "several runs per side (--old A.csv B.csv --new C.csv D.csv) to estimate it.\n"
+                     if res.mode == "two runs" else
+                     "several runs per side: the run is the unit (per-run medians), n counts runs.\n"))
+    for line in res.only:
+        out.write(f"{line}\n")
+    vs = "vs old" if res.mode != "one run" else f"vs {res.baseline}"
+    tables = list(dict.fromkeys(c["table"] for c in res))
+    for t in tables:
+        mc = [c for c in res if c["table"] == t]
+        lv = next((c["level"] for c in mc if not c["is_base"]), 0.95)
+        head = ["config", "median", "95% CI", vs, f"{_pct(lv)} CI", "verdict", "p", "n"]
+        table = []
         last = None
         for c in mc:
+            if c["geomean"]:
+                if last != "geomean":
+                    last = "geomean"
+                    table.append(f"geometric mean over {c['params']}")
+                ch, ci = fmt_change(c)
+                table.append([c["config"], "", "", ch, ci, c["verdict"], _fmt_p(c["change"].p if c["change"] else None),
+                              _n_text(c)])
+                continue
             if (c["workload"], c["params"]) != last:
                 last = (c["workload"], c["params"])
-                table.append(f"{c['workload']} ({c['params']})")
-            med, ci = scale(metric, c["rows"], c["median"]), c["ci"]
-            ci_txt = (f"{fmt(scale(metric, c['rows'], ci[0]))}..{fmt(scale(metric, c['rows'], ci[1]))}"
-                      if ci else "(n<6)")
-            delta = f"{c['ratio']:.3f}x" if c["significant"] else "~"
-            rci = (f"{c['ratio_lo']:.3f}..{c['ratio_hi']:.3f}" if c["ratio_lo"] is not None else "-")
-            p = "-" if math.isnan(c["p_adj"]) else f"{c['p_adj']:.3g}"
-            table.append([c["config"], fmt(med), ci_txt, delta, rci, p, f"{c['n']}/{c['n_base']}"])
-            if min(c["n"], c["n_base"]) < 6:
-                warned.add(c["config"] if c["n"] < 6 else c["baseline"])
-        # geometric mean of the ratios per configuration, across workloads
-        by_cfg = {}
-        for c in mc:
-            if c["ratio"] is not None and c["ratio"] > 0 and not math.isinf(c["ratio"]):
-                by_cfg.setdefault(c["config"], []).append(c["ratio"])
-        geo = [[cfg, "", "", f"{stats.geomean(v):.3f}x", "", "", ""]
-               for cfg, v in sorted(by_cfg.items(), key=lambda kv: config_rank(kv[0])) if len(v) > 1]
-        if geo:
-            table.append("geometric mean over workloads")
-            table += geo
-        title = f"{metric[0]} ({unit}, {metric[2]} is better)"
+                table.append(f"{c['workload']} ({c['params']}): {c['metric']}, {c['unit'] or 'no unit'}, "
+                             f"{c['better']} is better")
+            med = fmt_value(c["median"], c["unit"])
+            ci = fmt_ci(c["median_ci"], c["unit"], c["median"]) if c["median_ci"] else f"(n={c['n']})"
+            if c["is_base"]:
+                table.append([c["config"], med, ci, "", "", "", "", str(c["n"])])
+            else:
+                ch, cci = fmt_change(c)
+                table.append([c["config"], med, ci, ch, cci, c["verdict"],
+                              _fmt_p(c["change"].p if c["change"] else None), _n_text(c)])
+        title = "primary figure of each workload" if t == PRIMARY else t
         rows = [r for r in table if not isinstance(r, str)]
         if markdown:
             out.write(f"\n#### {title}\n\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n")
@@ -236,30 +525,61 @@ def render(cells, two_runs, markdown, out):
             for row in table:
                 out.write(row + "\n" if isinstance(row, str) else
                           "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
-    out.write("\n~: not significant (Holm-corrected Mann-Whitney p >= 0.05) or a change below the floor.\n")
-    if warned:
-        out.write("warning: fewer than 6 samples for " + ", ".join(sorted(warned)) +
-                  ": confidence intervals need 6 or more; add repetitions.\n")
+    out.write("\n" + footer(res) + "\n")
 
 
-def write_csv(cells, path):
+def footer(res):
+    tested = [c for c in res if not c["is_base"] and c["change"] is not None]
+    m = len(tested)
+    lines = []
+    if res.family == "cell":
+        lines.append(f"{m} cells tested at alpha = 0.05 each; about {0.05 * m:.1f} false flags expected when "
+                     f"nothing changed.")
+    else:
+        lines.append(f"{m} cells tested.")
+    lines += list(res.notes)
+    lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
+    few = {}
+    for c in tested:
+        if c["verdict"] == "too few":
+            ch = c["change"]
+            key = (ch.paired, ch.n, ch.n_base, round(ch.level, 6))
+            few.setdefault(key, (ch, []))[1].append(c["config"])
+    for (paired, n, nb, _), (ch, cfgs) in few.items():
+        who = ", ".join(dict.fromkeys(cfgs))
+        what = f"n={n} pairs" if paired else f"n={n}/{nb}" if n != nb else f"n={n} per side"
+        lines.append(f"too few: {what}: no difference can be detected at {_pct(ch.level)} (smallest possible "
+                     f"p {ch.min_p:.2g}); add blocks ({who}).")
+    return "\n".join(lines)
+
+
+CSV_COLUMNS = ["workload", "workload_params", "metric", "figure", "unit", "better", "config", "baseline", "n", "n_base",
+               "median", "median_ci_lo", "median_ci_hi", "base_median", "kind", "estimate", "lo", "hi", "level",
+               "p", "min_p", "method", "verdict"]
+
+
+def write_csv(res, path):
+    """One row per tested cell (geomean rows: workload 'geomean', params the workload set)."""
+    def g(v):
+        return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.6g}"
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["metric", "unit", "better", "workload", "workload_params", "config", "baseline", "n",
-                    "n_baseline", "median", "ci_low", "ci_high", "baseline_median", "ratio", "ratio_ci_low",
-                    "ratio_ci_high", "p", "p_holm", "significant"])
-        for c in cells:
-            ci = c["ci"] or (None, None)
-            w.writerow([c["metric"][0], unit_of(c["metric"], c["rows"]), c["metric"][2], c["workload"],
-                        c["params"], c["config"], c["baseline"], c["n"], c["n_base"],
-                        *["" if v is None else f"{v:.6g}" for v in
-                          (scale(c["metric"], c["rows"], c["median"]), scale(c["metric"], c["rows"], ci[0]),
-                           scale(c["metric"], c["rows"], ci[1]),
-                           scale(c["metric"], c["rows"], c["base_median"]), c["ratio"], c["ratio_lo"],
-                           c["ratio_hi"])],
-                        "" if math.isnan(c["p"]) else f"{c['p']:.6g}",
-                        "" if math.isnan(c["p_adj"]) else f"{c['p_adj']:.6g}", int(c["significant"])])
+        w.writerow(CSV_COLUMNS)
+        for c in res:
+            if c["is_base"]:
+                continue
+            ch = c["change"]
+            ci = c["median_ci"] or (None, None)
+            params = "; ".join(f"{a} ({b})" for a, b in c["geo_set"]) if c["geomean"] else c["params"]
+            w.writerow([c["workload"], params, c["table"], c["metric"], c["unit"], c["better"], c["config"], c["baseline"],
+                        ch.n if ch else c["n"], ch.n_base if ch else c["n_base"], g(c["median"]), g(ci[0]),
+                        g(ci[1]), g(c["base_median"]), ch.kind if ch else "", g(ch.estimate if ch else None),
+                        g(ch.lo if ch else None), g(ch.hi if ch else None), g(c["level"]),
+                        g(ch.p if ch else None), g(ch.min_p if ch else None), ch.method if ch else "",
+                        c["verdict"]])
 
+
+# ---- command line -----------------------------------------------------------------------
 
 def main(argv=None):
     try:
@@ -270,34 +590,60 @@ def main(argv=None):
 
 def run(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("csv", nargs="+", help="one run (configurations against a baseline) or old.csv new.csv")
+    ap.add_argument("csv", nargs="*", help="one run (configurations against a baseline) or old.csv new.csv")
+    ap.add_argument("--old", nargs="+", metavar="CSV", help="several runs before (with --new): the run is the unit")
+    ap.add_argument("--new", nargs="+", metavar="CSV", help="several runs after (with --old)")
     ap.add_argument("--baseline", default="glibc", help="configuration compared against (one run; default glibc)")
     ap.add_argument("--floor", type=float, default=1.0, help="practical-significance floor in %% (default 1)")
+    ap.add_argument("--family", choices=("cell", "primary", "bh"), default="cell",
+                    help="multiplicity: alpha 0.05 per cell (default), Bonferroni over the primary metric, "
+                         "or Benjamini-Hochberg over the table")
     ap.add_argument("--markdown", action="store_true", help="Markdown tables")
     ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV")
     ap.add_argument("--metric", action="append", help="only these metrics (repeatable), e.g. throughput")
     args = ap.parse_args(argv)
-    if len(args.csv) > 2:
-        die("give one CSV, or two (old new)")
-    global METRICS
+    if bool(args.old) != bool(args.new):
+        die("--old and --new go together", 2)
+    if args.old and args.csv:
+        die("give old.csv new.csv, or --old ... --new ..., not both", 2)
+    if not args.old and len(args.csv) not in (1, 2):
+        die("give one CSV, or two (old new), or --old A.csv ... --new B.csv ...", 2)
+    metrics = METRICS
     if args.metric:
         known = {m[0] for m in METRICS}
         bad = [m for m in args.metric if m not in known]
         if bad:
-            die(f"unknown metric {bad[0]!r} (valid: {', '.join(m[0] for m in METRICS)})")
-        METRICS = [m for m in METRICS if m[0] in args.metric]
-    two = len(args.csv) == 2
-    new = samples(load(args.csv[-1]))
-    base = samples(load(args.csv[0])) if two else new
-    if not two and not any(args.baseline in g for g in new.values()):
+            die(f"unknown metric {bad[0]!r} (valid: {', '.join(m[0] for m in METRICS)})", 2)
+        metrics = [m for m in METRICS if m[0] in args.metric]
+    if args.old:
+        old, new = [load(p) for p in args.old], [load(p) for p in args.new]
+        names = (" ".join(args.old), " ".join(args.new))
+        flat = [r for run in old + new for r in run]
+        order = config_order(flat, args.old + args.new)
+    elif len(args.csv) == 2:
+        old, new = load(args.csv[0]), load(args.csv[1])
+        names = tuple(args.csv)
+        order = config_order(old + new, args.csv)
+    else:
+        old, new = load(args.csv[0]), None
+        names = ("old", "new")
+        order = config_order(old, args.csv)
+    try:
+        stats.require_scipy()
+    except ImportError as e:
+        die(mbcsv.missing_dependency(e))
+    res = analyse(old, new, baseline=args.baseline, floor=args.floor / 100, family=args.family,
+                  two_runs=new is not None, metrics=metrics, order=order, names=names)
+    if new is None and not any(c["is_base"] for c in res):
         die(f"no configuration '{args.baseline}' in {args.csv[0]} (use --baseline CONFIG)")
-    cells = build(base, new, args.baseline, two, args.floor / 100)
-    if not cells:
+    if not any(not c["is_base"] for c in res):
+        for line in res.only:
+            print(line, file=sys.stderr)
         die("nothing to compare: no configuration has a counterpart")
-    render(cells, two, args.markdown, sys.stdout)
+    render(res, args.markdown, sys.stdout, names)
     if args.csv_out:
-        write_csv(cells, args.csv_out)
-    return cells
+        write_csv(res, args.csv_out)
+    return res
 
 
 if __name__ == "__main__":

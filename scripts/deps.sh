@@ -5,7 +5,7 @@
 # Needs root (or sudo) only when something is missing.
 set -eu
 
-PKGS="gcc libc6-dev make meson ninja-build pkg-config python3 python3-numpy python3-matplotlib
+PKGS="gcc libc6-dev make meson ninja-build pkg-config python3 python3-numpy python3-matplotlib python3-scipy
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev linux-perf"
 # `deps.sh test`: also what `make test` needs for its sanitizer and fuzz build
 # (clang, compiler-rt with ASan/UBSan/libFuzzer, llvm-symbolizer for reports)

@@ -50,8 +50,9 @@ MIN_CI_SAMPLES = 6                          # below this, whiskers are min..max
 MAX_SWEEP_BARS = 4                          # bar figures drawn per size sweep
 MAX_PANELS = 12                             # panels per summary figure
 
-# One colour per allocator family, in the registry's order (Okabe-Ito, colour-blind safe).
-FAMILIES = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
+# One fixed colour per allocator family (Okabe-Ito, colour-blind safe), the same in
+# every figure; the order of the families comes from the run (mbcsv.family_order).
+FAMILIES = []
 FAMILY_COLOUR = {"glibc": "#0072B2", "jemalloc": "#D55E00", "tcmalloc": "#009E73", "mimalloc": "#CC79A7"}
 OTHER_COLOURS = ["#777777", "#E69F00", "#56B4E9", "#000000"]
 # Variants of one family: shade (mix towards white > 0, black < 0), bar hatch, marker, line style.
@@ -62,13 +63,6 @@ LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1))]
 
 # Workloads in the order docs/workloads.md presents them; others follow by name.
 WORKLOAD_ORDER = ["tensor_copy", "arena_churn", "train_step", "idle_release", "calibrate"]
-# What each workload's throughput counts (titles only; the unit comes from the CSV).
-THROUGHPUT_MEANING = {
-    "tensor_copy": "bytes copied per second",
-    "arena_churn": "allocations per second",
-    "train_step": "training steps per second",
-    "idle_release": "share of freed memory returned to the OS by the end of the idle",
-}
 
 
 # Input the plots cannot be drawn from (the CLI prints it in one line, exit 2).
@@ -227,6 +221,7 @@ def load(csv_paths):
                 pass  # no timeline from this file
     for series in rss.values():
         series.sort()
+    FAMILIES[:] = mbcsv.family_order(csv_paths, rows + bad)
     return Data(rows, bad, rss, metas, names)
 
 
@@ -497,7 +492,10 @@ def bar_metrics(data, group):
     unit = next((r["throughput_unit"] for r in rows if r["throughput_unit"]), "")
     tvals = [num(r, "throughput") for r in rows if num(r, "throughput") is not None]
     factor, shown = scale_throughput(unit, tvals)
-    meaning = THROUGHPUT_MEANING.get(group[0], "the workload's figure of merit")
+    # what the primary figure measures and which way is better: the workload's own
+    # descriptor, carried in the CSV (metric, metric_better)
+    meaning = next((r["metric"] for r in rows if r.get("metric")), "the workload's figure of merit")
+    better = next((mbcsv.better(r) for r in rows if r.get("metric_better")), "higher")
     limit = median_of(rows, lambda r: num(r, "limit_throughput"))
 
     def per_s(col):
@@ -505,7 +503,7 @@ def bar_metrics(data, group):
                           if num(r, col) is not None and num(r, "region_wall_s") else None)
 
     return [
-        {"title": f"Throughput: {meaning}", "unit": shown or "(no unit)", "better": "higher",
+        {"title": f"Throughput: {meaning}", "unit": shown or "(no unit)", "better": better,
          "fn": lambda r: num(r, "throughput") * factor if num(r, "throughput") is not None else None,
          "limit": limit * factor if limit is not None else None},
         {"title": "CPU in the region: user (dark) + sys (light)", "unit": "CPU seconds", "better": "lower",

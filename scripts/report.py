@@ -170,6 +170,10 @@ def main(argv=None):
             import plots
         except ImportError as e:
             die(f"{mbcsv.missing_dependency(e)}, or pass --no-plots")
+    try:  # the statistics need scipy: Debian's interpreter when this one lacks it
+        stats.require_scipy()
+    except ImportError as e:
+        die(mbcsv.missing_dependency(e))
     try:
         rows = compare.load(args.csv)
     except mbcsv.CsvError as e:
@@ -207,17 +211,19 @@ def main(argv=None):
             md.write(f"\n### {p['title']}\n\n![{p['title']}]({os.path.basename(p['png'])})\n\n"
                      f"{p.get('caption', '')}\n")
     md.write("\n## Statistics against the baseline\n")
+    md.write(f"\nEach configuration against {args.baseline}, paired by block: the change is the Hodges-Lehmann "
+             "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
+             "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
     buf = io.StringIO()
-    saved = compare.METRICS
-    compare.METRICS = [x for x in saved if x[0] in ("throughput", "sys CPU", "faults per GB", "peak RSS",
-                                                    "latency p99")]
-    if any(args.baseline in g for g in compare.samples(rows).values()):
-        cells = compare.build(compare.samples(rows), compare.samples(rows), args.baseline, False, 0.01)
-        if cells:
-            compare.render(cells, False, True, buf)
-            compare.METRICS = saved
-            compare.write_csv(cells, os.path.join(args.outdir, "compare.csv"))
-    compare.METRICS = saved
+    wanted = ("throughput", "sys CPU", "faults per GB", "peak RSS", "latency p99")
+    res = compare.analyse(rows, baseline=args.baseline, floor=0.01,
+                          metrics=[x for x in compare.METRICS if x[0] in wanted],
+                          order=compare.config_order(rows, [args.csv]))
+    if any(not c["is_base"] for c in res):
+        compare.render(res, True, buf)
+        compare.write_csv(compare.analyse(rows, baseline=args.baseline, floor=0.01,
+                                          order=compare.config_order(rows, [args.csv])),
+                          os.path.join(args.outdir, "compare.csv"))
     md.write(buf.getvalue() or "\nNo baseline configuration to compare against.\n")
     md.write("\nEvery metric, every configuration: `compare.csv` beside this report.\n")
     out = os.path.join(args.outdir, "report.md")

@@ -65,7 +65,9 @@ def throughput_text(vals, unit):
     return f"{scaled:.3g} {u}" + (f" ±{s:.0f}%" if s is not None else "")
 
 
-def summarize(rows, baseline):
+def summarize(rows, baseline, order=None):
+    """One line per workload and configuration; configurations in `order` (as the run
+    was asked for: mbcsv.config_order), others after by name."""
     groups = {}
     for r in rows:
         key = (r["workload"], r["workload_params"], r["config"])
@@ -105,9 +107,8 @@ def summarize(rows, baseline):
         if config == baseline:
             base[(wl, params)] = line["_t"]
         out.append(line)
-    # fixed order: allocators as the registry lists them, then the label
-    rank = {"glibc": 0, "jemalloc": 1, "tcmalloc": 2, "mimalloc": 3}
-    out.sort(key=lambda l: (rank.get(l["config"].split("[")[0].split("@")[0], 9), l["config"]))
+    rank = {c: i for i, c in enumerate(order or [])}
+    out.sort(key=lambda l: (rank.get(l["config"], len(rank)), l["config"]))
     for line in out:
         b = base.get((line["workload"], line["params"]))
         line[f"vs {baseline}"] = (f"{line['_t'] / b:.2f}x" if b and line["_t"] is not None else "-")
@@ -218,7 +219,7 @@ def main():
         rows = load(args.csv)
         if not rows:
             die("no rows")
-        lines = summarize(rows, args.baseline)
+        lines = summarize(rows, args.baseline, mbcsv.config_order(args.csv, rows))
     except mbcsv.CsvError as e:
         die(str(e), mbcsv.EXIT_BAD_INPUT)
     if args.curve:
