@@ -23,6 +23,7 @@ import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
+import stats  # noqa: E402
 
 try:
     import matplotlib
@@ -150,18 +151,17 @@ def group_sort_key(group):
 
 
 def median_ci(values):
-    """(median, low, high, method) of the samples; method 'ci95' (order statistics) or 'minmax' (< 6)."""
+    """(median, low, high, method) of the samples; method 'ci95' (the exact order-statistic CI
+    of scripts/stats.py, the one compare prints) or 'minmax' (too few samples for one)."""
     v = sorted(values)
     n = len(v)
     if n == 0:
         return None
     med = float(np.median(v))
-    if n < MIN_CI_SAMPLES:
+    ci = stats.median_ci(v) if n >= MIN_CI_SAMPLES else None
+    if ci is None:
         return med, v[0], v[-1], "minmax"
-    half = 1.96 * math.sqrt(n) / 2
-    lo = max(1, math.floor(n / 2 - half))
-    hi = min(n, math.ceil(1 + n / 2 + half))
-    return med, v[lo - 1], v[hi - 1], "ci95"
+    return med, ci[0], ci[1], "ci95"
 
 
 def pareto_frontier(points):

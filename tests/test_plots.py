@@ -78,7 +78,7 @@ def test_pure(plots):
     med, lo, hi, how = plots.median_ci([3.0, 1.0, 2.0])
     check_eq((med, lo, hi, how), (2.0, 1.0, 3.0, "minmax"), "median_ci below 6 samples: min..max")
     med, lo, hi, how = plots.median_ci([float(v) for v in range(1, 21)])
-    check_eq((med, lo, hi, how), (10.5, 5.0, 16.0, "ci95"), "median_ci of 1..20: ranks 5 and 16")
+    check_eq((med, lo, hi, how), (10.5, 6.0, 15.0, "ci95"), "median_ci of 1..20: exact binomial ranks 6 and 15")
     front = plots.pareto_frontier([(1, 5, "a"), (2, 3, "b"), (3, 4, "c"), (4, 1, "d")])
     check_eq([p[2] for p in front], ["a", "b", "d"], "pareto_frontier drops the dominated point")
     check_eq(plots.cliff_text([(1, 0.0, 1), (2, 250.0, 1), (4, 256.0, 1)]), "from 2", "cliff_text")
