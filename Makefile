@@ -13,7 +13,13 @@ SAN     ?= build-san
 FUZZ_TEST_SECONDS ?= 60
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-test build test fuzz bench compare sweep calibrate clean
+# the nightly dashboard: one night's run stored as HISTORY/<machine-id>/<NIGHT>.csv
+NIGHT   ?= $(shell date -u +%Y-%m-%d)
+HISTORY ?= results/history
+SITE    ?= results/site
+NIGHTLY_MATRIX = $(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),matrices/nightly.ini)
+
+.PHONY: all deps deps-test deps-site node-deps build test fuzz bench compare sweep calibrate clean nightly dashboard
 
 all: build
 
@@ -22,6 +28,14 @@ deps:
 
 deps-test:
 	@scripts/deps.sh test
+
+deps-site:
+	@scripts/deps.sh site
+
+# node_modules from package-lock.json (uPlot for the site, puppeteer-core for its
+# browser test): `npm ci`, quietly, only when the lock file is newer than the install.
+node-deps:
+	@[ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error >/dev/null
 
 $(BUILD)/build.ninja: | deps
 	meson setup $(BUILD)
@@ -36,7 +50,7 @@ $(SAN)/build.ninja: | deps-test
 # The whole suite, then the unit and integration suites against the
 # sanitized harness (every report fails), then each fuzz target briefly;
 # all three run, and any failure fails the target.
-test: build $(SAN)/build.ninja
+test: build $(SAN)/build.ninja node-deps
 	@rc=0; \
 	meson test -C $(BUILD) --print-errorlogs || rc=1; \
 	rm -rf $(SAN)/sanitizer; \
@@ -69,6 +83,25 @@ sweep: build
 	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size --markdown > $(OUT)/sweep.md
 	$(PYTHON) scripts/report.py $(OUT)/sweep.csv -o $(OUT)
 	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size
+
+# One night: the nightly matrix (resumed if an earlier attempt of this night
+# was cut short), stored in the history under this machine's id, then the
+# dashboard.  `scripts/detect.py HISTORY` exits 3 on a confirmed regression.
+nightly: build
+	@mkdir -p $(HISTORY)
+	$(BUILD)/mallocbench run -m $(NIGHTLY_MATRIX) --resume -o results/nightly-$(NIGHT).csv
+	$(PYTHON) scripts/history.py store results/nightly-$(NIGHT).csv $(HISTORY) $(NIGHT)
+	$(MAKE) --no-print-directory dashboard HISTORY=$(HISTORY) SITE=$(SITE)
+
+# The detector over the whole history (SITE/alerts.csv, SITE/series.json),
+# the latest night's report, and the static site.
+dashboard: deps deps-site node-deps
+	@mkdir -p $(SITE)
+	$(PYTHON) scripts/detect.py $(HISTORY) --out $(SITE); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
+	@latest=$$(for f in $(HISTORY)/*/*.csv; do case $$f in *.rss.csv) ;; *) [ -f "$$f" ] && echo "$${f##*/} $$f";; esac; done \
+	    | sort | tail -1 | cut -d' ' -f2); \
+	if [ -n "$$latest" ]; then $(PYTHON) scripts/report.py "$$latest" -o $(SITE)/report; fi
+	$(PYTHON) scripts/site.py $(SITE)/series.json $(SITE) --report $(SITE)/report
 
 calibrate: build
 	$(BUILD)/mallocbench calibrate

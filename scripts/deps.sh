@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh [test] - install the Debian packages mallocbench needs, only those
+# deps.sh [test|site] - install the Debian packages mallocbench needs, only those
 # that are missing, so `make test` and `make compare` work on a fresh Debian 12
 # machine.
 # Needs root (or sudo) only when something is missing.
@@ -10,6 +10,8 @@ libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev linux-perf"
 # `deps.sh test`: also what `make test` needs for its sanitizer and fuzz build
 # (clang, compiler-rt with ASan/UBSan/libFuzzer, llvm-symbolizer for reports)
 [ "${1:-}" = test ] && PKGS="$PKGS clang-14 libclang-rt-14-dev llvm-14"
+# and the dashboard's browser test (tests/test_site.mjs drives Debian's chromium)
+[ "${1:-}" = test ] && PKGS="$PKGS chromium"
 
 missing=""
 for p in $PKGS; do
@@ -17,6 +19,12 @@ for p in $PKGS; do
         missing="$missing $p"
     fi
 done
+# node and npm for the site (uPlot) and its test (puppeteer-core), from Debian
+# unless some other package (NodeSource's nodejs) already provides them
+# (`deps.sh site`: only these, for make dashboard)
+if { [ "${1:-}" = test ] || [ "${1:-}" = site ]; } && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+    missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 
 echo "deps.sh: installing:$missing" >&2
