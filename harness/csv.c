@@ -1,6 +1,7 @@
 /* csv.c - the schema table, RFC 4180 quoting and a row writer that puts
  * each row in the file with one write(), so the file is valid at any time. */
 #include "csv.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -391,57 +392,16 @@ int csv_parse(const char *name, const char *buf, size_t len, csv_table_t *t, cha
     return parse_text(name, buf, len, false, t, err, errlen);
 }
 
-/* A whole file in memory; -errno with the reason in err. */
-static int slurp(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int rc = -errno;
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-        return rc;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            close(fd);
-            snprintf(err, errlen, "cannot read '%s': out of memory", path);
-            return -ENOMEM;
-        }
-        ssize_t got = read(fd, buf + len, cap - len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            int rc = -errno;
-            snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-            free(buf);
-            close(fd);
-            return rc;
-        }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-        if (len == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb)
-                free(buf);
-            buf = nb;
-        }
-    }
-    close(fd);
-    *out = buf;
-    *outlen = len;
-    return 0;
-}
-
 static int read_file(const char *path, bool torn_ok, csv_table_t *t, char *err, size_t errlen)
 {
-    char *buf = NULL;
-    size_t len = 0;
+    char *buf;
+    size_t len;
     memset(t, 0, sizeof *t);
-    int rc = slurp(path, &buf, &len, err, errlen);
-    if (rc)
+    int rc = file_read_all(path, (size_t)1 << 32, &buf, &len);
+    if (rc) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(-rc));
         return rc;
+    }
     rc = parse_text(path, buf, len, torn_ok, t, err, errlen);
     free(buf);
     return rc;

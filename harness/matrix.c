@@ -4,6 +4,7 @@
  * cut in two, duplicate keys and sections).  Values are checked here only
  * for form; the runner checks them against the registries exactly as it
  * checks the command line. */
+#include "fileio.h"
 #include "matrix.h"
 #include "registry.h"
 #include "units.h"
@@ -11,12 +12,10 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 void spec_defaults(run_spec_t *s)
 {
@@ -357,49 +356,12 @@ int matrix_parse(const char *name, const char *text, size_t len, run_spec_t *s, 
 int matrix_load(const char *path, run_spec_t *s, char *err, size_t errlen)
 {
     snprintf(s->matrix, sizeof s->matrix, "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int rc = -errno;
-        snprintf(err, errlen, "cannot open matrix '%s': %s", path, strerror(errno));
-        return rc;
-    }
-    size_t cap = 1 << 14, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    for (;;) {
-        if (!buf) {
-            rc = -ENOMEM;
-            break;
-        }
-        if (len == cap) {
-            if (cap >= (64u << 20)) {
-                rc = -EFBIG;
-                break;
-            }
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                continue;
-            }
-            buf = nb;
-        }
-        ssize_t got = read(fd, buf + len, cap - len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            rc = -errno;
-            break;
-        }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-    }
-    close(fd);
+    char *buf;
+    size_t len;
+    int rc = file_read_all(path, 64u << 20, &buf, &len);
     if (rc) {
-        snprintf(err, errlen, "cannot read matrix '%s': %s", path,
+        snprintf(err, errlen, rc == -ENOENT || rc == -EACCES ? "cannot open matrix '%s': %s" : "cannot read matrix '%s': %s", path,
                  rc == -EFBIG ? "larger than 64 MiB" : strerror(-rc));
-        free(buf);
         return rc;
     }
     rc = matrix_parse(path, buf, len, s, err, errlen);

@@ -6,7 +6,9 @@
  * such as shard*.csv matches them) are recognised and left out. */
 #include "cli.h"
 #include "csv.h"
+#include "fileio.h"
 #include "output.h"
+#include "sysinfo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,26 +31,6 @@ static int by_plan(const void *a, const void *b)
     return (x->position > y->position) - (x->position < y->position);
 }
 
-static char *slurp_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    char chunk[8192];
-    size_t got;
-    while (m && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, got, m);
-    fclose(f);
-    if (!m)
-        return NULL;
-    fclose(m);
-    *len = n;
-    return buf;
-}
-
 /* OUT.meta.json: the first shard's sidecar, with every shard's own under
  * "shards" and the files merged under "merged_from". */
 static int merge_meta(const char *out, char **in, int nin)
@@ -63,8 +45,10 @@ static int merge_meta(const char *out, char **in, int nin)
     for (int i = 0; i < nin; i++) {
         out_sidecar_paths(in[i], path, rss, sizeof path);
         size_t len;
-        char *t = slurp_text(path, &len);
-        if (!t || !out_json_object(t, len)) {
+        char *t;
+        if (file_read_all(path, 64u << 20, &t, &len))
+            continue;
+        if (!out_json_object(t, len)) {
             free(t);
             continue;
         }
@@ -89,15 +73,8 @@ static int merge_meta(const char *out, char **in, int nin)
             fwrite(first, 1, flen - 1, j); /* less its closing brace */
             fputs(",\n  \"merged_from\": [", j);
             for (int i = 0; i < nin; i++) {
-                fputc('"', j);
-                for (const char *c = in[i]; *c; c++)
-                    if (*c == '"' || *c == '\\')
-                        fprintf(j, "\\%c", *c);
-                    else if ((unsigned char)*c < 0x20)
-                        fprintf(j, "\\u%04x", *c);
-                    else
-                        fputc(*c, j);
-                fputs(i + 1 < nin ? "\", " : "\"", j);
+                sysinfo_json_string(j, in[i]);
+                fputs(i + 1 < nin ? ", " : "", j);
             }
             fprintf(j, "],\n  \"shards\": [\n%s\n  ]\n}\n", text ? text : "");
             fclose(j);

@@ -2,6 +2,8 @@
  * repair after it, and keep the CSV and its RSS series ending in whole
  * samples whatever happens (see output.h). */
 #include "output.h"
+#include "fileio.h"
+#include "sysinfo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -297,19 +299,8 @@ int out_write_sidecar(const char *path, const char *json, bool keep_previous)
 {
     char *prev = NULL;
     size_t plen = 0;
-    if (keep_previous) {
-        FILE *f = fopen(path, "re");
-        if (f) {
-            char buf[4096];
-            size_t got;
-            FILE *m = open_memstream(&prev, &plen);
-            while (m && (got = fread(buf, 1, sizeof buf, f)) > 0)
-                fwrite(buf, 1, got, m);
-            if (m)
-                fclose(m);
-            fclose(f);
-        }
-    }
+    if (keep_previous && file_read_all(path, 64u << 20, &prev, &plen))
+        prev = NULL;
     char tmp[PATH_MAX + 16];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "we");
@@ -334,17 +325,7 @@ int out_write_sidecar(const char *path, const char *json, bool keep_previous)
                 plen--;
             fwrite(prev, 1, plen, f);
         } else {
-            fputc('"', f);
-            for (size_t i = 0; i < plen && prev[i]; i++) {
-                unsigned char c = (unsigned char)prev[i];
-                if (c == '"' || c == '\\')
-                    fprintf(f, "\\%c", c);
-                else if (c < 0x20)
-                    fprintf(f, "\\u%04x", c);
-                else
-                    fputc(c, f);
-            }
-            fputc('"', f);
+            sysinfo_json_string(f, prev); /* not JSON: kept as text */
         }
         fputs("\n}\n", f);
     } else {

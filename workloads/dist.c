@@ -1,6 +1,7 @@
 /* dist.c - size distributions (fixed, list, log-uniform, shapes file) and
  * the seeded random numbers every workload draws from. */
 #include "dist.h"
+#include "fileio.h"
 #include "units.h"
 
 #include <ctype.h>
@@ -162,37 +163,17 @@ int dist_parse_shapes_text(const char *name, const char *buf, size_t len, dist_t
 #define DIST_FILE_MAX (16u << 20)
 static int parse_shapes(const char *path, dist_t *d, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        int e = errno;
-        snprintf(err, errlen, "cannot open shapes file '%s': %s", path, strerror(e));
-        return -e;
-    }
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *nb = cap < DIST_FILE_MAX ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                snprintf(err, errlen, "cannot read shapes file '%s': %s", path,
-                         cap < DIST_FILE_MAX ? "out of memory" : "larger than 16 MiB");
-                free(buf);
-                fclose(f);
-                return cap < DIST_FILE_MAX ? -ENOMEM : -EFBIG;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int e = !buf ? ENOMEM : ferror(f) ? (errno ? errno : EIO) : 0;
-    fclose(f);
-    if (e) {
-        snprintf(err, errlen, "cannot read shapes file '%s': %s", path, strerror(e));
-        free(buf);
-        return -e;
-    }
-    int rc = dist_parse_shapes_text(path, buf, len, d, err, errlen);
+    char *buf;
+    size_t len;
+    int rc = file_read_all(path, DIST_FILE_MAX, &buf, &len);
+    if (rc == -EFBIG)
+        snprintf(err, errlen, "%s: larger than 16 MiB", path);
+    else if (rc)
+        snprintf(err, errlen, "cannot %s shapes file '%s': %s", rc == -ENOENT || rc == -EACCES ? "open" : "read",
+                 path, strerror(-rc));
+    if (rc)
+        return rc;
+    rc = dist_parse_shapes_text(path, buf, len, d, err, errlen);
     free(buf);
     return rc;
 }
