@@ -834,68 +834,51 @@ static void plan_identity(const resolved_t *r, uint64_t seed, char *out, size_t 
     snprintf(out, len, "%016llx", (unsigned long long)plan_hash(plan_cells_hash(r), buf));
 }
 
-/* --resume: the seed the file's rows were planned with (every row has it). */
-static int read_seed(const char *path, uint64_t *seed, bool *found)
+/* --resume: the seed the file's rows (t, read from path) were planned with
+ * (every row has it). */
+static int read_seed(const csv_table_t *t, const char *path, uint64_t *seed, bool *found)
 {
-    csv_table_t t;
-    char err[1024];
     *found = false;
-    if (csv_read_torn(path, &t, err, sizeof err))
-        return die_usage("cannot resume: %s", err);
-    int cs = csv_col(&t, "plan_seed");
-    if (cs < 0) {
-        csv_table_free(&t);
+    int cs = csv_col(t, "plan_seed");
+    if (cs < 0)
         return die_usage("cannot resume '%s': it has no plan_seed column (not a mallocbench run CSV)", path);
-    }
-    if (t.nrows) {
-        if (units_parse_u64(t.rows[0][cs], seed)) {
-            int rc = die_usage("cannot resume '%s': row 1 has plan_seed '%s', not a number", path,
-                               t.rows[0][cs]);
-            csv_table_free(&t);
-            return rc;
-        }
+    if (t->nrows) {
+        if (units_parse_u64(t->rows[0][cs], seed))
+            return die_usage("cannot resume '%s': row 1 has plan_seed '%s', not a number", path, t->rows[0][cs]);
         *found = true;
     }
-    csv_table_free(&t);
     return 0;
 }
 
 /* --resume: the (block, position) pairs the file already has for this plan. */
-static int load_done(const char *path, const char *matrix_id, bool *done, unsigned max_blocks,
-                     size_t ncells, size_t *ndone)
+static int load_done(const csv_table_t *t, const char *path, const char *matrix_id, bool *done,
+                     unsigned max_blocks, size_t ncells, size_t *ndone)
 {
-    csv_table_t t;
-    char err[1024];
     *ndone = 0;
-    if (csv_read_torn(path, &t, err, sizeof err))
-        return die_usage("cannot resume: %s", err);
-    int cm = csv_col(&t, "matrix_id"), cb = csv_col(&t, "block"), cp = csv_col(&t, "position");
-    int cv = csv_col(&t, "schema_version");
-    if (cm < 0 || cb < 0 || cp < 0 || cv < 0) {
-        csv_table_free(&t);
+    int cm = csv_col(t, "matrix_id"), cb = csv_col(t, "block"), cp = csv_col(t, "position");
+    int cv = csv_col(t, "schema_version");
+    if (cm < 0 || cb < 0 || cp < 0 || cv < 0)
         return die_usage("cannot resume '%s': it has no matrix_id/block/position columns", path);
-    }
     int rc = 0;
-    for (size_t i = 0; i < t.nrows && !rc; i++) {
-        if (strcmp(t.rows[i][cv], CSV_SCHEMA_VERSION)) {
+    for (size_t i = 0; i < t->nrows && !rc; i++) {
+        if (strcmp(t->rows[i][cv], CSV_SCHEMA_VERSION)) {
             rc = die_usage("cannot resume '%s': row %zu has schema_version %s, this program writes %s", path,
-                           i + 1, t.rows[i][cv], CSV_SCHEMA_VERSION);
-        } else if (strcmp(t.rows[i][cm], matrix_id)) {
+                           i + 1, t->rows[i][cv], CSV_SCHEMA_VERSION);
+        } else if (strcmp(t->rows[i][cm], matrix_id)) {
             rc = die_usage("cannot resume '%s': it holds another plan (matrix_id %s, this command's %s with "
                            "the seed read back from it); use the same workloads, allocators and tunables",
-                           path, t.rows[i][cm], matrix_id);
+                           path, t->rows[i][cm], matrix_id);
         } else {
             uint64_t b, p;
-            if (units_parse_u64(t.rows[i][cb], &b) || units_parse_u64(t.rows[i][cp], &p))
+            if (units_parse_u64(t->rows[i][cb], &b) || units_parse_u64(t->rows[i][cp], &p))
                 rc = die_usage("cannot resume '%s': row %zu has block '%s', position '%s'", path, i + 1,
-                               t.rows[i][cb], t.rows[i][cp]);
+                               t->rows[i][cb], t->rows[i][cp]);
             else if (b < max_blocks && p < ncells && !done[b * ncells + p]) {
                 done[b * ncells + p] = true;
                 (*ndone)++;
             }
         }
     }
-    csv_table_free(&t);
     return rc;
 }
 
@@ -1165,6 +1148,7 @@ typedef struct {
     unsigned blocks;
     out_t out;
     row_ctx_t x;
+    csv_table_t prev;              /* --resume: the rows the output already has (read once) */
     char run_id[64], shard_txt[32], host[256];
     cnt_set_t *cnt;
     size_t *order, *ntput, ndone;
@@ -1182,6 +1166,7 @@ typedef struct {
 static void ctx_free(run_ctx_t *c)
 {
     out_close(&c->out);
+    csv_table_free(&c->prev);
     cnt_set_free(c->cnt);
     free(c->order);
     free(c->done);
@@ -1204,7 +1189,7 @@ static int choose_seed(run_ctx_t *c)
         return 0;
     if (c->cli.resume && c->out.exists) {
         bool found;
-        if (read_seed(c->out.csv, &sp->seed, &found))
+        if (read_seed(&c->prev, c->out.csv, &sp->seed, &found))
             return 2;
         if (found)
             return 0;
@@ -1377,35 +1362,30 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, bool tty)
 /* --resume: the work_scale factors the file's rows were run with (from
  * --min-time), so a configuration's samples stay comparable across
  * invocations, whatever this one's --min-time. */
-static int load_scales(run_ctx_t *c)
+static void load_scales(run_ctx_t *c)
 {
     resolved_t *r = &c->r;
-    csv_table_t t;
-    char err[1024];
-    if (csv_read_torn(c->out.csv, &t, err, sizeof err))
-        return die_usage("cannot resume: %s", err);
-    int cw = csv_col(&t, "workload"), cp = csv_col(&t, "workload_params"), cc = csv_col(&t, "config"),
-        cs = csv_col(&t, "work_scale");
+    const csv_table_t *t = &c->prev;
+    int cw = csv_col(t, "workload"), cp = csv_col(t, "workload_params"), cc = csv_col(t, "config"),
+        cs = csv_col(t, "work_scale");
     static char params[MAX_WORKLOADS][1024];
     for (size_t w = 0; w < r->nw; w++)
         wl_format_args(&r->wl[w], ',', params[w], sizeof params[w]);
-    for (size_t i = 0; i < t.nrows && cw >= 0 && cp >= 0 && cc >= 0 && cs >= 0; i++) {
+    for (size_t i = 0; i < t->nrows && cw >= 0 && cp >= 0 && cc >= 0 && cs >= 0; i++) {
         uint64_t scale;
-        if (units_parse_u64(t.rows[i][cs], &scale) || scale < 1)
+        if (units_parse_u64(t->rows[i][cs], &scale) || scale < 1)
             continue;
         for (size_t w = 0; w < r->nw; w++) {
-            if (strcmp(r->wl[w].wl->name, t.rows[i][cw]) || strcmp(params[w], t.rows[i][cp]))
+            if (strcmp(r->wl[w].wl->name, t->rows[i][cw]) || strcmp(params[w], t->rows[i][cp]))
                 continue;
             for (size_t k = 0; k < r->ncfg; k++) {
                 size_t cell = w * r->ncfg + k;
-                if (strcmp(r->cfg[k].label, t.rows[i][cc]) || c->cell_scale[cell])
+                if (strcmp(r->cfg[k].label, t->rows[i][cc]) || c->cell_scale[cell])
                     continue;
                 c->cell_scale[cell] = wl_scale(&c->cell_args[cell], scale);
             }
         }
     }
-    csv_table_free(&t);
-    return 0;
 }
 
 /* --min-time: every cell this invocation runs gets a factor on its work so
@@ -1571,6 +1551,9 @@ static int run_main(run_ctx_t *c, int full_argc, char **full_argv)
         spec_at(sp, sp->output_line);
         return die_spec("%s", err);
     }
+    /* the rows a resumed file already has: its seed, its samples, its work scales */
+    if (c->cli.resume && c->out.exists && csv_read_torn(c->out.csv, &c->prev, err, sizeof err))
+        return die_usage("cannot resume: %s", err);
     if (choose_seed(c))
         return 2;
     c->blocks = sp->adaptive > 0 ? sp->max_blocks : (unsigned)sp->reps;
@@ -1590,7 +1573,7 @@ static int run_main(run_ctx_t *c, int full_argc, char **full_argv)
     c->x.seed = sp->seed;
     plan_identity(r, sp->seed, c->x.matrix_id, sizeof c->x.matrix_id);
     if (c->cli.resume && c->out.exists &&
-        load_done(c->out.csv, c->x.matrix_id, c->done, c->blocks, r->ncells, &c->ndone))
+        load_done(&c->prev, c->out.csv, c->x.matrix_id, c->done, c->blocks, r->ncells, &c->ndone))
         return 2;
     time_t now = time(NULL);
     unsigned short rnd = 0;
@@ -1616,8 +1599,8 @@ static int run_main(run_ctx_t *c, int full_argc, char **full_argv)
     }
     sysinfo_hostname(c->host, sizeof c->host);
     c->x.host = c->host;
-    if (c->cli.resume && c->out.exists && load_scales(c))
-        return 2;
+    if (c->cli.resume && c->out.exists)
+        load_scales(c);
     calibrate_cells(c, tty);
     warm_up(c, tty);
     for (unsigned b = 0; b < (unsigned)sp->reps && b < c->blocks; b++)
