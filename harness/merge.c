@@ -154,6 +154,114 @@ static int merge_usage(FILE *out)
     return out == stdout ? 0 : 2;
 }
 
+/* The input CSVs among argv[first..]: RSS sidecars left out with a note, the
+ * output refused as an input and, without --force, when it exists.
+ * 0 or the exit code. */
+static int merge_inputs(int argc, char **argv, int first, const char *out, bool force, char **in, int *nin)
+{
+    int skipped = 0;
+    *nin = 0;
+    for (int i = first; i < argc; i++) {
+        if (!strcmp(argv[i], out))
+            return die_usage("merge: the output '%s' is also an input", out);
+        if (out_is_rss_sidecar(argv[i]))
+            skipped++;
+        else
+            in[(*nin)++] = argv[i];
+    }
+    if (skipped)
+        fprintf(stderr, "%s: merge: left out %d RSS series sidecar%s among the inputs (merged into the "
+                "output's own)\n", prog, skipped, skipped > 1 ? "s" : "");
+    if (*nin < 1)
+        return die_usage("merge: no input CSV");
+    if (!force && access(out, F_OK) == 0)
+        return die_usage("merge: '%s' exists: add --force to replace it", out);
+    return 0;
+}
+
+/* Read every input; all must have the first one's columns. */
+static int read_tables(char **in, int nin, csv_table_t *t, size_t *total)
+{
+    char err[1024];
+    *total = 0;
+    for (int i = 0; i < nin; i++) {
+        if (csv_read(in[i], &t[i], err, sizeof err))
+            return die_usage("merge: %s", err);
+        if (strcmp(t[i].header_line, t[0].header_line) != 0)
+            return die_usage("merge: '%s' has other columns than '%s' (another schema or --events)", in[i], in[0]);
+        *total += t[i].nrows;
+    }
+    return 0;
+}
+
+/* Every row of every input, checked (one schema, one plan, one host unless
+ * mixed, a block and position each) and sorted in plan order, no sample
+ * twice.  *plan is the plan's matrix_id (NULL when there are no rows). */
+static int collect_rows(char **in, int nin, const csv_table_t *t, bool mixed, mrow_t *rows, size_t *n,
+                        const char **plan)
+{
+    int cm = csv_col(&t[0], "matrix_id"), cb = csv_col(&t[0], "block"), cp = csv_col(&t[0], "position");
+    int ch = csv_col(&t[0], "host"), cv = csv_col(&t[0], "schema_version");
+    if (cm < 0 || cb < 0 || cp < 0 || ch < 0 || cv < 0)
+        return die_usage("merge: '%s' is not a mallocbench CSV of schema %s", in[0], CSV_SCHEMA_VERSION);
+    const char *host = NULL;
+    *n = 0;
+    *plan = NULL;
+    for (int i = 0; i < nin; i++) {
+        for (size_t k = 0; k < t[i].nrows; k++) {
+            char **f = t[i].rows[k];
+            char *e1, *e2;
+            rows[*n].fields = f;
+            rows[*n].block = strtoul(f[cb], &e1, 10);
+            rows[*n].position = strtoul(f[cp], &e2, 10);
+            if (strcmp(f[cv], CSV_SCHEMA_VERSION))
+                return die_usage("merge: '%s' has schema_version %s, this program writes %s", in[i], f[cv],
+                                 CSV_SCHEMA_VERSION);
+            if (*plan && strcmp(*plan, f[cm]))
+                return die_usage("merge: '%s' holds plan %s, '%s' plan %s: not shards of one run", in[i],
+                                 f[cm], in[0], *plan);
+            if (host && strcmp(host, f[ch]) && !mixed)
+                return die_usage("merge: rows from hosts '%s' and '%s' (use --allow-mixed-hosts to merge "
+                                 "them anyway)", host, f[ch]);
+            if (!f[cb][0] || *e1 || !f[cp][0] || *e2)
+                return die_usage("merge: %s: row %zu has block '%s', position '%s'", in[i], k + 1, f[cb],
+                                 f[cp]);
+            *plan = f[cm];
+            host = f[ch];
+            (*n)++;
+        }
+    }
+    qsort(rows, *n, sizeof *rows, by_plan);
+    for (size_t i = 1; i < *n; i++)
+        if (rows[i].block == rows[i - 1].block && rows[i].position == rows[i - 1].position)
+            return die_usage("merge: sample (block %lu, position %lu) is in the input twice", rows[i].block,
+                             rows[i].position);
+    return 0;
+}
+
+/* The merged CSV, under a temporary name renamed when complete; the header
+ * is the first file's, extra event columns included. */
+static int write_merged(const char *out, const csv_table_t *t0, const mrow_t *rows, size_t n)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    csv_writer_t w = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    size_t hl = strlen(t0->header_line);
+    int rc = 0;
+    if (w.fd < 0 || write(w.fd, t0->header_line, hl) != (ssize_t)hl || write(w.fd, "\n", 1) != 1)
+        rc = cannot_write(tmp, errno);
+    for (size_t i = 0; i < n && !rc; i++)
+        if ((rc = csv_write_fields(&w, rows[i].fields, t0->ncols)))
+            rc = cannot_write(tmp, -rc);
+    if (w.fd >= 0)
+        csv_close(&w);
+    if (!rc && rename(tmp, out))
+        rc = cannot_write(out, errno);
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
 int cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -177,105 +285,19 @@ int cmd_merge(int argc, char **argv)
     if (!out)
         return die_usage("merge: -o OUT.csv is required");
     char **in = calloc((size_t)(argc - optind) + 1, sizeof *in);
-    if (!in)
-        return die_usage("out of memory");
-    int nin = 0, skipped = 0;
-    for (int i = optind; i < argc; i++) {
-        if (!strcmp(argv[i], out)) {
-            free(in);
-            return die_usage("merge: the output '%s' is also an input", out);
-        }
-        if (out_is_rss_sidecar(argv[i])) {
-            skipped++;
-            continue;
-        }
-        in[nin++] = argv[i];
-    }
-    if (skipped)
-        fprintf(stderr, "%s: merge: left out %d RSS series sidecar%s among the inputs (merged into the "
-                "output's own)\n", prog, skipped, skipped > 1 ? "s" : "");
-    if (nin < 1) {
-        free(in);
-        return die_usage("merge: no input CSV");
-    }
-    if (!force && access(out, F_OK) == 0) {
-        free(in);
-        return die_usage("merge: '%s' exists: add --force to replace it", out);
-    }
-    csv_table_t *t = calloc((size_t)nin, sizeof *t);
-    char err[1024];
-    size_t total = 0;
-    int rc = t ? 0 : die_usage("out of memory");
-    for (int i = 0; i < nin && !rc; i++) {
-        if (csv_read(in[i], &t[i], err, sizeof err)) {
-            rc = die_usage("merge: %s", err);
-            break;
-        }
-        if (strcmp(t[i].header_line, t[0].header_line) != 0)
-            rc = die_usage("merge: '%s' has other columns than '%s' (another schema or --events)", in[i], in[0]);
-        total += t[i].nrows;
-    }
-    int cm = -1, cb = -1, cp = -1, ch = -1, cv = -1;
-    if (!rc) {
-        cm = csv_col(&t[0], "matrix_id"), cb = csv_col(&t[0], "block"), cp = csv_col(&t[0], "position");
-        ch = csv_col(&t[0], "host"), cv = csv_col(&t[0], "schema_version");
-        if (cm < 0 || cb < 0 || cp < 0 || ch < 0 || cv < 0)
-            rc = die_usage("merge: '%s' is not a mallocbench CSV of schema %s", in[0], CSV_SCHEMA_VERSION);
-    }
-    mrow_t *rows = calloc(total ? total : 1, sizeof *rows);
-    if (!rows && !rc)
+    csv_table_t *t = calloc((size_t)(argc - optind) + 1, sizeof *t);
+    mrow_t *rows = NULL;
+    int nin = 0, rc = in && t ? merge_inputs(argc, argv, optind, out, force, in, &nin) : die_usage("out of memory");
+    size_t total = 0, n = 0;
+    const char *plan = NULL;
+    if (!rc)
+        rc = read_tables(in, nin, t, &total);
+    if (!rc && !(rows = calloc(total ? total : 1, sizeof *rows)))
         rc = die_usage("out of memory");
-    size_t n = 0;
-    const char *plan = NULL, *host = NULL;
-    for (int i = 0; i < nin && !rc; i++) {
-        for (size_t k = 0; k < t[i].nrows && !rc; k++) {
-            char **f = t[i].rows[k];
-            char *e1, *e2;
-            rows[n].fields = f;
-            rows[n].block = strtoul(f[cb], &e1, 10);
-            rows[n].position = strtoul(f[cp], &e2, 10);
-            if (strcmp(f[cv], CSV_SCHEMA_VERSION))
-                rc = die_usage("merge: '%s' has schema_version %s, this program writes %s", in[i], f[cv],
-                               CSV_SCHEMA_VERSION);
-            else if (plan && strcmp(plan, f[cm]))
-                rc = die_usage("merge: '%s' holds plan %s, '%s' plan %s: not shards of one run", in[i], f[cm],
-                               in[0], plan);
-            else if (host && strcmp(host, f[ch]) && !mixed)
-                rc = die_usage("merge: rows from hosts '%s' and '%s' (use --allow-mixed-hosts to merge "
-                               "them anyway)", host, f[ch]);
-            else if (!f[cb][0] || *e1 || !f[cp][0] || *e2)
-                rc = die_usage("merge: %s: row %zu has block '%s', position '%s'", in[i], k + 1, f[cb], f[cp]);
-            plan = f[cm];
-            host = f[ch];
-            n++;
-        }
-    }
-    if (!rc) {
-        qsort(rows, n, sizeof *rows, by_plan);
-        for (size_t i = 1; i < n && !rc; i++)
-            if (rows[i].block == rows[i - 1].block && rows[i].position == rows[i - 1].position)
-                rc = die_usage("merge: sample (block %lu, position %lu) is in the input twice",
-                               rows[i].block, rows[i].position);
-    }
-    if (!rc) {
-        /* the header is the first file's, extra event columns included;
-         * written under a temporary name, renamed when complete */
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", out);
-        csv_writer_t w = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-        size_t hl = strlen(t[0].header_line);
-        if (w.fd < 0 || write(w.fd, t[0].header_line, hl) != (ssize_t)hl || write(w.fd, "\n", 1) != 1)
-            rc = cannot_write(tmp, errno);
-        for (size_t i = 0; i < n && !rc; i++)
-            if ((rc = csv_write_fields(&w, rows[i].fields, t[0].ncols)))
-                rc = cannot_write(tmp, -rc);
-        if (w.fd >= 0)
-            csv_close(&w);
-        if (!rc && rename(tmp, out))
-            rc = cannot_write(out, errno);
-        if (rc)
-            unlink(tmp);
-    }
+    if (!rc)
+        rc = collect_rows(in, nin, t, mixed, rows, &n, &plan);
+    if (!rc)
+        rc = write_merged(out, &t[0], rows, n);
     if (!rc) {
         int src = merge_meta(out, in, nin);
         if (!src)

@@ -430,6 +430,39 @@ typedef struct {
     uint64_t seed;
 } row_ctx_t;
 
+/* The counters of a sample: whole process and measured region, fixed
+ * columns then the extra events' three columns each; what was not counted,
+ * or scaled, in counter_notes. */
+static void fill_counters(csv_row_t *row, const run_sample_t *s, const cnt_set_t *cnt)
+{
+    char notes[CSV_FIELD_MAX] = "";
+    size_t n = cnt_count(cnt);
+    for (size_t i = 0; i < n; i++) {
+        const cnt_value_t *t = &s->total[i];
+        double total = cnt_scaled(t);
+        double region = s->have_region ? cnt_delta(&s->begin[i], &s->end[i]) : NAN;
+        char tb[64], rb[64];
+        fmt_count(tb, sizeof tb, total, i == EV_TASK_CLOCK);
+        fmt_count(rb, sizeof rb, region, i == EV_TASK_CLOCK);
+        char note[CNT_REASON_MAX + 32] = "";
+        if (!t->supported)
+            snprintf(note, sizeof note, "%s", t->reason);
+        else if (t->running && t->running < t->enabled)
+            snprintf(note, sizeof note, "scaled x%.3f", (double)t->enabled / (double)t->running);
+        if (i < EV_FIXED) {
+            csv_set(row, total_col[i], "%s", tb);
+            csv_set(row, region_col[i], "%s", rb);
+            if (note[0])
+                note_add(notes, sizeof notes, cnt_name(cnt, i), note);
+        } else if (row->nextra + 3 <= CSV_EXTRA_MAX) {
+            snprintf(row->extra[row->nextra++], sizeof row->extra[0], "%s", tb);
+            snprintf(row->extra[row->nextra++], sizeof row->extra[0], "%s", rb);
+            snprintf(row->extra[row->nextra++], sizeof row->extra[0], "%s", note);
+        }
+    }
+    csv_set(row, COL_counter_notes, "%s", notes);
+}
+
 static void fill_row(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned block, size_t position,
                      const wl_args_t *a, const run_config_t *c, const char *version, int rep,
                      const run_sample_t *s, const char *effective, const cnt_set_t *cnt,
@@ -472,32 +505,7 @@ static void fill_row(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned
     csv_set(row, COL_ru_maxrss_kib, "%ld", s->maxrss_kib);
     csv_set(row, COL_ru_minflt, "%ld", s->minflt);
     csv_set(row, COL_ru_majflt, "%ld", s->majflt);
-    char notes[CSV_FIELD_MAX] = "";
-    size_t n = cnt_count(cnt);
-    for (size_t i = 0; i < n; i++) {
-        const cnt_value_t *t = &s->total[i];
-        double total = cnt_scaled(t);
-        double region = s->have_region ? cnt_delta(&s->begin[i], &s->end[i]) : NAN;
-        char tb[64], rb[64];
-        fmt_count(tb, sizeof tb, total, i == EV_TASK_CLOCK);
-        fmt_count(rb, sizeof rb, region, i == EV_TASK_CLOCK);
-        char note[CNT_REASON_MAX + 32] = "";
-        if (!t->supported)
-            snprintf(note, sizeof note, "%s", t->reason);
-        else if (t->running && t->running < t->enabled)
-            snprintf(note, sizeof note, "scaled x%.3f", (double)t->enabled / (double)t->running);
-        if (i < EV_FIXED) {
-            csv_set(row, total_col[i], "%s", tb);
-            csv_set(row, region_col[i], "%s", rb);
-            if (note[0])
-                note_add(notes, sizeof notes, cnt_name(cnt, i), note);
-        } else if (row->nextra + 3 <= CSV_EXTRA_MAX) {
-            snprintf(row->extra[row->nextra++], sizeof row->extra[0], "%s", tb);
-            snprintf(row->extra[row->nextra++], sizeof row->extra[0], "%s", rb);
-            snprintf(row->extra[row->nextra++], sizeof row->extra[0], "%s", note);
-        }
-    }
-    csv_set(row, COL_counter_notes, "%s", notes);
+    fill_counters(row, s, cnt);
     if (s->have_region) {
         csv_set(row, COL_region_wall_s, "%.6f", s->region_s);
         if (!isnan(s->region_user_s)) {
@@ -985,6 +993,116 @@ typedef struct {
 
 /* The command line on top of the matrix (read first, wherever -m is).
  * -1 to go on, else the exit code. */
+/* One option of `run` on top of the spec; -1 to go on, else the exit code.
+ * w_given/t_given: -w and -t replace the matrix's lists on their first use. */
+static int set_run_option(int c, const char *arg, run_spec_t *sp, run_cli_t *cli, bool *w_given,
+                          bool *t_given)
+{
+    uint64_t u;
+    switch (c) {
+    case 'm': break;
+    case 'w':
+        if (!*w_given)
+            sp->nw = 0; /* -w replaces the matrix's workloads */
+        *w_given = true;
+        if (sp->nw >= SPEC_MAX_WORKLOADS)
+            return die_usage("too many -w options");
+        snprintf(sp->workload[sp->nw], SPEC_TEXT, "%s", arg);
+        sp->wline[sp->nw] = sp->wsweep_line[sp->nw] = 0;
+        sp->wsweep[sp->nw++][0] = '\0';
+        break;
+    case 'a':
+        snprintf(sp->allocators, sizeof sp->allocators, "%s", arg);
+        sp->allocators_line = 0;
+        break;
+    case 't':
+        if (!*t_given)
+            sp->nt = 0;
+        *t_given = true;
+        if (sp->nt >= SPEC_MAX_TUNABLES)
+            return die_usage("too many -t options");
+        sp->tline[sp->nt] = 0;
+        snprintf(sp->tunable[sp->nt++], SPEC_TEXT, "%s", arg);
+        break;
+    case 'r':
+        if (units_parse_u64(arg, &sp->reps) || sp->reps < 1 || sp->reps > 100000)
+            return die_usage("bad repetition count '%s' (expected 1 to 100000)", arg);
+        break;
+    case 'o': snprintf(sp->output, sizeof sp->output, "%s", arg); break;
+    case 'e':
+        snprintf(sp->events, sizeof sp->events, "%s", arg);
+        sp->events_line = 0;
+        break;
+    case 'T':
+        if (units_parse_duration(arg, &sp->timeout_s))
+            return die_usage("bad --timeout '%s' (expected a duration such as 90s or 10m)", arg);
+        break;
+    case 'S':
+        if (units_parse_duration(arg, &sp->sample_interval_s) || sp->sample_interval_s < 0.001)
+            return die_usage("bad --sample-interval '%s' (expected a duration of at least 1ms)", arg);
+        break;
+    case 'P': cli->print_only = true; break;
+    case 'X':
+        snprintf(sp->sweep, sizeof sp->sweep, "%s", arg);
+        sp->sweep_line = 0;
+        break;
+    case 'L': sp->limit = false; break;
+    case 's':
+        if (units_parse_u64(arg, &sp->seed))
+            return die_usage("bad --seed '%s' (expected a non-negative integer)", arg);
+        sp->seed_given = true;
+        break;
+    case 'U':
+        if (units_parse_u64(arg, &u) || u > 100)
+            return die_usage("bad --warmup-runs '%s' (expected 0 to 100)", arg);
+        sp->warmup_runs = (unsigned)u;
+        break;
+    case 'N':
+        if (units_parse_duration(arg, &sp->min_time_s) || sp->min_time_s > 3600)
+            return die_usage("bad --min-time '%s' (expected a duration such as 300ms, at most 1h; 0 = off)",
+                             arg);
+        break;
+    case 'A': {
+        char num[64];
+        double pct;
+        snprintf(num, sizeof num, "%s", arg);
+        size_t n = strlen(num);
+        if (n && num[n - 1] == '%')
+            num[n - 1] = '\0';
+        if (units_parse_double(num, &pct) || pct <= 0 || pct > 100)
+            return die_usage("bad --adaptive '%s' (expected a target such as 1%%)", arg);
+        sp->adaptive = pct / 100;
+        break;
+    }
+    case 'B':
+        if (units_parse_duration(arg, &sp->budget_s) || sp->budget_s <= 0)
+            return die_usage("bad --budget '%s' (expected a duration such as 30m)", arg);
+        break;
+    case 'M':
+        if (units_parse_u64(arg, &u) || u < 1 || u > 100000)
+            return die_usage("bad --max-blocks '%s' (expected 1 to 100000)", arg);
+        sp->max_blocks = (unsigned)u;
+        break;
+    case 'K':
+        if (plan_parse_shard(arg, &cli->shard_k, &cli->shard_n))
+            return die_usage("bad --shard '%s' (expected K/N with 1 <= K <= N)", arg);
+        break;
+    case 'Z': cli->resume = true; break;
+    case 'F': cli->force = true; break;
+    case 'D': snprintf(cli->sidecars, sizeof cli->sidecars, "%s", arg); break;
+    case 'p':
+        snprintf(sp->pin, sizeof sp->pin, "%s", arg);
+        sp->pin_line = 0;
+        break;
+    case 'W': cli->o.worker = arg; break;
+    case 'R': cli->o.probe = arg; break;
+    case 'q': cli->quiet = true; break;
+    case 'h': usage_run(stdout); return 0;
+    default: usage_run(stderr); return 2;
+    }
+    return -1;
+}
+
 static int parse_run_args(int argc, char **argv, run_spec_t *sp, run_cli_t *cli)
 {
     static const struct option opts[] = {
@@ -1017,108 +1135,9 @@ static int parse_run_args(int argc, char **argv, run_spec_t *sp, run_cli_t *cli)
     cli->shard_k = cli->shard_n = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1) {
-        uint64_t u;
-        switch (c) {
-        case 'm': break;
-        case 'w':
-            if (!w_given)
-                sp->nw = 0; /* -w replaces the matrix's workloads */
-            w_given = true;
-            if (sp->nw >= SPEC_MAX_WORKLOADS)
-                return die_usage("too many -w options");
-            snprintf(sp->workload[sp->nw], SPEC_TEXT, "%s", optarg);
-            sp->wline[sp->nw] = sp->wsweep_line[sp->nw] = 0;
-            sp->wsweep[sp->nw++][0] = '\0';
-            break;
-        case 'a':
-            snprintf(sp->allocators, sizeof sp->allocators, "%s", optarg);
-            sp->allocators_line = 0;
-            break;
-        case 't':
-            if (!t_given)
-                sp->nt = 0;
-            t_given = true;
-            if (sp->nt >= SPEC_MAX_TUNABLES)
-                return die_usage("too many -t options");
-            sp->tline[sp->nt] = 0;
-            snprintf(sp->tunable[sp->nt++], SPEC_TEXT, "%s", optarg);
-            break;
-        case 'r':
-            if (units_parse_u64(optarg, &sp->reps) || sp->reps < 1 || sp->reps > 100000)
-                return die_usage("bad repetition count '%s' (expected 1 to 100000)", optarg);
-            break;
-        case 'o': snprintf(sp->output, sizeof sp->output, "%s", optarg); break;
-        case 'e':
-            snprintf(sp->events, sizeof sp->events, "%s", optarg);
-            sp->events_line = 0;
-            break;
-        case 'T':
-            if (units_parse_duration(optarg, &sp->timeout_s))
-                return die_usage("bad --timeout '%s' (expected a duration such as 90s or 10m)", optarg);
-            break;
-        case 'S':
-            if (units_parse_duration(optarg, &sp->sample_interval_s) || sp->sample_interval_s < 0.001)
-                return die_usage("bad --sample-interval '%s' (expected a duration of at least 1ms)", optarg);
-            break;
-        case 'P': cli->print_only = true; break;
-        case 'X':
-            snprintf(sp->sweep, sizeof sp->sweep, "%s", optarg);
-            sp->sweep_line = 0;
-            break;
-        case 'L': sp->limit = false; break;
-        case 's':
-            if (units_parse_u64(optarg, &sp->seed))
-                return die_usage("bad --seed '%s' (expected a non-negative integer)", optarg);
-            sp->seed_given = true;
-            break;
-        case 'U':
-            if (units_parse_u64(optarg, &u) || u > 100)
-                return die_usage("bad --warmup-runs '%s' (expected 0 to 100)", optarg);
-            sp->warmup_runs = (unsigned)u;
-            break;
-        case 'N':
-            if (units_parse_duration(optarg, &sp->min_time_s) || sp->min_time_s > 3600)
-                return die_usage("bad --min-time '%s' (expected a duration such as 300ms, at most 1h; 0 = off)",
-                                 optarg);
-            break;
-        case 'A': {
-            char num[64];
-            double pct;
-            snprintf(num, sizeof num, "%s", optarg);
-            size_t n = strlen(num);
-            if (n && num[n - 1] == '%')
-                num[n - 1] = '\0';
-            if (units_parse_double(num, &pct) || pct <= 0 || pct > 100)
-                return die_usage("bad --adaptive '%s' (expected a target such as 1%%)", optarg);
-            sp->adaptive = pct / 100;
-            break;
-        }
-        case 'B':
-            if (units_parse_duration(optarg, &sp->budget_s) || sp->budget_s <= 0)
-                return die_usage("bad --budget '%s' (expected a duration such as 30m)", optarg);
-            break;
-        case 'M':
-            if (units_parse_u64(optarg, &u) || u < 1 || u > 100000)
-                return die_usage("bad --max-blocks '%s' (expected 1 to 100000)", optarg);
-            sp->max_blocks = (unsigned)u;
-            break;
-        case 'K':
-            if (plan_parse_shard(optarg, &cli->shard_k, &cli->shard_n))
-                return die_usage("bad --shard '%s' (expected K/N with 1 <= K <= N)", optarg);
-            break;
-        case 'Z': cli->resume = true; break;
-        case 'F': cli->force = true; break;
-        case 'D': snprintf(cli->sidecars, sizeof cli->sidecars, "%s", optarg); break;
-        case 'p':
-            snprintf(sp->pin, sizeof sp->pin, "%s", optarg);
-            sp->pin_line = 0;
-            break;
-        case 'W': cli->o.worker = optarg; break;
-        case 'R': cli->o.probe = optarg; break;
-        case 'q': cli->quiet = true; break;
-        case 'h': usage_run(stdout); return 0;
-        default: usage_run(stderr); return 2;
-        }
+        int rc = set_run_option(c, optarg, sp, cli, &w_given, &t_given);
+        if (rc >= 0)
+            return rc;
     }
     if (optind < argc)
         return die_usage("run: unexpected argument '%s' (see mallocbench run --help)", argv[optind]);
