@@ -18,6 +18,10 @@ def check(cond, what):
         print("FAIL:", what, file=sys.stderr)
 
 
+def check_eq(got, want, what):
+    check(got == want, f"{what}: got {got!r}, expected {want!r}")
+
+
 def run(mb, *args, expect_rc=0):
     """Run the harness; check its exit code unless expect_rc is None."""
     p = subprocess.run([mb, *args], capture_output=True, text=True, timeout=600)

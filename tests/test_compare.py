@@ -25,13 +25,7 @@ except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
 
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
+from mbtest import FAILS, check  # noqa: E402
 
 
 def row(wl, config, block, tput, unit="B/s", allocator=None, tunables="", metric="copy bandwidth", better="higher",

@@ -17,20 +17,12 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 SKIP = 77
-FAILS = []
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "plots.py")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def check_eq(got, want, what):
-    check(got == want, f"{what}: got {got!r}, expected {want!r}")
+from mbtest import FAILS, check, check_eq  # noqa: E402
 
 
 def check_near(got, want, tol, what):

@@ -18,17 +18,7 @@ import tempfile
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def check_eq(got, want, what):
-    check(got == want, f"{what}: got {got!r}, expected {want!r}")
+from mbtest import FAILS, check, check_eq  # noqa: E402
 
 
 def has_matplotlib(python):

@@ -20,13 +20,7 @@ except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
 
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, file=sys.stderr)
+from mbtest import FAILS, check  # noqa: E402
 
 
 def eq(got, want, what, rel=1e-12):
