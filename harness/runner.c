@@ -1415,6 +1415,11 @@ static void calibrate_cells(run_ctx_t *c, bool tty)
 {
     resolved_t *r = &c->r;
     double want = c->sp.min_time_s;
+    if (want <= 0) { /* the work as given, unless a resumed file said otherwise */
+        for (size_t i = 0; i < r->ncells; i++)
+            c->cell_scale[i] = c->cell_scale[i] ? c->cell_scale[i] : 1;
+        return;
+    }
     bool *needed = calloc(r->ncells ? r->ncells : 1, sizeof *needed);
     size_t nneeded = 0, ndone = 0;
     for (unsigned b = 0; needed && b < c->blocks; b++) {
@@ -1430,7 +1435,7 @@ static void calibrate_cells(run_ctx_t *c, bool tty)
         if (c->cell_scale[i])
             continue;
         c->cell_scale[i] = 1;
-        if (want <= 0 || run_interrupted() || !needed || !needed[i] || !r->wl[i / r->ncfg].wl->scale)
+        if (run_interrupted() || !needed || !needed[i] || !r->wl[i / r->ncfg].wl->scale)
             continue;
         if (tty)
             fprintf(stderr, "\r\033[Kcalibrating --min-time %zu/%zu: %s %s", ++ndone, nneeded,
