@@ -27,8 +27,6 @@
 #include <perfmon/pfmlib_perf_event.h>
 #endif
 
-#define CNT_NFIXED 11
-
 typedef enum { CNT_SRC_FIXED, CNT_SRC_TRACEPOINT, CNT_SRC_LIBPFM, CNT_SRC_GENERIC } cnt_src_t;
 
 typedef struct {
@@ -49,25 +47,17 @@ struct cnt_set {
     bool excl_kernel;                 /* full counting was refused: user space only */
 };
 
-/* The fixed events, in the order of counters.h. */
+/* The fixed events (counters.h), indexed by CNT_EV_<name>. */
+#define CNT_FIXED_SW(name, config) {#name, PERF_TYPE_SOFTWARE, config, NULL}
+#define CNT_FIXED_TP(name, tracepoint) {#name, PERF_TYPE_TRACEPOINT, 0, #tracepoint}
+#define CNT_FIXED_ROW(name, src, what, total, region, unit) [CNT_EV_##name] = CNT_FIXED_##src(name, what),
 static const struct {
     const char *name;
     uint32_t type;                    /* PERF_TYPE_SOFTWARE or PERF_TYPE_TRACEPOINT */
     uint64_t config;                  /* software config, unused for tracepoints */
     const char *tracepoint;           /* syscalls:<this> */
-} cnt_fixed[CNT_NFIXED] = {
-    { "task_clock_ns",    PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, NULL },
-    { "context_switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, NULL },
-    { "cpu_migrations",   PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, NULL },
-    { "minor_faults",     PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, NULL },
-    { "major_faults",     PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, NULL },
-    { "madvise",  PERF_TYPE_TRACEPOINT, 0, "sys_enter_madvise" },
-    { "mmap",     PERF_TYPE_TRACEPOINT, 0, "sys_enter_mmap" },
-    { "munmap",   PERF_TYPE_TRACEPOINT, 0, "sys_enter_munmap" },
-    { "brk",      PERF_TYPE_TRACEPOINT, 0, "sys_enter_brk" },
-    { "mremap",   PERF_TYPE_TRACEPOINT, 0, "sys_enter_mremap" },
-    { "mprotect", PERF_TYPE_TRACEPOINT, 0, "sys_enter_mprotect" },
-};
+} cnt_fixed[CNT_NFIXED] = {CNT_FIXED_EVENTS(CNT_FIXED_ROW)};
+#undef CNT_FIXED_ROW
 
 #define CNT_CACHE(c, op, res) ((uint64_t)(c) | ((uint64_t)(op) << 8) | ((uint64_t)(res) << 16))
 

@@ -14,6 +14,34 @@
 #define CNT_REASON_MAX 160
 #define CNT_MAX 48
 
+/* The fixed events, counted on every sample, each once:
+ *   X(name, source, what, CSV total column, CSV region column, unit)
+ * source SW: perf software event `what` (PERF_COUNT_SW_*); TP: tracepoint
+ * syscalls:`what`, its id read from tracefs at run time (tracefs is mounted
+ * if absent and we are root).  unit ns: nanoseconds, seconds in the CSV;
+ * count: a count.  A new one: a line here and its two columns in csv.h. */
+#define CNT_FIXED_EVENTS(X) \
+    X(task_clock_ns,    SW, PERF_COUNT_SW_TASK_CLOCK,       total_task_clock_s,     region_task_clock_s,     ns) \
+    X(context_switches, SW, PERF_COUNT_SW_CONTEXT_SWITCHES, total_context_switches, region_context_switches, count) \
+    X(cpu_migrations,   SW, PERF_COUNT_SW_CPU_MIGRATIONS,   total_cpu_migrations,   region_cpu_migrations,   count) \
+    X(minor_faults,     SW, PERF_COUNT_SW_PAGE_FAULTS_MIN,  total_minor_faults,     region_minor_faults,     count) \
+    X(major_faults,     SW, PERF_COUNT_SW_PAGE_FAULTS_MAJ,  total_major_faults,     region_major_faults,     count) \
+    X(madvise,          TP, sys_enter_madvise,              total_madvise_calls,    region_madvise_calls,    count) \
+    X(mmap,             TP, sys_enter_mmap,                 total_mmap_calls,       region_mmap_calls,       count) \
+    X(munmap,           TP, sys_enter_munmap,               total_munmap_calls,     region_munmap_calls,     count) \
+    X(brk,              TP, sys_enter_brk,                  total_brk_calls,        region_brk_calls,        count) \
+    X(mremap,           TP, sys_enter_mremap,               total_mremap_calls,     region_mremap_calls,     count) \
+    X(mprotect,         TP, sys_enter_mprotect,             total_mprotect_calls,   region_mprotect_calls,   count)
+
+/* CNT_UNIT_IS_NS(unit): the count is nanoseconds. */
+#define CNT_UNIT_IS_NS(unit) CNT_UNIT_NS_##unit
+#define CNT_UNIT_NS_ns 1
+#define CNT_UNIT_NS_count 0
+
+#define CNT_EV_INDEX(name, src, what, total, region, unit) CNT_EV_##name,
+typedef enum { CNT_FIXED_EVENTS(CNT_EV_INDEX) CNT_NFIXED } cnt_fixed_t;
+#undef CNT_EV_INDEX
+
 typedef struct {
     const char *name;            /* CSV-safe name: "minor_faults", "madvise", or the user's event */
     bool supported;              /* false: reason says why (e.g. "not supported: no PMU (ENOENT)") */
@@ -25,13 +53,10 @@ typedef struct {
 
 typedef struct cnt_set cnt_set_t;
 
-/* The fixed events, always in this order, then the extra ones:
- *   task_clock_ns, context_switches, cpu_migrations, minor_faults,
- *   major_faults, madvise, mmap, munmap, brk, mremap, mprotect
- * (the last six are syscalls:sys_enter_* tracepoints, ids read from tracefs
- * at run time; tracefs is mounted if absent and we are root).
- * extra: user event names, e.g. "cycles", "dTLB-load-misses" (through
- * libpfm4 when built with it) or "syscalls:sys_enter_mremap" (tracepoint).
+/* A set holds the fixed events, first and in their order (index
+ * CNT_EV_<name>), then the extra ones: user event names, e.g. "cycles",
+ * "dTLB-load-misses" (through libpfm4 when built with it) or
+ * "syscalls:sys_enter_mremap" (tracepoint).
  * A name that neither libpfm4 nor tracefs knows is refused here, before any
  * run, with a one-line reason in err.  A name that encodes but the machine
  * cannot count (no PMU) is accepted and reported unsupported at open. */

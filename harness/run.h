@@ -7,6 +7,7 @@
 #define MB_RUN_H
 #include "counters.h"
 #include "registry.h"
+#include "result.h"
 #include "workload.h"
 
 #include <limits.h>
@@ -14,7 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define RUN_SETTINGS_MAX 16
+#define RUN_SETTINGS_MAX ALLOC_SETTINGS_MAX /* allocators/registry.h */
 
 /* One allocator configuration: the unit that is compared. */
 typedef struct {
@@ -56,15 +57,9 @@ typedef struct {
     /* RSS */
     long rss_peak_kib, rss_final_kib;
     size_t rss_samples;
-    /* the worker's result line */
+    /* the worker's result line (result.h): have_result when one came whole */
     bool have_result;
-    double throughput, region_s;
-    char unit[32], checksum[32];
-    unsigned long long bytes, ops;
-    char lat_what[16];                      /* "" when the workload timed nothing */
-    double lat_p50_us, lat_p99_us, lat_p999_us, lat_max_us;
-    unsigned long long lat_count;
-    char extra[512];                        /* workload-specific "name=value;..." */
+    wl_report_t res;
     /* the probe's report: key=value lines */
     size_t nprobe;
     char probe_key[RUN_PROBE_MAX][96];

@@ -28,8 +28,12 @@
 #define NPAGES_THREAD 500
 #define FAULT_SLACK 16          /* faults two runs differ by besides the work (seen: 2) */
 
-enum { I_TASK_CLOCK, I_CSW, I_MIGR, I_MINOR, I_MAJOR, I_MADVISE, I_MMAP, I_MUNMAP, I_BRK,
-       I_MREMAP, I_MPROTECT, I_NFIXED };
+/* The fixed events that are syscall tracepoints, from counters.h. */
+#define IS_TP_SW false
+#define IS_TP_TP true
+#define IS_TP(name, src, what, total, region, unit) [CNT_EV_##name] = IS_TP_##src,
+static const bool fixed_is_tp[CNT_NFIXED] = {CNT_FIXED_EVENTS(IS_TP)};
+#undef IS_TP
 
 /* ---- the child ---- */
 
@@ -223,7 +227,7 @@ static void test_no_exec(cnt_set_t *s)
         CHECK_U64(fin[i].value, 0);
         CHECK_U64(fin[i].enabled, 0);
     }
-    CHECK(fin[I_MINOR].supported);
+    CHECK(fin[CNT_EV_minor_faults].supported);
 }
 
 static long long diff(const cnt_value_t *w, const cnt_value_t *b, int i)
@@ -314,11 +318,13 @@ static void test_names(void)
     CHECK(cnt_set_new(&s, many, CNT_MAX, err, sizeof err) == -E2BIG);
     CHECK(cnt_set_new(NULL, NULL, 0, err, sizeof err) == -EINVAL);
 
+    /* the order counters.h documents, and `list events` shows */
+    CHECK_INT(sizeof fixed / sizeof *fixed, CNT_NFIXED);
     CHECK_INT(cnt_set_new(&s, NULL, 0, NULL, 0), 0);
-    CHECK_INT(cnt_count(s), I_NFIXED);
-    for (int i = 0; i < I_NFIXED; i++)
+    CHECK_INT(cnt_count(s), CNT_NFIXED);
+    for (int i = 0; i < CNT_NFIXED; i++)
         CHECK_STR(cnt_name(s, (size_t)i), fixed[i]);
-    CHECK(cnt_name(s, I_NFIXED) == NULL);
+    CHECK(cnt_name(s, CNT_NFIXED) == NULL);
     cnt_value_t v[CNT_MAX];
     CHECK_INT(cnt_read(s, v), -EBADF);    /* not open */
     cnt_close(s);                         /* harmless when not open */
@@ -420,8 +426,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         CHECK_DONE();
     }
-    CHECK_INT(cnt_count(s), I_NFIXED + nextra);
-    CHECK_STR(cnt_name(s, I_NFIXED), "cycles");
+    CHECK_INT(cnt_count(s), CNT_NFIXED + nextra);
+    CHECK_STR(cnt_name(s, CNT_NFIXED), "cycles");
 
     rc = run_child(s, "base", bmid, bfin);
     if (rc == -EACCES || rc == -EPERM || rc == -ENOSYS) {
@@ -458,30 +464,30 @@ int main(int argc, char **argv)
     }
 
     /* software events must count everywhere perf_event_open works */
-    CHECK(wfin[I_TASK_CLOCK].supported && wfin[I_TASK_CLOCK].value > 0);
-    CHECK(bfin[I_TASK_CLOCK].value > 0);
-    CHECK(wfin[I_MINOR].supported);
-    CHECK(wfin[I_TASK_CLOCK].running > 0);
-    CHECK(cnt_scaled(&wfin[I_MINOR]) == (double)wfin[I_MINOR].value);
-    long long minor = diff(wfin, bfin, I_MINOR);
-    long long minor_mid = diff(wmid, bmid, I_MINOR);
+    CHECK(wfin[CNT_EV_task_clock_ns].supported && wfin[CNT_EV_task_clock_ns].value > 0);
+    CHECK(bfin[CNT_EV_task_clock_ns].value > 0);
+    CHECK(wfin[CNT_EV_minor_faults].supported);
+    CHECK(wfin[CNT_EV_task_clock_ns].running > 0);
+    CHECK(cnt_scaled(&wfin[CNT_EV_minor_faults]) == (double)wfin[CNT_EV_minor_faults].value);
+    long long minor = diff(wfin, bfin, CNT_EV_minor_faults);
+    long long minor_mid = diff(wmid, bmid, CNT_EV_minor_faults);
     fprintf(stderr, "minor faults: work - base = %lld at exit, %lld with the thread alive\n",
             minor, minor_mid);
-    CHECK(wfin[I_MINOR].value >= NPAGES_MAIN + NPAGES_THREAD);
+    CHECK(wfin[CNT_EV_minor_faults].value >= NPAGES_MAIN + NPAGES_THREAD);
     CHECK(llabs(minor - (NPAGES_MAIN + NPAGES_THREAD)) <= FAULT_SLACK);
     /* inherit: a read sums the live thread's counter in (else about 1000) */
-    CHECK(wmid[I_MINOR].value >= NPAGES_MAIN + NPAGES_THREAD);
+    CHECK(wmid[CNT_EV_minor_faults].value >= NPAGES_MAIN + NPAGES_THREAD);
     CHECK(llabs(minor_mid - (NPAGES_MAIN + NPAGES_THREAD)) <= FAULT_SLACK);
-    long long base_noise = (long long)b2fin[I_MINOR].value - (long long)bfin[I_MINOR].value;
+    long long base_noise = (long long)b2fin[CNT_EV_minor_faults].value - (long long)bfin[CNT_EV_minor_faults].value;
     CHECK(llabs(base_noise) <= FAULT_SLACK);
 
     /* page-faults (an extra, through libpfm4 or the generic table) covers minor+major */
-    CHECK(wfin[I_NFIXED + 1].supported);
-    CHECK(wfin[I_NFIXED + 1].value >= wfin[I_MINOR].value + wfin[I_MAJOR].value);
+    CHECK(wfin[CNT_NFIXED + 1].supported);
+    CHECK(wfin[CNT_NFIXED + 1].value >= wfin[CNT_EV_minor_faults].value + wfin[CNT_EV_major_faults].value);
 
     /* cycles: counted for real, or unsupported with a reason; never a silent 0 */
     int cyc = probe_cycles();
-    const cnt_value_t *cv = &wfin[I_NFIXED];
+    const cnt_value_t *cv = &wfin[CNT_NFIXED];
     if (cyc == 0) {
         CHECK(cv->supported && cv->value > 0 && cv->running > 0);
     } else {
@@ -490,28 +496,28 @@ int main(int argc, char **argv)
         CHECK(strstr(cv->reason, "not supported") != NULL || strstr(cv->reason, "denied"));
     }
 
-    have_tp = wfin[I_MADVISE].supported;
+    have_tp = wfin[CNT_EV_madvise].supported;
     if (have_tp) {
-        CHECK_INT(diff(wfin, bfin, I_MADVISE), NMADVISE);
-        CHECK_INT(diff(wmid, bmid, I_MADVISE), NMADVISE);
-        CHECK_INT(diff(wfin, bfin, I_MUNMAP), NMUNMAP);
-        CHECK_INT(diff(wmid, bmid, I_MUNMAP), 0);      /* the munmaps come after release */
-        CHECK(cnt_delta(&wmid[I_MUNMAP], &wfin[I_MUNMAP]) ==
-              cnt_delta(&bmid[I_MUNMAP], &bfin[I_MUNMAP]) + NMUNMAP);
-        CHECK_INT(diff(wfin, bfin, I_MMAP), 0);
-        CHECK_INT(diff(b2fin, bfin, I_MADVISE), 0);
-        CHECK_INT(diff(b2fin, bfin, I_MMAP), 0);
-        CHECK_INT(diff(b2fin, bfin, I_MUNMAP), 0);
-        CHECK(bfin[I_MMAP].value >= NMUNMAP + 2);      /* the child's own mappings */
-        CHECK(bfin[I_MADVISE].value >= 1);             /* MADV_NOHUGEPAGE */
-        for (int i = I_MADVISE; i <= I_MPROTECT; i++)
-            CHECK(wfin[i].supported);
+        CHECK_INT(diff(wfin, bfin, CNT_EV_madvise), NMADVISE);
+        CHECK_INT(diff(wmid, bmid, CNT_EV_madvise), NMADVISE);
+        CHECK_INT(diff(wfin, bfin, CNT_EV_munmap), NMUNMAP);
+        CHECK_INT(diff(wmid, bmid, CNT_EV_munmap), 0);      /* the munmaps come after release */
+        CHECK(cnt_delta(&wmid[CNT_EV_munmap], &wfin[CNT_EV_munmap]) ==
+              cnt_delta(&bmid[CNT_EV_munmap], &bfin[CNT_EV_munmap]) + NMUNMAP);
+        CHECK_INT(diff(wfin, bfin, CNT_EV_mmap), 0);
+        CHECK_INT(diff(b2fin, bfin, CNT_EV_madvise), 0);
+        CHECK_INT(diff(b2fin, bfin, CNT_EV_mmap), 0);
+        CHECK_INT(diff(b2fin, bfin, CNT_EV_munmap), 0);
+        CHECK(bfin[CNT_EV_mmap].value >= NMUNMAP + 2);      /* the child's own mappings */
+        CHECK(bfin[CNT_EV_madvise].value >= 1);             /* MADV_NOHUGEPAGE */
+        for (int i = 0; i < CNT_NFIXED; i++)
+            CHECK(!fixed_is_tp[i] || wfin[i].supported);
         if (nextra == 3)
-            CHECK_U64(wfin[I_NFIXED + 2].value, wfin[I_MREMAP].value);
+            CHECK_U64(wfin[CNT_NFIXED + 2].value, wfin[CNT_EV_mremap].value);
     } else {
-        fprintf(stderr, "tracepoints unavailable: %s\n", wfin[I_MADVISE].reason);
-        CHECK(strstr(wfin[I_MADVISE].reason, "tracefs") != NULL ||
-              strstr(wfin[I_MADVISE].reason, "tracepoint") != NULL);
+        fprintf(stderr, "tracepoints unavailable: %s\n", wfin[CNT_EV_madvise].reason);
+        CHECK(strstr(wfin[CNT_EV_madvise].reason, "tracefs") != NULL ||
+              strstr(wfin[CNT_EV_madvise].reason, "tracepoint") != NULL);
     }
 
     /* a child that never execs is never counted */

@@ -2,9 +2,10 @@
  * line to the harness on MB_SYNC_FD, then a one-byte reply once it has read
  * its counters.  Without MB_SYNC_FD the worker runs alone, as by hand. */
 #include "region.h"
+#include "units.h"
+#include "result.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +56,7 @@ static void sync_marker(const char *line)
 
 double region_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return mono_now();
 }
 
 void region_begin(void)
@@ -74,31 +73,19 @@ void region_end(void)
 
 double region_seconds(void) { return t_end - t_begin; }
 
-void region_report(const wl_args_t *a, const wl_result_t *r)
+int region_report(const wl_args_t *a, const wl_result_t *r)
 {
-    char params[1024], line[2560];
-    wl_format_args(a, ',', params, sizeof params);
-    int n = snprintf(line, sizeof line,
-                     "result workload=%s params=%s throughput=%.6g unit=%s region_s=%.6f bytes=%" PRIu64
-                     " ops=%" PRIu64 " checksum=%016" PRIx64,
-                     a->wl->name, params, r->throughput, r->unit, r->region_s, r->bytes, r->ops,
-                     r->checksum);
-    if (r->lat_what && n > 0 && (size_t)n < sizeof line)
-        n += snprintf(line + n, sizeof line - (size_t)n,
-                      " lat_what=%s lat_p50_us=%.3f lat_p99_us=%.3f lat_p999_us=%.3f lat_max_us=%.3f"
-                      " lat_count=%" PRIu64,
-                      r->lat_what, r->lat_p50_us, r->lat_p99_us, r->lat_p999_us, r->lat_max_us,
-                      r->lat_count);
-    if (r->extra[0] && n > 0 && (size_t)n < sizeof line)
-        n += snprintf(line + n, sizeof line - (size_t)n, " extra=%s", r->extra);
-    if (n > 0 && (size_t)n < sizeof line - 1)
-        snprintf(line + n, sizeof line - (size_t)n, "\n");
-    else
-        line[sizeof line - 2] = '\n', line[sizeof line - 1] = '\0';
+    char line[WL_RESULT_LINE_MAX], err[512];
+    int rc = wl_result_format(a, r, line, sizeof line, err, sizeof err);
+    if (rc) {
+        region_fail(err);
+        return rc;
+    }
     if (sync_get() >= 0)
         sync_send(line);
     else
         fputs(line, stdout);
+    return 0;
 }
 
 void region_fail(const char *msg)

@@ -15,8 +15,9 @@ void region_end(void);
 double region_seconds(void);
 /* Monotonic clock in seconds. */
 double region_now(void);
-/* One "result key=value ..." line to the harness, or to stdout by hand. */
-void region_report(const wl_args_t *a, const wl_result_t *r);
+/* The result line (result.h) to the harness, or to stdout by hand; a
+ * result that cannot be sent is a failure line instead (-EINVAL). */
+int region_report(const wl_args_t *a, const wl_result_t *r);
 /* A failure line the harness records as the row's message. */
 void region_fail(const char *msg);
 

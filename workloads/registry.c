@@ -5,7 +5,6 @@
 #include "units.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,12 +219,6 @@ const char *wl_get_str(const wl_args_t *a, const char *name)
         if (strcmp(a->wl->params[i].name, name) == 0)
             return a->str[i];
     return "";
-}
-
-void wl_result_init(wl_result_t *r)
-{
-    memset(r, 0, sizeof *r);
-    r->lat_p50_us = r->lat_p99_us = r->lat_p999_us = r->lat_max_us = NAN;
 }
 
 uint64_t wl_scale(wl_args_t *a, uint64_t factor)

@@ -1,6 +1,7 @@
 /* worker.c - mallocbench-worker: runs one workload in its own process, the
  * process the harness counts.  Usage: mallocbench-worker WORKLOAD [NAME=VALUE...]
- * Exit codes: 0 ok, 2 bad arguments, 3 the workload failed (e.g. ENOMEM). */
+ * Exit codes: 0 ok, 2 bad arguments, 3 the workload failed (e.g. ENOMEM) or
+ * left its result incomplete. */
 #include "region.h"
 #include "workload.h"
 
@@ -34,6 +35,5 @@ int main(int argc, char **argv)
         region_fail(err);
         return 3;
     }
-    region_report(&args, &res);
-    return 0;
+    return region_report(&args, &res) ? 3 : 0;
 }

@@ -4,6 +4,7 @@
  * table to check a spec before any run; the worker uses it to run one. */
 #ifndef MB_WORKLOAD_H
 #define MB_WORKLOAD_H
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,23 +35,54 @@ typedef struct {
     char str[WL_MAX_PARAMS][WL_STR_MAX]; /* WLP_STRING / WLP_SIZES: the text */
 } wl_args_t;
 
-typedef struct {
-    double throughput;             /* in unit, over the measured region */
-    const char *unit;              /* "B/s", "ops/s", ... */
-    double region_s;               /* wall seconds of the measured region */
-    uint64_t bytes;                /* bytes the region touched (copied) */
-    uint64_t ops;                  /* allocations in the region */
-    uint64_t checksum;             /* same for every allocator, given the seed */
-    /* latency distribution, when the workload times its operations or
-     * steps (NAN otherwise); lat_what says what one value is ("op", "step") */
-    const char *lat_what;
-    double lat_p50_us, lat_p99_us, lat_p999_us, lat_max_us;
-    uint64_t lat_count;            /* values recorded */
-    /* workload-specific figures, "name=value;name=value" (no spaces) */
-    char extra[512];
-} wl_result_t;
+/* What a workload reports, each field once:
+ *   X(name, kind, wire format, sent, CSV column)
+ * kind  F64: double, NAN until set; U64: uint64_t; HEX64: uint64_t, hex on
+ *       the wire; LIT: const char *, a string literal ("B/s"), NULL until
+ *       set; TEXT: char[WL_RESULT_TEXT_MAX], filled with snprintf, "" until
+ *       set.  Strings hold no spaces (they travel as name=value words).
+ * sent  always: the workload must set it; optional: sent when set; or the
+ *       name of an earlier field it goes with (then required with it).
+ * The worker writes "result workload=W params=P name=value ..." in this
+ * order (result.h); the harness parses it back and copies each field into
+ * its CSV column (csv.h, where its unit and meaning are), as it came.  A new
+ * figure: one line here, its column in csv.h, the workload setting it. */
+#define WL_RESULT_FIELDS(X) \
+    X(throughput,  F64,   "%.6g",        always,   throughput) \
+    X(unit,        LIT,   "%s",          always,   throughput_unit) \
+    X(region_s,    F64,   "%.6f",        always,   region_wall_s) \
+    X(bytes,       U64,   "%" PRIu64,    always,   region_bytes) \
+    X(ops,         U64,   "%" PRIu64,    always,   region_ops) \
+    X(checksum,    HEX64, "%016" PRIx64, always,   checksum) \
+    X(lat_what,    LIT,   "%s",          optional, latency_what) \
+    X(lat_p50_us,  F64,   "%.3f",        lat_what, latency_p50_us) \
+    X(lat_p99_us,  F64,   "%.3f",        lat_what, latency_p99_us) \
+    X(lat_p999_us, F64,   "%.3f",        lat_what, latency_p999_us) \
+    X(lat_max_us,  F64,   "%.3f",        lat_what, latency_max_us) \
+    X(lat_count,   U64,   "%" PRIu64,    lat_what, latency_count) \
+    X(extra,       TEXT,  "%s",          optional, workload_metrics)
 
-/* A result with every optional figure marked absent. */
+#define WL_RESULT_TEXT_MAX 512
+
+/* The C type of each kind, in the workload's struct. */
+#define WL_RESULT_CTYPE_F64 double
+#define WL_RESULT_CTYPE_U64 uint64_t
+#define WL_RESULT_CTYPE_HEX64 uint64_t
+#define WL_RESULT_CTYPE_LIT const char *
+#define WL_RESULT_CTYPE_TEXT char
+#define WL_RESULT_DIM_F64
+#define WL_RESULT_DIM_U64
+#define WL_RESULT_DIM_HEX64
+#define WL_RESULT_DIM_LIT
+#define WL_RESULT_DIM_TEXT [WL_RESULT_TEXT_MAX]
+
+#define WL_RESULT_MEMBER(name, kind, fmt, sent, col) \
+    WL_RESULT_CTYPE_##kind name WL_RESULT_DIM_##kind;
+typedef struct {
+    WL_RESULT_FIELDS(WL_RESULT_MEMBER)
+} wl_result_t;
+#undef WL_RESULT_MEMBER
+
 void wl_result_init(wl_result_t *r);
 
 struct wl {
