@@ -1,24 +1,28 @@
-/* cli.h - what the command-line files share: the one error printer (one
- * line, "mallocbench: ...", exit code 2) and finding our own worker and
- * probe; each command's entry point. */
+/* cli.h - what the command-line files share: the error printers (one line,
+ * "mallocbench: ..."; die_usage for bad usage or input, exit code 2, die_io
+ * for a read, write or allocation that failed, exit code 1), errors that point at the
+ * matrix line of a spec entry, and each command's entry point.  cli.c is
+ * the bottom of the commands' layers: it calls nothing above it. */
 #ifndef MB_CLI_H
 #define MB_CLI_H
-#include "run.h"
-
-#include <stddef.h>
-
-#define MAX_WORKLOADS 256
-#define MAX_CONFIGS 256
-#define MAX_SWEEPS 32
-#define MAX_VALUES 32
-#define MAX_EVENTS 16
+#include "spec.h"
 
 extern const char *prog;
 
 /* Print "mallocbench: <message>" and return 2 (bad usage or input). */
 int die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Fill o->worker and o->probe (beside this program unless given): 0 or 2. */
-int find_tools(run_opts_t *o, char *worker, char *probe, size_t len);
+/* Print "mallocbench: <message>" and return 1: a read, a write or an
+ * allocation failed, not the user. */
+int die_io(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One of the two by the -errno of what failed: die_usage when rc says the
+ * input itself is wrong (malformed, not there, not a file, too large),
+ * else die_io (a read or write failed). */
+int die_for(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Errors about the spec entry at this matrix line (0: the command line)
+ * start "file:line: " until the next spec_at. */
+void spec_at(const run_spec_t *sp, unsigned line);
+/* die_usage with the entry's place in front. */
+int die_spec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_run(int argc, char **argv, int full_argc, char **full_argv);
 int cmd_merge(int argc, char **argv);

@@ -1,8 +1,8 @@
 /* main.c - the mallocbench command line: `run` measures workloads under
  * allocators into CSV, `list` shows what is installed and accepted,
  * `schema` prints the CSV schema.  Every input is checked before any run;
- * exit codes: 0 ok, 1 a run failed to start or a check failed, 2 bad usage,
- * 130 interrupted (everything measured so far is in the CSV). */
+ * exit codes: 0 ok, 1 a run failed to start, a check or a read/write failed,
+ * 2 bad usage or input, 130 interrupted (everything measured so far is in the CSV). */
 #include "cli.h"
 #include "counters.h"
 #include "csv.h"
@@ -10,13 +10,13 @@
 #include "registry.h"
 #include "run.h"
 #include "sysinfo.h"
+#include "tools.h"
 #include "units.h"
 #include "verify.h"
 #include "workload.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,59 +27,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-
-const char *prog = "mallocbench";
-
-int die_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: ", prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 2;
-}
-
-/* ---- locating our own worker and probe ---------------------------------- */
-
-static int find_beside_self(const char *name, char *out, size_t len)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return -errno;
-    self[n] = '\0';
-    snprintf(out, len, "%s/%s", dirname(self), name);
-    if (access(out, R_OK) == 0)
-        return 0;
-#ifdef MB_LIBDIR
-    snprintf(out, len, "%s/%s", MB_LIBDIR, name);
-    if (access(out, R_OK) == 0)
-        return 0;
-#endif
-    return -ENOENT;
-}
-
-int find_tools(run_opts_t *o, char *worker, char *probe, size_t len)
-{
-    if (!o->worker) {
-        if (find_beside_self("mallocbench-worker", worker, len))
-            return die_usage("cannot find mallocbench-worker beside this program (use --worker PATH)");
-        o->worker = worker;
-    }
-    if (!o->probe) {
-        if (find_beside_self("libmbprobe.so", probe, len))
-            return die_usage("cannot find libmbprobe.so beside this program (use --probe PATH)");
-        o->probe = probe;
-    }
-    if (access(o->worker, X_OK))
-        return die_usage("cannot execute worker '%s': %s", o->worker, strerror(errno));
-    if (access(o->probe, R_OK))
-        return die_usage("cannot read probe '%s': %s", o->probe, strerror(errno));
-    return 0;
-}
 
 /* ---- calibrate -------------------------------------------------------------- */
 
@@ -119,9 +66,9 @@ static int cmd_calibrate(int argc, char **argv)
         if (wl_set(&a, kv, err, sizeof err))
             return die_usage("%s", err);
     }
-    static run_config_t glibc;
-    glibc.alloc = alloc_find("glibc");
-    snprintf(glibc.label, sizeof glibc.label, "glibc");
+    static run_config_t glibc; /* the system allocator: no allocator in the way */
+    glibc.alloc = alloc_system();
+    snprintf(glibc.label, sizeof glibc.label, "%s", glibc.alloc->name);
     run_sample_t *s = malloc(sizeof *s);
     if (!s)
         return 1;
@@ -133,8 +80,8 @@ static int cmd_calibrate(int argc, char **argv)
             free(s);
             return 1;
         }
-        bw[n] = s->throughput;
-        fault[n++] = extra_value(s->extra, "fault_ns");
+        bw[n] = s->res.throughput;
+        fault[n++] = extra_value(s->res.extra, "fault_ns");
     }
     free(s);
     qsort(bw, (size_t)n, sizeof *bw, cmp_double);
@@ -157,11 +104,8 @@ static int cmd_calibrate(int argc, char **argv)
 static int cmd_compare(int argc, char **argv)
 {
     char script[PATH_MAX];
-    snprintf(script, sizeof script, "%s/scripts/compare.py", MB_SOURCE_DIR);
-    if (access(script, R_OK) != 0) {
-        if (find_beside_self("compare.py", script, sizeof script))
-            return die_usage("cannot find scripts/compare.py (looked in %s/scripts)", MB_SOURCE_DIR);
-    }
+    if (tools_find_script("compare.py", script, sizeof script))
+        return 2;
     static const char *const pythons[] = {"/usr/bin/python3", "/usr/local/bin/python3", "python3"};
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (!args)
@@ -253,7 +197,8 @@ static int list_allocators(void)
         memset(&c, 0, sizeof c);
         c.alloc = a;
         snprintf(c.label, sizeof c.label, "%s", a->name);
-        if (a->family != ALLOC_GLIBC && alloc_locate(a, c.lib, sizeof c.lib)) {
+        (void)alloc_build_env(a, NULL, 0, &c.env); /* what the family always sets */
+        if (!alloc_is_system(a) && alloc_locate(a, c.lib, sizeof c.lib)) {
             char want[256];
             size_t off = 0;
             for (const char *const *so = a->sonames; *so; so++)

@@ -1,13 +1,13 @@
 /* matrix.c - matrix files (INI) into a run specification.  The INI reader
  * is our own, so that it stops at the first error, keeps every entry's line
  * and refuses what a general INI library would silently accept (long lines
- * cut in two, duplicate keys and sections).  Values are checked here only
- * for form; the runner checks them against the registries exactly as it
- * checks the command line. */
+ * cut in two, duplicate keys and sections).  [run] values are checked by
+ * the option table (options.c), as their flags are; workload parameters and
+ * tunables against the registries here, so that an error names its line. */
 #include "fileio.h"
 #include "matrix.h"
+#include "options.h"
 #include "registry.h"
-#include "units.h"
 #include "workload.h"
 
 #include <ctype.h>
@@ -15,20 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-void spec_defaults(run_spec_t *s)
-{
-    memset(s, 0, sizeof *s);
-    s->reps = 5;
-    s->timeout_s = 600;
-    s->sample_interval_s = 0.010;
-    s->limit = true;
-    s->warmup_runs = 1;
-    s->max_blocks = 100;
-}
-
-#define MATRIX_SECTIONS 128
+/* every [workload] and [tunables] section there may be, and [run] */
+#define MATRIX_SECTIONS (SPEC_MAX_WORKLOADS + SPEC_MAX_TUNABLES + 1)
 #define MATRIX_KEYS 64
 
 typedef struct {
@@ -53,83 +42,16 @@ static int fail(load_t *l, const char *fmt, const char *a, const char *b)
     return 0; /* libinih: stop, and return this line's number */
 }
 
-static bool parse_bool(const char *v, bool *out)
+static int too_many(load_t *l, const char *what, int most)
 {
-    if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "on"))
-        *out = true;
-    else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "off"))
-        *out = false;
-    else
-        return false;
-    return true;
+    snprintf(l->err, sizeof l->err, "too many %s (at most %d)", what, most);
+    return 0;
 }
 
+/* A [run] key: an option of the table, checked as its flag is. */
 static int run_key(load_t *l, const char *k, const char *v)
 {
-    run_spec_t *s = l->s;
-    uint64_t u;
-    if (!strcmp(k, "repetitions")) {
-        if (units_parse_u64(v, &u) || u < 1 || u > 100000)
-            return fail(l, "bad repetitions '%s' (1 to 100000)%s", v, "");
-        s->reps = u;
-    } else if (!strcmp(k, "timeout")) {
-        if (units_parse_duration(v, &s->timeout_s))
-            return fail(l, "bad timeout '%s' (a duration such as 90s or 10m)%s", v, "");
-    } else if (!strcmp(k, "sample_interval")) {
-        if (units_parse_duration(v, &s->sample_interval_s) || s->sample_interval_s < 0.001)
-            return fail(l, "bad sample_interval '%s' (at least 1ms)%s", v, "");
-    } else if (!strcmp(k, "events")) {
-        snprintf(s->events, sizeof s->events, "%s", v);
-        s->events_line = l->line;
-    } else if (!strcmp(k, "output")) {
-        snprintf(s->output, sizeof s->output, "%s", v);
-        s->output_line = l->line;
-    } else if (!strcmp(k, "allocators")) {
-        snprintf(s->allocators, sizeof s->allocators, "%s", v);
-        s->allocators_line = l->line;
-    } else if (!strcmp(k, "seed")) {
-        if (units_parse_u64(v, &s->seed))
-            return fail(l, "bad seed '%s'%s", v, "");
-        s->seed_given = true;
-    } else if (!strcmp(k, "warmup_runs")) {
-        if (units_parse_u64(v, &u) || u > 100)
-            return fail(l, "bad warmup_runs '%s' (0 to 100)%s", v, "");
-        s->warmup_runs = (unsigned)u;
-    } else if (!strcmp(k, "min_time")) {
-        if (units_parse_duration(v, &s->min_time_s) || s->min_time_s > 3600)
-            return fail(l, "bad min_time '%s' (a duration such as 300ms, at most 1h; 0 = off)%s", v, "");
-    } else if (!strcmp(k, "adaptive")) {
-        double pct;
-        char num[64];
-        snprintf(num, sizeof num, "%s", v);
-        size_t n = strlen(num);
-        if (n && num[n - 1] == '%')
-            num[n - 1] = '\0';
-        if (units_parse_double(num, &pct) || pct < 0 || pct > 100)
-            return fail(l, "bad adaptive '%s' (a target such as 1%%)%s", v, "");
-        s->adaptive = pct / 100.0;
-    } else if (!strcmp(k, "budget")) {
-        if (units_parse_duration(v, &s->budget_s))
-            return fail(l, "bad budget '%s' (a duration such as 30m)%s", v, "");
-    } else if (!strcmp(k, "max_blocks")) {
-        if (units_parse_u64(v, &u) || u < 1 || u > 100000)
-            return fail(l, "bad max_blocks '%s'%s", v, "");
-        s->max_blocks = (unsigned)u;
-    } else if (!strcmp(k, "pin")) {
-        snprintf(s->pin, sizeof s->pin, "%s", v);
-        s->pin_line = l->line;
-    } else if (!strcmp(k, "limit")) {
-        if (!parse_bool(v, &s->limit))
-            return fail(l, "bad limit '%s' (yes or no)%s", v, "");
-    } else if (!strcmp(k, "sweep")) {
-        snprintf(s->sweep, sizeof s->sweep, "%s", v);
-        s->sweep_line = l->line;
-    } else {
-        return fail(l, "unknown key '%s' in [run] (valid: repetitions, timeout, sample_interval, events, "
-                       "output, seed, warmup_runs, min_time, adaptive, budget, max_blocks, pin, allocators, limit, "
-                       "sweep)%s", k, "");
-    }
-    return 1;
+    return opt_set_key(l->s, k, v, l->line, l->err, sizeof l->err) ? 0 : 1;
 }
 
 /* A new [section]: refuse it twice; a workload section becomes an entry
@@ -144,7 +66,7 @@ static int begin_section(load_t *l, const char *section)
             return 0;
         }
     if (l->nsections >= MATRIX_SECTIONS)
-        return fail(l, "too many sections (at most %d)%s", "128", "");
+        return too_many(l, "sections", MATRIX_SECTIONS);
     snprintf(l->sections[l->nsections], sizeof l->sections[0], "%s", section);
     l->section_line[l->nsections++] = l->line;
     l->nkeys = 0;
@@ -159,7 +81,7 @@ static int begin_section(load_t *l, const char *section)
         if (n > 2)
             return fail(l, "bad section [%s] (expected [workload NAME] or [workload NAME LABEL])%s", section, "");
         if (s->nw >= SPEC_MAX_WORKLOADS)
-            return fail(l, "too many [workload] sections (at most %s)%s", "64", "");
+            return too_many(l, "[workload] sections", SPEC_MAX_WORKLOADS);
         if (wl_parse_spec(name, &l->args, l->err, sizeof l->err))
             return 0;
         l->cur_workload = (long)s->nw++;
@@ -190,7 +112,7 @@ static int handler(load_t *l, const char *section, const char *key, const char *
             return 0;
         }
     if (l->nkeys >= MATRIX_KEYS)
-        return fail(l, "too many keys in [%s] (at most %s)", section, "64");
+        return too_many(l, "keys in one section", MATRIX_KEYS);
     snprintf(l->keys[l->nkeys], sizeof l->keys[0], "%s", key);
     l->key_line[l->nkeys++] = l->line;
     if (!strcmp(section, "run"))
@@ -234,7 +156,7 @@ static int handler(load_t *l, const char *section, const char *key, const char *
     char alloc[64];
     sscanf(section + 8, "%63s", alloc);
     if (s->nt >= SPEC_MAX_TUNABLES)
-        return fail(l, "too many tunables (at most %s)%s", "32", "");
+        return too_many(l, "tunables", SPEC_MAX_TUNABLES);
     int n = snprintf(s->tunable[s->nt], SPEC_TEXT, "%s:%s=%s", alloc, key, value);
     if (n < 0 || n >= SPEC_TEXT)
         return fail(l, "tunable too long%s%s", "", "");

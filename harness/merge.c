@@ -135,13 +135,6 @@ static int merge_rss(const char *out, char **in, int nin)
     return rc;
 }
 
-/* An I/O failure (exit 1, not a usage error). */
-static int cannot_write(const char *path, int err)
-{
-    fprintf(stderr, "%s: cannot write '%s': %s\n", prog, path, strerror(err));
-    return 1;
-}
-
 static int merge_usage(FILE *out)
 {
     fprintf(out, "usage: mallocbench merge [--force] [--allow-mixed-hosts] -o OUT.csv SHARD.csv...\n"
@@ -185,8 +178,9 @@ static int read_tables(char **in, int nin, csv_table_t *t, size_t *total)
     char err[1024];
     *total = 0;
     for (int i = 0; i < nin; i++) {
-        if (csv_read(in[i], &t[i], err, sizeof err))
-            return die_usage("merge: %s", err);
+        int rc = csv_read(in[i], &t[i], err, sizeof err);
+        if (rc)
+            return die_for(rc, "merge: %s", err);
         if (strcmp(t[i].header_line, t[0].header_line) != 0)
             return die_usage("merge: '%s' has other columns than '%s' (another schema or --events)", in[i], in[0]);
         *total += t[i].nrows;
@@ -249,14 +243,14 @@ static int write_merged(const char *out, const csv_table_t *t0, const mrow_t *ro
     size_t hl = strlen(t0->header_line);
     int rc = 0;
     if (w.fd < 0 || write(w.fd, t0->header_line, hl) != (ssize_t)hl || write(w.fd, "\n", 1) != 1)
-        rc = cannot_write(tmp, errno);
+        rc = die_io("cannot write '%s': %s", tmp, strerror(errno));
     for (size_t i = 0; i < n && !rc; i++)
         if ((rc = csv_write_fields(&w, rows[i].fields, t0->ncols)))
-            rc = cannot_write(tmp, -rc);
+            rc = die_io("cannot write '%s': %s", tmp, strerror(-rc));
     if (w.fd >= 0)
         csv_close(&w);
     if (!rc && rename(tmp, out))
-        rc = cannot_write(out, errno);
+        rc = die_io("cannot write '%s': %s", out, strerror(errno));
     if (rc)
         unlink(tmp);
     return rc;
@@ -287,13 +281,13 @@ int cmd_merge(int argc, char **argv)
     char **in = calloc((size_t)(argc - optind) + 1, sizeof *in);
     csv_table_t *t = calloc((size_t)(argc - optind) + 1, sizeof *t);
     mrow_t *rows = NULL;
-    int nin = 0, rc = in && t ? merge_inputs(argc, argv, optind, out, force, in, &nin) : die_usage("out of memory");
+    int nin = 0, rc = in && t ? merge_inputs(argc, argv, optind, out, force, in, &nin) : die_io("out of memory");
     size_t total = 0, n = 0;
     const char *plan = NULL;
     if (!rc)
         rc = read_tables(in, nin, t, &total);
     if (!rc && !(rows = calloc(total ? total : 1, sizeof *rows)))
-        rc = die_usage("out of memory");
+        rc = die_io("out of memory");
     if (!rc)
         rc = collect_rows(in, nin, t, mixed, rows, &n, &plan);
     if (!rc)

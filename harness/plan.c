@@ -1,18 +1,11 @@
 /* plan.c - block order, shards and the median's confidence interval. */
 #include "plan.h"
+#include "units.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 void plan_block_order(uint64_t seed, unsigned block, size_t ncells, size_t *order)
 {
@@ -20,7 +13,7 @@ void plan_block_order(uint64_t seed, unsigned block, size_t ncells, size_t *orde
     for (size_t i = 0; i < ncells; i++)
         order[i] = i;
     for (size_t i = ncells; i > 1; i--) { /* Fisher-Yates */
-        size_t j = (size_t)(((unsigned __int128)splitmix(&s) * i) >> 64);
+        size_t j = (size_t)(((unsigned __int128)splitmix64(&s) * i) >> 64);
         size_t t = order[i - 1];
         order[i - 1] = order[j];
         order[j] = t;

@@ -3,6 +3,7 @@
  * markers, its output and the probe's report while sampling RSS, until it
  * exits or its time is up. */
 #include "run.h"
+#include "units.h"
 #include "probe.h"
 #include "region.h"
 
@@ -68,12 +69,7 @@ const char *run_probe_get(const run_sample_t *s, const char *key)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define now_s mono_now
 
 static char *xstrdup_printf(const char *fmt, const char *a, const char *b)
 {
@@ -252,6 +248,7 @@ static long proc_rss_kib(int statm_fd)
 
 typedef struct {
     const run_opts_t *o;
+    const run_config_t *c;
     run_sample_t *s;
     cnt_set_t *cnt;
     pid_t pid;
@@ -259,10 +256,12 @@ typedef struct {
     double t0;
     FILE *series;
     const char *tag;
-    char sync_buf[4096];
+    char sync_buf[WL_RESULT_LINE_MAX];
     size_t sync_len;
-    char out_buf[OUTPUT_KEEP];
+    char out_buf[OUTPUT_KEEP];      /* the last bytes of the child's output ... */
     size_t out_len;
+    char out_head[OUTPUT_KEEP];     /* ... and the first: allocators report at start-up */
+    size_t head_len;
     char *probe_buf;
     size_t probe_len;
     char fail[512];
@@ -278,45 +277,6 @@ static void rss_sample(child_t *ch)
     ch->s->rss_samples++;
     if (ch->series)
         fprintf(ch->series, "%s,%.4f,%ld\n", ch->tag, now_s() - ch->t0, rss);
-}
-
-static void parse_result(run_sample_t *s, char *line)
-{
-    char *save = NULL;
-    for (char *kv = strtok_r(line, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq)
-            continue;
-        *eq = '\0';
-        const char *v = eq + 1;
-        if (!strcmp(kv, "throughput"))
-            s->throughput = strtod(v, NULL);
-        else if (!strcmp(kv, "unit"))
-            snprintf(s->unit, sizeof s->unit, "%s", v);
-        else if (!strcmp(kv, "region_s"))
-            s->region_s = strtod(v, NULL);
-        else if (!strcmp(kv, "bytes"))
-            s->bytes = strtoull(v, NULL, 10);
-        else if (!strcmp(kv, "ops"))
-            s->ops = strtoull(v, NULL, 10);
-        else if (!strcmp(kv, "checksum"))
-            snprintf(s->checksum, sizeof s->checksum, "%s", v);
-        else if (!strcmp(kv, "lat_what"))
-            snprintf(s->lat_what, sizeof s->lat_what, "%s", v);
-        else if (!strcmp(kv, "lat_p50_us"))
-            s->lat_p50_us = strtod(v, NULL);
-        else if (!strcmp(kv, "lat_p99_us"))
-            s->lat_p99_us = strtod(v, NULL);
-        else if (!strcmp(kv, "lat_p999_us"))
-            s->lat_p999_us = strtod(v, NULL);
-        else if (!strcmp(kv, "lat_max_us"))
-            s->lat_max_us = strtod(v, NULL);
-        else if (!strcmp(kv, "lat_count"))
-            s->lat_count = strtoull(v, NULL, 10);
-        else if (!strcmp(kv, "extra"))
-            snprintf(s->extra, sizeof s->extra, "%s", v);
-    }
-    s->have_result = true;
 }
 
 /* One line from the worker on the sync socket; markers are answered only
@@ -346,7 +306,11 @@ static void sync_line(child_t *ch, char *line, int sync_fd)
         while (write(sync_fd, &ack, 1) < 0 && errno == EINTR)
             ;
     } else if (!strncmp(line, "result ", 7)) {
-        parse_result(s, line + 7);
+        char why[256];
+        if (wl_result_parse(line, &s->res, why, sizeof why) == 0)
+            s->have_result = true;
+        else if (!ch->fail[0])
+            snprintf(ch->fail, sizeof ch->fail, "bad result line: %s", why);
     } else if (!strncmp(line, "fail ", 5) && !ch->fail[0]) {
         /* the first failure is the cause; later ones are its consequences */
         snprintf(ch->fail, sizeof ch->fail, "%s", line + 5);
@@ -384,8 +348,12 @@ static void out_read(child_t *ch, int fd, int *eof)
             *eof = 1;
         return;
     }
+    size_t add = (size_t)n, head = OUTPUT_KEEP - 1 - ch->head_len;
+    head = head < add ? head : add;
+    memcpy(ch->out_head + ch->head_len, buf, head);
+    ch->head_len += head;
+    ch->out_head[ch->head_len] = '\0';
     /* keep the last OUTPUT_KEEP-1 bytes */
-    size_t add = (size_t)n;
     if (add >= OUTPUT_KEEP - 1) {
         memcpy(ch->out_buf, buf + add - (OUTPUT_KEEP - 1), OUTPUT_KEEP - 1);
         ch->out_len = OUTPUT_KEEP - 1;
@@ -433,6 +401,50 @@ static void probe_parse(run_sample_t *s, char *buf)
     }
 }
 
+/* Sets a probe key (replacing one the probe wrote). */
+static void probe_set(run_sample_t *s, const char *key, const char *val)
+{
+    size_t i = 0;
+    while (i < s->nprobe && strcmp(s->probe_key[i], key) != 0)
+        i++;
+    if (i == RUN_PROBE_MAX)
+        return;
+    snprintf(s->probe_key[i], sizeof s->probe_key[0], "%s", key);
+    snprintf(s->probe_val[i], sizeof s->probe_val[0], "%s", val);
+    if (i == s->nprobe)
+        s->nprobe++;
+}
+
+/* Lines the allocator wrote about itself at start-up (its family's
+ * outputs: a version, an effective setting) join the probe's report. */
+static void output_keys(child_t *ch)
+{
+    char copy[OUTPUT_KEEP], key[128], val[256], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", ch->out_head);
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (alloc_output_line(ch->c->alloc, l, key, sizeof key, val, sizeof val))
+            probe_set(ch->s, key, val);
+}
+
+/* The allocator's own complaint about a setting, as one line (two when the
+ * first ends with ':' and names what follows), or NULL. */
+static const char *rejection(const child_t *ch, char *line, size_t len)
+{
+    const char *at = alloc_rejection(ch->c->alloc, ch->out_head);
+    if (!at)
+        at = alloc_rejection(ch->c->alloc, ch->out_buf);
+    if (!at)
+        return NULL;
+    size_t n = strcspn(at, "\n");
+    if (n && at[n - 1] == ':' && at[n] == '\n')
+        n += 1 + strcspn(at + n + 1, "\n");
+    snprintf(line, len, "%.*s", (int)n, at);
+    for (char *q = line; *q; q++)
+        if (*q == '\n' || *q == '\t')
+            *q = ' ';
+    return line;
+}
+
 /* The last non-empty line of the child's output, for messages. */
 static const char *last_line(char *buf)
 {
@@ -449,7 +461,8 @@ static void finish_status(child_t *ch, int wstatus, bool timed_out)
     char out_copy[OUTPUT_KEEP];
     snprintf(out_copy, sizeof out_copy, "%s", ch->out_buf);
     const char *tail = last_line(out_copy);
-    const char *je = strstr(ch->out_buf, "<jemalloc>: ");
+    char why[256];
+    const char *rejected = rejection(ch, why, sizeof why);
     if (timed_out) {
         s->status = RUN_TIMEOUT;
         snprintf(s->message, sizeof s->message, "killed after %.3g s (--timeout)", ch->o->timeout_s);
@@ -466,19 +479,194 @@ static void finish_status(child_t *ch, int wstatus, bool timed_out)
                  ch->fail[0] ? ch->fail : *tail ? tail : "(no output)");
     } else if (!s->have_result) {
         s->status = RUN_ERROR;
+        /* a result line that did not parse says why (ch->fail) */
         snprintf(s->message, sizeof s->message, "worker exited without a result%s%s",
-                 *tail ? ": " : "", tail);
-    } else if (je) {
-        /* jemalloc carries on after a bad conf pair; we do not. */
-        char line[256];
-        snprintf(line, sizeof line, "%s", je);
-        line[strcspn(line, "\n")] = '\0';
+                 ch->fail[0] || *tail ? ": " : "", ch->fail[0] ? ch->fail : tail);
+    } else if (rejected) {
+        /* an allocator that carries on after a bad setting: we do not */
         s->status = RUN_ERROR;
         s->untrusted = true;
-        snprintf(s->message, sizeof s->message, "jemalloc rejected a setting: %s", line);
+        snprintf(s->message, sizeof s->message, "%s rejected a setting: %s", ch->c->alloc->name, rejected);
     } else {
         s->status = RUN_OK;
     }
+}
+
+/* The sample's descriptors: sync socket, probe, output and go pipes,
+ * [0] the harness's end, [1] the child's (go: the reverse). */
+typedef struct {
+    int sp[2], pp[2], op[2], gp[2];
+} pipes_t;
+
+/* In the forked child: only async-signal-safe calls from here to exec.  It
+ * dies with the harness, even by SIGKILL (the death signal survives exec),
+ * and leads its own process group, so that a time-out or an interrupt kills
+ * what it started too. */
+__attribute__((noreturn)) static void child_exec(const run_opts_t *o, const pipes_t *p, int devnull, pid_t parent,
+                                                 char **argv, char **envp)
+{
+    setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(126);
+    int s = fcntl(p->sp[1], F_DUPFD_CLOEXEC, 10), q = fcntl(p->pp[1], F_DUPFD_CLOEXEC, 10);
+    if (s < 0 || q < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(q, CHILD_PROBE_FD) < 0 ||
+        (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(p->op[1], 1) < 0 || dup2(p->op[1], 2) < 0)
+        _exit(126);
+    if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
+        _exit(125);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(SIGINT, &dfl, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
+    sigaction(SIGPIPE, &dfl, NULL);
+    char go = 0;
+    while (read(p->gp[0], &go, 1) < 0 && errno == EINTR)
+        ;
+    if (go != 'g')
+        _exit(126);
+    execve(ENV_PATH, argv, envp);
+    static const char msg[] = "mallocbench: cannot execute " ENV_PATH "\n";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(127);
+}
+
+/* What the watch loop learns about the child's end. */
+typedef struct {
+    int wstatus;
+    struct rusage ru;
+    bool timed_out;
+    double t_end;
+} ending_t;
+
+/* Reads the child's three channels and samples its RSS until it exits (or
+ * is killed on time-out or interrupt), then drains what it wrote last. */
+static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
+{
+    const run_opts_t *o = ch->o;
+    pid_t pid = ch->pid;
+    double next_sample = ch->t0 + o->sample_interval_s;
+    double deadline = o->timeout_s > 0 ? ch->t0 + o->timeout_s : INFINITY;
+    int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0, killed = 0;
+    while (!exited) {
+        double t = now_s();
+        if (t >= next_sample) {
+            rss_sample(ch);
+            next_sample += o->sample_interval_s;
+            if (next_sample < t)
+                next_sample = t + o->sample_interval_s;
+        }
+        if (!killed && (t >= deadline || interrupted)) {
+            e->timed_out = t >= deadline && !interrupted;
+            kill_group(pid);
+            killed = 1;
+        }
+        int ms = (int)ceil((fmin(next_sample, deadline) - t) * 1000.0);
+        if (ms < 0 || killed)
+            ms = killed ? 50 : 0;
+        struct pollfd fds[4] = {
+            {pidfd, POLLIN, 0},
+            {sync_eof ? -1 : p->sp[0], POLLIN, 0},
+            {out_eof ? -1 : p->op[0], POLLIN, 0},
+            {probe_eof ? -1 : p->pp[0], POLLIN, 0},
+        };
+        if (pidfd < 0 && ms > 10)
+            ms = 10; /* no pidfd (old kernel): fall back to polling waitpid */
+        int n = poll(fds, 4, ms);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0 && fds[1].revents)
+            sync_read(ch, p->sp[0], &sync_eof);
+        if (n > 0 && fds[2].revents)
+            out_read(ch, p->op[0], &out_eof);
+        if (n > 0 && fds[3].revents)
+            probe_read(ch, p->pp[0], &probe_eof);
+        if ((pidfd < 0 || (n > 0 && fds[0].revents)) &&
+            wait4(pid, &e->wstatus, pidfd < 0 ? WNOHANG : 0, &e->ru) == pid)
+            exited = 1;
+    }
+    e->t_end = now_s();
+    if (!exited) {
+        kill_group(pid);
+        wait4(pid, &e->wstatus, 0, &e->ru);
+    }
+    kill(-pid, SIGKILL); /* whatever the sample left running in its group */
+    running_child = 0;
+    /* what the child wrote just before it exited */
+    for (int i = 0; i < 64 && !sync_eof; i++)
+        sync_read(ch, p->sp[0], &sync_eof);
+    for (int i = 0; i < 64 && !out_eof; i++)
+        out_read(ch, p->op[0], &out_eof);
+    for (int i = 0; i < 64 && !probe_eof; i++)
+        probe_read(ch, p->pp[0], &probe_eof);
+}
+
+/* The figures of a finished child: times, rusage, probe report, status. */
+static void collect(child_t *ch, const ending_t *e)
+{
+    run_sample_t *out = ch->s;
+    if (ch->cnt) {
+        cnt_read(ch->cnt, out->total);
+        cnt_close(ch->cnt);
+    }
+    out->wall_s = e->t_end - ch->t0;
+    out->user_s = (double)e->ru.ru_utime.tv_sec + (double)e->ru.ru_utime.tv_usec * 1e-6;
+    out->sys_s = (double)e->ru.ru_stime.tv_sec + (double)e->ru.ru_stime.tv_usec * 1e-6;
+    out->maxrss_kib = e->ru.ru_maxrss;
+    out->minflt = e->ru.ru_minflt;
+    out->majflt = e->ru.ru_majflt;
+    probe_parse(out, ch->probe_buf);
+    output_keys(ch);
+    finish_status(ch, e->wstatus, e->timed_out);
+}
+
+/* Forks the child, lets it go once counters and watchers are ready,
+ * watches it to its end: 0 (the status is in ch->s) or -errno. */
+static int fork_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
+{
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = -errno;
+        if (devnull >= 0)
+            close(devnull);
+        return err;
+    }
+    if (pid == 0)
+        child_exec(ch->o, p, devnull, parent, argv, envp);
+    if (devnull >= 0)
+        close(devnull);
+    setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
+    running_child = pid;
+    close(p->sp[1]), p->sp[1] = -1;
+    close(p->pp[1]), p->pp[1] = -1;
+    close(p->op[1]), p->op[1] = -1;
+    close(p->gp[0]), p->gp[0] = -1;
+    ch->pid = pid;
+
+    if (ch->cnt)
+        cnt_open(ch->cnt, pid); /* per-counter failures are recorded in the set */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    ch->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    fcntl(p->sp[0], F_SETFL, O_NONBLOCK);
+    fcntl(p->pp[0], F_SETFL, O_NONBLOCK);
+    fcntl(p->op[0], F_SETFL, O_NONBLOCK);
+
+    ch->t0 = now_s();
+    if (write(p->gp[1], "g", 1) != 1)
+        kill_group(pid);
+    close(p->gp[1]), p->gp[1] = -1;
+    ending_t e;
+    memset(&e, 0, sizeof e);
+    watch(ch, p, pidfd, &e);
+    if (pidfd >= 0)
+        close(pidfd);
+    if (ch->statm_fd >= 0)
+        close(ch->statm_fd);
+    collect(ch, &e);
+    return 0;
 }
 
 int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
@@ -496,174 +684,23 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         run_free_strv(envp);
         return rc;
     }
-
-    int sp[2] = {-1, -1}, pp[2] = {-1, -1}, op[2] = {-1, -1}, gp[2] = {-1, -1};
-    child_t ch = {.o = o, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
+    pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+    child_t ch = {.o = o, .c = c, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
                   .tag = series_tag ? series_tag : ""};
     ch.probe_buf = malloc(PROBE_BUF);
-    if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
-        pipe2(pp, O_CLOEXEC) || pipe2(op, O_CLOEXEC) || pipe2(gp, O_CLOEXEC)) {
+    if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
+        pipe2(p.pp, O_CLOEXEC) || pipe2(p.op, O_CLOEXEC) || pipe2(p.gp, O_CLOEXEC))
         rc = ch.probe_buf ? -errno : -ENOMEM;
-        goto cleanup;
+    else {
+        ch.probe_buf[0] = '\0';
+        rc = fork_and_watch(&ch, &p, argv, envp);
     }
-    ch.probe_buf[0] = '\0';
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        rc = -errno;
-        if (devnull >= 0)
-            close(devnull);
-        goto cleanup;
-    }
-    if (pid == 0) {
-        /* child: only async-signal-safe calls from here to exec.  It dies
-         * with the harness, even by SIGKILL (the death signal survives
-         * exec), and leads its own process group, so that a time-out or an
-         * interrupt kills what it started too. */
-        setpgid(0, 0);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-            _exit(126);
-        int s = fcntl(sp[1], F_DUPFD_CLOEXEC, 10), p = fcntl(pp[1], F_DUPFD_CLOEXEC, 10);
-        if (s < 0 || p < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(p, CHILD_PROBE_FD) < 0 ||
-            (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(op[1], 1) < 0 || dup2(op[1], 2) < 0)
-            _exit(126);
-        if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
-            _exit(125);
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        sigaction(SIGINT, &dfl, NULL);
-        sigaction(SIGTERM, &dfl, NULL);
-        sigaction(SIGPIPE, &dfl, NULL);
-        char go = 0;
-        while (read(gp[0], &go, 1) < 0 && errno == EINTR)
-            ;
-        if (go != 'g')
-            _exit(126);
-        execve(ENV_PATH, argv, envp);
-        static const char msg[] = "mallocbench: cannot execute " ENV_PATH "\n";
-        ssize_t ignored = write(2, msg, sizeof msg - 1);
-        (void)ignored;
-        _exit(127);
-    }
-    if (devnull >= 0)
-        close(devnull);
-    setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
-    running_child = pid;
-    close(sp[1]), sp[1] = -1;
-    close(pp[1]), pp[1] = -1;
-    close(op[1]), op[1] = -1;
-    close(gp[0]), gp[0] = -1;
-    ch.pid = pid;
-
-    if (cnt)
-        cnt_open(cnt, pid); /* per-counter failures are recorded in the set */
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    ch.statm_fd = open(path, O_RDONLY | O_CLOEXEC);
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    fcntl(sp[0], F_SETFL, O_NONBLOCK);
-    fcntl(pp[0], F_SETFL, O_NONBLOCK);
-    fcntl(op[0], F_SETFL, O_NONBLOCK);
-
-    ch.t0 = now_s();
-    double next_sample = ch.t0 + o->sample_interval_s;
-    double deadline = o->timeout_s > 0 ? ch.t0 + o->timeout_s : INFINITY;
-    if (write(gp[1], "g", 1) != 1)
-        kill_group(pid);
-    close(gp[1]), gp[1] = -1;
-
-    int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0, killed = 0;
-    bool timed_out = false;
-    int wstatus = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    while (!exited) {
-        double t = now_s();
-        if (t >= next_sample) {
-            rss_sample(&ch);
-            next_sample += o->sample_interval_s;
-            if (next_sample < t)
-                next_sample = t + o->sample_interval_s;
-        }
-        if (!killed && (t >= deadline || interrupted)) {
-            timed_out = t >= deadline && !interrupted;
-            kill_group(pid);
-            killed = 1;
-        }
-        double wake = fmin(next_sample, deadline);
-        int ms = (int)ceil((wake - t) * 1000.0);
-        if (ms < 0 || killed)
-            ms = killed ? 50 : 0;
-        struct pollfd fds[4] = {
-            {pidfd, POLLIN, 0},
-            {sync_eof ? -1 : sp[0], POLLIN, 0},
-            {out_eof ? -1 : op[0], POLLIN, 0},
-            {probe_eof ? -1 : pp[0], POLLIN, 0},
-        };
-        if (pidfd < 0) {
-            /* no pidfd (old kernel): fall back to polling waitpid */
-            fds[0].fd = -1;
-            if (ms > 10)
-                ms = 10;
-        }
-        int n = poll(fds, 4, ms);
-        if (n < 0 && errno != EINTR)
-            break;
-        if (n > 0) {
-            if (fds[1].revents)
-                sync_read(&ch, sp[0], &sync_eof);
-            if (fds[2].revents)
-                out_read(&ch, op[0], &out_eof);
-            if (fds[3].revents)
-                probe_read(&ch, pp[0], &probe_eof);
-        }
-        if (pidfd < 0 || (n > 0 && fds[0].revents)) {
-            pid_t w = wait4(pid, &wstatus, pidfd < 0 ? WNOHANG : 0, &ru);
-            if (w == pid)
-                exited = 1;
-        }
-    }
-    double t_end = now_s();
-    if (!exited) {
-        kill_group(pid);
-        wait4(pid, &wstatus, 0, &ru);
-    }
-    kill(-pid, SIGKILL); /* whatever the sample left running in its group */
-    running_child = 0;
-    /* what the child wrote just before it exited */
-    for (int i = 0; i < 64 && !sync_eof; i++)
-        sync_read(&ch, sp[0], &sync_eof);
-    for (int i = 0; i < 64 && !out_eof; i++)
-        out_read(&ch, op[0], &out_eof);
-    for (int i = 0; i < 64 && !probe_eof; i++)
-        probe_read(&ch, pp[0], &probe_eof);
-    if (cnt) {
-        cnt_read(cnt, out->total);
-        cnt_close(cnt);
-    }
-    if (pidfd >= 0)
-        close(pidfd);
-    if (ch.statm_fd >= 0)
-        close(ch.statm_fd);
-
-    out->wall_s = t_end - ch.t0;
-    out->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
-    out->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-    out->maxrss_kib = ru.ru_maxrss;
-    out->minflt = ru.ru_minflt;
-    out->majflt = ru.ru_majflt;
-    probe_parse(out, ch.probe_buf);
-    finish_status(&ch, wstatus, timed_out);
-    rc = 0;
-
-cleanup:
     free(ch.probe_buf);
     for (int i = 0; i < 2; i++) {
-        if (sp[i] >= 0) close(sp[i]);
-        if (pp[i] >= 0) close(pp[i]);
-        if (op[i] >= 0) close(op[i]);
-        if (gp[i] >= 0) close(gp[i]);
+        if (p.sp[i] >= 0) close(p.sp[i]);
+        if (p.pp[i] >= 0) close(p.pp[i]);
+        if (p.op[i] >= 0) close(p.op[i]);
+        if (p.gp[i] >= 0) close(p.gp[i]);
     }
     run_free_strv(envp);
     run_free_strv(argv);

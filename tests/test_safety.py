@@ -121,14 +121,14 @@ def case_matrix_errors(mb, tmp):
     # an empty workload name then keys: was an out-of-bounds write (exit 2, corrupt memory)
     matrix_error(mb, tmp, "[workload ]\nsize = 1M\ncount = 2\n", 1, "needs a name")
     # two errors: the first one's line with the first one's reason
-    matrix_error(mb, tmp, "[run]\nrepetitions = x\nbogus = 1\n", 2, "bad repetitions")
+    matrix_error(mb, tmp, "[run]\nrepetitions = x\nbogus = 1\n", 2, "repetitions: bad value 'x'")
     matrix_error(mb, tmp, "[workload tensor_copy]\nsize = 1M\nstepz = 3\n[run]\nbogus = 1\n", 3, "stepz")
     # errors found after parsing still carry their line
     matrix_error(mb, tmp, MATRIX_OK + "[workload tensor_copy]\nsize = 1M\n[tunables jemalloc]\ndirty_decay = 5\n",
                  9, "dirty_decay")
     matrix_error(mb, tmp, "[run]\nallocators = glibc,jemallok\n[workload tensor_copy]\n", 2, "jemallok")
     matrix_error(mb, tmp, "[run]\nevents = no_such_event_here\n[workload tensor_copy]\n", 2, "no_such_event_here")
-    matrix_error(mb, tmp, "[run]\npin = 4096\n[workload tensor_copy]\n", 2, "--pin")
+    matrix_error(mb, tmp, "[run]\npin = 4096\n[workload tensor_copy]\n", 2, "pin: bad value '4096'")
     matrix_error(mb, tmp, "[workload tensor_copy]\nsweep = size=0..1M\n", 2, "--sweep")
     matrix_error(mb, tmp, "[workload tenser_copy]\n", 1, "unknown workload")
     # a long line is refused, not cut into a second line that sets steps=3
@@ -149,6 +149,15 @@ def case_matrix_errors(mb, tmp):
     p = run(mb, "run", "-m", m, "--print-commands")
     check("tensor_copy(size=1M" in p.stdout and "arena_churn(" in p.stdout,
           f"both workloads planned, the empty one with defaults: {p.stdout[:400]!r}")
+    # an empty [workload tensor_copy] is kept too: before another section, or alone
+    for text, want in ((MATRIX_OK + "[workload tensor_copy]\n[workload tensor_copy b]\nsize = 2M\n", 2),
+                       (MATRIX_OK + "[workload tensor_copy]\n", 1)):
+        with open(m, "w") as f:
+            f.write(text)
+        p = run(mb, "run", "-m", m, "--print-commands")
+        planned = {l.split(": ", 1)[1] for l in p.stdout.splitlines() if l.startswith("# block")}
+        check(len(planned) == want and all(w.startswith("tensor_copy(") for w in planned),
+              f"{text!r}: {want} tensor_copy cells, the empty section's with defaults: {sorted(planned)}")
 
 
 def case_short_write(mb, tmp):
@@ -195,6 +204,14 @@ def case_torn_tail(mb, tmp):
         check(("newline" if name == "nonl" else "torn") in p.stderr, f"{name}: says what it repaired: {p.stderr!r}")
 
 
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def worker_pids():
     pids = []
     for d in os.listdir("/proc"):
@@ -216,9 +233,12 @@ def case_orphans(mb, tmp):
         p = subprocess.Popen([mb, "run", "-q", "-w", "selftest:mode=hang", "-a", "glibc", "-r", "1",
                               "--timeout", "5m", "--no-limit", "-o", out], stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 30
-        while time.time() < deadline and not (set(worker_pids()) - before):
+        # this harness's own workers (other suites may run workers at the same time)
+        def started():
+            return {w for w in set(worker_pids()) - before if parent_of(w) == p.pid}
+        while time.time() < deadline and not started():
             time.sleep(0.05)
-        mine = set(worker_pids()) - before
+        mine = started()
         check(len(mine) >= 1, f"{sig.name}: the hanging worker started")
         p.send_signal(sig)
         p.communicate(timeout=30)

@@ -10,6 +10,7 @@
  * object is read back; alloc=stub swaps malloc/free for a trivial allocator
  * to measure what the loop itself costs (tests/bench_churn.py). */
 #include "dist.h"
+#include "units.h"
 #include "hist.h"
 #include "queue.h"
 #include "region.h"
@@ -119,12 +120,7 @@ static inline uint64_t mix64(uint64_t x)
     return x;
 }
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#define now_ns mono_ns
 
 static inline unsigned stub_class(uint64_t size)
 {

@@ -13,11 +13,8 @@
 
 uint64_t rng_seed(uint64_t seed)
 {
-    /* splitmix64 scrambles nearby seeds apart and never yields 0 */
-    uint64_t z = seed + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
+    /* splitmix64 scrambles nearby seeds apart; never 0 */
+    uint64_t z = splitmix64(&seed);
     return z ? z : 0x9e3779b97f4a7c15ULL;
 }
 

@@ -7,6 +7,7 @@
  * happen in the pool, competing with real arithmetic, as in a framework.
  * Reports steps per second of step time and the step-time distribution. */
 #include "dist.h"
+#include "units.h"
 #include "hist.h"
 #include "region.h"
 #include "workload.h"
@@ -257,12 +258,7 @@ static void ts_sleep_ms(uint64_t ms)
         ;
 }
 
-static uint64_t ts_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#define ts_now_ns mono_ns
 
 static void ts_free(ts_t *t)
 {

@@ -1,8 +1,9 @@
 /* fuzz_matrix.c - libFuzzer target: the input is a whole matrix file for
- * matrix_parse (on top of spec_defaults, as matrix_load does).  Checks: no
+ * matrix_parse (on top of opt_defaults, as `run` does).  Checks: no
  * crash or leak, an error always says why, and on success every count
  * within its array and every string NUL-terminated within its field. */
 #include "matrix.h"
+#include "options.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ static run_spec_t s;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[512] = "";
-    spec_defaults(&s);
+    opt_defaults(&s, NULL);
     if (matrix_parse("fuzz.ini", (const char *)data, size, &s, err, sizeof err) != 0) {
         if (!err[0] || !TERMINATED(err))
             abort();

@@ -1,0 +1,74 @@
+/* cli.c - the one-line error printers of the commands (contract: cli.h).
+ * Every message is "mallocbench: <what failed, quoting its subject>". */
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *prog = "mallocbench";
+
+static void vreport(const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int die_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(fmt, ap);
+    va_end(ap);
+    return 2;
+}
+
+int die_io(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+int die_for(int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(fmt, ap);
+    va_end(ap);
+    switch (-rc) {
+    case EINVAL: case ERANGE: case EPROTO: case E2BIG: case EEXIST: case ENOENT: case ENOTDIR:
+    case EISDIR: case EACCES: case EFBIG: case ENAMETOOLONG: case ELOOP:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+/* ---- where a spec entry came from ----------------------------------------- */
+
+/* "file:line: " of the matrix entry being resolved, or "" (command line), so
+ * that errors found after parsing still point at their line. */
+static char spec_where[PATH_MAX + 32];
+
+void spec_at(const run_spec_t *sp, unsigned line)
+{
+    if (sp->matrix[0] && line)
+        snprintf(spec_where, sizeof spec_where, "%s:%u: ", sp->matrix, line);
+    else
+        spec_where[0] = '\0';
+}
+
+int die_spec(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return die_usage("%s%s", spec_where, msg);
+}

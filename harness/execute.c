@@ -1,0 +1,286 @@
+/* execute.c - running the plan of one invocation (contract: execute.h):
+ * one fresh child per sample through run.c, its row written whole or not at
+ * all, each workload's limit measured at the start of the block that uses
+ * it, adaptive runs stopped once every cell has converged. */
+#include "cli.h"
+#include "execute.h"
+#include "plan.h"
+#include "registry.h"
+#include "units.h"
+#include "verify.h"
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The workload's own upper bound (wl_t.limit): one sample of the same spec
+ * with the allocator taken out of the loop, run under glibc without
+ * counters; its throughput, or NAN. */
+static double measure_limit(const run_opts_t *o, const wl_args_t *a)
+{
+    if (!a->wl->limit)
+        return NAN;
+    wl_args_t lim = *a;
+    char buf[256], err[512];
+    snprintf(buf, sizeof buf, "%s", a->wl->limit);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
+        if (wl_set(&lim, kv, err, sizeof err))
+            return NAN;
+    static run_config_t glibc; /* the system allocator */
+    memset(&glibc, 0, sizeof glibc);
+    glibc.alloc = alloc_system();
+    snprintf(glibc.label, sizeof glibc.label, "%s", glibc.alloc->name);
+    run_sample_t *s = malloc(sizeof *s);
+    if (!s)
+        return NAN;
+    double v = NAN;
+    if (run_sample(o, &glibc, &lim, NULL, s, NULL, NULL) == 0 && s->status == RUN_OK && s->have_result)
+        v = s->res.throughput;
+    free(s);
+    return v;
+}
+
+double execute_cell_ci(const double *v, size_t n)
+{
+    double *s = malloc(n * sizeof *s);
+    if (!s || n < 6) {
+        free(s);
+        return INFINITY;
+    }
+    memcpy(s, v, n * sizeof *s);
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && s[k] < s[k - 1]; k--) {
+            double t = s[k];
+            s[k] = s[k - 1];
+            s[k - 1] = t;
+        }
+    double lo, hi, med = plan_median(s, n);
+    bool ok = plan_median_ci(s, n, &lo, &hi);
+    free(s);
+    return ok && med > 0 ? (hi - lo) / 2 / med : INFINITY;
+}
+
+/* One sample of the plan, its row written whole or not at all.  0 to go
+ * on, 1 when the run must stop (the harness could not start a child, or
+ * the output cannot take another row). */
+static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progress)
+{
+    resolved_t *r = &c->r;
+    bool tty = c->tty;
+    size_t cell = c->order[p], w = cell / r->ncfg, k = cell % r->ncfg;
+    char ts[40], tag[96];
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&rt.tv_sec));
+    snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03ldZ", rt.tv_nsec / 1000000);
+    snprintf(tag, sizeof tag, "%s,%zu", c->run_id, c->nrun);
+    double t0 = mono_now();
+    int rc = run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[cell], c->cnt, c->s, c->out.series, tag);
+    if (rc) {
+        fprintf(stderr, "%s%s: cannot start a sample: %s\n", tty ? "\n" : "", prog, strerror(-rc));
+        return 1;
+    }
+    if (run_interrupted()) {
+        out_series_rollback(&c->out); /* the sample cut short is dropped whole */
+        return 0;
+    }
+    c->spent += mono_now() - t0;
+    char effective[CSV_FIELD_MAX];
+    effective[0] = '\0';
+    verify_sample(&r->cfg[k], c->s, effective, sizeof effective);
+    row_fill(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], r->versions[k], (int)b, c->s, effective,
+             c->cnt, ts, r->limits[w], c->cell_scale[cell]);
+    /* the RSS lines first, then the row: a row is there only when all of
+     * its sample is; a failed write leaves both files ending whole */
+    const char *failed = NULL;
+    if ((rc = out_series_flush(&c->out)))
+        failed = c->out.rss;
+    else if ((rc = csv_write_row(&c->out.w, c->row))) {
+        out_series_rollback(&c->out);
+        failed = c->out.csv;
+    }
+    if (failed) {
+        fprintf(stderr, "%s%s: cannot write '%s': %s; stopped, the files end at the last whole sample: "
+                "make room and continue with the same command and --resume\n", tty ? "\n" : "", prog, failed,
+                strerror(-rc));
+        return 1;
+    }
+    out_series_mark(&c->out);
+    c->nrun++;
+    if (c->s->status == RUN_OK) {
+        c->nok++;
+        if (c->s->have_result)
+            c->tput[cell * c->blocks + c->ntput[cell]++] = c->s->res.throughput;
+    } else {
+        c->nbad++;
+    }
+    if (progress)
+        progress(c, b, w, k);
+    return 0;
+}
+
+/* --resume: the work_scale factors the file's rows were run with (from
+ * --min-time), so a configuration's samples stay comparable across
+ * invocations, whatever this one's --min-time. */
+static void load_scales(run_ctx_t *c)
+{
+    resolved_t *r = &c->r;
+    const csv_table_t *t = &c->prev;
+    int cw = csv_col(t, "workload"), cp = csv_col(t, "workload_params"), cc = csv_col(t, "config"),
+        cs = csv_col(t, "work_scale");
+    char (*params)[1024] = calloc(r->nw ? r->nw : 1, sizeof *params);
+    if (!params)
+        return; /* the factors are calibrated again, or 1 */
+    for (size_t w = 0; w < r->nw; w++)
+        wl_format_args(&r->wl[w], ',', params[w], sizeof params[w]);
+    for (size_t i = 0; i < t->nrows && cw >= 0 && cp >= 0 && cc >= 0 && cs >= 0; i++) {
+        uint64_t scale;
+        if (units_parse_u64(t->rows[i][cs], &scale) || scale < 1)
+            continue;
+        for (size_t w = 0; w < r->nw; w++) {
+            if (strcmp(r->wl[w].wl->name, t->rows[i][cw]) || strcmp(params[w], t->rows[i][cp]))
+                continue;
+            for (size_t k = 0; k < r->ncfg; k++) {
+                size_t cell = w * r->ncfg + k;
+                if (strcmp(r->cfg[k].label, t->rows[i][cc]) || c->cell_scale[cell])
+                    continue;
+                c->cell_scale[cell] = wl_scale(&c->cell_args[cell], scale);
+            }
+        }
+    }
+    free(params);
+}
+
+/* --min-time: every cell this invocation runs gets a factor on its work so
+ * that its measured region lasts at least that long, measured on discarded
+ * samples (at most three per cell) and kept for all its blocks.  A
+ * workload with a fixed schedule keeps factor 1. */
+static void calibrate_cells(run_ctx_t *c)
+{
+    bool tty = c->tty;
+    resolved_t *r = &c->r;
+    double want = c->sp.min_time_s;
+    if (want <= 0) { /* the work as given, unless a resumed file said otherwise */
+        for (size_t i = 0; i < r->ncells; i++)
+            c->cell_scale[i] = c->cell_scale[i] ? c->cell_scale[i] : 1;
+        return;
+    }
+    bool *needed = calloc(r->ncells ? r->ncells : 1, sizeof *needed);
+    size_t nneeded = 0, ndone = 0;
+    for (unsigned b = 0; needed && b < c->blocks; b++) {
+        plan_block_order(c->sp.seed, b, r->ncells, c->order);
+        for (size_t p = 0; p < r->ncells; p++)
+            if (plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) && !c->done[b * r->ncells + p] &&
+                !needed[c->order[p]]) {
+                needed[c->order[p]] = true;
+                nneeded++;
+            }
+    }
+    for (size_t i = 0; i < r->ncells; i++) {
+        if (c->cell_scale[i])
+            continue;
+        c->cell_scale[i] = 1;
+        if (run_interrupted() || !needed || !needed[i] || !r->wl[i / r->ncfg].wl->scale)
+            continue;
+        if (tty)
+            fprintf(stderr, "\r\033[Kcalibrating --min-time %zu/%zu: %s %s", ++ndone, nneeded,
+                    r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label);
+        for (int round = 0; round < 3 && !run_interrupted(); round++) {
+            const run_sample_t *s = c->s;
+            if (run_sample(&c->cli.o, &r->cfg[i % r->ncfg], &c->cell_args[i], c->cnt, c->s, NULL, NULL) ||
+                s->status != RUN_OK || !s->have_result || !(s->res.region_s > 0) || s->res.region_s >= want)
+                break;
+            /* 10% over the target, so that a sample a little faster than
+             * this one still lasts long enough */
+            double f = (double)c->cell_scale[i] * want * 1.1 / s->res.region_s;
+            uint64_t scale = f > 1e12 ? (uint64_t)1e12 : (uint64_t)ceil(f);
+            if (scale <= c->cell_scale[i])
+                break;
+            c->cell_args[i] = r->wl[i / r->ncfg];
+            uint64_t got = wl_scale(&c->cell_args[i], scale);
+            if (got <= c->cell_scale[i])
+                break; /* at the parameter's limit */
+            c->cell_scale[i] = got;
+        }
+    }
+    free(needed);
+}
+
+/* Discarded samples, one cell at a time in block-0 order. */
+static void warm_up(run_ctx_t *c)
+{
+    bool tty = c->tty;
+    resolved_t *r = &c->r;
+    plan_block_order(c->sp.seed, 0, r->ncells, c->order);
+    for (unsigned wu = 0; wu < c->sp.warmup_runs && !run_interrupted(); wu++)
+        for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
+            if (!plan_in_shard(0, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
+                continue;
+            size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
+            if (run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s, NULL, NULL))
+                break;
+            if (tty)
+                fprintf(stderr, "\r\033[Kwarm-up %zu/%zu: %s %s", p + 1, r->ncells, r->wl[w].wl->name,
+                        r->cfg[k].label);
+        }
+}
+
+/* The blocks: each in its shuffled order, each workload's limit measured at
+ * the start of the block that uses it; adaptive runs stop once every cell
+ * has converged.  Returns the exit code and the blocks run in *nblocks. */
+static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
+{
+    resolved_t *r = &c->r;
+    run_spec_t *sp = &c->sp;
+    unsigned k = c->cli.shard_k, n = c->cli.shard_n;
+    unsigned b;
+    for (b = 0; b < c->blocks && !run_interrupted(); b++) {
+        if (sp->adaptive > 0 && b >= (sp->reps > 6 ? sp->reps : 6)) {
+            bool all = true;
+            for (size_t i = 0; i < r->ncells; i++) {
+                c->converged[i] = execute_cell_ci(&c->tput[i * c->blocks], c->ntput[i]) <= sp->adaptive;
+                all &= c->converged[i];
+            }
+            if (all || mono_now() - c->t_start > sp->budget_s)
+                break;
+        }
+        plan_block_order(sp->seed, b, r->ncells, c->order);
+        for (size_t w = 0; w < r->nw && sp->limit && !run_interrupted(); w++) {
+            bool used = false;
+            for (size_t p = 0; p < r->ncells && !used; p++)
+                used = c->order[p] / r->ncfg == w && plan_in_shard(b, p, r->ncells, k, n) &&
+                       !c->done[b * r->ncells + p] && !c->converged[c->order[p]];
+            r->limits[w] = used ? measure_limit(&c->cli.o, &r->wl[w]) : NAN;
+        }
+        for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
+            if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||
+                c->converged[c->order[p]])
+                continue;
+            if (one_sample(c, b, p, progress)) {
+                *nblocks = b;
+                return 1;
+            }
+        }
+    }
+    *nblocks = b;
+    return 0;
+}
+
+int execute_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
+{
+    resolved_t *r = &c->r;
+    if (c->cli.resume && c->out.exists)
+        load_scales(c);
+    calibrate_cells(c);
+    warm_up(c);
+    for (unsigned b = 0; b < (unsigned)c->sp.reps && b < c->blocks; b++)
+        for (size_t p = 0; p < r->ncells; p++)
+            c->planned += plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) &&
+                          !c->done[b * r->ncells + p];
+    c->t_start = mono_now();
+    return run_blocks(c, progress, nblocks);
+}

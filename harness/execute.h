@@ -1,0 +1,61 @@
+/* execute.h - the state of one `run` invocation, and running its plan:
+ * work scales (read back by --resume, calibrated by --min-time), warm-up,
+ * then the blocks, each in its shuffled order, one row per sample written
+ * whole, until the plan is done, has converged (--adaptive), is out of
+ * budget or is interrupted.  runner.c builds the state and reports on it;
+ * execute.c runs the samples. */
+#ifndef MB_EXECUTE_H
+#define MB_EXECUTE_H
+#include "counters.h"
+#include "csv.h"
+#include "options.h"
+#include "output.h"
+#include "resolve.h"
+#include "rows.h"
+#include "run.h"
+#include "spec.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct run_ctx run_ctx_t;
+
+/* Called after each sample is written: its block b, the workload w and the
+ * configuration k of its cell. */
+typedef void run_progress_fn(const run_ctx_t *c, unsigned b, size_t w, size_t k);
+
+/* Everything one invocation holds; freed in one place (runner.c). */
+struct run_ctx {
+    run_spec_t sp;
+    run_cli_t cli;
+    resolved_t r;
+    char worker[PATH_MAX], probe[PATH_MAX];
+    unsigned blocks;
+    out_t out;
+    row_ctx_t x;
+    csv_table_t prev;              /* --resume: the rows the output already has (read once) */
+    char run_id[64], shard_txt[32], host[256];
+    cnt_set_t *cnt;
+    size_t *order, *ntput, ndone;
+    bool *done, *converged;
+    double *tput;
+    wl_args_t *cell_args;          /* per cell: the workload as run, --min-time scaling applied */
+    uint64_t *cell_scale;          /* its work_scale; 0: not calibrated yet */
+    csv_row_t *row;
+    run_sample_t *s;
+    /* progress */
+    size_t planned, nrun, nok, nbad;
+    double t_start, spent;
+    bool tty;                      /* progress on a terminal: one line, rewritten */
+};
+
+/* Run the plan: 0, or 1 when the run must stop (a child could not be
+ * started, the output takes no more rows); *nblocks: the blocks begun. */
+int execute_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks);
+/* Relative half-width of the 95% CI of a cell's median throughput (v: its
+ * n samples); INFINITY when it has too few. */
+double execute_cell_ci(const double *v, size_t n);
+
+#endif

@@ -1,0 +1,84 @@
+#!/bin/sh
+# test_install.sh - `meson install` of this build into a fresh --destdir,
+# moved elsewhere, works on its own: version, list allocators (glibc
+# installed), one real tensor_copy sample (one CSV row, status ok) and
+# compare through the installed scripts; no installed file names the build
+# tree.  Usage: test_install.sh <builddir>/mallocbench MESON PYTHON.
+set -u
+
+usage="usage: test_install.sh HARNESS MESON PYTHON"
+harness=${1:?$usage}
+meson=${2:?$usage}
+python=${3:?$usage}
+build=$(cd "$(dirname "$harness")" && pwd -P) || exit 1
+if [ ! -f "$build/meson-private/install.dat" ]; then
+	echo "FAIL: '$build' (the directory of '$harness') is not a meson build directory" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+if ! "$meson" install -C "$build" --destdir "$tmp/dest" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
+	cat "$tmp/install.log" >&2
+	echo "FAIL: meson install into $tmp/dest failed" >&2
+	exit 1
+fi
+# where it went did not matter: move the whole tree
+mv "$tmp/dest" "$tmp/moved" || exit 1
+bin=$(find "$tmp/moved" -type f -name mallocbench -perm -u+x)
+if [ -z "$bin" ] || [ "$(printf '%s\n' "$bin" | wc -l)" -ne 1 ]; then
+	echo "FAIL: expected one installed mallocbench, found: '$bin'" >&2
+	exit 1
+fi
+echo "installed: $bin"
+script=$(find "$tmp/moved" -type f -path '*/mallocbench/scripts/compare.py')
+[ -n "$script" ] && [ -x "$script" ] || fail "no executable .../mallocbench/scripts/compare.py installed"
+
+# Nothing that runs may name the build tree (debug info aside: strip a copy).
+for f in $(find "$tmp/moved" -type f); do
+	case $f in
+	*.py) cp "$f" "$tmp/stripped" ;;
+	*) strip -o "$tmp/stripped" "$f" 2>/dev/null || cp "$f" "$tmp/stripped" ;;
+	esac
+	! grep -qaF "$build" "$tmp/stripped" || fail "$f names the build tree '$build'"
+done
+
+cd "$tmp" || exit 1
+out=$("$bin" version 2>&1) || fail "version: $out"
+case $out in
+"mallocbench "[0-9]*) ;;
+*) fail "version printed '$out'" ;;
+esac
+
+"$bin" list allocators >"$tmp/list.out" 2>&1 || fail "list allocators: $(cat "$tmp/list.out")"
+awk '$1 == "glibc" && $2 == "yes" { found = 1 } END { exit !found }' "$tmp/list.out" ||
+	fail "list allocators does not show glibc installed: $(cat "$tmp/list.out")"
+
+if ! "$bin" run -q -w tensor_copy:size=1M,count=2,steps=5 -a glibc -r 1 -o "$tmp/out.csv" \
+	>"$tmp/run.out" 2>&1; then
+	fail "run: $(cat "$tmp/run.out")"
+else
+	rows=$("$python" -c 'import csv, sys; print(" ".join(r["status"] for r in csv.DictReader(open(sys.argv[1]))))' \
+		"$tmp/out.csv" 2>&1)
+	[ "$rows" = ok ] || fail "out.csv: expected one row with status ok, got statuses '$rows'"
+fi
+
+# compare through the installed script: a real run, then a marker proves
+# that the installed copy, not the source tree's, is the one run.
+if [ -f "$tmp/out.csv" ] && [ -n "$script" ]; then
+	"$bin" compare "$tmp/out.csv" "$tmp/out.csv" >"$tmp/compare.out" 2>&1 ||
+		fail "compare: $(tail -n 3 "$tmp/compare.out")"
+	printf 'import sys\nprint("installed-copy", sys.argv[1:])\n' >"$script"
+	got=$("$bin" compare x.csv 2>&1)
+	[ "$got" = "installed-copy ['x.csv']" ] || fail "compare did not run the installed script: '$got'"
+fi
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails check(s) failed" >&2
+	exit 1
+fi
+echo "ok: installed, moved, and ran from $tmp/moved"
+exit 0
