@@ -1,21 +1,22 @@
 /* probe.c - libmbprobe.so, preloaded behind the allocator under test: reports to
  * the descriptor MB_PROBE_FD which object serves malloc, the allocator family,
  * version, environment and the settings read back from it (contract: probe.h),
- * then "stat:" lines at exit.  Links libc/libdl only: every allocator API is
- * found with dlsym.  Output goes through static buffers; the only heap use is
+ * then "stat:" lines at exit.  Everything family-specific comes from the
+ * family table (family.h: ident symbols, probe_version/read/stats hooks);
+ * this file knows no allocator.  Links libc/libdl only: every allocator API
+ * is found with dlsym.  Output goes through static buffers; the only heap use is
  * glibc's own (dlsym error strings) and what the allocator APIs do. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE             /* dladdr1, dlinfo, strerrorname_np, mallinfo2 */
+#define _GNU_SOURCE             /* dladdr1, dlinfo */
 #endif
 #include "probe.h"
+#include "family.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gnu/libc-version.h>
 #include <limits.h>
 #include <link.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,54 +41,15 @@ extern char **environ;
  * started by glibc's crt1), the destructor writes the report instead. */
 enum { PB_OFF, PB_PENDING, PB_REPORTED };
 
-typedef enum {
-    PB_FAM_UNKNOWN, PB_FAM_GLIBC, PB_FAM_JEMALLOC, PB_FAM_TCMALLOC, PB_FAM_MIMALLOC
-} pb_family_t;
-
-static const char *const pb_family_names[] = {
-    "unknown", "glibc", "jemalloc", "tcmalloc", "mimalloc"
-};
-
-typedef int (*pb_mallctl_fn)(const char *, void *, size_t *, void *, size_t);
-typedef const char *(*pb_tc_version_fn)(int *, int *, const char **);
-typedef int (*pb_tc_prop_fn)(const char *, size_t *);
-typedef int (*pb_mi_version_fn)(void);
-typedef long (*pb_mi_option_get_fn)(int);
-typedef void (*pb_mi_process_info_fn)(size_t *, size_t *, size_t *, size_t *,
-                                      size_t *, size_t *, size_t *, size_t *);
-
-/* The allocator APIs probed for, in the order they are reported. */
-static const struct {
-    const char *sym;
-    pb_family_t family;     /* PB_FAM_UNKNOWN: reported, never decides */
-} pb_apis[] = {
-    { "mallctl", PB_FAM_JEMALLOC },
-    { "je_mallctl", PB_FAM_UNKNOWN },
-    { "je_malloc", PB_FAM_UNKNOWN },
-    { "tc_version", PB_FAM_TCMALLOC },
-    { "MallocExtension_GetNumericProperty", PB_FAM_TCMALLOC },
-    { "mi_version", PB_FAM_MIMALLOC },
-};
-#define PB_NAPIS (sizeof pb_apis / sizeof pb_apis[0])
-
 static struct {
     int state;
     int fd;
     pid_t pid;                    /* process that armed the probe */
-    pb_family_t family;
+    const alloc_info_t *family;   /* NULL: unknown */
     bool identified;
     void *malloc_base;            /* load base of the object serving malloc */
     char malloc_name[PATH_MAX];   /* dli_fname as loaded */
     char malloc_path[PATH_MAX];   /* its realpath */
-    void *api_addr[PB_NAPIS];
-    void *api_base[PB_NAPIS];
-    /* usable only when they live in the object serving malloc */
-    pb_mallctl_fn mallctl;
-    pb_tc_version_fn tc_version;
-    pb_tc_prop_fn tc_prop;
-    pb_mi_version_fn mi_version;
-    pb_mi_option_get_fn mi_option_get;
-    pb_mi_process_info_fn mi_process_info;
 } pb = { .state = PB_OFF, .fd = -1 };
 
 /* Room for a read-back value: a path plus a sentence. */
@@ -161,13 +123,6 @@ static void pb_flush(void)
 /* dlsym into a function pointer without an object-to-function cast. */
 #define PB_FN(dst, addr) do { void *a_ = (addr); memcpy(&(dst), &a_, sizeof a_); } while (0)
 
-/* A static name for an errno value; never allocates (unlike strerror). */
-static const char *pb_errname(int err)
-{
-    const char *s = strerrorname_np(err);
-    return s ? s : "unknown errno";
-}
-
 /* Path of the object at dli_fname: realpath when possible; the main
  * program may be reported with an empty name. */
 static void pb_object_path(const char *fname, char *out, size_t n)
@@ -226,7 +181,19 @@ static void *pb_resolve(const char *sym, Dl_info *di)
     return p;
 }
 
-/* Finds what serves malloc and which allocator APIs live in that object.
+/* The definition of `name` in the object serving malloc, or NULL: the
+ * only way a family's hooks reach its allocator, so a second allocator
+ * loaded beside it is never asked. */
+static void *pb_sym(const char *name)
+{
+    Dl_info di;
+    void *p = pb_resolve(name, &di);
+    return p && pb.malloc_base && di.dli_fbase == pb.malloc_base ? p : NULL;
+}
+
+static const probe_ctx_t pb_ctx = { pb_sym, pb_line, pb.malloc_path };
+
+/* Finds what serves malloc and the family whose ident symbol it defines.
  * A failed dlsym makes glibc build an error message with malloc: a few
  * small allocations, once. */
 static void pb_identify(void)
@@ -242,98 +209,25 @@ static void pb_identify(void)
                  di.dli_fname && *di.dli_fname ? di.dli_fname : "/proc/self/exe");
         pb_object_path(di.dli_fname, pb.malloc_path, sizeof pb.malloc_path);
     }
-    pb.family = PB_FAM_UNKNOWN;
-    for (size_t i = 0; i < PB_NAPIS; i++) {
-        void *p = pb_resolve(pb_apis[i].sym, &di);
-        pb.api_addr[i] = p;
-        if (p)
-            pb.api_base[i] = di.dli_fbase;
-        if (p && pb.malloc_base && pb.api_base[i] == pb.malloc_base &&
-            pb_apis[i].family != PB_FAM_UNKNOWN && pb.family == PB_FAM_UNKNOWN)
-            pb.family = pb_apis[i].family;
-    }
-    if (pb.family == PB_FAM_UNKNOWN && pb.malloc_base) {
-        const char *slash = strrchr(pb.malloc_path, '/');
-        const char *base = slash ? slash + 1 : pb.malloc_path;
-        const char *lslash = strrchr(pb.malloc_name, '/');
-        const char *lbase = lslash ? lslash + 1 : pb.malloc_name;
-        if (pb_starts(base, "libc.so") || pb_starts(lbase, "libc.so") ||
-            pb_starts(base, "libc-"))
-            pb.family = PB_FAM_GLIBC;
-    }
-    /* Resolve only the entry points of the allocator serving malloc. */
-    for (size_t i = 0; i < PB_NAPIS; i++) {
-        if (!pb.api_addr[i] || pb.api_base[i] != pb.malloc_base)
-            continue;
-        if (pb.family == PB_FAM_JEMALLOC && strcmp(pb_apis[i].sym, "mallctl") == 0)
-            PB_FN(pb.mallctl, pb.api_addr[i]);
-        if (pb.family == PB_FAM_TCMALLOC && strcmp(pb_apis[i].sym, "tc_version") == 0)
-            PB_FN(pb.tc_version, pb.api_addr[i]);
-        if (pb.family == PB_FAM_TCMALLOC &&
-            strcmp(pb_apis[i].sym, "MallocExtension_GetNumericProperty") == 0)
-            PB_FN(pb.tc_prop, pb.api_addr[i]);
-        if (pb.family == PB_FAM_MIMALLOC && strcmp(pb_apis[i].sym, "mi_version") == 0)
-            PB_FN(pb.mi_version, pb.api_addr[i]);
-    }
-    if (pb.family == PB_FAM_MIMALLOC) {
-        void *p = pb_resolve("mi_option_get", &di);
-        if (p && di.dli_fbase == pb.malloc_base)
-            PB_FN(pb.mi_option_get, p);
-        p = pb_resolve("mi_process_info", &di);
-        if (p && di.dli_fbase == pb.malloc_base)
-            PB_FN(pb.mi_process_info, p);
-    }
-}
-
-/* ---- version ------------------------------------------------------------ */
-static void pb_version(char *out, size_t n)
-{
-    out[0] = '\0';
-    switch (pb.family) {
-    case PB_FAM_JEMALLOC: {
-        const char *v = NULL;
-        size_t sz = sizeof v;
-        if (pb.mallctl && pb.mallctl("version", &v, &sz, NULL, 0) == 0 && v)
-            snprintf(out, n, "%s", v);
-        break;
-    }
-    case PB_FAM_TCMALLOC: {
-        int maj = 0, min = 0;
-        const char *patch = NULL;
-        if (pb.tc_version) {
-            pb.tc_version(&maj, &min, &patch);
-            snprintf(out, n, "%d.%d%s", maj, min, patch ? patch : "");
-        }
-        break;
-    }
-    case PB_FAM_MIMALLOC:
-        if (pb.mi_version) {
-            int v = pb.mi_version();
-            snprintf(out, n, "%d.%d.%d", v / 100, (v % 100) / 10, v % 10);
-        }
-        break;
-    case PB_FAM_GLIBC:
-        snprintf(out, n, "%s", gnu_get_libc_version());
-        break;
-    case PB_FAM_UNKNOWN:
-        break;
-    }
+    pb.family = NULL;
+    for (size_t f = 0; f < alloc_nfamilies && !pb.family; f++)
+        for (const char *const *sym = alloc_families[f]->ident; *sym && !pb.family; sym++)
+            if (pb_sym(*sym))
+                pb.family = alloc_families[f];
 }
 
 /* ---- environment -------------------------------------------------------- */
-/* MALLOC_* covers MALLOC_CONF and glibc's legacy MALLOC_ARENA_MAX & co. */
+/* The variables any family reads (family.h env_vars), and LD_PRELOAD. */
 static bool pb_env_wanted(const char *kv)
 {
-    static const char *const exact[] = {
-        "JE_MALLOC_CONF=", "GLIBC_TUNABLES=", "LD_PRELOAD=",
-    };
-    static const char *const prefix[] = { "MALLOC_", "TCMALLOC_", "MIMALLOC_" };
-    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
-        if (pb_starts(kv, exact[i]))
-            return true;
-    for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
-        if (pb_starts(kv, prefix[i]) && strchr(kv, '='))
-            return true;
+    if (pb_starts(kv, "LD_PRELOAD="))
+        return true;
+    for (size_t f = 0; f < alloc_nfamilies; f++)
+        for (const char *const *v = alloc_families[f]->env_vars; *v; v++) {
+            size_t l = strlen(*v);
+            if (strncmp(kv, *v, l) == 0 && ((*v)[l - 1] == '=' || strchr(kv + l, '=')))
+                return true;
+        }
     return false;
 }
 
@@ -346,286 +240,40 @@ static void pb_report_env(void)
             pb_line("env:%s", *e);
 }
 
-/* ---- jemalloc read-back -------------------------------------------------- */
-typedef enum { PB_JT_BOOL, PB_JT_UNSIGNED, PB_JT_SIZE, PB_JT_SSIZE, PB_JT_U64,
-               PB_JT_STRING } pb_jtype_t;
-
-static const struct {
-    const char *name;
-    pb_jtype_t type;
-    size_t size;
-} pb_jtypes[] = {
-    { "bool", PB_JT_BOOL, sizeof(bool) },
-    { "unsigned", PB_JT_UNSIGNED, sizeof(unsigned) },
-    { "size", PB_JT_SIZE, sizeof(size_t) },
-    { "size_t", PB_JT_SIZE, sizeof(size_t) },
-    { "ssize", PB_JT_SSIZE, sizeof(ssize_t) },
-    { "ssize_t", PB_JT_SSIZE, sizeof(ssize_t) },
-    { "u64", PB_JT_U64, sizeof(uint64_t) },
-    { "uint64_t", PB_JT_U64, sizeof(uint64_t) },
-    { "string", PB_JT_STRING, sizeof(const char *) },
-};
-
-static const char *pb_mallctl_reason(int err)
+/* api:<sym>=<object> for every family's ident and report symbols found. */
+static void pb_report_apis(void)
 {
-    switch (err) {
-    case ENOENT: return "no such mallctl name";
-    case EINVAL: return "wrong type for this mallctl name";
-    case EPERM: return "not readable";
-    case EAGAIN: return "allocator not initialised";
-    case EFAULT: return "read failed";
-    default: return "mallctl failed";
+    for (size_t f = 0; f < alloc_nfamilies; f++) {
+        const alloc_info_t *a = alloc_families[f];
+        for (int list = 0; list < 2; list++)
+            for (const char *const *sym = list ? a->report_syms : a->ident; *sym; sym++) {
+                Dl_info di;
+                char path[PATH_MAX];
+                void *p = pb_resolve(*sym, &di);
+                if (!p)
+                    continue;
+                if (dladdr(p, &di))
+                    pb_object_path(di.dli_fname, path, sizeof path);
+                else
+                    snprintf(path, sizeof path, "?");
+                pb_line("api:%s=%s", *sym, path);
+            }
     }
-}
-
-/* Reads one mallctl "name" of type "tname" into out (or "!reason"). */
-static void pb_je_read(const char *name, const char *tname, char *out, size_t n)
-{
-    size_t t;
-    for (t = 0; t < sizeof pb_jtypes / sizeof pb_jtypes[0]; t++)
-        if (strcmp(pb_jtypes[t].name, tname) == 0)
-            break;
-    if (t == sizeof pb_jtypes / sizeof pb_jtypes[0]) {
-        snprintf(out, n, "!unknown type '%s' (bool, unsigned, size, ssize, u64, string)",
-                 tname);
-        return;
-    }
-    if (!pb.mallctl) {
-        snprintf(out, n, "!mallctl not found in %s", pb.malloc_path);
-        return;
-    }
-    union { bool b; unsigned u; size_t z; ssize_t s; uint64_t q; const char *str; } v;
-    memset(&v, 0, sizeof v);
-    size_t sz = pb_jtypes[t].size;
-    int err = pb.mallctl(name, &v, &sz, NULL, 0);
-    if (err != 0) {
-        snprintf(out, n, "!%s: %s", pb_mallctl_reason(err), pb_errname(err));
-        return;
-    }
-    if (sz != pb_jtypes[t].size) {
-        snprintf(out, n, "!size mismatch: mallctl returned %zu bytes", sz);
-        return;
-    }
-    switch (pb_jtypes[t].type) {
-    case PB_JT_BOOL: snprintf(out, n, "%d", v.b ? 1 : 0); break;
-    case PB_JT_UNSIGNED: snprintf(out, n, "%u", v.u); break;
-    case PB_JT_SIZE: snprintf(out, n, "%zu", v.z); break;
-    case PB_JT_SSIZE: snprintf(out, n, "%zd", v.s); break;
-    case PB_JT_U64: snprintf(out, n, "%llu", (unsigned long long)v.q); break;
-    case PB_JT_STRING: snprintf(out, n, "%s", v.str ? v.str : "(null)"); break;
-    }
-}
-
-/* Refreshes jemalloc's statistics snapshot (needed for stats.*). */
-static void pb_je_epoch(void)
-{
-    uint64_t epoch = 1;
-    size_t sz = sizeof epoch;
-    if (pb.mallctl)
-        (void)pb.mallctl("epoch", &epoch, &sz, &epoch, sz);
-}
-
-/* ---- tcmalloc read-back ---------------------------------------------------
- * gperftools 2.10 has no C API for the release rate, but its gflags-style
- * flags are exported data symbols, e.g. (nm -D libtcmalloc.so.4)
- *   FLAG__namespace_do_not_use_directly_use_DECLARE_double_instead::
- *       FLAGS_tcmalloc_release_rate          (double)
- * TCMallocImplementation::GetMemoryReleaseRate() is literally a load of that
- * double through the GOT and SetMemoryReleaseRate a store, and the page heap
- * reads it on every scavenge: the symbol IS the effective value.  Exported
- * likewise: tcmalloc_heap_limit_mb, tcmalloc_large_alloc_report_threshold,
- * tcmalloc_sample_parameter (int64), malloc_skip_sbrk, malloc_skip_mmap,
- * malloc_disable_memory_release (bool), verbose (int32).  Not exported:
- * max_total_thread_cache_bytes and aggressive_memory_decommit, which are
- * numeric properties instead. */
-static const char *const pb_flag_types[] = { "double", "int64", "int32", "bool" };
-
-/* Reads flag "name" of type "tname" ("" = whichever type exists). */
-static void pb_tc_flag(const char *name, const char *tname, char *out, size_t n)
-{
-    char sym[256], ns[96];
-    Dl_info di;
-    if (pb_starts(name, "FLAGS_"))
-        name += 6;
-    if (!*name) {
-        snprintf(out, n, "!empty flag name");
-        return;
-    }
-    for (size_t t = 0; t < sizeof pb_flag_types / sizeof pb_flag_types[0]; t++) {
-        const char *ty = pb_flag_types[t];
-        if (*tname && strcmp(tname, ty) != 0)
-            continue;
-        int nl = snprintf(ns, sizeof ns,
-                          "FLAG__namespace_do_not_use_directly_use_DECLARE_%s_instead", ty);
-        int sl = snprintf(sym, sizeof sym, "_ZN%d%s%zuFLAGS_%sE", nl, ns,
-                          strlen(name) + 6, name);
-        if (nl < 0 || sl < 0 || (size_t)sl >= sizeof sym)
-            break;
-        void *p = dlsym(RTLD_DEFAULT, sym);
-        if (!p)
-            continue;
-        if (!dladdr(p, &di) || di.dli_fbase != pb.malloc_base) {
-            snprintf(out, n, "!flag %s found outside %s", name, pb.malloc_path);
-            return;
-        }
-        switch (t) {
-        case 0: { double d; memcpy(&d, p, sizeof d); snprintf(out, n, "%.17g", d); break; }
-        case 1: { int64_t v; memcpy(&v, p, sizeof v); snprintf(out, n, "%lld", (long long)v); break; }
-        case 2: { int32_t v; memcpy(&v, p, sizeof v); snprintf(out, n, "%d", (int)v); break; }
-        default: { unsigned char b; memcpy(&b, p, 1); snprintf(out, n, "%d", b ? 1 : 0); break; }
-        }
-        return;
-    }
-    if (*tname) {
-        bool known = false;
-        for (size_t t = 0; t < sizeof pb_flag_types / sizeof pb_flag_types[0]; t++)
-            known |= strcmp(tname, pb_flag_types[t]) == 0;
-        if (!known) {
-            snprintf(out, n, "!unknown flag type '%s' (double, int64, int32, bool)", tname);
-            return;
-        }
-    }
-    snprintf(out, n, "!no exported flag FLAGS_%s%s%s in %s", name,
-             *tname ? " of type " : "", tname, pb.malloc_path);
-}
-
-static bool pb_tc_ready(void)
-{
-    size_t v = 0;
-    return pb.tc_prop && pb.tc_prop("generic.heap_size", &v);
-}
-
-static void pb_tc_read(const char *key, char *out, size_t n)
-{
-    if (strcmp(key, "release_rate") == 0) {
-        pb_tc_flag("tcmalloc_release_rate", "double", out, n);
-        return;
-    }
-    if (pb_starts(key, "flag:")) {
-        char name[128];
-        const char *slash = strchr(key + 5, '/');
-        size_t len = slash ? (size_t)(slash - (key + 5)) : strlen(key + 5);
-        if (len >= sizeof name) {
-            snprintf(out, n, "!flag name too long");
-            return;
-        }
-        memcpy(name, key + 5, len);
-        name[len] = '\0';
-        pb_tc_flag(name, slash ? slash + 1 : "", out, n);
-        return;
-    }
-    if (!pb.tc_prop) {
-        snprintf(out, n, "!MallocExtension_GetNumericProperty not found in %s",
-                 pb.malloc_path);
-        return;
-    }
-    if (!pb_tc_ready()) {
-        snprintf(out, n, "!tcmalloc not initialised yet (no MallocExtension registered)");
-        return;
-    }
-    size_t v = 0;
-    if (pb.tc_prop(key, &v))
-        snprintf(out, n, "%zu", v);
-    else
-        snprintf(out, n, "!unknown property");
-}
-
-/* ---- mimalloc read-back ---------------------------------------------------
- * Option indices of mimalloc 2.0.x (enum mi_option_e of 2.0.9), with the
- * names MIMALLOC_<NAME> takes and the legacy alias; 2.1 renumbers them. */
-static const struct { const char *name, *legacy; } pb_mi_options[] = {
-    { "show_errors", NULL }, { "show_stats", NULL }, { "verbose", NULL },
-    { "eager_commit", NULL }, { "deprecated_eager_region_commit", "eager_region_commit" },
-    { "deprecated_reset_decommits", "reset_decommits" }, { "large_os_pages", NULL },
-    { "reserve_huge_os_pages", NULL }, { "reserve_huge_os_pages_at", NULL },
-    { "reserve_os_memory", NULL }, { "deprecated_segment_cache", "segment_cache" },
-    { "page_reset", NULL }, { "abandoned_page_decommit", "abandoned_page_reset" },
-    { "deprecated_segment_reset", "segment_reset" }, { "eager_commit_delay", NULL },
-    { "decommit_delay", "reset_delay" }, { "use_numa_nodes", NULL },
-    { "limit_os_alloc", NULL }, { "os_tag", NULL }, { "max_errors", NULL },
-    { "max_warnings", NULL }, { "max_segment_reclaim", NULL },
-    { "allow_decommit", NULL }, { "segment_decommit_delay", NULL },
-    { "decommit_extend_delay", NULL }, { "destroy_on_exit", NULL },
-};
-#define PB_MI_NOPTIONS (long)(sizeof pb_mi_options / sizeof pb_mi_options[0])
-
-static void pb_mi_read(const char *name, const char *idx, char *out, size_t n)
-{
-    char ver[32];
-    if (!pb.mi_version || !pb.mi_option_get) {
-        snprintf(out, n, "!mi_option_get not found in %s", pb.malloc_path);
-        return;
-    }
-    int v = pb.mi_version();
-    if (!(v / 100 == 2 && (v % 100) / 10 == 0)) {
-        pb_version(ver, sizeof ver);
-        snprintf(out, n, "!cannot verify: option indices are for mimalloc 2.0, loaded %s", ver);
-        return;
-    }
-    char *end;
-    errno = 0;
-    long i = strtol(idx, &end, 10);
-    if (!*idx || *end || errno) {
-        snprintf(out, n, "!bad option index '%s' (want name/index)", idx);
-        return;
-    }
-    if (i < 0 || i >= PB_MI_NOPTIONS) {
-        snprintf(out, n, "!option index %ld out of range 0..%ld", i, PB_MI_NOPTIONS - 1);
-        return;
-    }
-    if (pb_starts(name, "mi_option_"))
-        name += 10;
-    if (strcasecmp(name, pb_mi_options[i].name) != 0 &&
-        !(pb_mi_options[i].legacy && strcasecmp(name, pb_mi_options[i].legacy) == 0) &&
-        !(pb_starts(pb_mi_options[i].name, "deprecated_") &&
-          strcasecmp(name, pb_mi_options[i].name + 11) == 0)) {
-        snprintf(out, n, "!index %ld is %s in mimalloc 2.0, not %s", i,
-                 pb_mi_options[i].name, name);
-        return;
-    }
-    snprintf(out, n, "%ld", pb.mi_option_get((int)i));
 }
 
 /* ---- tun: lines ----------------------------------------------------------- */
 static void pb_read_key(const char *key, char *out, size_t n)
 {
-    char name[256];
-    const char *slash = strrchr(key, '/');
-    size_t len = slash ? (size_t)(slash - key) : strlen(key);
     if (strchr(key, '=')) {
         snprintf(out, n, "!invalid key: contains '='");
         return;
     }
-    if (len >= sizeof name) {
-        snprintf(out, n, "!key too long");
-        return;
-    }
-    memcpy(name, key, len);
-    name[len] = '\0';
-    switch (pb.family) {
-    case PB_FAM_JEMALLOC:
-        if (!slash)
-            snprintf(out, n, "!missing type: want name/type (bool, unsigned, size, ssize, u64, string)");
-        else
-            pb_je_read(name, slash + 1, out, n);
-        break;
-    case PB_FAM_TCMALLOC:
-        pb_tc_read(key, out, n);
-        break;
-    case PB_FAM_MIMALLOC:
-        if (!slash)
-            snprintf(out, n, "!missing index: want name/mi_option_t index");
-        else
-            pb_mi_read(name, slash + 1, out, n);
-        break;
-    case PB_FAM_GLIBC:
-        snprintf(out, n, "!no read-back API in glibc malloc (check GLIBC_TUNABLES with ld.so --list-tunables)");
-        break;
-    case PB_FAM_UNKNOWN:
+    if (!pb.family) {
         snprintf(out, n, "!allocator family unknown (malloc served by %s)",
                  *pb.malloc_path ? pb.malloc_path : "?");
-        break;
+        return;
     }
+    pb.family->probe_read(&pb_ctx, key, out, n);
 }
 
 static void pb_report_tun(void)
@@ -640,8 +288,6 @@ static void pb_report_tun(void)
         return;
     }
     strcpy(list, env);
-    if (pb.family == PB_FAM_JEMALLOC)
-        pb_je_epoch();
     for (char *p = list; p && *p;) {
         char *comma = strchr(p, ',');
         if (comma)
@@ -676,95 +322,16 @@ static void pb_report(const char *when)
     }
     pb_line("malloc_so=%s", pb.malloc_path);
     pb_line("malloc_so_name=%s", pb.malloc_name);
-    pb_line("family=%s", pb_family_names[pb.family]);
-    pb_version(ver, sizeof ver);
+    pb_line("family=%s", pb.family ? pb.family->name : "unknown");
+    ver[0] = '\0';
+    if (pb.family)
+        pb.family->probe_version(&pb_ctx, ver, sizeof ver);
     pb_line("version=%s", ver);
-    bool je = false;
-    for (size_t i = 0; i < PB_NAPIS; i++) {
-        if (!pb.api_addr[i])
-            continue;
-        Dl_info di;
-        char path[PATH_MAX];
-        if (dladdr(pb.api_addr[i], &di))
-            pb_object_path(di.dli_fname, path, sizeof path);
-        else
-            snprintf(path, sizeof path, "?");
-        pb_line("api:%s=%s", pb_apis[i].sym, path);
-        je |= pb_starts(pb_apis[i].sym, "je_");
-    }
-    if (je)                 /* contract: the line's presence means "prefixed" */
-        pb_line("je_prefixed=1");
+    pb_report_apis();
     pb_report_env();
     pb_report_tun();
     pb_close_line("probe=done\n");
     pb.state = PB_REPORTED;
-}
-
-/* ---- end-of-run statistics -------------------------------------------------- */
-static void pb_stats(void)
-{
-    static char val[PB_VAL_MAX];
-    switch (pb.family) {
-    case PB_FAM_JEMALLOC: {
-        static const char *const sz_names[] = {
-            "stats.allocated", "stats.active", "stats.metadata",
-            "stats.resident", "stats.mapped", "stats.retained",
-        };
-        static const char *const u64_names[] = {
-            "stats.arenas.4096.dirty_npurge", "stats.arenas.4096.dirty_nmadvise",
-            "stats.arenas.4096.dirty_purged", "stats.arenas.4096.muzzy_npurge",
-            "stats.arenas.4096.muzzy_nmadvise", "stats.arenas.4096.muzzy_purged",
-        };
-        pb_je_epoch();
-        for (size_t i = 0; i < sizeof sz_names / sizeof sz_names[0]; i++) {
-            pb_je_read(sz_names[i], "size", val, sizeof val);
-            pb_line("stat:%s=%s", sz_names[i], val);
-        }
-        for (size_t i = 0; i < sizeof u64_names / sizeof u64_names[0]; i++) {
-            pb_je_read(u64_names[i], "u64", val, sizeof val);
-            pb_line("stat:%s=%s", u64_names[i], val);
-        }
-        break;
-    }
-    case PB_FAM_TCMALLOC: {
-        static const char *const names[] = {
-            "generic.current_allocated_bytes", "generic.heap_size",
-            "tcmalloc.pageheap_free_bytes", "tcmalloc.pageheap_unmapped_bytes",
-        };
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            size_t v = 0;
-            if (pb.tc_prop && pb.tc_prop(names[i], &v))
-                pb_line("stat:%s=%zu", names[i], v);
-            else
-                pb_line("stat:%s=!unknown property", names[i]);
-        }
-        break;
-    }
-    case PB_FAM_MIMALLOC:
-        if (pb.mi_process_info) {
-            size_t el = 0, ut = 0, st = 0, rss = 0, prss = 0, com = 0, pcom = 0, pf = 0;
-            pb.mi_process_info(&el, &ut, &st, &rss, &prss, &com, &pcom, &pf);
-            /* mimalloc 2.0 on Linux reports its commit as "current rss":
-             * not printed, it would mislead */
-            pb_line("stat:mi.peak_rss=%zu", prss);
-            pb_line("stat:mi.current_commit=%zu", com);
-            pb_line("stat:mi.peak_commit=%zu", pcom);
-            pb_line("stat:mi.page_faults=%zu", pf);
-        }
-        break;
-    case PB_FAM_GLIBC: {
-        struct mallinfo2 mi = mallinfo2();
-        pb_line("stat:mallinfo2.arena=%zu", mi.arena);
-        pb_line("stat:mallinfo2.hblks=%zu", mi.hblks);
-        pb_line("stat:mallinfo2.hblkhd=%zu", mi.hblkhd);
-        pb_line("stat:mallinfo2.uordblks=%zu", mi.uordblks);
-        pb_line("stat:mallinfo2.fordblks=%zu", mi.fordblks);
-        pb_line("stat:mallinfo2.keepcost=%zu", mi.keepcost);
-        break;
-    }
-    case PB_FAM_UNKNOWN:
-        break;
-    }
 }
 
 /* ---- entry points ------------------------------------------------------------ */
@@ -800,7 +367,8 @@ static void pb_destructor(void)
         pb_report("exit");
         pb_flush();
     }
-    pb_stats();
+    if (pb.family)
+        pb.family->probe_stats(&pb_ctx);
     pb_close_line("probe=end\n");
     pb_flush();
 }

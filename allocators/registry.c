@@ -1,11 +1,14 @@
-/* registry.c - the allocator table (Debian 12 versions; see
- * ../shared/ALLOCATORS.md) and the pure functions around it: locating a
- * library, checking and canonicalising a setting, building its environment. */
+/* registry.c - the pure functions around the family table (families.c):
+ * locating a library, checking and canonicalising a setting, building its
+ * environment, reading the allocator's stderr.  Every family-specific fact
+ * comes from its alloc_info_t. */
 #include "registry.h"
 #include "mb_config.h"
 #include "units.h"
 
 #include <errno.h>
+#include <glob.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,163 +17,26 @@
 #include <unistd.h>
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define BIG 9.0e18
-#define RUN_SETTINGS_MAX_REG 32
 
-/* jemalloc 5.3.0: MALLOC_CONF="key:value,...", read back with mallctl("opt.<key>"). */
-static const alloc_tunable_t je_tunables[] = {
-    {"dirty_decay_ms", TUN_INT, "10000", -1, BIG, NULL, "dirty_decay_ms", "opt.dirty_decay_ms/ssize",
-     "ms before unused dirty pages are purged; -1 never, 0 at once"},
-    {"muzzy_decay_ms", TUN_INT, "0", -1, BIG, NULL, "muzzy_decay_ms", "opt.muzzy_decay_ms/ssize",
-     "ms before muzzy (MADV_FREE'd) pages are purged; 0 = dirty pages are force-purged (MADV_DONTNEED)"},
-    {"oversize_threshold", TUN_SIZE, "8M", 0, BIG, NULL, "oversize_threshold", "opt.oversize_threshold/size",
-     "requests at or above this go to the huge arena and are purged on free"},
-    {"background_thread", TUN_BOOL, "false", 0, 1, NULL, "background_thread", "opt.background_thread/bool",
-     "purge from background threads instead of on the allocating thread"},
-    {"narenas", TUN_UINT, "4 x ncpus", 1, 4294967295.0, NULL, "narenas", "opt.narenas/unsigned",
-     "number of arenas"},
-    {"tcache", TUN_BOOL, "true", 0, 1, NULL, "tcache", "opt.tcache/bool", "thread caches"},
-    {"tcache_max", TUN_SIZE, "32K", 0, 8388608, NULL, "tcache_max", "opt.tcache_max/size",
-     "largest size class held in thread caches"},
-    {"retain", TUN_BOOL, "true", 0, 1, NULL, "retain", "opt.retain/bool",
-     "keep virtual memory mapped (MADV) instead of munmap"},
-    {"thp", TUN_ENUM, "default", 0, 0, "default|always|never", "thp", "opt.thp/string",
-     "transparent huge pages for jemalloc's extents"},
-    {"metadata_thp", TUN_ENUM, "disabled", 0, 0, "disabled|auto|always", "metadata_thp",
-     "opt.metadata_thp/string", "transparent huge pages for metadata"},
-    {"percpu_arena", TUN_ENUM, "disabled", 0, 0, "disabled|percpu|phycpu", "percpu_arena",
-     "opt.percpu_arena/string", "one arena per CPU instead of round-robin threads"},
-};
-
-/* glibc 2.36: GLIBC_TUNABLES=glibc.malloc.NAME=V:...; unknown names and
- * out-of-range values are ignored silently, so ranges here are the ones
- * malloc.c accepts and every run is checked with `ld.so --list-tunables`. */
-static const alloc_tunable_t glibc_tunables[] = {
-    {"trim_threshold", TUN_SIZE, "128K (dynamic)", 0, 1.8e19, NULL, "glibc.malloc.trim_threshold",
-     "glibc.malloc.trim_threshold", "free memory at the top of the main heap above this is returned with brk"},
-    {"top_pad", TUN_SIZE, "0", 0, 1.8e19, NULL, "glibc.malloc.top_pad", "glibc.malloc.top_pad",
-     "extra bytes asked of the kernel on each heap growth"},
-    {"mmap_threshold", TUN_SIZE, "128K (dynamic, up to 32M)", 0, 33554432, NULL,
-     "glibc.malloc.mmap_threshold", "glibc.malloc.mmap_threshold",
-     "requests at or above this are mmapped and munmapped on free (malloc ignores > 32M)"},
-    {"mmap_max", TUN_UINT, "65536", 0, 2147483647, NULL, "glibc.malloc.mmap_max", "glibc.malloc.mmap_max",
-     "most chunks mmapped at once; 0 disables mmap for large requests"},
-    {"arena_max", TUN_UINT, "8 x cores", 1, BIG, NULL, "glibc.malloc.arena_max", "glibc.malloc.arena_max",
-     "most arenas"},
-    {"arena_test", TUN_UINT, "8", 1, BIG, NULL, "glibc.malloc.arena_test", "glibc.malloc.arena_test",
-     "arenas created before arena_max is checked"},
-    {"tcache_max", TUN_SIZE, "1032", 0, 1032, NULL, "glibc.malloc.tcache_max", "glibc.malloc.tcache_max",
-     "largest request served from the thread cache (malloc ignores > 1032)"},
-    {"tcache_count", TUN_UINT, "7", 0, 65535, NULL, "glibc.malloc.tcache_count", "glibc.malloc.tcache_count",
-     "chunks per thread-cache bin (malloc ignores > 65535)"},
-    {"tcache_unsorted_limit", TUN_UINT, "0", 0, BIG, NULL, "glibc.malloc.tcache_unsorted_limit",
-     "glibc.malloc.tcache_unsorted_limit", "unsorted chunks moved to tcache per malloc; 0 no limit"},
-    {"mxfast", TUN_SIZE, "128", 0, 160, NULL, "glibc.malloc.mxfast", "glibc.malloc.mxfast",
-     "largest fastbin chunk (malloc ignores > 160)"},
-    {"hugetlb", TUN_UINT, "0", 0, 2, NULL, "glibc.malloc.hugetlb", "glibc.malloc.hugetlb",
-     "1: madvise(MADV_HUGEPAGE) when THP is in madvise mode; 2: MAP_HUGETLB"},
-    {"perturb", TUN_UINT, "0", 0, 255, NULL, "glibc.malloc.perturb", "glibc.malloc.perturb",
-     "fill allocated and freed memory with this byte (touches every page)"},
-};
-
-/* gperftools 2.10: TCMALLOC_* read once at start-up into FLAGS_* globals,
- * read back by the probe from those globals or from numeric properties. */
-static const alloc_tunable_t tc_tunables[] = {
-    {"release_rate", TUN_DOUBLE, "1.0", 0, 1000, NULL, "TCMALLOC_RELEASE_RATE",
-     "flag:tcmalloc_release_rate/double", "rate of returning free pages to the kernel; 0 never"},
-    {"max_total_thread_cache_bytes", TUN_SIZE, "32M", 0, BIG, NULL,
-     "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES", "tcmalloc.max_total_thread_cache_bytes",
-     "bound on all thread caches together"},
-    {"aggressive_decommit", TUN_BOOL, "false", 0, 1, NULL, "TCMALLOC_AGGRESSIVE_DECOMMIT",
-     "tcmalloc.aggressive_memory_decommit", "release every free span at once"},
-    {"heap_limit_mb", TUN_UINT, "0", 0, BIG, NULL, "TCMALLOC_HEAP_LIMIT_MB",
-     "flag:tcmalloc_heap_limit_mb/int64", "heap size limit in MiB; 0 none"},
-    {"large_alloc_report_threshold", TUN_SIZE, "1G", 0, BIG, NULL,
-     "TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD", "flag:tcmalloc_large_alloc_report_threshold/int64",
-     "print a report for allocations above this"},
-    {"skip_sbrk", TUN_BOOL, "false", 0, 1, NULL, "TCMALLOC_SKIP_SBRK", "flag:malloc_skip_sbrk/bool",
-     "never grow the heap with sbrk"},
-    {"skip_mmap", TUN_BOOL, "false", 0, 1, NULL, "TCMALLOC_SKIP_MMAP", "flag:malloc_skip_mmap/bool",
-     "never grow the heap with mmap"},
-    {"disable_memory_release", TUN_BOOL, "false", 0, 1, NULL, "TCMALLOC_DISABLE_MEMORY_RELEASE",
-     "flag:malloc_disable_memory_release/bool", "never release memory to the kernel"},
-};
-
-/* mimalloc 2.0.9: MIMALLOC_<NAME>, read back with mi_option_get(index);
- * the indices are mi_option_t of 2.0.x (tests check them against mimalloc.h). */
-static const alloc_tunable_t mi_tunables[] = {
-    {"eager_commit", TUN_BOOL, "1", 0, 1, NULL, "MIMALLOC_EAGER_COMMIT", "eager_commit/3",
-     "commit segments eagerly"},
-    {"large_os_pages", TUN_BOOL, "0", 0, 1, NULL, "MIMALLOC_LARGE_OS_PAGES", "large_os_pages/6",
-     "use 2 MiB OS pages"},
-    {"reserve_huge_os_pages", TUN_UINT, "0", 0, 1e6, NULL, "MIMALLOC_RESERVE_HUGE_OS_PAGES",
-     "reserve_huge_os_pages/7", "1 GiB pages reserved at start"},
-    {"page_reset", TUN_BOOL, "0", 0, 1, NULL, "MIMALLOC_PAGE_RESET", "page_reset/11",
-     "reset (MADV_FREE) free pages"},
-    {"abandoned_page_decommit", TUN_BOOL, "0", 0, 1, NULL, "MIMALLOC_ABANDONED_PAGE_DECOMMIT",
-     "abandoned_page_decommit/12", "decommit pages of exited threads"},
-    {"eager_commit_delay", TUN_UINT, "1", 0, 1e6, NULL, "MIMALLOC_EAGER_COMMIT_DELAY",
-     "eager_commit_delay/14", "segments per thread before eager commit"},
-    {"decommit_delay", TUN_INT, "25", -1, 1e9, NULL, "MIMALLOC_DECOMMIT_DELAY", "decommit_delay/15",
-     "ms before free memory is decommitted (MADV_DONTNEED)"},
-    {"use_numa_nodes", TUN_UINT, "0", 0, 1024, NULL, "MIMALLOC_USE_NUMA_NODES", "use_numa_nodes/16",
-     "NUMA nodes to use; 0 all"},
-    {"max_segment_reclaim", TUN_UINT, "8", 0, 1e9, NULL, "MIMALLOC_MAX_SEGMENT_RECLAIM",
-     "max_segment_reclaim/21", "abandoned segments reclaimed per allocation"},
-    {"allow_decommit", TUN_BOOL, "1", 0, 1, NULL, "MIMALLOC_ALLOW_DECOMMIT", "allow_decommit/22",
-     "decommit free memory at all"},
-    {"segment_decommit_delay", TUN_INT, "500", -1, 1e9, NULL, "MIMALLOC_SEGMENT_DECOMMIT_DELAY",
-     "segment_decommit_delay/23", "ms before free segment parts are decommitted"},
-    {"decommit_extend_delay", TUN_INT, "1", 0, 1e9, NULL, "MIMALLOC_DECOMMIT_EXTEND_DELAY",
-     "decommit_extend_delay/24", "ms the decommit delay grows per purge"},
-};
-
-static const char *const no_libs[] = {NULL};
-static const char *const je_libs[] = {"libjemalloc.so.2", NULL};
-static const char *const tc_libs[] = {"libtcmalloc.so.4", "libtcmalloc_minimal.so.4", NULL};
-static const char *const mi_libs[] = {"libmimalloc.so.2", NULL};
-
-static const alloc_info_t allocators[] = {
-    {"glibc", ALLOC_GLIBC, no_libs, "2.36", "GLIBC_TUNABLES=glibc.malloc.NAME=V:...",
-     "gnu_get_libc_version()", glibc_tunables, NELEM(glibc_tunables)},
-    {"jemalloc", ALLOC_JEMALLOC, je_libs, "5.3.0", "MALLOC_CONF=NAME:V,...",
-     "mallctl(\"version\")", je_tunables, NELEM(je_tunables)},
-    {"tcmalloc", ALLOC_TCMALLOC, tc_libs, "2.10", "TCMALLOC_NAME=V", "tc_version()",
-     tc_tunables, NELEM(tc_tunables)},
-    {"mimalloc", ALLOC_MIMALLOC, mi_libs, "2.0.9", "MIMALLOC_NAME=V", "mi_version()",
-     mi_tunables, NELEM(mi_tunables)},
-};
-
-/* Names a newer or older release uses that the installed one ignores. */
-static const struct {
-    alloc_family_t family;
-    const char *name, *reason;
-} refused[] = {
-    {ALLOC_MIMALLOC, "purge_delay", "is a mimalloc 2.1 option; 2.0.9 ignores it (use decommit_delay)"},
-    {ALLOC_MIMALLOC, "purge_decommits", "is a mimalloc 2.1 option; 2.0.9 ignores it (use allow_decommit)"},
-    {ALLOC_MIMALLOC, "allow_large_os_pages", "is a mimalloc 2.1 option; 2.0.9 ignores it (use large_os_pages)"},
-    {ALLOC_MIMALLOC, "reset_decommits", "is a mimalloc 2.1 option; 2.0.9 ignores it"},
-    {ALLOC_MIMALLOC, "reset_delay", "is deprecated in 2.0.9 (use decommit_delay)"},
-    {ALLOC_JEMALLOC, "lg_dirty_mult", "was removed in jemalloc 5 (use dirty_decay_ms)"},
-    {ALLOC_JEMALLOC, "decay_time", "was removed in jemalloc 5 (use dirty_decay_ms)"},
-    {ALLOC_JEMALLOC, "lg_tcache_max", "was replaced by tcache_max in jemalloc 5.3"},
-};
-
-size_t alloc_count(void) { return NELEM(allocators); }
-const alloc_info_t *alloc_at(size_t i) { return i < NELEM(allocators) ? &allocators[i] : NULL; }
+size_t alloc_count(void) { return alloc_nfamilies; }
+const alloc_info_t *alloc_at(size_t i) { return i < alloc_nfamilies ? alloc_families[i] : NULL; }
 
 const alloc_info_t *alloc_find(const char *name)
 {
-    for (size_t i = 0; i < NELEM(allocators); i++)
-        if (strcmp(allocators[i].name, name) == 0)
-            return &allocators[i];
+    for (size_t i = 0; i < alloc_nfamilies; i++)
+        if (strcmp(alloc_families[i]->name, name) == 0)
+            return alloc_families[i];
     return NULL;
 }
 
-const char *alloc_family_name(alloc_family_t f)
+bool alloc_is_system(const alloc_info_t *a) { return a->sonames == NULL; }
+
+const alloc_info_t *alloc_system(void)
 {
-    static const char *const names[] = {"glibc", "jemalloc", "tcmalloc", "mimalloc"};
-    return (unsigned)f < NELEM(names) ? names[f] : "unknown";
+    for (size_t i = 0; i < alloc_nfamilies; i++)
+        if (alloc_is_system(alloc_families[i]))
+            return alloc_families[i];
+    return NULL;
 }
 
 const alloc_tunable_t *alloc_find_tunable(const alloc_info_t *a, const char *name)
@@ -183,17 +49,43 @@ const alloc_tunable_t *alloc_find_tunable(const alloc_info_t *a, const char *nam
 
 const char *alloc_refused_reason(const alloc_info_t *a, const char *name)
 {
-    for (size_t i = 0; i < NELEM(refused); i++)
-        if (refused[i].family == a->family && strcmp(refused[i].name, name) == 0)
-            return refused[i].reason;
+    for (const alloc_refusal_t *r = a->refused; r && r->name; r++)
+        if (strcmp(r->name, name) == 0)
+            return r->reason;
     return NULL;
+}
+
+/* The highest version (strverscmp) of `name` in the directories matching
+ * the glob `dir`: 0 and path, or -ENOENT. */
+static int locate_glob(const char *dir, const char *name, char *path, size_t len)
+{
+    char pat[PATH_MAX];
+    glob_t g;
+    int rc = -ENOENT;
+    snprintf(pat, sizeof pat, "%s/%s", dir, name);
+    if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
+        return -ENOENT;
+    const char *best = NULL;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (access(g.gl_pathv[i], R_OK) == 0 && (!best || strverscmp(g.gl_pathv[i], best) > 0))
+            best = g.gl_pathv[i];
+    if (best) {
+        snprintf(path, len, "%s", best);
+        rc = 0;
+    }
+    globfree(&g);
+    return rc;
 }
 
 int alloc_locate(const alloc_info_t *a, char *path, size_t len)
 {
     static const char *const dirs[] = {"/usr/local/lib", "/usr/lib/" MB_MULTIARCH,
                                        "/lib/" MB_MULTIARCH, "/usr/lib64", "/usr/lib"};
-    for (const char *const *so = a->sonames; *so; so++) {
+    path[0] = '\0';
+    for (const char *const *so = a->sonames; so && *so; so++) {
+        for (const char *const *d = a->dirs; d && *d; d++)
+            if (locate_glob(*d, *so, path, len) == 0)
+                return 0;
         for (size_t d = 0; d < NELEM(dirs); d++) {
             snprintf(path, len, "%s/%s", dirs[d], *so);
             if (access(path, R_OK) == 0)
@@ -336,50 +228,47 @@ static int env_join(alloc_env_t *env, const char *var, const alloc_setting_t *s,
 int alloc_build_env(const alloc_info_t *a, const alloc_setting_t *s, size_t n, alloc_env_t *env)
 {
     env->n = 0;
+    for (const char *const *e = a->extra_env; e && *e; e++)
+        if (env_append(env, "%s%s", *e, ""))
+            return -E2BIG;
     if (n == 0)
         return 0;
-    switch (a->family) {
-    case ALLOC_JEMALLOC: {
-        /* MALLOC_CONF spells booleans true/false; 1/0 are "Invalid conf value" */
-        alloc_setting_t je[RUN_SETTINGS_MAX_REG];
-        if (n > RUN_SETTINGS_MAX_REG)
-            return -E2BIG;
-        for (size_t i = 0; i < n; i++) {
-            je[i] = s[i];
-            if (s[i].t->type == TUN_BOOL)
-                snprintf(je[i].value, sizeof je[i].value, "%s", strcmp(s[i].value, "1") ? "false" : "true");
-        }
-        return env_join(env, "MALLOC_CONF", je, n, ":", ",");
+    if (n > ALLOC_SETTINGS_MAX)
+        return -E2BIG;
+    alloc_setting_t spelt[ALLOC_SETTINGS_MAX];
+    for (size_t i = 0; i < n; i++) {
+        spelt[i] = s[i];
+        if (s[i].t->type == TUN_BOOL)
+            snprintf(spelt[i].value, sizeof spelt[i].value, "%s",
+                     strcmp(s[i].value, "1") ? a->conf.no : a->conf.yes);
     }
-    case ALLOC_GLIBC:
-        return env_join(env, "GLIBC_TUNABLES", s, n, "=", ":");
-    case ALLOC_TCMALLOC:
-    case ALLOC_MIMALLOC:
-        for (size_t i = 0; i < n; i++) {
-            int rc = env_append(env, "%s=%s", s[i].t->env_key, s[i].value);
-            if (rc)
-                return rc;
-        }
-        return 0;
+    if (a->conf.var)
+        return env_join(env, a->conf.var, spelt, n, a->conf.kv, a->conf.sep);
+    for (size_t i = 0; i < n; i++) {
+        int rc = env_append(env, "%s=%s", spelt[i].t->env_key, spelt[i].value);
+        if (rc)
+            return rc;
     }
-    return -EINVAL;
+    return 0;
+}
+
+/* Does NAME=VALUE match a family's variable pattern ("NAME=" or "PREFIX_")? */
+static bool var_matches(const char *nv, const char *pat)
+{
+    size_t l = strlen(pat);
+    return strncmp(nv, pat, l) == 0 && (pat[l - 1] == '=' || strchr(nv + l, '='));
 }
 
 bool alloc_env_is_allocator_var(const char *nv)
 {
-    static const char *const exact[] = {"MALLOC_CONF=", "JE_MALLOC_CONF=", "GLIBC_TUNABLES=",
-                                        "LD_PRELOAD=", "MALLOC_ARENA_MAX=", "MALLOC_ARENA_TEST=",
-                                        "MALLOC_TOP_PAD_=", "MALLOC_TRIM_THRESHOLD_=",
-                                        "MALLOC_MMAP_THRESHOLD_=", "MALLOC_MMAP_MAX_=",
-                                        "MALLOC_PERTURB_=", "MALLOC_CHECK_=", "HEAPCHECK=",
-                                        "HEAPPROFILE=", "CPUPROFILE="};
-    static const char *const prefix[] = {"TCMALLOC_", "MIMALLOC_", "MB_PROBE_", "MB_SYNC_"};
-    for (size_t i = 0; i < NELEM(exact); i++)
-        if (strncmp(nv, exact[i], strlen(exact[i])) == 0)
+    static const char *const ours[] = {"LD_PRELOAD=", "MB_PROBE_", "MB_SYNC_"};
+    for (size_t i = 0; i < NELEM(ours); i++)
+        if (var_matches(nv, ours[i]))
             return true;
-    for (size_t i = 0; i < NELEM(prefix); i++)
-        if (strncmp(nv, prefix[i], strlen(prefix[i])) == 0)
-            return true;
+    for (size_t f = 0; f < alloc_nfamilies; f++)
+        for (const char *const *v = alloc_families[f]->env_vars; v && *v; v++)
+            if (var_matches(nv, *v))
+                return true;
     return false;
 }
 
@@ -387,7 +276,7 @@ void alloc_probe_keys(const alloc_info_t *a, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = '\0';
-    if (a->family == ALLOC_GLIBC)
+    if (a->check != ALLOC_CHECK_PROBE)
         return;
     for (size_t i = 0; i < a->ntunables && off < len; i++)
         if (a->tunables[i].readback)
@@ -422,4 +311,45 @@ bool alloc_value_matches(const alloc_tunable_t *t, const char *requested, const 
     if (t->type == TUN_DOUBLE)
         return fabs(want - got) <= 1e-9 * fmax(1.0, fabs(want));
     return want == got;
+}
+
+const char *alloc_rejection(const alloc_info_t *a, const char *output)
+{
+    const char *first = NULL;
+    for (const char *const *r = a->rejects; r && *r; r++) {
+        const char *at = strstr(output, *r);
+        if (at && (!first || at < first))
+            first = at;
+    }
+    return first;
+}
+
+bool alloc_output_line(const alloc_info_t *a, const char *line, char *key, size_t klen, char *val,
+                       size_t vlen)
+{
+    for (const alloc_output_t *o = a->outputs; o && o->prefix; o++) {
+        size_t pl = strlen(o->prefix);
+        if (strncmp(line, o->prefix, pl) != 0)
+            continue;
+        const char *v = line + pl;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t vl = strcspn(v, "\r\n");
+        while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+            vl--;
+        snprintf(key, klen, "%s", o->key);
+        snprintf(val, vlen, "%.*s", (int)vl, v);
+        /* map: "text=value|text=value"; an unmapped text stays as it is */
+        for (const char *m = o->map; m && *m;) {
+            const char *eq = strchr(m, '='), *bar = strchr(m, '|');
+            size_t ml = bar ? (size_t)(bar - m) : strlen(m);
+            if (eq && eq < m + ml && (size_t)(eq - m) == vl && strncmp(m, v, vl) == 0) {
+                snprintf(val, vlen, "%.*s", (int)(m + ml - eq - 1), eq + 1);
+                break;
+            }
+            m = bar ? bar + 1 : NULL;
+        }
+        return true;
+    }
+    return false;
 }

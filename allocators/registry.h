@@ -1,36 +1,17 @@
-/* registry.h - the one table of allocators: for each, where Debian installs
- * it, how its tunables are spelt in the environment, how the probe reads
- * them back, and how its version is read.  No other file knows a library
- * name or a tunable.  Functions return 0 or -errno; messages go to err. */
+/* registry.h - what the harness does with the allocator families of
+ * family.h: find one by name, locate its library, check and canonicalise a
+ * setting, build the environment that applies settings, and read the
+ * allocator's own stderr.  Generic code: no family is named here or in
+ * registry.c.  Functions return 0 or -errno; messages go to err. */
 #ifndef MB_ALLOC_REGISTRY_H
 #define MB_ALLOC_REGISTRY_H
+#include "family.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef enum { ALLOC_GLIBC, ALLOC_JEMALLOC, ALLOC_TCMALLOC, ALLOC_MIMALLOC } alloc_family_t;
-typedef enum { TUN_INT, TUN_UINT, TUN_SIZE, TUN_BOOL, TUN_DOUBLE, TUN_ENUM } tun_type_t;
-
-typedef struct {
-    const char *name;       /* the allocator's own name: "dirty_decay_ms" */
-    tun_type_t type;
-    const char *def;        /* documented default on Debian 12, as text */
-    double min, max;        /* accepted range (inclusive); beyond it the allocator ignores or rejects */
-    const char *choices;    /* TUN_ENUM: "|"-separated values */
-    const char *env_key;    /* spelling in the environment (MALLOC_CONF key, glibc.malloc.x, TCMALLOC_X, MIMALLOC_X) */
-    const char *readback;   /* probe key (see probe.h), or for glibc the --list-tunables name */
-    const char *help;
-} alloc_tunable_t;
-
-typedef struct {
-    const char *name;                 /* "jemalloc" */
-    alloc_family_t family;
-    const char *const *sonames;       /* candidates, first found wins; empty for glibc */
-    const char *tested_version;       /* the version whose tunables this table describes */
-    const char *conf_how;             /* how settings are passed, for `list` */
-    const char *version_how;          /* how the version is read, for `list` */
-    const alloc_tunable_t *tunables;
-    size_t ntunables;
-} alloc_info_t;
+/* Most settings one configuration can carry. */
+#define ALLOC_SETTINGS_MAX 16
 
 /* One requested setting, its value in canonical form (bytes, 0/1, ...). */
 typedef struct {
@@ -48,7 +29,10 @@ typedef struct {
 size_t alloc_count(void);
 const alloc_info_t *alloc_at(size_t i);
 const alloc_info_t *alloc_find(const char *name);
-const char *alloc_family_name(alloc_family_t f);
+/* The allocator that is part of libc (no library to preload): the one
+ * the machine's limits are measured under. */
+const alloc_info_t *alloc_system(void);
+bool alloc_is_system(const alloc_info_t *a);
 const alloc_tunable_t *alloc_find_tunable(const alloc_info_t *a, const char *name);
 
 /* A name known to be refused by this version, with the reason (e.g.
@@ -63,8 +47,8 @@ int alloc_locate(const alloc_info_t *a, char *path, size_t len);
 int alloc_parse_setting(const alloc_info_t *a, const char *text, alloc_setting_t *out,
                         char *err, size_t errlen);
 
-/* The environment that applies settings: MALLOC_CONF, GLIBC_TUNABLES,
- * TCMALLOC_*, MIMALLOC_* (LD_PRELOAD is the runner's business). */
+/* The environment that applies settings (the family's conf) plus its
+ * extra_env (LD_PRELOAD is the runner's business). */
 int alloc_build_env(const alloc_info_t *a, const alloc_setting_t *s, size_t n, alloc_env_t *env);
 
 /* Is this variable one an allocator reads (so an inherited one must not leak in)? */
@@ -75,5 +59,14 @@ void alloc_probe_keys(const alloc_info_t *a, char *buf, size_t len);
 
 /* Compare a requested canonical value with the value read back: true if equal. */
 bool alloc_value_matches(const alloc_tunable_t *t, const char *requested, const char *effective);
+
+/* The first place in the child's output where the allocator says it
+ * rejected or ignored a setting (one of a->rejects), or NULL. */
+const char *alloc_rejection(const alloc_info_t *a, const char *output);
+
+/* If `line` (one line of the child's stderr) is one of a->outputs, write
+ * its probe key and (mapped) value and return true. */
+bool alloc_output_line(const alloc_info_t *a, const char *line, char *key, size_t klen, char *val,
+                       size_t vlen);
 
 #endif

@@ -27,9 +27,9 @@
     X(workload, "", "workload name") \
     X(workload_params, "", "every workload parameter, defaults included: name=value,... (as asked, before --min-time scaling)") \
     X(work_scale, "", "factor --min-time applied to the workload's amount of work (steps, ops or bytes) so its measured region lasts long enough; fixed per configuration; 1 when not scaled") \
-    X(allocator, "", "allocator family asked for: glibc, jemalloc, tcmalloc, mimalloc") \
+    X(allocator, "", "allocator family asked for (`mallocbench list allocators`)") \
     X(config, "", "the configuration's label (the allocator, or LABEL of -a LABEL=FAMILY[:PATH]) plus requested tunables, e.g. jemalloc[dirty_decay_ms=-1]: the unit compared") \
-    X(lib_path, "", "library preloaded (empty for glibc)") \
+    X(lib_path, "", "library preloaded (empty for the system allocator, part of libc)") \
     X(alloc_version, "", "version the allocator reported from inside the child") \
     X(malloc_so, "", "shared object that served malloc in the child (dladdr), proving the allocator") \
     X(requested_tunables, "", "tunables asked for, canonical values (bytes, 0/1): name=value;...") \

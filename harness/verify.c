@@ -29,9 +29,61 @@ static int fail(run_sample_t *s, const char *fmt, const char *a, const char *b, 
     return -1;
 }
 
+/* The family did not serve malloc: say who did, with the family's hint. */
+static int wrong_family(const run_config_t *c, run_sample_t *s, const char *so, const char *family)
+{
+    const char *hint = "";
+    if (c->alloc->mismatch_key && run_probe_get(s, c->alloc->mismatch_key))
+        hint = c->alloc->mismatch_hint;
+    fail(s, "malloc was served by %s (%s), not by %s", so, family, c->alloc->name);
+    size_t len = strlen(s->message);
+    snprintf(s->message + len, sizeof s->message - len, "%s%s", *hint ? " " : "", hint);
+    return -1;
+}
+
+/* Without a read-back (ALLOC_CHECK_LOADER, ALLOC_CHECK_ENV): every variable
+ * that applies the settings must have reached the child unchanged. */
+static int check_env_reached(const run_config_t *c, run_sample_t *s)
+{
+    for (size_t i = 0; i < c->env.n; i++) {
+        char key[160];
+        const char *eq = strchr(c->env.var[i], '=');
+        if (!eq)
+            continue;
+        snprintf(key, sizeof key, "env:%.*s", (int)(eq - c->env.var[i]), c->env.var[i]);
+        const char *got = run_probe_get(s, key);
+        if (!got || strcmp(got, eq + 1) != 0)
+            return fail(s, "%s: the settings did not reach the child (%s, the child saw %s)", c->alloc->name,
+                        c->env.var[i], got ? got : "it unset");
+    }
+    return 0;
+}
+
+/* ALLOC_CHECK_PROBE: each setting's value as read back inside the child. */
+static int check_read_back(const run_config_t *c, run_sample_t *s, const alloc_setting_t *st)
+{
+    const char *want = c->alloc->name;
+    char key[128];
+    snprintf(key, sizeof key, "tun:%s", st->t->readback);
+    const char *v = run_probe_get(s, key);
+    if (!v)
+        return fail(s, "%s:%s could not be read back from the child%s", want, st->t->name, "");
+    if (v[0] == '!') {
+        char name[128];
+        snprintf(name, sizeof name, "%s:%s", want, st->t->name);
+        return fail(s, "%s could not be verified: %s%s", name, v + 1, "");
+    }
+    if (!alloc_value_matches(st->t, st->value, v)) {
+        char name[160];
+        snprintf(name, sizeof name, "%s:%s=%s", want, st->t->name, st->value);
+        return fail(s, "%s did not take effect: the allocator reports %s%s", name, v, "");
+    }
+    return 0;
+}
+
 int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_t efflen)
 {
-    const char *want = alloc_family_name(c->alloc->family);
+    const alloc_info_t *a = c->alloc;
     effective[0] = '\0';
     if (strcmp(run_probe_get(s, "probe") ? run_probe_get(s, "probe") : "", "done") != 0) {
         if (s->status != RUN_OK)
@@ -43,72 +95,46 @@ int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_
     const char *family = run_probe_get(s, "family");
     so = so ? so : "(unknown)";
     family = family ? family : "unknown";
-    if (strcmp(family, want) != 0) {
-        const char *hint = "";
-        if (c->alloc->family == ALLOC_JEMALLOC && run_probe_get(s, "je_prefixed"))
-            hint = " (a je_-prefixed jemalloc build: it does not replace malloc and ignores MALLOC_CONF)";
-        fail(s, "malloc was served by %s (%s), not by %s", so, family, want);
-        size_t len = strlen(s->message);
-        snprintf(s->message + len, sizeof s->message - len, "%s", hint);
-        return -1;
-    }
+    if (strcmp(family, a->name) != 0)
+        return wrong_family(c, s, so, family);
     if (c->lib[0] && !same_file(so, c->lib))
         return fail(s, "malloc was served by %s, not by the requested %s%s", so, c->lib, "");
+    if (a->check != ALLOC_CHECK_PROBE && check_env_reached(c, s))
+        return -1;
 
     /* Effective values of every tunable the allocator reports. */
     size_t off = 0;
-    for (size_t i = 0; i < c->alloc->ntunables && off < efflen; i++) {
-        const alloc_tunable_t *t = &c->alloc->tunables[i];
-        if (c->alloc->family == ALLOC_GLIBC || !t->readback)
-            continue;
+    for (size_t i = 0; a->check == ALLOC_CHECK_PROBE && i < a->ntunables && off < efflen; i++) {
+        const alloc_tunable_t *t = &a->tunables[i];
         char key[128];
-        snprintf(key, sizeof key, "tun:%s", t->readback);
-        const char *v = run_probe_get(s, key);
+        snprintf(key, sizeof key, "tun:%s", t->readback ? t->readback : "");
+        const char *v = t->readback ? run_probe_get(s, key) : NULL;
         if (v && v[0] != '!')
-            off += (size_t)snprintf(effective + off, efflen - off, "%s%s=%s", off ? ";" : "",
-                                    t->name, v);
+            off += (size_t)snprintf(effective + off, efflen - off, "%s%s=%s", off ? ";" : "", t->name, v);
     }
     for (size_t i = 0; i < c->nsettings; i++) {
         const alloc_setting_t *st = &c->settings[i];
-        if (c->alloc->family == ALLOC_GLIBC) {
-            /* the loader's reading was checked before the run; here we check
-             * the child saw the same GLIBC_TUNABLES */
-            const char *env = run_probe_get(s, "env:GLIBC_TUNABLES");
-            char want_kv[256];
-            snprintf(want_kv, sizeof want_kv, "%s=%s", st->t->env_key, st->value);
-            if (!env || !strstr(env, want_kv))
-                return fail(s, "glibc:%s=%s did not reach the child (GLIBC_TUNABLES=%s)", st->t->name,
-                            st->value, env ? env : "(unset)");
+        if (a->check == ALLOC_CHECK_PROBE) {
+            if (check_read_back(c, s, st))
+                return -1;
+        } else if (off < efflen) {
+            /* the loader's reading was checked before the run (ALLOC_CHECK_LOADER),
+             * or the allocator's own parser would have complained (ALLOC_CHECK_ENV) */
             off += (size_t)snprintf(effective + off, efflen - off, "%s%s=%s", off ? ";" : "",
                                     st->t->name, st->value);
-            continue;
-        }
-        char key[128];
-        snprintf(key, sizeof key, "tun:%s", st->t->readback);
-        const char *v = run_probe_get(s, key);
-        if (!v)
-            return fail(s, "%s:%s could not be read back from the child%s", want, st->t->name, "");
-        if (v[0] == '!') {
-            char name[128];
-            snprintf(name, sizeof name, "%s:%s", want, st->t->name);
-            return fail(s, "%s could not be verified: %s%s", name, v + 1, "");
-        }
-        if (!alloc_value_matches(st->t, st->value, v)) {
-            char name[160];
-            snprintf(name, sizeof name, "%s:%s=%s", want, st->t->name, st->value);
-            return fail(s, "%s did not take effect: the allocator reports %s%s", name, v, "");
         }
     }
     return 0;
 }
 
-int verify_glibc_tunables(const run_config_t *c, char *err, size_t errlen)
+int verify_loader_tunables(const run_config_t *c, char *err, size_t errlen)
 {
-    if (c->alloc->family != ALLOC_GLIBC || c->nsettings == 0)
+    const char *name = c->alloc->name;
+    if (c->alloc->check != ALLOC_CHECK_LOADER || c->nsettings == 0)
         return 0;
     if (access(MB_LDSO, X_OK) != 0) {
-        snprintf(err, errlen, "cannot verify glibc tunables: dynamic loader '%s' not found "
-                              "(configure with -Dldso=PATH)", MB_LDSO);
+        snprintf(err, errlen, "cannot verify %s tunables: dynamic loader '%s' not found "
+                              "(configure with -Dldso=PATH)", name, MB_LDSO);
         return -ENOENT;
     }
     int p[2];
@@ -134,7 +160,7 @@ int verify_glibc_tunables(const run_config_t *c, char *err, size_t errlen)
     for (size_t i = 0; i < c->nsettings; i++)
         seen[i][0] = '\0';
     while (f && fgets(line, sizeof line, f)) {
-        /* "glibc.malloc.trim_threshold: 0x4000000 (min: 0x0, max: ...)" */
+        /* "<readback name>: 0x4000000 (min: 0x0, max: ...)" */
         char *colon = strstr(line, ": ");
         if (!colon)
             continue;
@@ -142,7 +168,7 @@ int verify_glibc_tunables(const run_config_t *c, char *err, size_t errlen)
         char *val = colon + 2;
         val[strcspn(val, " \n")] = '\0';
         for (size_t i = 0; i < c->nsettings; i++)
-            if (!strcmp(line, c->settings[i].t->env_key))
+            if (c->settings[i].t->readback && !strcmp(line, c->settings[i].t->readback))
                 snprintf(seen[i], sizeof seen[i], "%s", val);
     }
     if (f)
@@ -152,18 +178,18 @@ int verify_glibc_tunables(const run_config_t *c, char *err, size_t errlen)
     int st;
     waitpid(pid, &st, 0);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        snprintf(err, errlen, "cannot verify glibc tunables: '%s --list-tunables' failed", MB_LDSO);
+        snprintf(err, errlen, "cannot verify %s tunables: '%s --list-tunables' failed", name, MB_LDSO);
         return -EIO;
     }
     for (size_t i = 0; i < c->nsettings; i++) {
         const alloc_setting_t *s = &c->settings[i];
         if (!seen[i][0]) {
-            snprintf(err, errlen, "glibc:%s is not a tunable of this glibc (the loader does not list %s)",
-                     s->t->name, s->t->env_key);
+            snprintf(err, errlen, "%s:%s is not a tunable of this %s (the loader does not list %s)", name,
+                     s->t->name, name, s->t->readback);
             return -EINVAL;
         }
         if (!alloc_value_matches(s->t, s->value, seen[i])) {
-            snprintf(err, errlen, "glibc:%s=%s did not take effect: the loader reports %s",
+            snprintf(err, errlen, "%s:%s=%s did not take effect: the loader reports %s", name,
                      s->t->name, s->value, seen[i]);
             return -EINVAL;
         }
@@ -179,7 +205,7 @@ int verify_preflight(const run_opts_t *o, run_config_t *c, char *version, size_t
         snprintf(err, errlen, "%s: cannot read library '%s': %s", c->alloc->name, c->lib, strerror(errno));
         return -ENOENT;
     }
-    int rc = verify_glibc_tunables(c, err, errlen);
+    int rc = verify_loader_tunables(c, err, errlen);
     if (rc)
         return rc;
     wl_args_t a;

@@ -1,6 +1,7 @@
 /* verify.h - proof that the allocator asked for served malloc and that every
  * requested tunable took effect, from the probe's report inside the child
- * (and, for glibc, the dynamic loader's own reading of GLIBC_TUNABLES).
+ * (or, for a family read back by the loader, the dynamic loader's own
+ * reading of the settings).
  * A failed proof is an error naming the cause, never a number. */
 #ifndef MB_VERIFY_H
 #define MB_VERIFY_H
@@ -11,9 +12,10 @@
  * gets every read-back tunable as "name=value;...". */
 int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_t efflen);
 
-/* glibc: run `ld.so --list-tunables` under the configuration's
- * GLIBC_TUNABLES and check each requested value is the one in force. */
-int verify_glibc_tunables(const run_config_t *c, char *err, size_t errlen);
+/* ALLOC_CHECK_LOADER families: run `ld.so --list-tunables` under the
+ * configuration's environment and check each requested value is the one
+ * in force. */
+int verify_loader_tunables(const run_config_t *c, char *err, size_t errlen);
 
 /* Before any measured run: start the worker once under the configuration
  * (a no-op workload, no counters) and verify it.  version gets the

@@ -101,7 +101,7 @@ if [ -n "$je" ]; then
 		MB_PROBE_READ=opt.dirty_decay_ms/ssize,opt.retain/bool,opt.thp/string,opt.no_such/size,opt.retain/size
 	expect family jemalloc
 	expect malloc_so "$(readlink -f "$je")"
-	grep -q '^je_prefixed=' "$out" && fail "je_prefixed reported for Debian's unprefixed build"
+	grep -q '^api:je_malloc=' "$out" && fail "a je_-prefixed API reported for Debian's unprefixed build"
 	expect api:mallctl "$(readlink -f "$je")"
 	expect env:MALLOC_CONF dirty_decay_ms:1234
 	expect tun:opt.dirty_decay_ms/ssize 1234

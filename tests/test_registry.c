@@ -17,6 +17,47 @@ static int set(const char *alloc, const char *kv, alloc_setting_t *s, char *err)
     return alloc_parse_setting(alloc_find(alloc), kv, s, err, 512);
 }
 
+/* scudo and tbbmalloc, when their family files are in the table */
+static void new_families(char *err, alloc_setting_t *s, alloc_env_t *env)
+{
+    const alloc_info_t *sc = alloc_find("scudo"), *tb = alloc_find("tbbmalloc");
+    char key[64], val[64];
+    if (sc) {
+        CHECK_INT(set("scudo", "release_to_os_interval_ms=-1", &s[0], err), 0);
+        CHECK_INT(set("scudo", "zero_contents=yes", &s[1], err), 0);
+        CHECK_INT(alloc_build_env(sc, s, 2, env), 0);
+        CHECK_INT(env->n, 1);
+        CHECK_STR(env->var[0], "SCUDO_OPTIONS=release_to_os_interval_ms=-1:zero_contents=true");
+        CHECK_INT(set("scudo", "release_to_os_interval_ms=2147483648", &s[0], err), -ERANGE);
+        CHECK_INT(set("scudo", "allocator_release_to_os_interval_ms=1", &s[0], err), -EINVAL);
+        CHECK(strstr(err, "sanitizer-based") != NULL);
+        CHECK(alloc_rejection(sc, "Scudo WARNING: found 1 unrecognized flag(s):\n    bogus=1\n") != NULL);
+        CHECK(alloc_env_is_allocator_var("SCUDO_OPTIONS=x"));
+        CHECK(sc->check == ALLOC_CHECK_ENV);
+    }
+    if (tb) {
+        CHECK_INT(set("tbbmalloc", "use_huge_pages=1", &s[0], err), 0);
+        CHECK_INT(alloc_build_env(tb, s, 1, env), 0);
+        CHECK_INT(env->n, 2);
+        CHECK_STR(env->var[0], "TBB_VERSION=1");
+        CHECK_STR(env->var[1], "TBB_MALLOC_USE_HUGE_PAGES=1");
+        CHECK_INT(alloc_build_env(tb, s, 0, env), 0);
+        CHECK_INT(env->n, 1); /* the start-up report is always asked for */
+        CHECK(alloc_output_line(tb, "TBBmalloc: huge pages\trequested", key, sizeof key, val, sizeof val));
+        CHECK_STR(key, "tun:huge_pages");
+        CHECK_STR(val, "1");
+        CHECK(alloc_output_line(tb, "TBBmalloc: huge pages\tnot requested\n", key, sizeof key, val, sizeof val));
+        CHECK_STR(val, "0");
+        CHECK(alloc_output_line(tb, "TBBmalloc: VERSION\t\t2021.8", key, sizeof key, val, sizeof val));
+        CHECK_STR(key, "version");
+        CHECK_STR(val, "2021.8");
+        CHECK(!alloc_output_line(tb, "TBBmalloc: INTERFACE VERSION\t12080", key, sizeof key, val, sizeof val));
+        CHECK(alloc_env_is_allocator_var("TBB_MALLOC_USE_HUGE_PAGES=1"));
+        CHECK_INT(set("tbbmalloc", "set_huge_size_threshold=1M", &s[0], err), -EINVAL);
+        CHECK(strstr(err, "cannot be read back") != NULL);
+    }
+}
+
 int main(void)
 {
     char err[512];
@@ -119,12 +160,37 @@ int main(void)
             CHECK_STR(mt->readback, want);
     }
 #endif
-    /* every tunable has a read-back (or is checked by the loader) and a help line */
-    for (size_t i = 0; i < alloc_count(); i++)
-        for (size_t k = 0; k < alloc_at(i)->ntunables; k++) {
-            CHECK(alloc_at(i)->tunables[k].readback != NULL);
-            CHECK(alloc_at(i)->tunables[k].help != NULL);
+    /* every family is complete: a read-back key for each tunable exactly when
+     * its check reads them back (ENV: none exists), a help line, the hooks the
+     * probe calls, an identifying symbol, a colour; one system allocator */
+    size_t systems = 0;
+    for (size_t i = 0; i < alloc_count(); i++) {
+        const alloc_info_t *f = alloc_at(i);
+        for (size_t k = 0; k < f->ntunables; k++) {
+            CHECK((f->tunables[k].readback != NULL) == (f->check != ALLOC_CHECK_ENV));
+            CHECK(f->tunables[k].help != NULL);
+            CHECK(alloc_find_tunable(f, f->tunables[k].name) == &f->tunables[k]);
         }
+        CHECK(f->ident && f->ident[0] && f->probe_version && f->probe_read && f->probe_stats);
+        CHECK(f->colour && f->colour[0] == '#' && strlen(f->colour) == 7);
+        CHECK(f->env_vars && f->rejects && f->outputs && f->extra_env && f->refused && f->report_syms);
+        CHECK(alloc_find(f->name) == f);
+        systems += alloc_is_system(f);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(alloc_at(j)->colour, f->colour) != 0);
+    }
+    CHECK_INT(systems, 1);
+    CHECK(alloc_system() && alloc_is_system(alloc_system()));
+
+    /* stderr: complaints are found, start-up reports become probe keys */
+    const alloc_info_t *je = alloc_find("jemalloc");
+    CHECK(alloc_rejection(je, "x\n<jemalloc>: Invalid conf pair: bogus:1\n") != NULL);
+    CHECK(alloc_rejection(je, "all fine\n") == NULL);
+    char key[64], val[64];
+    CHECK(!alloc_output_line(je, "TBBmalloc: VERSION\t\t2021.8", key, sizeof key, val, sizeof val));
+    CHECK(alloc_env_is_allocator_var("MIMALLOC_X=1"));
+
+    new_families(err, s, &env);
 
     /* workloads */
     wl_args_t a;

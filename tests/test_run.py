@@ -7,6 +7,7 @@ checksums; bad input refused before any run; a crashing or hanging child
 becomes a row with its status while the other runs go on.  Exit 77 = skip.
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -263,7 +264,7 @@ def case_matrix(mb, tmp):
     # options after the matrix override it
     run(mb, "run", "-q", "-m", m, "-r", "1", "-o", out, "--no-limit", "--force")
     check(len(rows(out)) == 4, "-r overrides repetitions")
-    for text, line, needle in [("[run]\nrepetitions = x\n", 2, "bad repetitions 'x'"),
+    for text, line, needle in [("[run]\nrepetitions = x\n", 2, "repetitions: bad value 'x'"),
                                ("[run]\nbogus = 1\n", 2, "unknown key 'bogus'"),
                                ("[workload tensor_copy]\nsize = 1M\n[nonsense]\nx = 1\n", 3, "unknown section"),
                                ("[workload tensor_copy]\nsize = 16Q\n", 2, "'16Q'"),
@@ -420,6 +421,129 @@ def case_min_time(mb, tmp):
           "resumed blocks keep the factor")
     p = run(mb, "run", *args, "--min-time", "x", "--print-commands", expect_rc=2)
     check("--min-time" in p.stderr, f"bad --min-time refused: {p.stderr!r}")
+
+
+# The same option as a flag and as a matrix key, with a value both must refuse.
+REFUSED = [("--adaptive", "adaptive", "0"), ("--adaptive", "adaptive", "101%"), ("--budget", "budget", "0"),
+           ("--repetitions", "repetitions", "0"), ("--repetitions", "repetitions", "100001"),
+           ("--timeout", "timeout", "5x"), ("--sample-interval", "sample_interval", "0.5ms"),
+           ("--warmup-runs", "warmup_runs", "101"), ("--min-time", "min_time", "2h"),
+           ("--max-blocks", "max_blocks", "0"), ("--seed", "seed", "-1"), ("--pin", "pin", "4096"),
+           ("--sweep", "sweep", "x" * 200)]
+
+
+def option_table():
+    """(flag, short flag or None, matrix key or None) of every row of harness/options.c."""
+    import re
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "harness", "options.c")) as f:
+        text = f.read()
+    row = re.compile(r'\{\.flag = "([a-z-]+)"(?:, \.short_flag = \'(.)\')?(?:, \.key = "([a-z_]+)")?')
+    return [m.groups() for m in row.finditer(text)]
+
+
+def case_options(mb, tmp):
+    """One option table: a flag and its matrix key refuse a value with the same reason and
+    accept one to the same plan; an unknown key lists every key; --help lists every option."""
+    m = os.path.join(tmp, "o.ini")
+    wl = "[workload tensor_copy]\nsteps = 1\n"
+    for flag, key, value in REFUSED:
+        p = run(mb, "run", "-w", "tensor_copy:steps=1", "--print-commands", f"{flag}={value}", expect_rc=2)
+        with open(m, "w") as f:
+            f.write(f"[run]\n{key} = {value}\n" + wl)
+        q = run(mb, "run", "-m", m, "--print-commands", expect_rc=2)
+        cli, mat = p.stderr.strip(), q.stderr.strip()
+        head_cli, head_mat = f"mallocbench: {flag}: ", f"mallocbench: {m}:2: {key}: "
+        check(cli.startswith(head_cli) and len(cli.splitlines()) == 1, f"{flag}={value}: {cli!r}")
+        check(mat.startswith(head_mat) and len(mat.splitlines()) == 1, f"{key} = {value}: {mat!r}")
+        check(cli[len(head_cli):] == mat[len(head_mat):] != "",
+              f"{flag} and {key} refuse {value!r} alike: {cli!r} vs {mat!r}")
+    with open(m, "w") as f:
+        f.write("[run]\nlimit = maybe\n" + wl)
+    p = run(mb, "run", "-m", m, "--print-commands", expect_rc=2)
+    check(f"{m}:2: limit: bad value 'maybe': expected yes or no" in p.stderr, f"limit = maybe: {p.stderr!r}")
+    # accepted alike: the same plan, sample for sample
+    flags = ["-r", "3", "--seed", "7", "--sweep", "size=1M..2M", "-a", "glibc", "--warmup-runs", "0",
+             "--adaptive", "50%", "--budget", "1m", "--max-blocks", "7", "--timeout", "1m", "--no-limit"]
+    with open(m, "w") as f:
+        f.write("[run]\nrepetitions = 3\nseed = 7\nsweep = size=1M..2M\nallocators = glibc\nwarmup_runs = 0\n"
+                "adaptive = 50%\nbudget = 1m\nmax_blocks = 7\ntimeout = 1m\nlimit = no\n" + wl)
+    by_flags = run(mb, "run", "-w", "tensor_copy:steps=1", *flags, "--print-commands").stdout
+    by_keys = run(mb, "run", "-m", m, "--print-commands").stdout
+    check(by_flags == by_keys and by_flags.count("# block") == 2 * 3, f"the same plan both ways: "
+          f"{by_flags[:300]!r} vs {by_keys[:300]!r}")
+    table = option_table()
+    keys = [k for _, _, k in table if k]
+    check(len(table) >= 25 and len(keys) >= 15, f"the option table read: {len(table)} rows, {len(keys)} keys")
+    with open(m, "w") as f:
+        f.write("[run]\nrepetition = 2\n" + wl)
+    p = run(mb, "run", "-m", m, "--print-commands", expect_rc=2)
+    listed = p.stderr.split("(valid: ", 1)[-1]
+    check("unknown key 'repetition'" in p.stderr and all(k in listed for k in keys),
+          f"an unknown key lists every key {keys}: {p.stderr!r}")
+    usage = run(mb, "run", "--help").stdout
+    keys_part = usage.split("[run] section", 1)[-1]
+    for flag, short, key in table:
+        check(f"--{flag}" in usage and (not short or f"-{short}, --{flag}" in usage), f"--help lists --{flag}")
+        check(not key or key in keys_part, f"--help lists the matrix key {key}")
+        # getopt knows it (a value may still be refused)
+        given = f"--{flag}" if f"--{flag}" in FLAGS else f"--{flag}=1"
+        p = run(mb, "run", "-w", "tensor_copy:steps=1", "-a", "glibc", given, "--print-commands", expect_rc=None)
+        check(p.returncode in (0, 2) and "unknown option" not in p.stderr and "needs a value" not in p.stderr,
+              f"{given} is an option: {p.stderr!r}")
+
+
+def case_families(mb, tmp):
+    """The families proven without an API of their own: scudo (environment plus its
+    own parser's complaints) and tbbmalloc (its start-up report on stderr); an
+    allocator's complaint on stderr stops the run before anything is measured."""
+    allocs = installed(mb)
+    if "scudo" not in allocs and "tbbmalloc" not in allocs:
+        sys.exit(SKIP)
+    out = os.path.join(tmp, "f.csv")
+    fams = [a for a in ("scudo", "tbbmalloc") if a in allocs]
+    args = ["run", "-q", "-w", "tensor_copy:size=4M,count=2,steps=3,warmup=1", "-r", "1", "-o", out,
+            "-a", ",".join(fams)]
+    if "scudo" in fams:
+        args += ["-t", "scudo:release_to_os_interval_ms=-1,1000"]
+    if "tbbmalloc" in fams:
+        args += ["-t", "tbbmalloc:use_huge_pages=0,1"]
+    run(mb, *args)
+    rs = {r["config"]: r for r in rows(out)}
+    for r in rs.values():
+        check(r["status"] == "ok", f"{r['config']}: {r['status']} {r['message']}")
+        check(r["alloc_version"] not in ("", "(from its start-up report)"), f"{r['config']}: version {r['alloc_version']!r}")
+    if "scudo" in allocs:
+        r = rs.get("scudo[release_to_os_interval_ms=-1]")
+        check(r is not None and r["effective_tunables"] == "release_to_os_interval_ms=-1", f"scudo effective: {r and r['effective_tunables']}")
+        check(r is not None and "/clang/" in r["malloc_so"], f"scudo served malloc: {r and r['malloc_so']}")
+    if "tbbmalloc" in allocs:
+        on, off = rs.get("tbbmalloc[use_huge_pages=1]"), rs.get("tbbmalloc[use_huge_pages=0]")
+        check(on is not None and "use_huge_pages=1" in on["effective_tunables"].split(";"), f"huge pages read back on: {on and on['effective_tunables']}")
+        check(off is not None and "use_huge_pages=0" in off["effective_tunables"].split(";"), f"off: {off and off['effective_tunables']}")
+    # an allocator that carries on after a setting it does not know: a scudo built
+    # from compiler-rt's archive with a __scudo_default_options that names an
+    # unknown flag (scudo warns and runs on)
+    scudo_a = None
+    if "scudo" in allocs:
+        scudo_so = next(r["lib_path"] for r in rs.values() if r["allocator"] == "scudo")
+        scudo_a = scudo_so[:-3] + ".a"
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if scudo_a and os.path.exists(scudo_a) and cc:
+        src, so = os.path.join(tmp, "warn.c"), os.path.join(tmp, "libscudo-warn.so")
+        with open(src, "w") as f:
+            f.write('const char *__scudo_default_options(void) { return "no_such_flag=1"; }\n')
+        subprocess.run([cc, "-shared", "-fPIC", "-o", so, src, "-Wl,--whole-archive", scudo_a,
+                        "-Wl,--no-whole-archive", "-lpthread"], check=True)
+        p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-a", f"scudo={so}", "-r", "1",
+                "-o", os.path.join(tmp, "warn.csv"), expect_rc=1)
+        check("scudo rejected a setting: Scudo WARNING: found 1 unrecognized flag(s): " in p.stderr
+              and "no_such_flag=1" in p.stderr, f"scudo's warning is an error: {p.stderr!r}")
+        check(not os.path.exists(os.path.join(tmp, "warn.csv")), "nothing measured")
+
+
+# the options that take no value
+FLAGS = ("--force", "--resume", "--no-limit", "--print-commands", "--quiet", "--help")
 
 
 def param(params, name):

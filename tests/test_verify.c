@@ -125,7 +125,7 @@ static void test_library(void)
         sample_init(s, lib_a, NULL);          /* family not reported */
         REFUSED(c, s, "(unknown), not by jemalloc");
         sample_init(s, lib_a, "glibc");
-        probe_set(s, "je_prefixed", "1");
+        probe_set(s, "api:je_malloc", "/usr/lib/libjemalloc_prefixed.so");
         REFUSED(c, s, "je_-prefixed");
     }
 
@@ -217,7 +217,7 @@ static void test_settings(void)
     static const char *const gl[] = {"mmap_threshold=32M", NULL};
     CHECK_INT(config_init(c, "glibc", "", false, gl), 0);
     sample_init(s, "/lib/x86_64-linux-gnu/libc.so.6", "glibc");
-    REFUSED(c, s, "glibc:mmap_threshold=33554432 did not reach the child (GLIBC_TUNABLES=(unset))");
+    REFUSED(c, s, "glibc: the settings did not reach the child (GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432, the child saw it unset)");
     sample_init(s, "/lib/x86_64-linux-gnu/libc.so.6", "glibc");
     probe_set(s, "env:GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=1048576");
     REFUSED(c, s, "did not reach the child");
