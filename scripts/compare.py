@@ -2,8 +2,9 @@
 """compare.py - benchstat-style tables from mallocbench CSVs, with verdicts that
 never contradict the confidence interval printed beside them (scripts/stats.py).
 
-One run:        compare.py run.csv [--baseline glibc]
-                every configuration against the baseline within each workload,
+One run:        compare.py run.csv [--baseline CONFIG]
+                every configuration against the baseline (the run's first
+                configuration unless --baseline names another) within each workload,
                 paired by block (exact Wilcoxon signed-rank, Hodges-Lehmann CI)
 Two runs:       compare.py old.csv new.csv
                 each configuration of new against its counterpart in old (matched
@@ -199,10 +200,11 @@ def _cell(**kw):
     return c
 
 
-def analyse(rows_old, rows_new=None, baseline="glibc", floor=0.01, family="cell", two_runs=None,
+def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", two_runs=None,
             metrics=None, order=None, names=("old", "new")):
     """Every cell of the comparison.  One run: analyse(rows) (or rows_new None / the same list):
-    each configuration against `baseline`, block-paired.  Two runs: analyse(old, new), unpaired.
+    each configuration against `baseline` (None: the first of `order`, else the first to appear),
+    block-paired.  Two runs: analyse(old, new), unpaired.
     Several runs: analyse([run, ...], [run, ...]), the run as the unit (per-run medians).
     family: 'cell' (alpha 0.05 per cell), 'primary' (Bonferroni over the primary-metric cells),
     'bh' (Benjamini-Hochberg over all cells, FCR-adjusted CIs).  Returns an Analysis."""
@@ -211,8 +213,11 @@ def analyse(rows_old, rows_new=None, baseline="glibc", floor=0.01, family="cell"
     if two_runs is None:
         two_runs = rows_new is not None and rows_new is not rows_old
     res = Analysis()
-    res.family, res.floor, res.baseline = family, floor, baseline
     flat_old = [r for run in rows_old for r in run] if several else list(rows_old)
+    if baseline is None and not two_runs:
+        first = order or config_order(flat_old)
+        baseline = min(first, key=first.get) if first else ""
+    res.family, res.floor, res.baseline = family, floor, baseline
     if two_runs:
         flat_new = [r for run in rows_new for r in run] if several else list(rows_new)
         res.mode = "several runs" if several else "two runs"
@@ -593,7 +598,9 @@ def run(argv):
     ap.add_argument("csv", nargs="*", help="one run (configurations against a baseline) or old.csv new.csv")
     ap.add_argument("--old", nargs="+", metavar="CSV", help="several runs before (with --new): the run is the unit")
     ap.add_argument("--new", nargs="+", metavar="CSV", help="several runs after (with --old)")
-    ap.add_argument("--baseline", default="glibc", help="configuration compared against (one run; default glibc)")
+    ap.add_argument("--baseline", metavar="CONFIG",
+                    help="configuration compared against (one run; default: the run's first configuration, "
+                         "as its .meta.json lists them - like hyperfine's reference, its first command)")
     ap.add_argument("--floor", type=float, default=1.0, help="practical-significance floor in %% (default 1)")
     ap.add_argument("--family", choices=("cell", "primary", "bh"), default="cell",
                     help="multiplicity: alpha 0.05 per cell (default), Bonferroni over the primary metric, "
@@ -628,6 +635,8 @@ def run(argv):
         old, new = load(args.csv[0]), None
         names = ("old", "new")
         order = config_order(old, args.csv)
+    if new is None and args.baseline and args.baseline not in order:
+        die(f"no configuration '{args.baseline}' in {args.csv[0]} (it has: {', '.join(order) or 'none'})")
     try:
         stats.require_scipy()
     except ImportError as e:
@@ -635,7 +644,10 @@ def run(argv):
     res = analyse(old, new, baseline=args.baseline, floor=args.floor / 100, family=args.family,
                   two_runs=new is not None, metrics=metrics, order=order, names=names)
     if new is None and not any(c["is_base"] for c in res):
-        die(f"no configuration '{args.baseline}' in {args.csv[0]} (use --baseline CONFIG)")
+        if not old:
+            die(f"no ok sample in {args.csv[0]}")
+        what = "" if args.baseline else " (the run's first configuration)"
+        die(f"no ok sample of configuration '{res.baseline}'{what} in {args.csv[0]} (use --baseline CONFIG)")
     if not any(not c["is_base"] for c in res):
         for line in res.only:
             print(line, file=sys.stderr)

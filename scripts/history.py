@@ -4,7 +4,9 @@
 machine_id(meta) names a machine from its sidecar fingerprint; load(dir) builds every series
 (machine x workload x params x configuration x metric): per night the median of the ok samples,
 its exact 95% CI (stats.median_ci), n, the ratio to that night's baseline (the sidecar's first
-configuration), and for a night without a value null plus the reason - never 0.
+configuration), and for a night without a value null plus the reason - never 0.  Each series
+carries its family's colour as the latest sidecar naming one gives it (null where none does:
+sidecars written before they carried colours; site.py then falls back).
 
     history.py machine-id RUN.meta.json            print the machine id
     history.py store RUN.csv HISTORY NIGHT [--force] move RUN.{csv,meta.json,rss.csv} into
@@ -13,7 +15,6 @@ configuration), and for a night without a value null plus the reason - never 0.
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import sys
@@ -189,7 +190,7 @@ def load(history_dir, machines=None):
 
 
 def _load_machine(mid, d, nights):
-    metas, groups, wl_nights, cfg_info, order = {}, {}, {}, {}, []
+    metas, groups, wl_nights, cfg_info, order, fam_colour = {}, {}, {}, {}, [], {}
     missing_counters, aa = [], {}
     for night in nights:
         path = os.path.join(d, night + ".csv")
@@ -203,6 +204,8 @@ def _load_machine(mid, d, nights):
             if isinstance(c, dict) and c.get("config"):
                 cfg_alloc[c["config"]] = c.get("allocator") or c["config"]
                 tun[c["config"]] = bool(c.get("environment"))
+                if mbcsv.valid_colour(c.get("colour")) and isinstance(cfg_alloc[c["config"]], str):
+                    fam_colour[cfg_alloc[c["config"]]] = c["colour"]  # the latest night's wins
         for r in rows:
             cfg_alloc.setdefault(r["config"], r["allocator"])
             tun[r["config"]] = tun.get(r["config"]) or bool(r.get("requested_tunables"))
@@ -262,6 +265,7 @@ def _load_machine(mid, d, nights):
                     "id": f"{mid}/{wl}/{params}/{config}/{metric[0]}",
                     "machine": mid, "workload": wl, "params": params, "config": config,
                     "allocator": cfg_info.get(config, config), "baseline": baseline,
+                    "colour": fam_colour.get(cfg_info.get(config, config)),
                     "metric": metric[0], "figure": name, "unit": unit, "better": better, "kind": metric[4],
                     "resolution": RESOLUTION.get(metric[0]),
                     "nights": nights[sl], "median": s["median"][sl], "lo": s["lo"][sl], "hi": s["hi"][sl],

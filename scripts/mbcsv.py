@@ -179,21 +179,32 @@ def sidecar(path, suffix):
     return (path[:-4] if path.endswith(".csv") else path) + suffix
 
 
-def config_order(paths, rows):
-    """The configurations in the order the run was asked for: the `configs` list of
-    each CSV's .meta.json sidecar (a merged file keeps its first shard's), then any
-    other in order of first appearance.  No family order is written into a script."""
+def sidecar_configs(paths):
+    """The entries of the `configs` lists of the CSVs' .meta.json sidecars, in order (dicts
+    with at least a `config`); none from a CSV without a readable sidecar."""
     import json
-    order = []
+    out = []
     for path in paths:
         try:
             with open(sidecar(path, ".meta.json")) as f:
                 meta = json.load(f)
-            for c in meta.get("configs", []):
-                if isinstance(c, dict) and c.get("config") and c["config"] not in order:
-                    order.append(c["config"])
         except (OSError, ValueError):
-            pass
+            continue
+        configs = meta.get("configs") if isinstance(meta, dict) else None
+        out += [c for c in configs or [] if isinstance(c, dict) and isinstance(c.get("config"), str) and c["config"]]
+    return out
+
+
+def config_order(paths, rows):
+    """The configurations in the order the run was asked for: the `configs` list of
+    each CSV's .meta.json sidecar (a merged file keeps its first shard's), then any
+    other in order of first appearance.  No family order is written into a script.  The
+    first is the default baseline of compare, summary and report, as hyperfine's reference
+    is its first command."""
+    order = []
+    for c in sidecar_configs(paths):
+        if c["config"] not in order:
+            order.append(c["config"])
     for r in rows:
         if r["config"] not in order:
             order.append(r["config"])
@@ -211,6 +222,47 @@ def family_order(paths, rows):
         if f and f not in out:
             out.append(f)
     return out
+
+
+# Colour-blind-safe colours (Okabe-Ito, then grey) for a family whose sidecar gives none (an
+# old sidecar, no sidecar): handed out in family order, skipping those the sidecars use, so
+# the same run always gets the same colours.
+FALLBACK_COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#777777"]
+
+
+def valid_colour(text):
+    """True for '#RRGGBB' (what the harness writes); anything else is taken as no colour."""
+    return (isinstance(text, str) and len(text) == 7 and text[0] == "#"
+            and all(ch in "0123456789abcdefABCDEF" for ch in text[1:]))
+
+
+def assign_colours(families, known):
+    """{family: '#RRGGBB'} for every family of `families` (in that order): its colour in
+    `known` ({family: colour}, from sidecars) when valid, else the next FALLBACK_COLOURS entry
+    that no family of `known` uses (cycling when there are more families than colours)."""
+    got = {f: known[f].upper() for f in families if valid_colour(known.get(f))}
+    free = [c for c in FALLBACK_COLOURS if c not in got.values()] or FALLBACK_COLOURS
+    out, i = {}, 0
+    for f in families:
+        if f in out:
+            continue
+        if f in got:
+            out[f] = got[f]
+        else:
+            out[f], i = free[i % len(free)], i + 1
+    return out
+
+
+def family_colours(paths, rows, families=None):
+    """{family: '#RRGGBB'}, one fixed colour per allocator family: the `colour` the harness
+    wrote for it in the sidecars' `configs` (the first sidecar naming one wins), else a
+    fallback (assign_colours).  families: the families to colour, in the order fallbacks are
+    given (default family_order(paths, rows)).  No family is named in a script."""
+    known = {}
+    for c in sidecar_configs(paths):
+        if isinstance(c.get("allocator"), str) and valid_colour(c.get("colour")):
+            known.setdefault(c["allocator"], c["colour"])
+    return assign_colours(family_order(paths, rows) if families is None else families, known)
 
 
 def better(r):

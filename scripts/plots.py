@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """plots.py - figures from mallocbench CSVs, as PNG and SVG, with a manifest.
 
-Reads one or more schema-3 CSVs by column name through scripts/mbcsv.py, which
+Reads one or more schema-4 CSVs by column name through scripts/mbcsv.py, which
 refuses malformed input in one line naming file and row, exit 2 (with their <name>.meta.json and
 <name>.rss.csv sidecars when present), plots only rows with status ok, and never
-draws an empty (not measured) field as 0.  Writes OUTDIR/<name>.png, .svg and
+draws an empty (not measured) field as 0.  Each allocator family keeps one colour in every
+figure: the one its sidecar entry carries, else a fixed fallback (mbcsv.family_colours).  Writes OUTDIR/<name>.png, .svg and
 OUTDIR/plots.json (name, png, svg, title, better, caption; fixed order).
 
     scripts/plots.py results/run.csv [MORE.csv ...] -o OUTDIR [--machine-note TEXT]
@@ -51,11 +52,10 @@ MIN_CI_SAMPLES = 6                          # below this, whiskers are min..max
 MAX_SWEEP_BARS = 4                          # bar figures drawn per size sweep
 MAX_PANELS = 12                             # panels per summary figure
 
-# One fixed colour per allocator family (Okabe-Ito, colour-blind safe), the same in
-# every figure; the order of the families comes from the run (mbcsv.family_order).
+# One fixed colour per allocator family, the same in every figure: the colour the run's
+# sidecar gives it, else a colour-blind-safe fallback (mbcsv.family_colours); the order of
+# the families comes from the run (mbcsv.family_order).
 FAMILIES = []
-FAMILY_COLOUR = {"glibc": "#0072B2", "jemalloc": "#D55E00", "tcmalloc": "#009E73", "mimalloc": "#CC79A7"}
-OTHER_COLOURS = ["#777777", "#E69F00", "#56B4E9", "#000000"]
 # Variants of one family: shade (mix towards white > 0, black < 0), bar hatch, marker, line style.
 SHADES = [0.0, -0.40, 0.45, -0.60, 0.70, -0.20]
 HATCHES = ["", "///", "...", "xxx", "\\\\\\", "+++"]
@@ -222,13 +222,13 @@ def load(csv_paths):
     for series in rss.values():
         series.sort()
     FAMILIES[:] = mbcsv.family_order(csv_paths, rows + bad)
-    return Data(rows, bad, rss, metas, names)
+    return Data(rows, bad, rss, metas, names, csv_paths)
 
 
 class Data:
     """The ok rows grouped by (workload, workload_params) and config, in a fixed order."""
 
-    def __init__(self, rows, bad, rss, metas, names):
+    def __init__(self, rows, bad, rss, metas, names, paths=()):
         self.rows, self.bad, self.rss, self.metas, self.names = rows, bad, rss, metas, names
         self.family = {}
         for r in rows + bad:
@@ -241,7 +241,9 @@ class Data:
         self.not_ok = {}
         for r in bad:
             self.not_ok.setdefault((r["workload"], r["workload_params"]), []).append(r)
-        self.style = config_styles(self.configs, self.family)
+        families = list(dict.fromkeys(self.family[c] for c in self.configs))
+        self.colours = mbcsv.family_colours(list(paths), rows + bad, families)
+        self.style = config_styles(self.configs, self.family, self.colours)
 
     def configs_of(self, group):
         got = self.groups.get(group, {})
@@ -258,15 +260,13 @@ def mix(hex_colour, amount):
     return matplotlib.colors.to_hex(out)
 
 
-def config_styles(configs, family):
-    """Colour (family shade), hatch, marker and line style of every config, the same in every plot."""
-    styles, seen, others = {}, {}, {}
+def config_styles(configs, family, colours):
+    """Colour (a shade of its family's colour in `colours`, {family: '#RRGGBB'} from
+    mbcsv.family_colours), hatch, marker and line style of every config, the same in every plot."""
+    styles, seen = {}, {}
     for c in configs:
         fam = family[c]
-        if fam in FAMILY_COLOUR:
-            base = FAMILY_COLOUR[fam]
-        else:
-            base = others.setdefault(fam, OTHER_COLOURS[len(others) % len(OTHER_COLOURS)])
+        base = colours[fam]
         i = seen.get(fam, 0)
         seen[fam] = i + 1
         styles[c] = {

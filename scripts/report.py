@@ -5,7 +5,9 @@ summary tables, the statistics against the baseline, the plots, and a short
 from which size, what share of CPU is system time, which setting removed the
 faults and at what RSS cost).  Reads only the CSV and its sidecars.
 
-    report.py RUN.csv -o OUTDIR [--baseline glibc] [--no-plots]
+    report.py RUN.csv -o OUTDIR [--baseline CONFIG] [--no-plots]
+
+The baseline is the run's first configuration unless --baseline names another.
 
 The plots need matplotlib (Debian's /usr/bin/python3 with python3-matplotlib):
 without it the report is not written and the line on stderr says what to
@@ -16,7 +18,6 @@ exit 2.
 import argparse
 import io
 import json
-import math
 import os
 import sys
 
@@ -161,7 +162,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     ap.add_argument("-o", "--outdir", required=True)
-    ap.add_argument("--baseline", default="glibc")
+    ap.add_argument("--baseline", metavar="CONFIG",
+                    help="configuration the others are compared against (default: the run's first "
+                         "configuration, as its .meta.json lists them - like hyperfine's reference, its first command)")
     ap.add_argument("--no-plots", action="store_true", help="write the report without plots (no matplotlib needed)")
     args = ap.parse_args(argv)
     plots = None
@@ -180,6 +183,10 @@ def main(argv=None):
         die(str(e), mbcsv.EXIT_BAD_INPUT)
     if not rows:
         die(f"no ok rows in '{args.csv}'")
+    order = mbcsv.config_order([args.csv], rows)
+    if args.baseline is not None and args.baseline not in order:
+        die(f"no configuration '{args.baseline}' in {args.csv} (it has: {', '.join(order)})")
+    args.baseline = args.baseline or order[0]
     os.makedirs(args.outdir, exist_ok=True)
     meta_path = args.csv[:-4] + ".meta.json" if args.csv.endswith(".csv") else args.csv + ".meta.json"
     meta = {}
@@ -201,7 +208,7 @@ def main(argv=None):
         md.write(f"- **{title}**: {text}\n")
     md.write("\n## Summary\n")
     buf = io.StringIO()
-    summary.render(summary.summarize(rows, args.baseline), args.baseline, True, buf)
+    summary.render(summary.summarize(rows, args.baseline, order), args.baseline, True, buf)
     md.write(buf.getvalue())
     md.write("\n## Plots\n")
     if plots is None:

@@ -31,10 +31,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 STATIC = os.path.join(ROOT, "site")
+sys.path.insert(0, HERE)
+import mbcsv  # noqa: E402  (standard library only: the family colours' fallback)
 
-# One fixed colour per allocator family (Okabe-Ito), as scripts/plots.py.
-FAMILY_COLOUR = {"glibc": "#0072B2", "jemalloc": "#D55E00", "tcmalloc": "#009E73", "mimalloc": "#CC79A7"}
-OTHER_COLOUR = "#999999"
 # latest.status -> (label, glyph): the glyph repeats the colour for those who cannot see it
 STATUS = {
     "regression": ("regression", "\u25bc"), "improvement": ("improvement", "\u25b2"),
@@ -69,8 +68,19 @@ def metric_key(m):
     return (METRIC_ORDER.index(n), "") if n in METRIC_ORDER else (len(METRIC_ORDER), n)
 
 
-def colour(family):
-    return FAMILY_COLOUR.get(family, OTHER_COLOUR)
+def family_colours(series):
+    """{family: '#RRGGBB'}, one colour per allocator family on every page, as in the plots:
+    the `colour` history.py carried from the runs' sidecars (the first series of the family
+    that has one), else mbcsv's fixed fallback in order of first appearance (a series.json
+    written before the sidecars carried colours)."""
+    families, known = [], {}
+    for s in series:
+        fam = str(s.get("allocator") or "")
+        if fam not in families:
+            families.append(fam)
+        if mbcsv.valid_colour(s.get("colour")):
+            known.setdefault(fam, s["colour"])
+    return mbcsv.assign_colours(families, known)
 
 
 def slug(s):
@@ -423,7 +433,7 @@ def overview(doc, links, report, has_alerts):
             for s in sorted(ms, key=lambda s: s.get("baseline") != s["config"]):
                 if s["config"] not in configs:
                     configs.append(s["config"])
-            fam = {s["config"]: s.get("allocator", "") for s in ms}
+            col = {s["config"]: s["colour"] for s in ms}
             rows = sorted({(s["workload"], s.get("params", "")) for s in ms})
             one = ms[0]
             better = sorted({str(s.get("better", "?")) for s in ms})
@@ -432,7 +442,7 @@ def overview(doc, links, report, has_alerts):
                       for s in ms}
             out.append('<div class="tab" id="m-%d-%d"><h3>%s <small>(%s; ratio to %s)</small></h3><table class="grid"><tr><th>workload</th>%s</tr>' % (
                 mi, k, esc(metric), esc(hint), esc(one.get("baseline", "baseline")), "".join(
-                    '<th><span class="sw" style="background:%s"></span>%s</th>' % (colour(fam[c]), esc(c)) for c in configs)))
+                    '<th><span class="sw" style="background:%s"></span>%s</th>' % (col[c], esc(c)) for c in configs)))
             cells = {(s["workload"], s.get("params", ""), s["config"]): s for s in ms}
             for wl, params in rows:
                 out.append('<tr><th title="%s">%s<br><small>%s<br>%s</small></th>' % (
@@ -450,7 +460,7 @@ def series_page(s, doc, report):
     fam = s.get("allocator", "")
     unit = s.get("unit") or ""
     h = ['<p><a href="../index.html">&larr; overview</a>%s</p>' % (' \u00b7 <a href="../%s">latest compare report</a>' % esc(report) if report else "")]
-    h.append('<h1><span class="sw" style="background:%s"></span>%s \u00b7 %s \u00b7 %s</h1>' % (colour(fam), esc(s["workload"]), esc(s["config"]), esc(s["metric"])))
+    h.append('<h1><span class="sw" style="background:%s"></span>%s \u00b7 %s \u00b7 %s</h1>' % (s["colour"], esc(s["workload"]), esc(s["config"]), esc(s["metric"])))
     st = s["latest"].get("status", "ok")
     h.append('<p class="meta">machine <code>%s</code> \u00b7 params <code>%s</code> \u00b7 allocator %s \u00b7 %s (%s), %s is better \u00b7 baseline %s \u00b7 latest: <span class="cell st-%s">%s %s</span></p>' % (
         esc(s["machine"]), esc(s.get("params", "")), esc(fam or "?"), esc(s.get("figure") or s["metric"]), esc(unit or "no unit"),
@@ -522,9 +532,10 @@ def build(args):
         report = r[:-3] + ".html" if r.endswith(".md") and os.path.isfile(os.path.join(site, r[:-3] + ".html")) else r
     doc["report"] = report
     doc["series"] = [downsample(s, args.full_nights, args.max_weeks) for s in doc["series"]]
+    colours = family_colours(doc["series"])
     for s in doc["series"]:
         s["page"] = "series/%s.html" % slug(s)
-        s["colour"] = colour(s.get("allocator", ""))
+        s["colour"] = colours[str(s.get("allocator") or "")]
     with open(os.path.join(site, "data.js.tmp"), "w", encoding="utf-8") as f:
         f.write("window.MB_DATA = " + dump(doc) + ";\n")
     os.replace(os.path.join(site, "data.js.tmp"), os.path.join(site, "data.js"))

@@ -7,7 +7,9 @@ Reads columns by name through scripts/mbcsv.py, which refuses a schema it does
 not know and any malformed row (one line naming file and row, exit 2).
 Standard library only, so any python3 runs it.
 
-    scripts/summary.py results/run.csv [--markdown] [--baseline glibc]
+    scripts/summary.py results/run.csv [--markdown] [--baseline CONFIG]
+
+The ratios are against the run's first configuration unless --baseline names another.
 """
 import argparse
 import os
@@ -210,7 +212,9 @@ def render_curve(lines, param, markdown, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="+", help="mallocbench CSV file(s)")
-    ap.add_argument("--baseline", default="glibc", help="configuration the ratios are against (default glibc)")
+    ap.add_argument("--baseline", metavar="CONFIG",
+                    help="configuration the ratios are against (default: the run's first configuration, "
+                         "as its .meta.json lists them - like hyperfine's reference, its first command)")
     ap.add_argument("--markdown", action="store_true", help="Markdown tables instead of text")
     ap.add_argument("--curve", metavar="PARAM",
                     help="one row per value of a swept workload parameter (e.g. size), allocators across")
@@ -219,7 +223,11 @@ def main():
         rows = load(args.csv)
         if not rows:
             die("no rows")
-        lines = summarize(rows, args.baseline, mbcsv.config_order(args.csv, rows))
+        order = mbcsv.config_order(args.csv, rows)
+        if args.baseline is not None and args.baseline not in order:
+            die(f"no configuration '{args.baseline}' in {' '.join(args.csv)} (it has: {', '.join(order)})")
+        args.baseline = args.baseline or order[0]
+        lines = summarize(rows, args.baseline, order)
     except mbcsv.CsvError as e:
         die(str(e), mbcsv.EXIT_BAD_INPUT)
     if args.curve:

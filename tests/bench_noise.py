@@ -8,6 +8,7 @@ metric (sd/mean of throughput) and the sd of the per-block log ratio to the
 baseline; then the median and largest CV of each run and its wall time.
 
 Usage: bench_noise.py MALLOCBENCH [MATRIX] [BLOCKS] [BASELINE]
+BASELINE: a configuration; default the run's first (mbcsv.config_order).
 Figures, not pass/fail: the target is a median CV <= 3% and none above 6%.
 """
 import math
@@ -60,11 +61,12 @@ def main():
     mb = sys.argv[1]
     matrix = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "matrices", "quick.ini")
     blocks = int(sys.argv[3]) if len(sys.argv) > 3 else 10
-    baseline = sys.argv[4] if len(sys.argv) > 4 else "glibc"
+    baseline = sys.argv[4] if len(sys.argv) > 4 else None
     with tempfile.TemporaryDirectory() as tmp:
         before, after = os.path.join(tmp, "before.csv"), os.path.join(tmp, "after.csv")
         t_before = run(mb, matrix, blocks, before, ["--min-time", "0"])
         t_after = run(mb, matrix, blocks, after, [])
+        baseline = baseline or (mbcsv.config_order([before], mbcsv.read(before)[1]) or [None])[0]
         b, a = cells(before, baseline), cells(after, baseline)
     print(f"{blocks} blocks of {os.path.basename(matrix)}; CV = sd/mean of the primary metric per cell, "
           f"paired sd = sd of the per-block log ratio to {baseline}")

@@ -5,12 +5,13 @@ tests/fixtures/small-run.csv's header and a template row, sidecars from its .met
 with planted changes (steps, spikes, drifts, recoveries, environment and machine-wide moves,
 counts that move, counters not counted, configurations added or dropped).
 
-    make_history.py OUTDIR [--nights 30] [--machines 2] [--seed 1] [--regress-last]
+    make_history.py OUTDIR [--nights 30] [--machines 2] [--seed 1] [--regress-last] [--family NAME=#RRGGBB ...]
 
 The CLI writes OUTDIR/<machine-id>/<NIGHT>.{csv,meta.json,rss.csv} with a few planted
 changes (listed on stdout); --regress-last adds a 10% regression of jemalloc's throughput on
-the last two nights of the first machine (detect.py then exits 3).  write() is the library
-entry the tests use."""
+the last two nights of the first machine (detect.py then exits 3); --family adds a configuration
+of a family of that name with that plot colour in its sidecars.  The sidecars carry each family's
+colour as the fixture's sidecar gives it.  write() is the library entry the tests use."""
 import argparse
 import copy
 import csv
@@ -24,6 +25,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 import history  # noqa: E402
+import mbcsv  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "small-run.csv")
 
@@ -61,6 +63,11 @@ def template():
     with open(FIXTURE[:-4] + ".meta.json") as f:
         meta = json.load(f)
     return header, row, meta
+
+
+def fixture_colours():
+    """{family: '#RRGGBB'} as the fixture's sidecar gives them (the harness's own)."""
+    return {c["allocator"]: c["colour"] for c in template()[2]["configs"] if c.get("colour")}
 
 
 def night_name(i, start="2026-11-01"):
@@ -105,7 +112,7 @@ def effect(events, machine, night, wl, config, metric):
 
 
 def write(outdir, nights=30, machines=None, configs=None, workloads=None, events=(), noise=0.01, samples=6,
-          seed=1, start="2026-11-01", counts_noise=0.0):
+          seed=1, start="2026-11-01", counts_noise=0.0, colours=None):
     """Write the history; returns {machine index: machine id}.  noise: the sd of each night's
     level (relative, per configuration, independent); samples scatter around it at noise/2.
     events: dicts with kind step|spike|drift|machine|env|missing|absent, machine (index), night,
@@ -113,8 +120,10 @@ def write(outdir, nights=30, machines=None, configs=None, workloads=None, events
     madvise, munmap, brk, faults, peak_rss), size (a fraction; with additive: calls), until
     (recovery night), length (drift nights), what/to (env: 'kernel', 'glibc' or an allocator,
     its new version), counter (missing: the counter not counted), from/until (absent: the
-    configuration is out of the run outside [from, until))."""
+    configuration is out of the run outside [from, until)).  colours: {family: '#RRGGBB'} the
+    sidecars give (default: the fixture sidecar's; {}: none, as sidecars before colours)."""
     header, tmpl, meta0 = template()
+    colours = fixture_colours() if colours is None else colours
     machines = machines or MACHINES
     configs = configs or CONFIGS
     workloads = workloads or WORKLOADS
@@ -136,9 +145,9 @@ def write(outdir, nights=30, machines=None, configs=None, workloads=None, events
             meta["machine"] = dict(meta["machine"], **mach)
             meta["machine"].update(host=f"ci-{mi}", kernel=versions["kernel"], glibc_version=versions["glibc"])
             present = [c for c in configs if _present(events, mi, ni, c[0])]
-            meta["configs"] = [{"config": c, "allocator": a, "lib_path": "", "version":
-                                versions["glibc"] if a == "glibc" else versions[a],
-                                "environment": [f"MALLOC_CONF={t}"] if t else []} for c, a, t, _ in present]
+            meta["configs"] = [dict({"config": c, "allocator": a}, **({"colour": colours[a]} if a in colours else {}),
+                                    lib_path="", version=versions["glibc"] if a == "glibc" else versions[a],
+                                    environment=[f"MALLOC_CONF={t}"] if t else []) for c, a, t, _ in present]
             meta["limits"] = []
             mid = mid or history.machine_id(meta)
             d = os.path.join(outdir, mid)
@@ -254,12 +263,23 @@ def main(argv=None):
     ap.add_argument("--samples", type=int, default=6)
     ap.add_argument("--regress-last", action="store_true",
                     help="a confirmed 10%% regression on the last two nights (detect.py exits 3)")
+    ap.add_argument("--family", action="append", default=[], metavar="NAME=#RRGGBB",
+                    help="add a configuration of family NAME whose sidecar colour is #RRGGBB (repeatable)")
     args = ap.parse_args(argv)
     if args.nights < 6 or not 1 <= args.machines <= len(MACHINES):
         print(f"make_history.py: --nights >= 6 and --machines 1..{len(MACHINES)}", file=sys.stderr)
         return 2
+    configs, colours = list(CONFIGS), fixture_colours()
+    for fam in args.family:
+        name, _, colour = fam.partition("=")
+        if not name or name in {c[0] for c in configs} or not mbcsv.valid_colour(colour):
+            print(f"make_history.py: --family '{fam}': not NAME=#RRGGBB with a new NAME", file=sys.stderr)
+            return 2
+        configs.append((name, name, "", "1.0"))
+        colours[name] = colour
     ev = planted(args.nights, args.machines, args.regress_last)
-    ids = write(args.outdir, args.nights, MACHINES[:args.machines], events=ev, seed=args.seed, samples=args.samples)
+    ids = write(args.outdir, args.nights, MACHINES[:args.machines], configs=configs, events=ev, seed=args.seed,
+                samples=args.samples, colours=colours)
     for e in ev:
         print(f"planted on {ids[e.get('machine', 0)]}: " + ", ".join(f"{k}={v}" for k, v in e.items() if k != "machine"))
     return 0

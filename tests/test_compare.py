@@ -3,7 +3,9 @@
 write_csv) and end to end on the fixture: a 10x change flagged, A/A not, units
 per row, readable times, 0->x for counts, geomeans over a named set of
 throughputs only, two-run matching by label or family and tunables with the
-"only in" line, several runs per side, family options.  Exit 77 without scipy.
+"only in" line, several runs per side, family options; the default baseline is the
+run's first configuration (compare and summary on tests/fixtures/new-families.csv).
+Exit 77 without scipy.
 Usage: test_compare.py [FIXTURE.csv]"""
 import csv
 import io
@@ -82,6 +84,17 @@ rs5 = [r for r in run_rows(rng, {"glibc": 1, "x": 1.5}, n=8) if not (r["config"]
 c = cell(compare.analyse(rs5, metrics=PRIMARY), "x")
 check(c["change"].n == 7 and c["n"] == 7 and c["n_base"] == 8 and compare._n_text(c) == "7 of 7/8",
       f"n of a dropped block: {compare._n_text(c)}")
+
+# the default baseline is the run's first configuration (as hyperfine's reference), whatever its family
+rf = run_rows(rng, {"scudo": 1, "glibc": 1.5, "tbbmalloc": 0.5})
+resf = compare.analyse(rf, metrics=PRIMARY)
+check(resf.baseline == "scudo" and [c["config"] for c in resf if c["is_base"]] == ["scudo"],
+      f"no --baseline: the first configuration to appear: {resf.baseline}")
+check(cell(resf, "glibc")["verdict"] == "improved" and cell(resf, "tbbmalloc")["verdict"] == "regressed",
+      "no --baseline: the others against scudo")
+resf = compare.analyse(rf, metrics=PRIMARY, order={"tbbmalloc": 0, "scudo": 1, "glibc": 2})
+check(resf.baseline == "tbbmalloc", f"no --baseline: the first of the run's order: {resf.baseline}")
+check(compare.analyse(rf, metrics=PRIMARY, baseline="glibc").baseline == "glibc", "an explicit baseline wins")
 
 # ---- units per row, readable times, 0->x ------------------------------------------------------
 wls = (("tensor_copy", "B/s", "copy bandwidth", "higher", 1.22e9), ("arena_churn", "ops/s", "allocations per second",
@@ -201,6 +214,21 @@ with tempfile.TemporaryDirectory() as tmp:
     p = subprocess.run([sys.executable, os.path.join(HERE, "..", "scripts", "compare.py"), fixture, fixture],
                        capture_output=True, text=True, timeout=300)
     check(p.returncode == 0 and "only in" not in p.stdout, f"a run against itself: {p.stderr[-300:]}")
+    # the default baseline on the command line: the sidecar's first configuration
+    # (tests/fixtures/new-families.csv lists scudo, glibc, tbbmalloc); --baseline wins; unknown: one line
+    nf = os.path.join(os.path.dirname(os.path.abspath(fixture)), "new-families.csv")
+    for script in ("compare.py", "summary.py"):
+        cmd = [sys.executable, os.path.join(HERE, "..", "scripts", script), nf]
+        for extra, want in (([], "vs scudo"), (["--baseline", "glibc"], "vs glibc")):
+            p = subprocess.run(cmd + extra, capture_output=True, text=True, timeout=300)
+            check(p.returncode == 0 and want in p.stdout and ("vs scudo" in p.stdout) == (want == "vs scudo"),
+                  f"{script} {' '.join(extra) or '(no --baseline)'}: {want!r} ({p.returncode}, {p.stderr[-300:]!r})")
+        p = subprocess.run(cmd + ["--baseline", "nope"], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "'nope'" in p.stderr
+              and "scudo, glibc, tbbmalloc" in p.stderr and not p.stdout,
+              f"{script} --baseline nope: one line naming it and the run's configurations: {p.stderr!r}")
+        p = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=300)
+        check("first configuration" in " ".join(p.stdout.split()), f"{script} --help names the default baseline")
 
 if FAILS:
     print(f"{len(FAILS)} check(s) failed", file=sys.stderr)

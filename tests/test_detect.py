@@ -5,8 +5,10 @@ step found at its night, A/A noise and one outlier night raising nothing, a slow
 a recovered regression kept, environment and machine labels, a count that moves by one call,
 pending vs confirmed, exit 3 only for a confirmed regression on the latest night, reports that
 never move when nights are added, a new series that is not a regression, missing counters that
-are null with a reason.  Exit 77 (skip) without scipy."""
+are null with a reason, each family's sidecar colour carried to series.json and the site's
+colours (the fallback where sidecars carry none).  Exit 77 (skip) without scipy."""
 import csv
+import importlib.util
 import json
 import math
 import os
@@ -213,6 +215,24 @@ rc, alerts, js, ids = run([], 60, "quiet", machines=2)
 check(not alerts and rc == 0, f"a quiet 60-night history on 2 machines raised {len(alerts)}: "
                               f"{[(a['config'], a['metric'], a['night'], a['change_pct']) for a in alerts][:5]}")
 check(len(js["machines"]) == 2 and len(ids) == 2 and ids[0] != ids[1], "two machines, two ids")
+
+# family colours: carried from the sidecars into series.json (null where none is given, as in
+# sidecars written before colours), and the site's colour per family: the sidecar's, else the fallback
+spec = importlib.util.spec_from_file_location("mb_site", os.path.join(HERE, "..", "scripts", "site.py"))
+mb_site = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mb_site)
+fams = [("scudo", "scudo", "", "14.0.6"), ("glibc", "glibc", "", "2.36"), ("tbbmalloc", "tbbmalloc", "", "2021.8")]
+rc, alerts, js, ids = run([], 8, "colours", configs=fams, colours={"scudo": "#E69F00", "tbbmalloc": "#56B4E9"})
+got = {(s["allocator"], s["colour"]) for s in js["series"]}
+check(got == {("scudo", "#E69F00"), ("glibc", None), ("tbbmalloc", "#56B4E9")},
+      f"series.json carries each family's sidecar colour, null without one: {sorted(got, key=str)}")
+fb = history.mbcsv.FALLBACK_COLOURS
+check(mb_site.family_colours(js["series"]) == {"scudo": "#E69F00", "glibc": fb[0], "tbbmalloc": "#56B4E9"},
+      f"site: the sidecar's colours, the fallback for glibc: {mb_site.family_colours(js['series'])}")
+rc, alerts, js, ids = run([], 8, "no-colours", configs=fams, colours={})
+check(all(s["colour"] is None for s in js["series"]), "sidecars without colours: every series' colour is null")
+check(mb_site.family_colours(js["series"]) == dict(zip(["scudo", "glibc", "tbbmalloc"], fb)),
+      f"site without colours: the fallback in family order: {mb_site.family_colours(js['series'])}")
 
 # machine ids: stable, readable, different for different hardware; store refuses to overwrite
 meta = {"machine": {"cpu_model": "AMD EPYC 7763 64-Core Processor", "cores_online": 2, "mem_total_kib": 24683584,

@@ -4,7 +4,9 @@
 Usage: test_plots.py FIXTURE.csv (tests/fixtures/small-run.csv, with its
 .meta.json and .rss.csv).  Draws every plot into a temporary directory and
 checks the manifest, the files, the refusal of other schemas, determinism,
-and the figures the plots are computed from.  Exit 77 = skip (no matplotlib).
+the family colours (the sidecar's, else the fixed fallback; on
+tests/fixtures/new-families.csv too, whose families no script names), and the
+figures the plots are computed from.  Exit 77 = skip (no matplotlib).
 """
 import csv
 import importlib.util
@@ -124,6 +126,71 @@ def test_data(plots, fixture, tmp):
     check_eq(len(data.not_ok.get(g16, [])), 1, "the crashed row is counted as left out")
 
 
+def copy_run(fixture, dst, edit_meta=None):
+    """The fixture CSV copied to dst with its .meta.json (through edit_meta(meta) when given;
+    edit_meta None and no sidecar wanted: pass edit_meta=False)."""
+    shutil.copyfile(fixture, dst)
+    if edit_meta is False:
+        return dst
+    with open(fixture[:-4] + ".meta.json") as f:
+        meta = json.load(f)
+    if edit_meta:
+        edit_meta(meta)
+    with open(dst[:-4] + ".meta.json", "w") as f:
+        json.dump(meta, f)
+    return dst
+
+
+def test_colours(plots, fixture, tmp):
+    """One colour per family from the run's sidecar, never from a table of names; a fixed
+    fallback where the sidecar has none (old sidecars, no sidecar)."""
+    mbcsv = plots.mbcsv
+    fb = mbcsv.FALLBACK_COLOURS
+    check_eq(mbcsv.assign_colours(["a", "b", "a"], {}), {"a": fb[0], "b": fb[1]}, "fallback in family order")
+    check_eq(mbcsv.assign_colours(["a", "b"], {"b": fb[0].lower()}), {"a": fb[1], "b": fb[0]},
+             "a sidecar's colour is kept (upper-cased) and not given to another family")
+    for bad in ("red", "#12345", "#1234567", "#12345G", "url(x)", 7, None):
+        check_eq(mbcsv.assign_colours(["a"], {"a": bad}), {"a": fb[0]}, f"colour {bad!r} is taken as none")
+    many = mbcsv.assign_colours([f"f{i}" for i in range(len(fb) + 1)], {})
+    check_eq(many[f"f{len(fb)}"], fb[0], "more families than colours: the palette cycles")
+
+    # the fixture's sidecar carries the harness's colours
+    data = plots.load([fixture])
+    check_eq(data.colours, {"glibc": "#0072B2", "jemalloc": "#D55E00", "tcmalloc": "#009E73", "mimalloc": "#CC79A7"},
+             "small-run: the sidecar's colours")
+    base, tuned = data.style["jemalloc"], data.style["jemalloc[dirty_decay_ms=-1]"]
+    check(base["colour"] == "#D55E00" and tuned["colour"] != base["colour"] and tuned["hatch"] != base["hatch"],
+          f"a variant is a shade and a hatch of its family's colour: {base} {tuned}")
+
+    # an old sidecar without colours, and no sidecar at all: the fallback, the same every time
+    old = copy_run(fixture, os.path.join(tmp, "old-sidecar.csv"),
+                   lambda m: [c.pop("colour", None) for c in m["configs"]])
+    data = plots.load([old])
+    check_eq(data.colours, dict(zip(["glibc", "jemalloc", "tcmalloc", "mimalloc"], fb)),
+             "a sidecar without colours: the fallback in the sidecar's family order")
+    bare = copy_run(fixture, os.path.join(tmp, "no-sidecar.csv"), False)
+    first, again = plots.load([bare]).colours, plots.load([bare]).colours
+    check(first == again and sorted(first.values()) == sorted(fb[:4]),
+          f"no sidecar: four distinct fallback colours, the same twice: {first} {again}")
+
+    # families no script names (scudo listed first, tbbmalloc), coloured by their sidecar
+    nf = os.path.join(os.path.dirname(fixture), "new-families.csv")
+    want = {"scudo": "#E69F00", "glibc": "#0072B2", "tbbmalloc": "#56B4E9"}
+    data = plots.load([nf])
+    check_eq(data.colours, want, "new families: the sidecar's colours")
+    check_eq({c: data.style[c]["colour"] for c in data.configs}, want, "new families: the configs' colours")
+    nocol = copy_run(nf, os.path.join(tmp, "new-families.csv"), lambda m: [c.pop("colour") for c in m["configs"]])
+    check_eq(plots.load([nocol]).colours, dict(zip(["scudo", "glibc", "tbbmalloc"], fb)),
+             "new families without sidecar colours: the fallback (so the colours above came from the sidecar)")
+    out = os.path.join(tmp, "new-families")
+    p = run_cli(nf, "-o", out)
+    check_eq(p.returncode, 0, f"plots.py on new families (stderr: {p.stderr.strip()[-300:]})")
+    svg = os.path.join(out, "bars_arena_churn.svg")
+    text = open(svg).read().lower() if os.path.exists(svg) else ""
+    for fam, col in want.items():
+        check(f"fill: {col.lower()}" in text, f"{svg}: {fam}'s bars in {col}")
+
+
 def test_cli(fixture, tmp):
     out1, out2 = os.path.join(tmp, "a"), os.path.join(tmp, "b")
     p = run_cli(fixture, "-o", out1)
@@ -211,6 +278,7 @@ def main():
     try:
         test_pure(plots)
         test_data(plots, fixture, tmp)
+        test_colours(plots, fixture, tmp)
         test_cli(fixture, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

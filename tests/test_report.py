@@ -6,7 +6,9 @@ the faults).  Without matplotlib (or numpy) it writes nothing and says in one
 line which Debian package to install, exit 1, unless --no-plots (plots.py
 too, without the --no-plots); the missing
 module is simulated by a stub earlier on PYTHONPATH.  The scripts a user is
-told to run are executable.  Usage: test_report.py FIXTURE.csv (exit 77 =
+told to run are executable.  The baseline is the run's first configuration
+(tests/fixtures/new-families.csv: scudo) unless --baseline names another; an
+unknown one is one line.  Usage: test_report.py FIXTURE.csv (exit 77 =
 no python3 with matplotlib here, so the plots were not drawn)."""
 import os
 import subprocess
@@ -100,6 +102,20 @@ def main():
         text = rendered(out, "--no-plots")
         check("Not drawn (--no-plots)." in text, "--no-plots: the report says the plots were not asked for")
         check(not os.path.exists(os.path.join(out, "plots.json")), "--no-plots: no plots drawn")
+
+        # the baseline: the run's first configuration (new-families.csv lists scudo first), or --baseline
+        nf = os.path.join(os.path.dirname(fixture), "new-families.csv")
+        for extra, want in (([], "scudo"), (["--baseline", "glibc"], "glibc")):
+            out = os.path.join(tmp, "baseline-" + want)
+            p = run([sys.executable, REPORT, nf, "-o", out, "--no-plots"] + extra)
+            path = os.path.join(out, "report.md")
+            text = open(path).read() if os.path.exists(path) else ""
+            check(p.returncode == 0 and f"Each configuration against {want}," in text and f"| vs {want} |" in text,
+                  f"report {' '.join(extra) or '(no --baseline)'}: against {want} ({p.stderr.strip()[-300:]!r})")
+        out = os.path.join(tmp, "baseline-nope")
+        p = run([sys.executable, REPORT, nf, "-o", out, "--no-plots", "--baseline", "nope"])
+        check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "'nope'" in p.stderr
+              and not os.path.exists(out), f"report --baseline nope: one line, nothing written: {p.stderr!r}")
 
         # rendered with plots, as a user runs it: the script itself (its shebang), else this python3
         cmd = None if not python else [REPORT] if python == "/usr/bin/python3" else [python, REPORT]
