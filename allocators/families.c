@@ -9,6 +9,7 @@
     X(jemalloc)     \
     X(tcmalloc)     \
     X(mimalloc)     \
+    X(scudo)        \
     /* end of the table */
 
 #define DECLARE(n) extern const alloc_info_t alloc_##n;
