@@ -10,6 +10,7 @@
     X(tcmalloc)     \
     X(mimalloc)     \
     X(scudo)        \
+    X(tbbmalloc)    \
     /* end of the table */
 
 #define DECLARE(n) extern const alloc_info_t alloc_##n;

@@ -8,6 +8,7 @@ set -eu
 PKGS="gcc libc6-dev make meson ninja-build pkg-config python3 python3-numpy python3-matplotlib python3-scipy
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev linux-perf"
 PKGS="$PKGS libclang-rt-14-dev"  # scudo (allocators/scudo.c)
+PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 # `deps.sh test`: also what `make test` needs for its sanitizer and fuzz build
 # (clang, compiler-rt with ASan/UBSan/libFuzzer, llvm-symbolizer for reports)
 [ "${1:-}" = test ] && PKGS="$PKGS clang-14 libclang-rt-14-dev llvm-14"
