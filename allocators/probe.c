@@ -47,6 +47,7 @@ static struct {
     pid_t pid;                    /* process that armed the probe */
     const alloc_info_t *family;   /* NULL: unknown */
     bool identified;
+    bool descendant;              /* started by the command, not by the harness */
     void *malloc_base;            /* load base of the object serving malloc */
     char malloc_name[PATH_MAX];   /* dli_fname as loaded */
     char malloc_path[PATH_MAX];   /* its realpath */
@@ -334,6 +335,19 @@ static void pb_report(const char *when)
     pb.state = PB_REPORTED;
 }
 
+/* A descendant of the command: one line, written with one write() (under
+ * PIPE_BUF, so it never interleaves with another process's lines). */
+static void pb_report_descendant(void)
+{
+    pb_identify();
+    char exe[256] = "";
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[l > 0 ? l : 0] = '\0';
+    pb_line("proc:%ld=%s|%s|%s", (long)getpid(), pb.family ? pb.family->name : "unknown",
+            pb.malloc_path, exe);
+    pb.state = PB_REPORTED;
+}
+
 /* ---- entry points ------------------------------------------------------------ */
 /* Arms the probe when MB_PROBE_FD names a writable descriptor; otherwise
  * does nothing at all. */
@@ -353,6 +367,9 @@ static void pb_constructor(void)
         return;
     pb.fd = (int)fd;
     pb.pid = getpid();
+    /* a process the harness did not start itself (the command's children) */
+    const char *parent = getenv(MB_PROBE_PARENT_ENV);
+    pb.descendant = parent && *parent && strtol(parent, NULL, 10) != (long)getppid();
     pb.state = PB_PENDING;
 }
 
@@ -363,6 +380,13 @@ static void pb_destructor(void)
 {
     if (pb.state == PB_OFF || getpid() != pb.pid)
         return;
+    if (pb.descendant) {
+        if (pb.state == PB_PENDING) {
+            pb_report_descendant();
+            pb_flush();
+        }
+        return;
+    }
     if (pb.state == PB_PENDING) {
         pb_report("exit");
         pb_flush();
@@ -389,7 +413,10 @@ int __libc_start_main(pb_main_fn main_fn, int argc, char **argv, void (*init)(vo
     pb_start_fn real = NULL;
     PB_FN(real, dlsym(RTLD_NEXT, "__libc_start_main"));
     if (pb.state == PB_PENDING && getpid() == pb.pid) {
-        pb_report("start");
+        if (pb.descendant)
+            pb_report_descendant();
+        else
+            pb_report("start");
         pb_flush();
     }
     if (!real) {

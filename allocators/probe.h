@@ -19,6 +19,7 @@
  *   tun:<key>=!<reason>  a setting that could not be read back
  *   probe=done           last line of the start-up report
  *   stat:<name>=<value>  allocator statistics at exit, then probe=end
+ *   proc:<pid>=...       from each descendant process (MB_PROBE_PARENT below)
  *
  * MB_PROBE_READ lists what to read back, comma separated: each entry a
  * tunable's `readback` key, whose meaning is the family's (its
@@ -32,4 +33,9 @@
 #define MB_PROBE_H
 #define MB_PROBE_FD_ENV "MB_PROBE_FD"
 #define MB_PROBE_READ_ENV "MB_PROBE_READ"
+/* The harness's pid: a process whose parent it is not (one the command
+ * started, which inherited the preload and the descriptor) writes only
+ *   proc:<pid>=<family>|<malloc_so>|<exe>
+ * in one write, and no statistics. */
+#define MB_PROBE_PARENT_ENV "MB_PROBE_PARENT"
 #endif

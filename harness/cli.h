@@ -26,5 +26,7 @@ int die_spec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_run(int argc, char **argv, int full_argc, char **full_argv);
 int cmd_merge(int argc, char **argv);
+/* `exec [RUN OPTIONS] -- CMD ARGS`: run of the exec pseudo-workload (execcmd.c). */
+int cmd_exec(int argc, char **argv, int full_argc, char **full_argv);
 
 #endif

@@ -173,6 +173,8 @@ static int list_workloads(void)
             if (p->type == WLP_ENUM)
                 snprintf(range, sizeof range, "%s", p->choices);
             else if (p->type == WLP_STRING)
+                snprintf(range, sizeof range, "word");
+            else if (p->type == WLP_TEXT)
                 snprintf(range, sizeof range, "text");
             else if (p->type == WLP_SIZES)
                 snprintf(range, sizeof range, "sizes %s..%s", lo, hi);
@@ -243,6 +245,7 @@ static void usage(FILE *out)
             "causes (page faults, madvise/munmap/brk calls, system time, RSS).\n\n"
             "commands:\n"
             "  run      measure workloads under allocators, one CSV row per process run\n"
+            "  exec     measure your own command under allocators, as `run` does a workload\n"
             "  list     allocators | workloads | events | tunables [ALLOCATOR]\n"
             "  compare  statistics of one run against a baseline, or of two runs (scripts/compare.py)\n"
             "  merge    join the CSVs of the shards of one plan\n"
@@ -269,6 +272,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1, argc, argv);
+    if (!strcmp(cmd, "exec"))
+        return cmd_exec(argc - 1, argv + 1, argc, argv);
     if (!strcmp(cmd, "list"))
         return cmd_list(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate"))
@@ -285,6 +290,6 @@ int main(int argc, char **argv)
         csv_print_schema(stdout);
         return 0;
     }
-    return die_usage("unknown command '%s' (run, list, compare, merge, calibrate, schema, version; "
+    return die_usage("unknown command '%s' (run, exec, list, compare, merge, calibrate, schema, version; "
                      "see --help)", cmd);
 }

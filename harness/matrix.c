@@ -126,7 +126,7 @@ static int handler(load_t *l, const char *section, const char *key, const char *
         }
         /* checked here, so that an error names this line */
         char kv[SPEC_TEXT + 64];
-        if (strchr(value, ','))
+        if (strchr(value, ',') && !wl_param_is_text(l->args.wl, key))
             return fail(l, "the value of '%s' cannot hold a comma: '%s'", key, value);
         snprintf(kv, sizeof kv, "%s=%s", key, value);
         if (wl_set(&l->args, kv, l->err, sizeof l->err))

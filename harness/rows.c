@@ -101,8 +101,9 @@ static void fill_figures(csv_row_t *row, const wl_args_t *a, const run_sample_t 
     }
     if (s->have_result && s->status == RUN_OK) {
         fill_result(row, &s->res);
-        csv_set(row, COL_metric, "%s", a->wl->metric ? a->wl->metric : "");
-        csv_set(row, COL_metric_better, "%s", a->wl->lower_is_better ? "lower" : "higher");
+        bool lower;
+        csv_set(row, COL_metric, "%s", wl_metric(a, &lower));
+        csv_set(row, COL_metric_better, "%s", lower ? "lower" : "higher");
         if (!isnan(limit) && limit > 0) {
             csv_set(row, COL_limit_throughput, "%.6g", limit);
             csv_set(row, COL_fraction_of_limit, "%.4f", s->res.throughput / limit);

@@ -6,6 +6,7 @@
 #include "units.h"
 #include "probe.h"
 #include "region.h"
+#include "exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,6 +111,27 @@ int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, 
     for (size_t i = 0; i < c->env.n; i++)
         if (!(argv[n++] = strdup(c->env.var[i])))
             goto oom;
+    if (wl_is_exec(a)) {
+        /* the user's command in place of the worker */
+        char **words, err[256];
+        if (exec_split(wl_get_str(a, "cmd"), &words, err, sizeof err)) {
+            run_free_strv(argv);
+            return -EINVAL;
+        }
+        size_t nw = 0;
+        while (words[nw])
+            nw++;
+        char **more = realloc(argv, (n + nw + 1) * sizeof *argv);
+        if (!more) {
+            run_free_strv(words);
+            goto oom;
+        }
+        argv = more;
+        memcpy(argv + n, words, (nw + 1) * sizeof *argv);
+        free(words);
+        *argvp = argv;
+        return 0;
+    }
     if (!(argv[n++] = strdup(o->worker)) || !(argv[n++] = strdup(a->wl->name)))
         goto oom;
     char *save = NULL;
@@ -146,6 +168,9 @@ static int build_env(const char *probe_keys, char ***envp)
     if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_FD_ENV, fd)))
         goto oom;
     if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys)))
+        goto oom;
+    snprintf(fd, sizeof fd, "%ld", (long)getpid());
+    if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_PARENT_ENV, fd)))
         goto oom;
     env[k] = NULL;
     *envp = env;
@@ -249,6 +274,7 @@ static long proc_rss_kib(int statm_fd)
 typedef struct {
     const run_opts_t *o;
     const run_config_t *c;
+    const wl_args_t *a;
     run_sample_t *s;
     cnt_set_t *cnt;
     pid_t pid;
@@ -265,6 +291,7 @@ typedef struct {
     char *probe_buf;
     size_t probe_len;
     char fail[512];
+    double t_begin, t_end;          /* the region markers, when the program sent them */
 } child_t;
 
 static void rss_sample(child_t *ch)
@@ -291,6 +318,10 @@ static void sync_line(child_t *ch, char *line, int sync_fd)
             cnt_read(ch->cnt, begin ? s->begin : s->end);
         proc_cpu(ch->pid, &u, &sy);
         long rss = proc_rss_kib(ch->statm_fd);
+        if (begin)
+            ch->t_begin = now_s();
+        else
+            ch->t_end = now_s();
         if (begin) {
             s->region_user_s = u;
             s->region_sys_s = sy;
@@ -387,11 +418,33 @@ static void probe_read(child_t *ch, int fd, int *eof)
     ch->probe_buf[ch->probe_len] = '\0';
 }
 
+/* A descendant's line "proc:PID=family|malloc_so|exe": counted, and the
+ * first whose allocator is not the root process's kept for the message. */
+static void probe_descendant(run_sample_t *s, const char *pid, const char *val)
+{
+    const char *fam = run_probe_get(s, "family"), *so = run_probe_get(s, "malloc_so");
+    size_t fl = strcspn(val, "|");
+    const char *vso = val[fl] ? val + fl + 1 : "";
+    size_t sl = strcspn(vso, "|");
+    s->nproc++;
+    if (s->proc_mismatch[0] || !fam || !so)
+        return;
+    if (strncmp(val, fam, fl) || fam[fl] || strncmp(vso, so, sl) || so[sl])
+        snprintf(s->proc_mismatch, sizeof s->proc_mismatch, "process %s (%s) got malloc from %.*s "
+                 "(%.*s), not %s", pid, vso[sl] ? vso + sl + 1 : "?", (int)sl, vso, (int)fl, val, so);
+}
+
 static void probe_parse(run_sample_t *s, char *buf)
 {
     char *save = NULL;
+    s->nproc = 1;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *eq = strchr(line, '=');
+        if (eq && !strncmp(line, "proc:", 5)) {
+            *eq = '\0';
+            probe_descendant(s, line + 5, eq + 1);
+            continue;
+        }
         if (!eq || s->nprobe >= RUN_PROBE_MAX)
             continue;
         *eq = '\0';
@@ -480,8 +533,14 @@ static void finish_status(child_t *ch, int wstatus, bool timed_out)
     } else if (!s->have_result) {
         s->status = RUN_ERROR;
         /* a result line that did not parse says why (ch->fail) */
-        snprintf(s->message, sizeof s->message, "worker exited without a result%s%s",
-                 ch->fail[0] || *tail ? ": " : "", ch->fail[0] ? ch->fail : tail);
+        snprintf(s->message, sizeof s->message, "%s exited without a result%s%s",
+                 wl_is_exec(ch->a) ? "the command" : "worker", ch->fail[0] || *tail ? ": " : "",
+                 ch->fail[0] ? ch->fail : tail);
+    } else if (s->proc_mismatch[0]) {
+        /* a child of the command escaped the allocator asked for */
+        s->status = RUN_ERROR;
+        s->untrusted = true;
+        snprintf(s->message, sizeof s->message, "%s", s->proc_mismatch);
     } else if (rejected) {
         /* an allocator that carries on after a bad setting: we do not */
         s->status = RUN_ERROR;
@@ -600,6 +659,45 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         probe_read(ch, p->pp[0], &probe_eof);
 }
 
+/* An exec sample's result, made here (no worker sends one): the region is
+ * the whole process tree unless the command marked one; the figure is 1 /
+ * its wall time, or the number metric=REGEX finds in the output. */
+static void exec_result(child_t *ch, const ending_t *e)
+{
+    run_sample_t *s = ch->s;
+    if (e->timed_out || !WIFEXITED(e->wstatus) || WEXITSTATUS(e->wstatus) != 0)
+        return; /* finish_status says why */
+    double region = ch->t_end - ch->t_begin;
+    if (!s->have_region) {
+        for (size_t i = 0; i < CNT_MAX; i++) {
+            s->begin[i] = s->end[i] = s->total[i];
+            s->begin[i].value = s->begin[i].enabled = s->begin[i].running = 0;
+        }
+        s->region_user_s = s->user_s;
+        s->region_sys_s = s->sys_s;
+        s->have_region = true;
+        region = s->wall_s;
+    }
+    wl_report_t *r = &s->res;
+    memset(r, 0, sizeof *r);
+    const char *re = wl_get_str(ch->a, "metric");
+    if (*re) {
+        if (exec_metric(re, ch->out_buf, &r->throughput) && exec_metric(re, ch->out_head, &r->throughput)) {
+            snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
+                     "(its first and last 4 KiB)", re);
+            return;
+        }
+        snprintf(r->unit, sizeof r->unit, "%s", wl_get_str(ch->a, "unit"));
+    } else {
+        r->throughput = region > 0 ? 1.0 / region : NAN;
+        snprintf(r->unit, sizeof r->unit, "runs/s");
+    }
+    r->region_s = region;
+    snprintf(r->extra, sizeof r->extra, "processes=%u", s->nproc);
+    r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
+    s->have_result = true;
+}
+
 /* The figures of a finished child: times, rusage, probe report, status. */
 static void collect(child_t *ch, const ending_t *e)
 {
@@ -616,6 +714,8 @@ static void collect(child_t *ch, const ending_t *e)
     out->majflt = e->ru.ru_majflt;
     probe_parse(out, ch->probe_buf);
     output_keys(ch);
+    if (wl_is_exec(ch->a))
+        exec_result(ch, e);
     finish_status(ch, e->wstatus, e->timed_out);
 }
 
@@ -685,7 +785,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         return rc;
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
-    child_t ch = {.o = o, .c = c, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
+    child_t ch = {.o = o, .c = c, .a = a, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
                   .tag = series_tag ? series_tag : ""};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||

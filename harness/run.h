@@ -60,6 +60,11 @@ typedef struct {
     /* the worker's result line (result.h): have_result when one came whole */
     bool have_result;
     wl_report_t res;
+    /* processes that loaded the probe: the one started, then each
+     * descendant that reported (exec'd children of an exec command); the
+     * first descendant whose malloc came from another allocator */
+    unsigned nproc;
+    char proc_mismatch[512];
     /* the probe's report: key=value lines */
     size_t nprobe;
     char probe_key[RUN_PROBE_MAX][96];

@@ -45,7 +45,7 @@ def perf_stat(argv):
     """Counts, user and sys seconds of one run of argv under perf stat."""
     with tempfile.NamedTemporaryFile("r", suffix=".perf") as tmp:
         subprocess.run(["perf", "stat", "--no-big-num", "-o", tmp.name, "-e", ",".join(PERF_EVENTS), "--", *argv],
-                       check=True, stdout=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         text = open(tmp.name).read()
     got = {}
     for line in text.splitlines():

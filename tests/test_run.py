@@ -173,6 +173,7 @@ BRIEF = {
     "train_step": ["train_step:layers=1M/2M/1M,steps=3,warmup=1,threads=2"],
     "idle_release": ["idle_release:peak=8M,size=64K..1M,idle_ms=50,sample_ms=5"],
     "calibrate": ["calibrate:size=1M,rounds=2"],
+    "exec": ["exec:cmd=sort -n /dev/null"],
 }
 
 

@@ -15,6 +15,7 @@ extern const wl_t wl_train_step;
 extern const wl_t wl_idle_release;
 extern const wl_t wl_calibrate;
 extern const wl_t wl_selftest;
+extern const wl_t wl_exec;
 
 static const wl_t *const workloads[] = {
     &wl_tensor_copy,
@@ -23,6 +24,7 @@ static const wl_t *const workloads[] = {
     &wl_idle_release,
     &wl_calibrate,
     &wl_selftest,
+    &wl_exec,
 };
 
 #define NWL (sizeof workloads / sizeof *workloads)
@@ -57,6 +59,14 @@ static int param_parse(const wl_t *wl, size_t i, const char *val, wl_args_t *a, 
                      p->choices);
             return -EINVAL;
         }
+        return 0;
+    case WLP_TEXT:
+        if (strlen(val) >= WL_STR_MAX || strpbrk(val, "\n\r")) {
+            snprintf(err, errlen, "bad value for %s:%s (one line of at most %d characters)", wl->name,
+                     p->name, WL_STR_MAX - 1);
+            return -EINVAL;
+        }
+        snprintf(a->str[i], WL_STR_MAX, "%s", val);
         return 0;
     case WLP_STRING:
     case WLP_SIZES:
@@ -147,6 +157,31 @@ int wl_set(wl_args_t *a, const char *kv, char *err, size_t errlen)
     return -EINVAL;
 }
 
+static const wl_param_t *param_named(const wl_t *wl, const char *name, size_t n)
+{
+    for (size_t i = 0; i < wl->nparams; i++)
+        if (strlen(wl->params[i].name) == n && strncmp(wl->params[i].name, name, n) == 0)
+            return &wl->params[i];
+    return NULL;
+}
+
+/* The end of the "name=value" item at kv: the next comma, or for a
+ * WLP_TEXT parameter the next ",NAME=" of a parameter (commas in between
+ * belong to the text). */
+static char *item_end(const wl_t *wl, char *kv)
+{
+    size_t klen = strcspn(kv, "=,");
+    const wl_param_t *p = kv[klen] == '=' ? param_named(wl, kv, klen) : NULL;
+    if (!p || p->type != WLP_TEXT)
+        return kv + strcspn(kv, ",");
+    for (char *c = strchr(kv + klen, ','); c; c = strchr(c + 1, ',')) {
+        size_t n = strcspn(c + 1, "=,");
+        if (c[1 + n] == '=' && param_named(wl, c + 1, n))
+            return c;
+    }
+    return kv + strlen(kv);
+}
+
 int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen)
 {
     char buf[1024];
@@ -172,11 +207,14 @@ int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen)
     wl_defaults(wl, out);
     if (!colon || !colon[1])
         return 0;
-    char *save = NULL;
-    for (char *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        int rc = wl_set(out, kv, err, errlen);
+    for (char *kv = colon + 1; kv;) {
+        char *end = item_end(wl, kv);
+        char *next = *end ? end + 1 : NULL;
+        *end = '\0';
+        int rc = *kv ? wl_set(out, kv, err, errlen) : 0;
         if (rc)
             return rc;
+        kv = next;
     }
     return 0;
 }
@@ -194,7 +232,7 @@ void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len)
             units_format_size(a->v[i], v, sizeof v);
         else if (p->type == WLP_ENUM)
             units_choice_name(p->choices, a->v[i], v, sizeof v);
-        else if (p->type == WLP_STRING || p->type == WLP_SIZES) {
+        else if (p->type == WLP_STRING || p->type == WLP_SIZES || p->type == WLP_TEXT) {
             off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", i ? (char[]){sep, 0} : "", p->name,
                                     a->str[i]);
             continue;
@@ -211,6 +249,23 @@ uint64_t wl_get(const wl_args_t *a, const char *name)
         if (strcmp(a->wl->params[i].name, name) == 0)
             return a->v[i];
     return 0;
+}
+
+bool wl_param_is_text(const wl_t *wl, const char *name)
+{
+    const wl_param_t *p = param_named(wl, name, strlen(name));
+    return p && p->type == WLP_TEXT;
+}
+
+const char *wl_metric(const wl_args_t *a, bool *lower_is_better)
+{
+    const wl_param_t *m = param_named(a->wl, "metric", 6);
+    if (m && m->type == WLP_TEXT && *wl_get_str(a, "metric")) {
+        *lower_is_better = wl_get(a, "better") == 1; /* choices "higher|lower" */
+        return "the figure the command printed (metric=REGEX)";
+    }
+    *lower_is_better = a->wl->lower_is_better;
+    return a->wl->metric ? a->wl->metric : "";
 }
 
 const char *wl_get_str(const wl_args_t *a, const char *name)

@@ -10,8 +10,11 @@
 #include <stdint.h>
 
 /* WLP_SIZES: a size distribution (dist.h): "16M", "1M/4M/16M",
- * "64K..64M" (log-uniform) or "@shapes.txt"; WLP_STRING: free text. */
-typedef enum { WLP_SIZE, WLP_UINT, WLP_ENUM, WLP_STRING, WLP_SIZES } wl_ptype_t;
+ * "64K..64M" (log-uniform) or "@shapes.txt"; WLP_STRING: a word (no spaces,
+ * commas or quotes); WLP_TEXT: any text on one line (a command, a regular
+ * expression): in a spec its value runs to the next ",NAME=" of one of the
+ * workload's parameters, or to the end. */
+typedef enum { WLP_SIZE, WLP_UINT, WLP_ENUM, WLP_STRING, WLP_SIZES, WLP_TEXT } wl_ptype_t;
 
 typedef struct {
     const char *name;
@@ -110,6 +113,10 @@ struct wl {
      * the first one of this comma list whose value is not 0 ("bytes,steps").
      * NULL: a fixed schedule, never scaled. */
     const char *scale;
+    /* Checks the harness makes before any run, beyond the parameters'
+     * types and ranges (a trace file that parses, a command that can be
+     * preloaded): 0, or -EINVAL with one line in err.  NULL: none. */
+    int (*check)(const wl_args_t *args, char *err, size_t errlen);
 };
 
 size_t wl_count(void);
@@ -131,6 +138,12 @@ void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len);
 uint64_t wl_scale(wl_args_t *a, uint64_t factor);
 /* Value of a parameter by name (the workload's own code uses this). */
 uint64_t wl_get(const wl_args_t *a, const char *name);
+/* What the primary figure measures and which way is better: the
+ * workload's own, or, for a workload whose figure its parameters choose
+ * (exec with metric=REGEX), what they say. */
+const char *wl_metric(const wl_args_t *a, bool *lower_is_better);
+/* Is name a WLP_TEXT parameter of wl (its value may hold commas)? */
+bool wl_param_is_text(const wl_t *wl, const char *name);
 const char *wl_get_str(const wl_args_t *a, const char *name);
 
 #endif

@@ -1,0 +1,35 @@
+/* elfinfo.h - what a program file says about whether an allocator can be
+ * preloaded into it: a script's interpreter, a static binary (no program
+ * interpreter: the dynamic loader never runs, LD_PRELOAD is ignored), a
+ * setuid or setgid one (the loader ignores LD_PRELOAD in secure mode), the
+ * libraries it needs (DT_NEEDED) and whether it defines malloc itself.
+ * Pure file reading, no execution. */
+#ifndef MB_ELFINFO_H
+#define MB_ELFINFO_H
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ELFINFO_NEEDED_MAX 64
+
+typedef struct {
+    bool script;                    /* starts with "#!" */
+    char interp[PATH_MAX];          /* a script's interpreter (as written) */
+    char interp_arg[256];           /* its first argument ("python3" after /usr/bin/env) */
+    bool elf;
+    bool dynamic;                   /* has PT_INTERP */
+    bool setid;                     /* setuid or setgid bit */
+    size_t nneeded;
+    char needed[ELFINFO_NEEDED_MAX][128];
+    bool defines_malloc;            /* a defined, exported malloc in .dynsym */
+} elf_info_t;
+
+/* Inspect the file at path: 0, or -errno (ENOEXEC: neither ELF nor a
+ * script) with one line in err. */
+int elf_inspect(const char *path, elf_info_t *out, char *err, size_t errlen);
+
+/* The file execvp would run for name (a path with '/' as is, else the
+ * first executable match on PATH): 0, or -ENOENT. */
+int elf_which(const char *name, char *out, size_t len);
+
+#endif
