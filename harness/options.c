@@ -124,6 +124,10 @@ static const opt_t opts[] = {
      .def = "10ms", .metavar = "DURATION", .help = "RSS sampling period", SPEC(sample_interval_s)},
     {.flag = "no-limit", .key = "limit", .type = OPT_FLAG, .flag_value = false, .def = "yes",
      .help = "skip measuring each workload's limit (fraction_of_limit)", SPEC(limit)},
+    {.flag = "profile", .type = OPT_FLAG, .flag_value = true,
+     .help = "then one more, unmeasured sample per cell under perf record: where the page faults\n"
+             "and madvise/munmap/brk calls come from, as OUTPUT.profile/*.svg flame graphs",
+     CLI(profile)},
     {.flag = "print-commands", .type = OPT_FLAG, .flag_value = true,
      .help = "print each sample's environment and command line; run nothing", CLI(print_only)},
     {.flag = "worker", .type = OPT_STRING, .metavar = "PATH", .help = "use another mallocbench-worker",

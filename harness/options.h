@@ -20,6 +20,7 @@
 /* Options of `run` that are not part of the spec (command line only). */
 typedef struct {
     bool print_only, quiet, resume, force, help;
+    bool profile;                            /* --profile: flame graphs after the run */
     unsigned shard_k, shard_n;
     char sidecars[PATH_MAX];
     char worker[PATH_MAX], probe[PATH_MAX];  /* --worker, --probe; "" = found beside the program */

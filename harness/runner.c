@@ -8,6 +8,7 @@
 #include "execute.h"
 #include "output.h"
 #include "plan.h"
+#include "profile.h"
 #include "resolve.h"
 #include "sidecar.h"
 #include "sysinfo.h"
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -384,6 +386,36 @@ static int run_open(run_ctx_t *c, int full_argc, char **full_argv)
     return -1;
 }
 
+/* Step 4b (--profile): one unmeasured sample of each cell under perf
+ * record, its flame graph beside the CSV in OUTPUT.profile/. */
+static int run_profiles(run_ctx_t *c, int rc)
+{
+    if (rc || !c->cli.profile || run_interrupted())
+        return rc;
+    char dir[PATH_MAX];
+    size_t len = strlen(c->out.csv);
+    if (len > 4 && !strcmp(c->out.csv + len - 4, ".csv"))
+        len -= 4;
+    snprintf(dir, sizeof dir, "%.*s.profile", (int)len, c->out.csv);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return die_io("cannot create '%s': %s", dir, strerror(errno));
+    for (size_t w = 0; w < c->r.nw && !run_interrupted(); w++)
+        for (size_t k = 0; k < c->r.ncfg && !run_interrupted(); k++) {
+            char name[512], prefix[PATH_MAX + 600], summary[1024];
+            snprintf(name, sizeof name, "%s-%s", c->r.wl[w].wl->name, c->r.cfg[k].label);
+            for (char *p = name; *p; p++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._=-", *p))
+                    *p = '_';
+            snprintf(prefix, sizeof prefix, "%s/%s", dir, name);
+            int prc = profile_cell(&c->cli.o, &c->r.cfg[k], &c->r.wl[w], prefix, summary, sizeof summary);
+            fprintf(stderr, "%s: profile %s: %s%s%s%s\n", prog, name, summary, prc ? "" : " -> ",
+                    prc ? "" : prefix, prc ? "" : ".svg");
+            if (prc)
+                rc = 1;
+        }
+    return rc;
+}
+
 /* Step 5: what was written, how adaptive blocks ended, how to continue an
  * interrupted run; the exit code. */
 static int run_summarize(run_ctx_t *c, int rc, unsigned blocks)
@@ -412,7 +444,8 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
     if (rc < 0)
         rc = run_open(c, full_argc, full_argv);
     if (rc < 0) /* step 4: the plan, a progress line after each sample */
-        rc = run_summarize(c, execute_plan(c, c->cli.quiet ? NULL : report_progress, &blocks), blocks);
+        rc = run_summarize(c, run_profiles(c, execute_plan(c, c->cli.quiet ? NULL : report_progress, &blocks)),
+                           blocks);
     ctx_free(c);
     return rc;
 }

@@ -544,7 +544,7 @@ def case_families(mb, tmp):
 
 
 # the options that take no value
-FLAGS = ("--force", "--resume", "--no-limit", "--print-commands", "--quiet", "--help")
+FLAGS = ("--force", "--resume", "--no-limit", "--print-commands", "--quiet", "--help", "--profile")
 
 
 def param(params, name):
