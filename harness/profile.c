@@ -336,8 +336,8 @@ int profile_cell(const run_opts_t *o, const run_config_t *c, const wl_args_t *a,
         snprintf(summary, len, "profile: cannot build the command: %s", strerror(-rc));
         return rc;
     }
-    size_t w = 1; /* cmd: env VAR=VALUE... WORKER ARGS */
-    while (cmd[w] && strcmp(cmd[w], o->worker) != 0)
+    size_t w = 1; /* cmd: env VAR=VALUE... WORKER ARGS (or the exec command) */
+    while (cmd[w] && strchr(cmd[w], '='))
         w++;
     wl_format_args(a, ',', params, sizeof params);
     snprintf(title, sizeof title, "%s(%s) under %s", a->wl->name, params, c->label);
@@ -345,7 +345,7 @@ int profile_cell(const run_opts_t *o, const run_config_t *c, const wl_args_t *a,
     if (cmd[w])
         rc = profile_command(o, &pc, out_prefix, summary, len);
     else
-        snprintf(summary, len, "profile: no worker in the command"), rc = -EINVAL;
+        snprintf(summary, len, "profile: no command after the environment"), rc = -EINVAL;
     run_free_strv(cmd);
     return rc;
 }
