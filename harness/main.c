@@ -7,6 +7,7 @@
 #include "counters.h"
 #include "csv.h"
 #include "mb_config.h"
+#include "record.h"
 #include "registry.h"
 #include "run.h"
 #include "sysinfo.h"
@@ -249,6 +250,8 @@ static void usage(FILE *out)
             "  list     allocators | workloads | events | tunables [ALLOCATOR]\n"
             "  compare  statistics of one run against a baseline, or of two runs (scripts/compare.py)\n"
             "  merge    join the CSVs of the shards of one plan\n"
+            "  record   a command's every allocation call into a trace (-o FILE -- CMD ARGS...)\n"
+            "  trace    what a trace of `record` holds: processes, threads, calls, peak bytes\n"
             "  calibrate  the machine's memcpy bandwidth and the cost of one page fault\n"
             "  schema   print the CSV schema (Markdown)\n"
             "  version  print the version\n"
@@ -280,6 +283,10 @@ int main(int argc, char **argv)
         return cmd_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "merge"))
         return cmd_merge(argc - 1, argv + 1);
+    if (!strcmp(cmd, "record"))
+        return cmd_record(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trace"))
+        return cmd_trace(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare"))
         return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "schema")) {
@@ -290,6 +297,6 @@ int main(int argc, char **argv)
         csv_print_schema(stdout);
         return 0;
     }
-    return die_usage("unknown command '%s' (run, exec, list, compare, merge, calibrate, schema, version; "
+    return die_usage("unknown command '%s' (run, exec, record, trace, list, compare, merge, calibrate, schema, version; "
                      "see --help)", cmd);
 }

@@ -238,7 +238,7 @@ def check_make(root, readme):
         fail(f"{readme}: names `make {t}`, which is not a Makefile target")
 
 
-LAYOUT_DIRS = ("allocators", "workloads", "harness", "common", "scripts")
+LAYOUT_DIRS = ("allocators", "workloads", "harness", "common", "scripts", "record")
 SOURCE = re.compile(r"(?<![\w*/.-])([\w-]+\.(?:c|h|py|sh|ini))\b")
 
 

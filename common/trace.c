@@ -1,0 +1,553 @@
+/* trace.c - the .mbt reader (see trace.h): a strict parser over a buffer,
+ * every error "byte N: <what>" at the field that is wrong; events grouped
+ * per thread in program order; per-process stats (counts, peak live bytes). */
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HDR_LEN 32u
+#define CHUNK_LEN 24u
+#define PROC_LEN 24u
+#define EV_LEN 32u
+
+static const char *const op_names[MBT_OP_COUNT] = {
+    [MBT_MALLOC] = "malloc", [MBT_CALLOC] = "calloc", [MBT_REALLOC] = "realloc",
+    [MBT_FREE] = "free", [MBT_POSIX_MEMALIGN] = "posix_memalign",
+    [MBT_ALIGNED_ALLOC] = "aligned_alloc", [MBT_MEMALIGN] = "memalign",
+    [MBT_VALLOC] = "valloc", [MBT_PVALLOC] = "pvalloc",
+    [MBT_THREAD_START] = "thread_start", [MBT_THREAD_END] = "thread_end",
+};
+
+const char *mbt_op_name(unsigned op)
+{
+    return op < MBT_OP_COUNT ? op_names[op] : NULL;
+}
+
+/* ---- a u64 -> u64 hash map (open addressing, key 0 reserved via +1) ---- */
+
+typedef struct {
+    uint64_t *key, *val; /* stored key 0: an empty slot */
+    size_t cap, n;
+    bool has_salt;      /* the one key that would be stored as 0, kept aside */
+    uint64_t salt_val;
+} map_t;
+
+static size_t map_slot(const map_t *m, uint64_t k)
+{
+    uint64_t h = k * 0x9e3779b97f4a7c15ull;
+    size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
+    while (m->key[i] && m->key[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int map_grow(map_t *m)
+{
+    map_t g = {.cap = m->cap ? m->cap * 2 : 64, .has_salt = m->has_salt,
+               .salt_val = m->salt_val};
+    g.key = calloc(g.cap, sizeof *g.key);
+    g.val = calloc(g.cap, sizeof *g.val);
+    if (!g.key || !g.val) {
+        free(g.key);
+        free(g.val);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->key[i]) {
+            size_t j = map_slot(&g, m->key[i]);
+            g.key[j] = m->key[i];
+            g.val[j] = m->val[i];
+            g.n++;
+        }
+    free(m->key);
+    free(m->val);
+    *m = g;
+    return 0;
+}
+
+/* The value slot of key k (stored as k ^ MAP_SALT so that 0 is usable), or NULL. */
+#define MAP_SALT 0x8000000000000001ull
+static uint64_t *map_get(const map_t *m, uint64_t k)
+{
+    if (k == MAP_SALT)
+        return m->has_salt ? (uint64_t *)&m->salt_val : NULL;
+    if (!m->cap)
+        return NULL;
+    size_t i = map_slot(m, k ^ MAP_SALT);
+    return m->key[i] ? &m->val[i] : NULL;
+}
+
+static int map_put(map_t *m, uint64_t k, uint64_t v)
+{
+    if (k == MAP_SALT) {
+        m->has_salt = true;
+        m->salt_val = v;
+        return 0;
+    }
+    if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m))
+        return -ENOMEM;
+    size_t i = map_slot(m, k ^ MAP_SALT);
+    if (!m->key[i]) {
+        m->key[i] = k ^ MAP_SALT;
+        m->n++;
+    }
+    m->val[i] = v;
+    return 0;
+}
+
+/* Remove k (backward-shift deletion); true if it was there. */
+static bool map_del(map_t *m, uint64_t k, uint64_t *v)
+{
+    if (k == MAP_SALT) {
+        *v = m->salt_val;
+        return m->has_salt ? !(m->has_salt = false) : false;
+    }
+    if (!m->cap)
+        return false;
+    size_t i = map_slot(m, k ^ MAP_SALT);
+    if (!m->key[i])
+        return false;
+    *v = m->val[i];
+    m->key[i] = 0;
+    m->n--;
+    for (size_t j = (i + 1) & (m->cap - 1); m->key[j]; j = (j + 1) & (m->cap - 1)) {
+        uint64_t kk = m->key[j], vv = m->val[j];
+        m->key[j] = 0;
+        size_t s = map_slot(m, kk);
+        m->key[s] = kk;
+        m->val[s] = vv;
+    }
+    return true;
+}
+
+static void map_free(map_t *m)
+{
+    free(m->key);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- parsing --------------------------------------------------------------- */
+
+typedef struct {
+    const unsigned char *b;
+    size_t len;
+    char *err;
+    size_t errlen;
+    mbt_trace_t *t;
+    map_t threads;      /* (pid << 32 | tid) -> thread index */
+    map_t procs;        /* pid -> index of its latest process */
+    uint32_t *next_seq; /* per thread */
+    size_t *cap;        /* events allocated per thread */
+    size_t thread_cap, proc_cap;
+} rd_t;
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(rd_t *r, size_t off, const char *fmt, ...)
+{
+    if (!r->errlen)
+        return -EINVAL;
+    int n = snprintf(r->err, r->errlen, "byte %zu: ", off);
+    if (n >= 0 && (size_t)n < r->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+static int oom(rd_t *r)
+{
+    if (r->errlen)
+        snprintf(r->err, r->errlen, "out of memory");
+    return -ENOMEM;
+}
+
+static int parse_header(rd_t *r, size_t *off)
+{
+    const unsigned char *b = r->b;
+    size_t n = r->len < 8 ? r->len : 8;
+    if (memcmp(b, MBT_MAGIC, n))
+        return fail(r, 0, "bad magic: not a mallocbench trace");
+    if (r->len < HDR_LEN)
+        return fail(r, r->len, "file header truncated (%u bytes needed, file has %zu)",
+                    HDR_LEN, r->len);
+    uint32_t version = get32(b + 8), header_len = get32(b + 12);
+    uint32_t page = get32(b + 16), text_len = get32(b + 20);
+    if (version != MBT_VERSION)
+        return fail(r, 8, "unknown version %u (this reader knows %u)", version, MBT_VERSION);
+    if (header_len < HDR_LEN)
+        return fail(r, 12, "header_len %u is less than %u", header_len, HDR_LEN);
+    if (header_len > r->len)
+        return fail(r, 12, "header_len %u runs past the end of the file (%zu bytes)",
+                    header_len, r->len);
+    if (page < 512 || (page & (page - 1)))
+        return fail(r, 16, "page_size %u is not a power of two >= 512", page);
+    if (text_len > MBT_TEXT_MAX)
+        return fail(r, 20, "text_len %u is more than %u", text_len, MBT_TEXT_MAX);
+    if ((size_t)header_len + text_len > r->len)
+        return fail(r, 20, "text_len %u runs past the end of the file (%zu bytes)",
+                    text_len, r->len);
+    const unsigned char *nul = memchr(b + header_len, 0, text_len);
+    if (nul)
+        return fail(r, (size_t)(nul - b), "NUL byte in the header text");
+    mbt_trace_t *t = r->t;
+    t->version = version;
+    t->page_size = page;
+    t->start_ns = get64(b + 24);
+    if (!(t->text = malloc((size_t)text_len + 1)))
+        return oom(r);
+    memcpy(t->text, b + header_len, text_len);
+    t->text[text_len] = '\0';
+    *off = (size_t)header_len + text_len;
+    return 0;
+}
+
+static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32_t plen)
+{
+    const unsigned char *p = r->b + off + CHUNK_LEN;
+    if (seq != 0)
+        return fail(r, off + 16, "process chunk with seq %u (must be 0)", seq);
+    if (plen < PROC_LEN)
+        return fail(r, off + 20, "process chunk of %u bytes is shorter than %u", plen, PROC_LEN);
+    if (get32(p) != pid)
+        return fail(r, off + CHUNK_LEN, "process pid %u in a chunk of pid %u", get32(p), pid);
+    uint32_t exe_len = get32(p + 20);
+    if (exe_len != plen - PROC_LEN)
+        return fail(r, off + CHUNK_LEN + 20, "exe_len %u does not fill the %u-byte chunk",
+                    exe_len, plen);
+    mbt_trace_t *t = r->t;
+    if (t->nproc == r->proc_cap) {
+        size_t cap = r->proc_cap ? r->proc_cap * 2 : 4;
+        mbt_proc_t *np = realloc(t->proc, cap * sizeof *np);
+        if (!np)
+            return oom(r);
+        t->proc = np;
+        r->proc_cap = cap;
+    }
+    mbt_proc_t *pr = &t->proc[t->nproc];
+    *pr = (mbt_proc_t){.pid = pid, .ppid = get32(p + 4), .start_ns = get64(p + 8),
+                       .forked = get32(p + 16)};
+    if (!(pr->exe = malloc((size_t)exe_len + 1)))
+        return oom(r);
+    memcpy(pr->exe, p + PROC_LEN, exe_len);
+    pr->exe[exe_len] = '\0';
+    if (map_put(&r->procs, pid, t->nproc))
+        return oom(r);
+    t->nproc++;
+    return 0;
+}
+
+/* The thread of (pid, tid) in pid's latest process, created if new: its index or -1. */
+static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
+{
+    mbt_trace_t *t = r->t;
+    uint64_t key = (uint64_t)pid << 32 | tid;
+    uint64_t *v = map_get(&r->threads, key);
+    if (v && t->thread[*v].proc == proc)
+        return (long)*v;
+    if (t->nthread == r->thread_cap) {
+        size_t cap = r->thread_cap ? r->thread_cap * 2 : 8;
+        mbt_thread_t *nt = realloc(t->thread, cap * sizeof *nt);
+        uint32_t *ns = realloc(r->next_seq, cap * sizeof *ns);
+        size_t *nc = realloc(r->cap, cap * sizeof *nc);
+        if (nt)
+            t->thread = nt;
+        if (ns)
+            r->next_seq = ns;
+        if (nc)
+            r->cap = nc;
+        if (!nt || !ns || !nc)
+            return -1;
+        r->thread_cap = cap;
+    }
+    size_t i = t->nthread;
+    t->thread[i] = (mbt_thread_t){.pid = pid, .tid = tid, .proc = proc};
+    r->next_seq[i] = 0;
+    r->cap[i] = 0;
+    if (map_put(&r->threads, key, i))
+        return -1;
+    t->nthread++;
+    return (long)i;
+}
+
+static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_t seq,
+                        uint32_t plen)
+{
+    if (plen % EV_LEN)
+        return fail(r, off + 20, "events payload of %u bytes is not a multiple of %u",
+                    plen, EV_LEN);
+    uint64_t *proc = map_get(&r->procs, pid);
+    if (!proc)
+        return fail(r, off + 8, "events of pid %u before its process chunk", pid);
+    long ti = thread_of(r, pid, tid, (size_t)*proc);
+    if (ti < 0)
+        return oom(r);
+    if (seq != r->next_seq[ti])
+        return fail(r, off + 16, "chunk seq %u of thread %u/%u, expected %u", seq, pid, tid,
+                    r->next_seq[ti]);
+    r->next_seq[ti]++;
+    mbt_thread_t *th = &r->t->thread[ti];
+    size_t n = plen / EV_LEN;
+    if (th->nev + n > r->cap[ti]) {
+        size_t cap = r->cap[ti] ? r->cap[ti] : 64;
+        while (cap < th->nev + n)
+            cap *= 2;
+        mbt_event_t *ne = realloc(th->ev, cap * sizeof *ne);
+        if (!ne)
+            return oom(r);
+        th->ev = ne;
+        r->cap[ti] = cap;
+    }
+    const unsigned char *p = r->b + off + CHUNK_LEN;
+    for (size_t i = 0; i < n; i++, p += EV_LEN) {
+        mbt_event_t e = {get64(p), get64(p + 8), get64(p + 16), get64(p + 24)};
+        unsigned op = MBT_OP(&e);
+        if (op == 0 || op >= MBT_OP_COUNT)
+            return fail(r, (size_t)(p - r->b), "unknown op %u", op);
+        th->ev[th->nev++] = e;
+    }
+    r->t->nevents += n;
+    return 0;
+}
+
+static int parse_chunks(rd_t *r, size_t off)
+{
+    while (off < r->len) {
+        if (r->len - off < CHUNK_LEN)
+            return fail(r, off, "chunk header truncated (%zu of %u bytes)", r->len - off,
+                        CHUNK_LEN);
+        const unsigned char *c = r->b + off;
+        uint32_t magic = get32(c), kind = get32(c + 4), pid = get32(c + 8);
+        uint32_t tid = get32(c + 12), seq = get32(c + 16), plen = get32(c + 20);
+        if (magic != MBT_CHUNK_MAGIC)
+            return fail(r, off, "bad chunk magic 0x%08x", magic);
+        if (kind != MBT_CHUNK_EVENTS && kind != MBT_CHUNK_PROCESS)
+            return fail(r, off + 4, "unknown chunk kind %u", kind);
+        if (plen > r->len - off - CHUNK_LEN)
+            return fail(r, off + 20, "payload of %u bytes runs past the end of the file "
+                        "(%zu bytes): truncated", plen, r->len);
+        int rc = kind == MBT_CHUNK_PROCESS ? parse_process(r, off, pid, seq, plen)
+                                           : parse_events(r, off, pid, tid, seq, plen);
+        if (rc)
+            return rc;
+        off += CHUNK_LEN + (size_t)plen;
+    }
+    return 0;
+}
+
+int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    if (errlen)
+        err[0] = '\0';
+    rd_t r = {.b = buf, .len = len, .err = err, .errlen = errlen, .t = t};
+    size_t off = 0;
+    int rc = parse_header(&r, &off);
+    if (!rc)
+        rc = parse_chunks(&r, off);
+    for (size_t i = 0; !rc && i < t->nthread; i++) { /* give back the doubling's slack */
+        mbt_thread_t *th = &t->thread[i];
+        if (!th->nev) {
+            free(th->ev);
+            th->ev = NULL;
+        } else if (th->nev < r.cap[i]) {
+            mbt_event_t *e = realloc(th->ev, th->nev * sizeof *e);
+            if (e)
+                th->ev = e;
+        }
+    }
+    map_free(&r.threads);
+    map_free(&r.procs);
+    free(r.next_seq);
+    free(r.cap);
+    if (rc)
+        mbt_free(t);
+    return rc;
+}
+
+int mbt_read(const char *path, mbt_trace_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        rc = -errno;
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = -EINVAL;
+        goto fail;
+    }
+    size_t len = (size_t)st.st_size;
+    void *m = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)"";
+    if (m == MAP_FAILED) {
+        rc = -errno;
+        goto fail;
+    }
+    close(fd);
+    char e[256];
+    rc = mbt_parse(m, len, t, e, sizeof e);
+    if (len)
+        munmap(m, len);
+    if (rc && errlen)
+        snprintf(err, errlen, "'%s': %s", path, e);
+    return rc;
+fail:
+    if (fd >= 0)
+        close(fd);
+    if (errlen)
+        snprintf(err, errlen, "'%s': %s", path, rc == -EINVAL ? "not a regular file"
+                                                              : strerror(-rc));
+    return rc;
+}
+
+void mbt_free(mbt_trace_t *t)
+{
+    for (size_t i = 0; i < t->nthread; i++)
+        free(t->thread[i].ev);
+    for (size_t i = 0; i < t->nproc; i++)
+        free(t->proc[i].exe);
+    free(t->thread);
+    free(t->proc);
+    free(t->text);
+    memset(t, 0, sizeof *t);
+}
+
+int mbt_text_get(const mbt_trace_t *t, const char *key, char *out, size_t len)
+{
+    size_t kl = strlen(key);
+    for (const char *p = t->text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, key, kl) || p[kl] != '=')
+            continue;
+        const char *v = p + kl + 1, *end = strchr(v, '\n');
+        size_t n = end ? (size_t)(end - v) : strlen(v);
+        if (!len)
+            return -ERANGE;
+        snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), v);
+        return n < len ? 0 : -ERANGE;
+    }
+    return -ENOENT;
+}
+
+/* ---- stats ----------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t t;
+    uint32_t th;        /* thread index: ties keep thread order */
+    uint32_t i;         /* event index: and program order */
+} ref_t;
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const ref_t *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->th != y->th)
+        return x->th < y->th ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Sums saturate: a corrupt size cannot wrap them round. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static void live_sub(mbt_stats_t *s, uint64_t n)
+{
+    s->live_bytes_end = n > s->live_bytes_end ? 0 : s->live_bytes_end - n;
+}
+
+/* Account one event against the live set; -ENOMEM. */
+static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
+{
+    unsigned op = MBT_OP(e);
+    uint64_t old;
+    s->count[op]++;
+    if (op == MBT_FREE || (op == MBT_REALLOC && e->arg)) {
+        uint64_t p = op == MBT_FREE ? e->ptr : e->arg;
+        bool failed = op == MBT_REALLOC && !e->ptr && e->size; /* old block kept */
+        if (p && !failed) {
+            if (map_del(live, p, &old))
+                live_sub(s, old);
+            else
+                s->unknown_free++;
+        }
+    }
+    if (op == MBT_THREAD_START || op == MBT_THREAD_END || op == MBT_FREE || !e->ptr)
+        return 0;
+    if (map_get(live, e->ptr) && map_del(live, e->ptr, &old)) /* freed unseen */
+        live_sub(s, old);
+    if (map_put(live, e->ptr, e->size))
+        return -ENOMEM;
+    s->bytes_allocated = sat_add(s->bytes_allocated, e->size);
+    s->live_bytes_end = sat_add(s->live_bytes_end, e->size);
+    if (s->live_bytes_end > s->peak_live_bytes)
+        s->peak_live_bytes = s->live_bytes_end;
+    return 0;
+}
+
+/* The events of process image k merged by time into s's live set. */
+static int stats_image(const mbt_trace_t *t, size_t k, mbt_stats_t *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->nthread; i++)
+        if (t->thread[i].proc == k) {
+            n += t->thread[i].nev;
+            s->nthreads++;
+        }
+    ref_t *ref = malloc((n ? n : 1) * sizeof *ref);
+    if (!ref)
+        return -ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < t->nthread; i++)
+        for (size_t j = 0; t->thread[i].proc == k && j < t->thread[i].nev; j++)
+            ref[m++] = (ref_t){MBT_T(&t->thread[i].ev[j]), (uint32_t)i, (uint32_t)j};
+    qsort(ref, n, sizeof *ref, ref_cmp);
+    map_t live = {0};
+    int rc = 0;
+    s->live_bytes_end = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = stats_event(&t->thread[ref[i].th].ev[ref[i].i], &live, s);
+    map_free(&live);
+    free(ref);
+    return rc;
+}
+
+int mbt_stats(const mbt_trace_t *t, uint32_t pid, mbt_stats_t *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!pid && t->nproc)
+        pid = t->proc[0].pid;
+    bool found = false;
+    for (size_t k = 0; k < t->nproc; k++) {
+        if (t->proc[k].pid != pid)
+            continue;
+        found = true;
+        int rc = stats_image(t, k, s);
+        if (rc)
+            return rc;
+    }
+    return found ? 0 : -ENOENT;
+}

@@ -1,0 +1,361 @@
+/* record.c - `mallocbench record` and `mallocbench trace` (contract: record.h).
+ * record checks its inputs, writes the trace's file header to FILE.tmp,
+ * runs the command with libmbrecord.so preloaded in front of the allocator
+ * (each process of it appends its own chunks), renames the file and reads
+ * it back; trace prints what a trace holds, or the byte where it breaks. */
+#include "record.h"
+#include "cli.h"
+#include "registry.h"
+#include "sysinfo.h"
+#include "tools.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *out;
+    const char *alloc_arg;      /* -a NAME or NAME=LIB */
+    bool force;
+    char **cmd;
+    const alloc_info_t *alloc;
+    char lib[PATH_MAX];         /* "" for the allocator in libc */
+    char recorder[PATH_MAX];
+    char exe[PATH_MAX];         /* the command found on PATH */
+    char tmp[PATH_MAX];         /* absolute: the command may chdir */
+} rec_t;
+
+static void record_usage(FILE *out)
+{
+    fprintf(out, "usage: mallocbench record [-o FILE] [-a ALLOCATOR[=LIB]] [--force] -- CMD [ARGS...]\n"
+                 "runs CMD with libmbrecord.so preloaded and writes every allocation call of it and\n"
+                 "of its children to FILE (trace.mbt), a binary trace that `mallocbench trace FILE`\n"
+                 "prints and the replay workload replays.  -a: the allocator CMD runs under (glibc).\n"
+                 "Exit code: CMD's (128+signal when killed), 2 on bad usage or input.\n");
+}
+
+static int record_args(int argc, char **argv, rec_t *r)
+{
+    static const struct option longs[] = {{"output", required_argument, NULL, 'o'},
+        {"allocator", required_argument, NULL, 'a'}, {"force", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+o:a:fh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': r->out = optarg; break;
+        case 'a': r->alloc_arg = optarg; break;
+        case 'f': r->force = true; break;
+        case 'h': record_usage(stdout); return -1;
+        default: return die_usage("record: see `mallocbench record --help`");
+        }
+    }
+    if (optind >= argc)
+        return die_usage("record: no command given (mallocbench record [-o FILE] -- CMD ARGS...)");
+    r->cmd = argv + optind;
+    if (!*r->out)
+        return die_usage("record: empty output file name");
+    struct stat st;
+    if (!r->force && stat(r->out, &st) == 0)
+        return die_usage("record: '%s' exists (use --force to replace it)", r->out);
+    return 0;
+}
+
+/* The allocator (-a NAME[=LIB]) and its library: 0 or 2. */
+static int record_allocator(rec_t *r)
+{
+    char name[64];
+    const char *arg = r->alloc_arg ? r->alloc_arg : alloc_system()->name;
+    const char *eq = strchr(arg, '=');
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    if (!(r->alloc = alloc_find(name)))
+        return die_usage("record: unknown allocator '%s' (`mallocbench list allocators`)", name);
+    r->lib[0] = '\0';
+    if (eq) {
+        if (alloc_is_system(r->alloc))
+            return die_usage("record: %s's malloc is part of libc and takes no library path", name);
+        if (!realpath(eq + 1, r->lib))
+            return die_usage("record: cannot read library '%s': %s", eq + 1, strerror(errno));
+    } else if (!alloc_is_system(r->alloc) && alloc_locate(r->alloc, r->lib, sizeof r->lib)) {
+        return die_usage("record: %s is not installed: %s not found (install it or use -a %s=PATH)",
+                         name, r->alloc->sonames[0], name);
+    }
+    return 0;
+}
+
+/* The command as execvp will find it: 0 or 2. */
+static int record_command(rec_t *r)
+{
+    const char *c = r->cmd[0];
+    if (strchr(c, '/')) {
+        if (access(c, X_OK))
+            return die_usage("record: cannot execute '%s': %s", c, strerror(errno));
+        snprintf(r->exe, sizeof r->exe, "%s", c);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; p;) {
+        const char *colon = strchr(p, ':');
+        int n = colon ? (int)(colon - p) : (int)strlen(p);
+        snprintf(r->exe, sizeof r->exe, "%.*s%s%s", n, p, n ? "/" : "", c);
+        struct stat st;
+        if (stat(r->exe, &st) == 0 && S_ISREG(st.st_mode) && access(r->exe, X_OK) == 0)
+            return 0;
+        p = colon ? colon + 1 : NULL;
+    }
+    return die_usage("record: command '%s' not found in PATH", c);
+}
+
+/* libmbrecord.so beside the probe (build tree or libexec): 0 or 2. */
+static int record_find_recorder(rec_t *r)
+{
+    run_opts_t o = {0};
+    char worker[PATH_MAX], probe[PATH_MAX];
+    if (find_tools(&o, worker, probe, sizeof probe))
+        return 2;
+    char *slash = strrchr(probe, '/');
+    snprintf(r->recorder, sizeof r->recorder, "%.*s/libmbrecord.so",
+             slash ? (int)(slash - probe) : 1, slash ? probe : ".");
+    if (access(r->recorder, R_OK))
+        return die_usage("record: cannot read recorder '%s': %s", r->recorder, strerror(errno));
+    return 0;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown cpu");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!strncmp(line, "model name", 10) && colon) {
+            colon += 1 + (colon[1] == ' ');
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(buf, len, "%s", colon);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+/* The header text: command, allocator, machine, recorded (key=value lines). */
+static void record_text(const rec_t *r, char *text, size_t len)
+{
+    size_t n = (size_t)snprintf(text, len, "command=");
+    for (char **a = r->cmd; *a && n < len; a++)
+        n += (size_t)snprintf(text + n, len - n, "%s%s", a == r->cmd ? "" : " ", *a);
+    for (char *p = text; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    char host[256], cpu[256], when[64];
+    struct utsname u;
+    if (uname(&u))
+        snprintf(u.release, sizeof u.release, "unknown");
+    sysinfo_hostname(host, sizeof host);
+    cpu_model(cpu, sizeof cpu);
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    if (n < len)
+        snprintf(text + n, len - n, "\nallocator=%s %s\nmachine=%s, %s, %s, %ld cores\nrecorded=%s\n",
+                 r->alloc->name, r->lib[0] ? r->lib : "libc", host, u.release, cpu,
+                 sysconf(_SC_NPROCESSORS_ONLN), when);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* FILE.tmp with the file header: 0 or 1. */
+static int record_header(rec_t *r, uint64_t start_ns)
+{
+    char cwd[PATH_MAX], text[8192];
+    if (r->out[0] == '/' || !getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    if ((size_t)snprintf(r->tmp, sizeof r->tmp, "%s%s%s.tmp", cwd, cwd[0] ? "/" : "", r->out) >=
+        sizeof r->tmp)
+        return die_usage("record: output path too long: '%s'", r->out);
+    record_text(r, text, sizeof text);
+    mbt_header_t h = {.version = MBT_VERSION, .header_len = sizeof h,
+                      .page_size = (uint32_t)sysconf(_SC_PAGESIZE),
+                      .text_len = (uint32_t)strlen(text), .start_ns = start_ns};
+    memcpy(h.magic, MBT_MAGIC, sizeof h.magic);
+    int fd = open(r->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return die_usage("record: cannot create '%s': %s", r->tmp, strerror(errno));
+    bool ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+              write(fd, text, h.text_len) == (ssize_t)h.text_len;
+    int err = errno;
+    if (close(fd) || !ok) {
+        unlink(r->tmp);
+        return die_io("record: cannot write '%s': %s", r->tmp, strerror(ok ? errno : err));
+    }
+    return 0;
+}
+
+/* In the child: the environment that preloads the recorder, then exec. */
+static void record_exec(const rec_t *r, uint64_t start_ns)
+{
+    char preload[3 * PATH_MAX + 8], num[32];
+    const char *old = getenv("LD_PRELOAD");
+    /* the recorder first: its dlsym(RTLD_NEXT) then finds the allocator's malloc */
+    snprintf(preload, sizeof preload, "%s%s%s%s%s", r->recorder, r->lib[0] ? ":" : "", r->lib,
+             old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(num, sizeof num, "%llu", (unsigned long long)start_ns);
+    alloc_env_t env;
+    if (alloc_build_env(r->alloc, NULL, 0, &env) == 0)
+        for (size_t i = 0; i < env.n; i++)
+            putenv(env.var[i]);
+    setenv("LD_PRELOAD", preload, 1);
+    setenv("MB_RECORD_PATH", r->tmp, 1);
+    setenv("MB_RECORD_START_NS", num, 1);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    execv(r->exe, r->cmd);
+    fprintf(stderr, "%s: record: cannot execute '%s': %s\n", prog, r->exe, strerror(errno));
+    _exit(127);
+}
+
+/* Processes: distinct pids (an exec keeps the pid and adds an image). */
+static size_t trace_pids(const mbt_trace_t *t)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < t->nproc; k++) {
+        bool first = true;
+        for (size_t j = 0; j < k && first; j++)
+            first = t->proc[j].pid != t->proc[k].pid;
+        n += first;
+    }
+    return n;
+}
+
+/* Read the finished trace back and print one line about it. */
+static int record_summary(const rec_t *r, double wall_s)
+{
+    mbt_trace_t t;
+    char err[512];
+    if (mbt_read(r->out, &t, err, sizeof err)) {
+        fprintf(stderr, "%s: record: the trace is unreadable: %s\n", prog, err);
+        return 1;
+    }
+    struct stat st;
+    long long bytes = stat(r->out, &st) ? -1 : (long long)st.st_size;
+    fprintf(stderr, "%s: recorded %llu events, %zu threads, %zu processes, %lld bytes in '%s' "
+            "(wall %.3f s)\n", prog, (unsigned long long)t.nevents, t.nthread, trace_pids(&t), bytes,
+            r->out, wall_s);
+    if (!t.nproc)
+        fprintf(stderr, "%s: record: no process of the command loaded the recorder (a static "
+                "program, or one that dropped LD_PRELOAD)\n", prog);
+    mbt_free(&t);
+    return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    static rec_t r;
+    memset(&r, 0, sizeof r);
+    r.out = "trace.mbt";
+    int rc = record_args(argc, argv, &r);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if ((rc = record_allocator(&r)) || (rc = record_command(&r)) || (rc = record_find_recorder(&r)))
+        return rc;
+    uint64_t start = mono_ns();
+    if ((rc = record_header(&r, start)))
+        return rc;
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+    sigaction(SIGINT, &ign, &old_int); /* the command gets ^C; we finish its trace */
+    sigaction(SIGQUIT, &ign, &old_quit);
+    pid_t pid = fork();
+    if (pid == 0)
+        record_exec(&r, start);
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    double wall = (double)(mono_ns() - start) / 1e9;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    if (pid < 0) {
+        unlink(r.tmp);
+        return die_io("record: cannot fork: %s", strerror(errno));
+    }
+    if (rename(r.tmp, r.out))
+        return die_io("record: cannot rename '%s' to '%s': %s", r.tmp, r.out, strerror(errno));
+    int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    if (record_summary(&r, wall))
+        return code ? code : 1;
+    return code;
+}
+
+/* ---- trace ---------------------------------------------------------------- */
+
+/* One process (every image of its pid): how it started, then its stats. */
+static int trace_process(const mbt_trace_t *t, size_t k)
+{
+    const mbt_proc_t *p = &t->proc[k];
+    mbt_stats_t s;
+    int rc = mbt_stats(t, p->pid, &s);
+    if (rc)
+        return rc;
+    printf("process %u: %s, parent %u, %s", p->pid, p->forked ? "fork" : "exec", p->ppid, p->exe);
+    for (size_t j = k + 1; j < t->nproc; j++)
+        if (t->proc[j].pid == p->pid)
+            printf(" -> %s", t->proc[j].exe);
+    uint64_t nev = 0;
+    for (int op = 1; op < MBT_OP_COUNT; op++)
+        nev += s.count[op];
+    printf("\n  %-16s %llu\n  %-16s %llu\n", "threads", (unsigned long long)s.nthreads,
+           "events", (unsigned long long)nev);
+    for (int op = 1; op < MBT_OP_COUNT; op++)
+        printf("  %-16s %llu\n", mbt_op_name((unsigned)op), (unsigned long long)s.count[op]);
+    printf("  %-16s %llu\n  %-16s %llu\n  %-16s %llu\n  %-16s %llu\n",
+           "unknown_free", (unsigned long long)s.unknown_free,
+           "peak_live_bytes", (unsigned long long)s.peak_live_bytes,
+           "live_bytes_end", (unsigned long long)s.live_bytes_end,
+           "bytes_allocated", (unsigned long long)s.bytes_allocated);
+    return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: mallocbench trace FILE\nprints what a trace of `mallocbench record` holds: "
+               "its header, and per process\nits threads, calls per operation, frees of blocks "
+               "never seen allocated and\nthe most bytes it held at once.\n");
+        return 0;
+    }
+    if (argc != 2)
+        return die_usage("trace: one trace file expected (mallocbench trace FILE)");
+    mbt_trace_t t;
+    char err[512];
+    int rc = mbt_read(argv[1], &t, err, sizeof err);
+    if (rc)
+        return die_usage("trace: %s", err);
+    printf("trace: %s, version %u, page size %u\n%s", argv[1], t.version, t.page_size, t.text);
+    printf("processes: %zu (%zu images), threads: %zu, events: %llu\n", trace_pids(&t), t.nproc,
+           t.nthread, (unsigned long long)t.nevents);
+    for (size_t k = 0; k < t.nproc && !rc; k++) {
+        bool first = true; /* a pid once, at its first image */
+        for (size_t j = 0; j < k; j++)
+            first &= t.proc[j].pid != t.proc[k].pid;
+        if (first)
+            rc = trace_process(&t, k);
+    }
+    mbt_free(&t);
+    return rc ? die_io("trace: out of memory") : 0;
+}

@@ -1,0 +1,54 @@
+/* fuzz_trace.c - libFuzzer target: the input is a whole .mbt trace, read as
+ * `mallocbench trace` and the replay workload read it (mbt_parse).  Checks:
+ * no crash or leak; a refusal is one "byte N: ..." line with N inside the
+ * input and leaves the trace empty; on success every event has a known op,
+ * the threads hold all events, each points at a process of its pid, the
+ * text is the header's, and the stats of every process can be taken. */
+#include "trace.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void check_ok(const mbt_trace_t *t, size_t size)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->nthread; i++) {
+        const mbt_thread_t *th = &t->thread[i];
+        if (th->proc >= t->nproc || t->proc[th->proc].pid != th->pid)
+            abort();
+        for (size_t j = 0; j < th->nev; j++)
+            if (!mbt_op_name(MBT_OP(&th->ev[j])))
+                abort();
+        n += th->nev;
+    }
+    if (n != t->nevents || n * sizeof(mbt_event_t) > size || !t->text || strlen(t->text) > size)
+        abort();
+    for (size_t k = 0; k < t->nproc; k++) {
+        mbt_stats_t s;
+        if (mbt_stats(t, t->proc[k].pid, &s))
+            abort();
+        if (s.live_bytes_end > s.peak_live_bytes || s.peak_live_bytes > s.bytes_allocated)
+            abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    mbt_trace_t t;
+    char err[256];
+    int rc = mbt_parse(data, size, &t, err, sizeof err);
+    if (rc == 0) {
+        check_ok(&t, size);
+        mbt_free(&t);
+        return 0;
+    }
+    unsigned long long at;
+    if (rc != -EINVAL || sscanf(err, "byte %llu: ", &at) != 1 || at > size || strchr(err, '\n'))
+        abort();
+    if (t.nthread || t.nproc || t.thread || t.proc || t.text)
+        abort(); /* freed on error */
+    return 0;
+}
