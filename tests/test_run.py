@@ -174,6 +174,7 @@ BRIEF = {
     "idle_release": ["idle_release:peak=8M,size=64K..1M,idle_ms=50,sample_ms=5"],
     "calibrate": ["calibrate:size=1M,rounds=2"],
     "exec": ["exec:cmd=sort -n /dev/null"],
+    "replay": ["replay:trace={fixtures}/replay-kinds.mbt"],
 }
 
 

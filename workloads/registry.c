@@ -14,6 +14,7 @@ extern const wl_t wl_arena_churn;
 extern const wl_t wl_train_step;
 extern const wl_t wl_idle_release;
 extern const wl_t wl_calibrate;
+extern const wl_t wl_replay;
 extern const wl_t wl_selftest;
 extern const wl_t wl_exec;
 
@@ -23,6 +24,7 @@ static const wl_t *const workloads[] = {
     &wl_train_step,
     &wl_idle_release,
     &wl_calibrate,
+    &wl_replay,
     &wl_selftest,
     &wl_exec,
 };
