@@ -14,6 +14,8 @@ PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 [ "${1:-}" = test ] && PKGS="$PKGS clang-14 libclang-rt-14-dev llvm-14"
 # and the dashboard's browser test (tests/test_site.mjs drives Debian's chromium)
 [ "${1:-}" = test ] && PKGS="$PKGS chromium"
+# and the real programs tests/test_exec.py runs under every allocator (xz, sort)
+[ "${1:-}" = test ] && PKGS="$PKGS xz-utils coreutils"
 
 missing=""
 for p in $PKGS; do
