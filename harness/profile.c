@@ -51,33 +51,6 @@ static bool have_syscall_tracepoints(void)
            access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_madvise", F_OK) == 0;
 }
 
-/* The sample's environment without env(1): ours less every allocator
- * variable, then the assignments of the sample's command (LD_PRELOAD=...,
- * the configuration's variables). */
-static int profile_env(char *const *assign, size_t nassign, char ***envp)
-{
-    size_t n = 0;
-    for (char **e = environ; *e; e++)
-        n++;
-    char **env = calloc(n + nassign + 1, sizeof *env);
-    if (!env)
-        return -ENOMEM;
-    size_t k = 0;
-    for (char **e = environ; *e; e++)
-        if (!alloc_env_is_allocator_var(*e) && strncmp(*e, "LD_PRELOAD=", 11) != 0 &&
-            !(env[k++] = strdup(*e)))
-            goto oom;
-    for (size_t i = 0; i < nassign; i++)
-        if (!(env[k++] = strdup(assign[i])))
-            goto oom;
-    env[k] = NULL;
-    *envp = env;
-    return 0;
-oom:
-    run_free_strv(env);
-    return -ENOMEM;
-}
-
 /* perf's ring buffer per CPU (-m), "16M": 16 MiB, halved down to 1 MiB
  * while the buffers of all CPUs (perf maps one per CPU) exceed 256 MiB. */
 static void buffer_size(char *buf, size_t len)
@@ -268,7 +241,7 @@ static int render(profile_t *p, char *summary, size_t len)
 static int record(profile_t *p, char *summary, size_t len)
 {
     char **envp = NULL, **argv = NULL;
-    int rc = profile_env(p->cmd->assign, p->cmd->nassign, &envp);
+    int rc = run_env(p->cmd->assign, p->cmd->nassign, &envp);
     if (!rc)
         rc = perf_argv(p->perf, p->data, p->cmd->argv, have_syscall_tracepoints(), &argv);
     if (rc) {

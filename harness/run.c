@@ -146,38 +146,44 @@ oom:
     return -ENOMEM;
 }
 
-/* env(1)'s own environment: ours without any allocator variable (so env
- * itself runs as it would from a clean shell), plus the MB_* plumbing. */
-static int build_env(const char *probe_keys, char ***envp)
+int run_env(char *const *extra, size_t nextra, char ***envp)
 {
     size_t n = 0;
     for (char **e = environ; *e; e++)
         n++;
-    char **env = calloc(n + 8, sizeof *env);
+    char **env = calloc(n + nextra + 1, sizeof *env);
     if (!env)
         return -ENOMEM;
     size_t k = 0;
     for (char **e = environ; *e; e++)
         if (!alloc_env_is_allocator_var(*e) && !(env[k++] = strdup(*e)))
             goto oom;
-    char fd[16];
-    snprintf(fd, sizeof fd, "%d", CHILD_SYNC_FD);
-    if (!(env[k++] = xstrdup_printf("%s=%s", MB_SYNC_FD_ENV, fd)))
-        goto oom;
-    snprintf(fd, sizeof fd, "%d", CHILD_PROBE_FD);
-    if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_FD_ENV, fd)))
-        goto oom;
-    if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys)))
-        goto oom;
-    snprintf(fd, sizeof fd, "%ld", (long)getpid());
-    if (!(env[k++] = xstrdup_printf("%s=%s", MB_PROBE_PARENT_ENV, fd)))
-        goto oom;
+    for (size_t i = 0; i < nextra; i++)
+        if (!(env[k++] = strdup(extra[i])))
+            goto oom;
     env[k] = NULL;
     *envp = env;
     return 0;
 oom:
     run_free_strv(env);
     return -ENOMEM;
+}
+
+/* env(1)'s own environment: ours without any allocator variable (so env
+ * itself runs as it would from a clean shell), plus the MB_* plumbing. */
+static int build_env(const char *probe_keys, char ***envp)
+{
+    char sync[32], probe[32], parent[32];
+    snprintf(sync, sizeof sync, "%s=%d", MB_SYNC_FD_ENV, CHILD_SYNC_FD);
+    snprintf(probe, sizeof probe, "%s=%d", MB_PROBE_FD_ENV, CHILD_PROBE_FD);
+    snprintf(parent, sizeof parent, "%s=%ld", MB_PROBE_PARENT_ENV, (long)getpid());
+    char *read = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys);
+    if (!read)
+        return -ENOMEM;
+    char *const plumbing[] = {sync, probe, read, parent};
+    int rc = run_env(plumbing, 4, envp);
+    free(read);
+    return rc;
 }
 
 /* Shell-quote a word only when it needs it. */

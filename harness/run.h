@@ -82,6 +82,11 @@ const char *run_probe_get(const run_sample_t *s, const char *key);
 int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, char ***argv);
 void run_free_strv(char **v);
 
+/* Our environment without any allocator variable (LD_PRELOAD, MB_PROBE_*,
+ * every family's), as a clean shell would have it, then extra[0..nextra):
+ * a vector from malloc (run_free_strv), or -ENOMEM. */
+int run_env(char *const *extra, size_t nextra, char ***envp);
+
 /* Print that command so a user can reproduce one sample by hand, e.g. under
  * `perf stat --`; allocator variables set in our environment get `-u`. */
 int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a);

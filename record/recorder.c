@@ -378,6 +378,19 @@ static void ev_append(buf_t *b, unsigned op, uint64_t st, uint64_t ptr, uint64_t
     atomic_store_explicit(&b->count, i + 1, memory_order_release);
 }
 
+/* b becomes the calling thread's, empty, its chunks counted from 0 (a new
+ * thread, or the thread that goes on in a fork child). */
+static void buf_start_thread(buf_t *b)
+{
+    tls.tid = gettid_();
+    b->pid = G.pid;
+    b->tid = tls.tid;
+    b->seq = 0;
+    b->flushed = 0;
+    b->last_t = 0;
+    atomic_store(&b->count, 0);
+}
+
 /* This thread's buffer, taken (a free one, else a new mapping) on its first
  * event, THREAD_START logged; NULL when not recording in this thread. */
 static buf_t *buf_acquire(uint64_t st)
@@ -404,13 +417,7 @@ static buf_t *buf_acquire(uint64_t st)
             ;
     }
     buf_lock(b);
-    tls.tid = gettid_();
-    b->pid = G.pid;
-    b->tid = tls.tid;
-    b->seq = 0;
-    b->flushed = 0;
-    b->last_t = 0;
-    atomic_store(&b->count, 0);
+    buf_start_thread(b);
     buf_unlock(b);
     tls.buf = b;
     tls.state = T_ACTIVE;
@@ -642,13 +649,7 @@ static void fork_child(void)
     tls.guard--;
     if (tls.buf) { /* this thread goes on as the child's first thread */
         buf_t *b = tls.buf;
-        tls.tid = gettid_();
-        b->pid = G.pid;
-        b->tid = tls.tid;
-        b->seq = 0;
-        b->flushed = 0;
-        b->last_t = 0;
-        atomic_store(&b->count, 0);
+        buf_start_thread(b);
             ev_append(b, MBT_THREAD_START, stamp(), 0, 0, parent_tid);
     } else {
         tls.parent_tid = parent_tid;
