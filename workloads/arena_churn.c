@@ -387,46 +387,11 @@ static int churn_setup(churn_t *c, const wl_args_t *a)
     return 0;
 }
 
-static int arena_churn_run(const wl_args_t *a, wl_result_t *res)
+/* Starts the threads (the barrier counts those that really started),
+ * brackets the region between barriers, joins them: 0 or -errno; *created. */
+static int churn_drive(churn_t *c, pthread_t *tids, unsigned n, unsigned *createdp)
 {
-    churn_t *c = aligned_alloc(64, sizeof *c);
-    if (!c)
-        return -ENOMEM;
-    memset(c, 0, sizeof *c);
-    int rc = churn_setup(c, a);
-    if (rc) {
-        free(c);
-        return rc;
-    }
-    unsigned n = c->threads;
-    uint64_t seed = wl_get(a, "seed");
-    c->thr = aligned_alloc(64, n * sizeof *c->thr);
-    c->q = aligned_alloc(64, n * sizeof *c->q);
-    c->qslots = calloc(n, sizeof *c->qslots);
-    pthread_t *tids = calloc(n, sizeof *tids);
-    if (!c->thr || !c->q || !c->qslots || !tids) {
-        free(c->thr);
-        free(c->q);
-        free(c->qslots);
-        free(tids);
-        free(c);
-        return -ENOMEM;
-    }
-    memset(c->thr, 0, n * sizeof *c->thr);
-    memset(c->q, 0, n * sizeof *c->q);
-    pthread_mutex_init(&c->gate_lock, NULL);
-    pthread_cond_init(&c->gate_cond, NULL);
-    pthread_mutex_init(&c->pool_lock, NULL);
-    for (unsigned i = 0; i < n; i++) {
-        churn_thr_t *t = &c->thr[i];
-        t->c = c;
-        t->id = i;
-        t->rng = rng_seed(mix64(seed) ^ mix64(i + 0x5851f42d4c957f2dULL));
-        t->out = &c->q[i].q;
-        t->in = &c->q[(i + n - 1) % n].q;
-    }
-
-    /* The barrier counts the threads that really started. */
+    int rc = 0;
     unsigned created = 0;
     for (; created < n; created++) {
         int e = pthread_create(&tids[created], NULL, churn_thread, &c->thr[created]);
@@ -454,11 +419,18 @@ static int arena_churn_run(const wl_args_t *a, wl_result_t *res)
     pthread_barrier_wait(&c->bar); /* E */
     for (unsigned i = 0; i < created; i++)
         pthread_join(tids[i], NULL);
+    *createdp = created;
+    return rc;
+}
 
+/* The threads' figures summed into the result (when rc is 0 and no thread
+ * failed): rc, or the first thread's error. */
+static int churn_report(const churn_t *c, unsigned created, int rc, wl_result_t *res)
+{
     hist_t *h = NULL;
     uint64_t sum = 0, bytes = 0, ops = 0, remote = 0, local = 0, full = 0, ncls[3] = {0}, chunks = 0;
     for (unsigned i = 0; i < created; i++) {
-        churn_thr_t *t = &c->thr[i];
+        const churn_thr_t *t = &c->thr[i];
         if (t->err && !rc)
             rc = t->err;
         sum += t->sum;
@@ -502,7 +474,12 @@ static int arena_churn_run(const wl_args_t *a, wl_result_t *res)
             snprintf(res->extra + len, sizeof res->extra - (size_t)len, ";stub_mib=%" PRIu64,
                      chunks * (STUB_CHUNK >> 20));
     }
+    return rc;
+}
 
+/* Everything arena_churn_run allocated, the threads' leftovers included. */
+static void churn_free(churn_t *c, pthread_t *tids, unsigned n)
+{
     for (unsigned i = 0; i < n; i++) {
         free(c->thr[i].hist);
         free(c->qslots[i]);
@@ -517,6 +494,51 @@ static int arena_churn_run(const wl_args_t *a, wl_result_t *res)
     free(c->q);
     free(c->thr);
     free(c);
+}
+
+static int arena_churn_run(const wl_args_t *a, wl_result_t *res)
+{
+    churn_t *c = aligned_alloc(64, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    memset(c, 0, sizeof *c);
+    int rc = churn_setup(c, a);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    unsigned n = c->threads;
+    uint64_t seed = wl_get(a, "seed");
+    c->thr = aligned_alloc(64, n * sizeof *c->thr);
+    c->q = aligned_alloc(64, n * sizeof *c->q);
+    c->qslots = calloc(n, sizeof *c->qslots);
+    pthread_t *tids = calloc(n, sizeof *tids);
+    if (!c->thr || !c->q || !c->qslots || !tids) {
+        free(c->thr);
+        free(c->q);
+        free(c->qslots);
+        free(tids);
+        free(c);
+        return -ENOMEM;
+    }
+    memset(c->thr, 0, n * sizeof *c->thr);
+    memset(c->q, 0, n * sizeof *c->q);
+    pthread_mutex_init(&c->gate_lock, NULL);
+    pthread_cond_init(&c->gate_cond, NULL);
+    pthread_mutex_init(&c->pool_lock, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        churn_thr_t *t = &c->thr[i];
+        t->c = c;
+        t->id = i;
+        t->rng = rng_seed(mix64(seed) ^ mix64(i + 0x5851f42d4c957f2dULL));
+        t->out = &c->q[i].q;
+        t->in = &c->q[(i + n - 1) % n].q;
+    }
+
+    unsigned created = 0;
+    rc = churn_drive(c, tids, n, &created);
+    rc = churn_report(c, created, rc, res);
+    churn_free(c, tids, n);
     return rc;
 }
 

@@ -30,6 +30,9 @@ typedef struct {
     size_t ns, maxs;
     int statm;
     long page;
+    uint64_t seed, rng, h;            /* the draws, and the checksum */
+    uint64_t total, kept, freed;      /* bytes allocated, kept, freed */
+    uint64_t tick_ops, tick_bytes;    /* the idle's allocations */
 } ir_t;
 
 /* Resident bytes from /proc/self/statm, read without allocating. */
@@ -92,6 +95,185 @@ static void ir_free(ir_t *r)
     free(r);
 }
 
+/* The objects' count: the sizes drawn once (identically to ir_fill) until
+ * they reach PEAK: 0, -ENOMEM or -ERANGE. */
+static int ir_count(ir_t *r, uint64_t peak, uint64_t seed)
+{
+    dist_t *d0 = malloc(sizeof *d0);
+    if (!d0)
+        return -ENOMEM;
+    memcpy(d0, &r->dist, sizeof *d0);
+    uint64_t rng = rng_seed(seed), total = 0;
+    int rc = 0;
+    while (total < peak && !rc) {
+        uint64_t s = dist_next(d0, &rng);
+        total += s < peak - total ? s : peak - total;
+        if (++r->n > IR_MAX_OBJECTS)
+            rc = -ERANGE;
+    }
+    free(d0);
+    return rc;
+}
+
+/* The bookkeeping arrays, faulted in now so that they are in the baseline,
+ * not the curve. */
+static int ir_book(ir_t *r)
+{
+    r->ptr = calloc(r->n, sizeof *r->ptr);
+    r->size = calloc(r->n, sizeof *r->size);
+    r->order = calloc(r->n, sizeof *r->order);
+    r->st = calloc(r->maxs, sizeof *r->st);
+    r->srss = calloc(r->maxs, sizeof *r->srss);
+    if (!r->ptr || !r->size || !r->order || !r->st || !r->srss)
+        return -ENOMEM;
+    ir_prefault(r->ptr, r->n * sizeof *r->ptr);
+    ir_prefault(r->size, r->n * sizeof *r->size);
+    ir_prefault(r->order, r->n * sizeof *r->order);
+    ir_prefault(r->st, r->maxs * sizeof *r->st);
+    ir_prefault(r->srss, r->maxs * sizeof *r->srss);
+    return 0;
+}
+
+/* Allocates and fills the objects up to PEAK bytes (r->total). */
+static int ir_fill(ir_t *r, uint64_t peak)
+{
+    r->rng = rng_seed(r->seed);
+    r->total = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        uint64_t s = dist_next(&r->dist, &r->rng);
+        r->size[i] = s < peak - r->total ? s : peak - r->total;
+        r->total += r->size[i];
+        r->ptr[i] = malloc(r->size[i]);
+        if (!r->ptr[i])
+            return -ENOMEM;
+        memset(r->ptr[i], ir_byte(r->seed, i), r->size[i]);
+        r->h = ir_hash(r->h, r->size[i]);
+    }
+    return 0;
+}
+
+/* Frees all but KEEP% of the bytes, in a seeded random order. */
+static void ir_free_most(ir_t *r, uint64_t keep)
+{
+    for (size_t i = 0; i < r->n; i++)
+        r->order[i] = i;
+    for (size_t i = r->n; i > 1; i--) {
+        size_t j = (size_t)rng_below(&r->rng, i);
+        size_t x = r->order[i - 1];
+        r->order[i - 1] = r->order[j];
+        r->order[j] = x;
+    }
+    uint64_t target = r->total / 100 * keep + r->total % 100 * keep / 100;
+    for (size_t k = 0; k < r->n; k++) {
+        size_t i = r->order[k];
+        if (r->kept < target) {
+            r->kept += r->size[i];
+            continue;
+        }
+        r->freed += r->size[i];
+        free(r->ptr[i]);
+        r->ptr[i] = NULL;
+    }
+}
+
+/* The idle, in the region: sleep, sample RSS every SAMPLE_MS, and (TICK_MS)
+ * one allocation now and then, until IDLE_MS after t_free.  0 or -ENOMEM. */
+static int ir_idle(ir_t *r, double t_free, uint64_t idle_ms, uint64_t sample_ms, uint64_t tick_ms)
+{
+    double end = t_free + (double)idle_ms * 1e-3;
+    double next_sample = region_now(), next_tick = tick_ms ? next_sample + (double)tick_ms * 1e-3 : 0;
+    for (;;) {
+        double now = region_now();
+        if (now >= next_sample && r->ns < r->maxs) {
+            r->st[r->ns] = now - t_free;
+            r->srss[r->ns++] = ir_rss(r);
+            while (next_sample <= now) /* a late wake-up skips samples, never bunches them */
+                next_sample += (double)sample_ms * 1e-3;
+        }
+        if (tick_ms && now >= next_tick && now < end) {
+            uint64_t s = dist_next(&r->dist, &r->rng);
+            unsigned char *p = malloc(s);
+            if (!p)
+                return -ENOMEM;
+            memset(p, (int)(s & 0xff), s);
+            r->h = ir_hash(r->h, s + p[s - 1]);
+            free(p);
+            r->tick_ops++;
+            r->tick_bytes += s;
+            next_tick += (double)tick_ms * 1e-3;
+        }
+        if (now >= end)
+            return 0;
+        double wake = next_sample < end ? next_sample : end;
+        if (tick_ms && next_tick < wake)
+            wake = next_tick;
+        ir_sleep_until(wake);
+    }
+}
+
+/* What stayed live is intact (one byte per page and the last one): 0 or -EIO. */
+static int ir_verify(ir_t *r)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!r->ptr[i])
+            continue;
+        unsigned char want = ir_byte(r->seed, i);
+        for (uint64_t off = 0; off < r->size[i]; off += 4096)
+            if (r->ptr[i][off] != want)
+                rc = -EIO;
+        r->h = ir_hash(r->h, r->ptr[i][r->size[i] - 1] + ((uint64_t)i << 8));
+    }
+    r->h = ir_hash(r->h, r->kept);
+    return rc;
+}
+
+/* When the RSS first fell to LEVEL or below, s after the free; -1: never. */
+static double ir_time_at(const ir_t *r, uint64_t level)
+{
+    for (size_t s = 0; s < r->ns; s++)
+        if (r->srss[s] <= level)
+            return r->st[s];
+    return -1;
+}
+
+/* Returned = peak RSS minus final RSS; t_half = when half of it was gone,
+ * t_half_idle the same for what the idle alone gave back (purging by decay);
+ * -1 when less than 1% of the freed bytes came back: noise, not a curve. */
+static void ir_report(const ir_t *r, const uint64_t rss[4], wl_result_t *res)
+{
+    uint64_t rss_base = rss[0], rss_peak = rss[1], rss_after_free = rss[2], rss_end = rss[3];
+    uint64_t freed = r->freed;
+    uint64_t returned = rss_peak > rss_end ? rss_peak - rss_end : 0;
+    double t_half = -1;
+    if (returned && returned >= freed / 100) {
+        uint64_t level = rss_peak - returned / 2;
+        t_half = rss_after_free <= level ? 0 : ir_time_at(r, level);
+    }
+    double t_half_idle = -1;
+    if (rss_after_free > rss_end && rss_after_free - rss_end >= freed / 100)
+        t_half_idle = ir_time_at(r, rss_after_free - (rss_after_free - rss_end) / 2);
+    uint64_t at_free = rss_peak > rss_after_free ? rss_peak - rss_after_free : 0;
+    uint64_t in_idle = rss_after_free > rss_end ? rss_after_free - rss_end : 0;
+    res->region_s = region_seconds();
+    res->bytes = r->tick_bytes;
+    res->ops = r->tick_ops;
+    res->throughput = freed ? (double)returned / (double)freed : 0;
+    res->unit = "fraction";
+    res->checksum = r->h;
+    snprintf(res->extra, sizeof res->extra,
+             "objects=%zu;freed_bytes=%llu;kept_bytes=%llu;rss_base_kib=%llu;rss_peak_kib=%llu;"
+             "rss_after_free_kib=%llu;rss_end_kib=%llu;returned_at_free=%.4f;returned_in_idle=%.4f;"
+             "t_half_ms=%.1f;t_half_idle_ms=%.1f;rss_samples=%zu;tick_ops=%llu",
+             r->n, (unsigned long long)freed, (unsigned long long)r->kept,
+             (unsigned long long)(rss_base / 1024), (unsigned long long)(rss_peak / 1024),
+             (unsigned long long)(rss_after_free / 1024), (unsigned long long)(rss_end / 1024),
+             freed ? (double)at_free / (double)freed : 0.0,
+             freed ? (double)in_idle / (double)freed : 0.0, t_half < 0 ? -1.0 : t_half * 1e3,
+             t_half_idle < 0 ? -1.0 : t_half_idle * 1e3, r->ns,
+             (unsigned long long)r->tick_ops);
+}
+
 static int idle_release_run(const wl_args_t *a, wl_result_t *res)
 {
     char err[512];
@@ -103,193 +285,47 @@ static int idle_release_run(const wl_args_t *a, wl_result_t *res)
         ir_free(r);
         return -EINVAL; /* the harness checked the spec already */
     }
-    uint64_t peak = wl_get(a, "peak"), keep = wl_get(a, "keep"), seed = wl_get(a, "seed");
+    uint64_t peak = wl_get(a, "peak"), keep = wl_get(a, "keep");
     uint64_t idle_ms = wl_get(a, "idle_ms"), sample_ms = wl_get(a, "sample_ms");
     uint64_t tick_ms = wl_get(a, "tick_ms");
     if (idle_ms / sample_ms + 2 > IR_MAX_SAMPLES)
         sample_ms = idle_ms / (IR_MAX_SAMPLES - 2) + 1;
+    r->seed = wl_get(a, "seed");
+    r->h = 0xcbf29ce484222325ULL;
     r->page = sysconf(_SC_PAGESIZE);
     r->statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-    if (r->statm < 0) {
-        int e = errno;
-        ir_free(r);
-        return -e;
-    }
-
-    /* The sizes, drawn once to count them; drawn again, identically, below. */
-    dist_t *d0 = malloc(sizeof *d0);
-    if (!d0) {
-        ir_free(r);
-        return -ENOMEM;
-    }
-    memcpy(d0, &r->dist, sizeof *d0);
-    uint64_t rng = rng_seed(seed), total = 0;
-    while (total < peak) {
-        uint64_t s = dist_next(d0, &rng);
-        total += s < peak - total ? s : peak - total;
-        if (++r->n > IR_MAX_OBJECTS) {
-            free(d0);
-            ir_free(r);
-            return -ERANGE;
-        }
-    }
-    free(d0);
     r->maxs = (size_t)(idle_ms / sample_ms + 2);
-    r->ptr = calloc(r->n, sizeof *r->ptr);
-    r->size = calloc(r->n, sizeof *r->size);
-    r->order = calloc(r->n, sizeof *r->order);
-    r->st = calloc(r->maxs, sizeof *r->st);
-    r->srss = calloc(r->maxs, sizeof *r->srss);
-    if (!r->ptr || !r->size || !r->order || !r->st || !r->srss) {
+    int rc = r->statm < 0 ? -errno : ir_count(r, peak, r->seed);
+    if (!rc)
+        rc = ir_book(r);
+    uint64_t rss[4] = {0}; /* base, peak, after the free, end */
+    if (!rc) {
+        rss[0] = ir_rss(r);
+        rc = ir_fill(r, peak);
+    }
+    if (rc) {
         ir_free(r);
-        return -ENOMEM;
+        return rc;
     }
-
-    /* fault the bookkeeping in now, so that it is in the baseline, not the curve */
-    ir_prefault(r->ptr, r->n * sizeof *r->ptr);
-    ir_prefault(r->size, r->n * sizeof *r->size);
-    ir_prefault(r->order, r->n * sizeof *r->order);
-    ir_prefault(r->st, r->maxs * sizeof *r->st);
-    ir_prefault(r->srss, r->maxs * sizeof *r->srss);
-    uint64_t h = 0xcbf29ce484222325ULL;
-    uint64_t rss_base = ir_rss(r);
-    rng = rng_seed(seed);
-    total = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        uint64_t s = dist_next(&r->dist, &rng);
-        r->size[i] = s < peak - total ? s : peak - total;
-        total += r->size[i];
-        r->ptr[i] = malloc(r->size[i]);
-        if (!r->ptr[i]) {
-            ir_free(r);
-            return -ENOMEM;
-        }
-        memset(r->ptr[i], ir_byte(seed, i), r->size[i]);
-        h = ir_hash(h, r->size[i]);
-    }
-    uint64_t rss_peak = ir_rss(r);
-
-    /* Free all but KEEP% of the bytes, in a seeded random order. */
-    for (size_t i = 0; i < r->n; i++)
-        r->order[i] = i;
-    for (size_t i = r->n; i > 1; i--) {
-        size_t j = (size_t)rng_below(&rng, i);
-        size_t x = r->order[i - 1];
-        r->order[i - 1] = r->order[j];
-        r->order[j] = x;
-    }
-    uint64_t target = total / 100 * keep + total % 100 * keep / 100, kept = 0, freed = 0;
-    for (size_t k = 0; k < r->n; k++) {
-        size_t i = r->order[k];
-        if (kept < target) {
-            kept += r->size[i];
-            continue;
-        }
-        freed += r->size[i];
-        free(r->ptr[i]);
-        r->ptr[i] = NULL;
-    }
+    rss[1] = ir_rss(r);
+    ir_free_most(r, keep);
     double t_free = region_now();
-    uint64_t rss_after_free = ir_rss(r);
+    rss[2] = ir_rss(r);
 
-    /* The idle: sleep, sample, and (TICK_MS) one allocation now and then. */
     region_begin();
-    uint64_t tick_ops = 0, tick_bytes = 0;
-    double end = t_free + (double)idle_ms * 1e-3;
-    double next_sample = region_now(), next_tick = tick_ms ? next_sample + (double)tick_ms * 1e-3 : 0;
-    int rc = 0;
-    for (;;) {
-        double now = region_now();
-        if (now >= next_sample && r->ns < r->maxs) {
-            r->st[r->ns] = now - t_free;
-            r->srss[r->ns++] = ir_rss(r);
-            while (next_sample <= now) /* a late wake-up skips samples, never bunches them */
-                next_sample += (double)sample_ms * 1e-3;
-        }
-        if (tick_ms && now >= next_tick && now < end) {
-            uint64_t s = dist_next(&r->dist, &rng);
-            unsigned char *p = malloc(s);
-            if (!p) {
-                rc = -ENOMEM;
-                break;
-            }
-            memset(p, (int)(s & 0xff), s);
-            h = ir_hash(h, s + p[s - 1]);
-            free(p);
-            tick_ops++;
-            tick_bytes += s;
-            next_tick += (double)tick_ms * 1e-3;
-        }
-        if (now >= end)
-            break;
-        double wake = next_sample < end ? next_sample : end;
-        if (tick_ms && next_tick < wake)
-            wake = next_tick;
-        ir_sleep_until(wake);
-    }
-    uint64_t rss_end = ir_rss(r);
+    rc = ir_idle(r, t_free, idle_ms, sample_ms, tick_ms);
+    rss[3] = ir_rss(r);
     region_end();
     if (r->ns < r->maxs) {
         r->st[r->ns] = region_now() - t_free;
-        r->srss[r->ns++] = rss_end;
+        r->srss[r->ns++] = rss[3];
     }
-
-    /* What stayed live is intact: one byte per page and the last one. */
-    for (size_t i = 0; i < r->n; i++) {
-        if (!r->ptr[i])
-            continue;
-        unsigned char want = ir_byte(seed, i);
-        for (uint64_t off = 0; off < r->size[i]; off += 4096)
-            if (r->ptr[i][off] != want)
-                rc = rc ? rc : -EIO;
-        h = ir_hash(h, r->ptr[i][r->size[i] - 1] + ((uint64_t)i << 8));
-    }
-    h = ir_hash(h, kept);
-
-    /* Returned = peak RSS minus final RSS; t_half = when half of it was gone
-     * (-1 when less than 1% of the freed bytes came back: noise, not a curve). */
-    uint64_t returned = rss_peak > rss_end ? rss_peak - rss_end : 0;
-    double t_half = -1;
-    if (returned && returned >= freed / 100) {
-        uint64_t level = rss_peak - returned / 2;
-        if (rss_after_free <= level)
-            t_half = 0;
-        for (size_t s = 0; t_half < 0 && s < r->ns; s++)
-            if (r->srss[s] <= level)
-                t_half = r->st[s];
-    }
-    /* the same for what the idle alone gave back (purging by decay) */
-    double t_half_idle = -1;
-    if (rss_after_free > rss_end && rss_after_free - rss_end >= freed / 100) {
-        uint64_t level = rss_after_free - (rss_after_free - rss_end) / 2;
-        for (size_t s = 0; t_half_idle < 0 && s < r->ns; s++)
-            if (r->srss[s] <= level)
-                t_half_idle = r->st[s];
-    }
-    uint64_t at_free = rss_peak > rss_after_free ? rss_peak - rss_after_free : 0;
-    uint64_t in_idle = rss_after_free > rss_end ? rss_after_free - rss_end : 0;
-    size_t n = r->n, ns = r->ns;
+    int bad = ir_verify(r);
+    rc = rc ? rc : bad;
+    if (!rc)
+        ir_report(r, rss, res);
     ir_free(r);
-    if (rc)
-        return rc;
-    res->region_s = region_seconds();
-    res->bytes = tick_bytes;
-    res->ops = tick_ops;
-    res->throughput = freed ? (double)returned / (double)freed : 0;
-    res->unit = "fraction";
-    res->checksum = h;
-    snprintf(res->extra, sizeof res->extra,
-             "objects=%zu;freed_bytes=%llu;kept_bytes=%llu;rss_base_kib=%llu;rss_peak_kib=%llu;"
-             "rss_after_free_kib=%llu;rss_end_kib=%llu;returned_at_free=%.4f;returned_in_idle=%.4f;"
-             "t_half_ms=%.1f;t_half_idle_ms=%.1f;rss_samples=%zu;tick_ops=%llu",
-             n, (unsigned long long)freed, (unsigned long long)kept,
-             (unsigned long long)(rss_base / 1024), (unsigned long long)(rss_peak / 1024),
-             (unsigned long long)(rss_after_free / 1024), (unsigned long long)(rss_end / 1024),
-             freed ? (double)at_free / (double)freed : 0.0,
-             freed ? (double)in_idle / (double)freed : 0.0, t_half < 0 ? -1.0 : t_half * 1e3,
-             t_half_idle < 0 ? -1.0 : t_half_idle * 1e3, ns,
-             (unsigned long long)tick_ops);
-    return 0;
+    return rc;
 }
 
 static const wl_param_t idle_release_params[] = {
