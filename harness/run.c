@@ -186,22 +186,14 @@ static int build_env(const char *probe_keys, char ***envp)
     return rc;
 }
 
-/* Shell-quote a word only when it needs it. */
+/* Shell-quote a word only when it needs it, as exec's command is quoted. */
 static void print_word(FILE *out, const char *w)
 {
-    if (*w && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.,:@%") ==
-                  strlen(w)) {
-        fputs(w, out);
-        return;
-    }
-    fputc('\'', out);
-    for (const char *p = w; *p; p++) {
-        if (*p == '\'')
-            fputs("'\\''", out);
-        else
-            fputc(*p, out);
-    }
-    fputc('\'', out);
+    size_t len = 4 * strlen(w) + 3; /* every character a quote: '\'' */
+    char *q = malloc(len);
+    char *const one[] = {(char *)w, NULL};
+    fputs(q && exec_quote(one, q, len) == 0 ? q : w, out);
+    free(q);
 }
 
 int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a)
