@@ -5,10 +5,12 @@
  * it back; trace prints what a trace holds, or the byte where it breaks. */
 #include "record.h"
 #include "cli.h"
+#include "elfinfo.h"
 #include "registry.h"
 #include "sysinfo.h"
 #include "tools.h"
 #include "trace.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,23 +101,12 @@ static int record_allocator(rec_t *r)
 static int record_command(rec_t *r)
 {
     const char *c = r->cmd[0];
-    if (strchr(c, '/')) {
-        if (access(c, X_OK))
-            return die_usage("record: cannot execute '%s': %s", c, strerror(errno));
-        snprintf(r->exe, sizeof r->exe, "%s", c);
-        return 0;
-    }
-    const char *path = getenv("PATH");
-    for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; p;) {
-        const char *colon = strchr(p, ':');
-        int n = colon ? (int)(colon - p) : (int)strlen(p);
-        snprintf(r->exe, sizeof r->exe, "%.*s%s%s", n, p, n ? "/" : "", c);
-        struct stat st;
-        if (stat(r->exe, &st) == 0 && S_ISREG(st.st_mode) && access(r->exe, X_OK) == 0)
-            return 0;
-        p = colon ? colon + 1 : NULL;
-    }
-    return die_usage("record: command '%s' not found in PATH", c);
+    int rc = elf_which(c, r->exe, sizeof r->exe);
+    if (rc && strchr(c, '/'))
+        return die_usage("record: cannot execute '%s': %s", c, strerror(-rc));
+    if (rc)
+        return die_usage("record: command '%s' not found in PATH", c);
+    return 0;
 }
 
 /* libmbrecord.so beside the probe (build tree or libexec): 0 or 2. */
@@ -133,24 +124,6 @@ static int record_find_recorder(rec_t *r)
     return 0;
 }
 
-static void cpu_model(char *buf, size_t len)
-{
-    snprintf(buf, len, "unknown cpu");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f)) {
-        char *colon = strchr(line, ':');
-        if (!strncmp(line, "model name", 10) && colon) {
-            colon += 1 + (colon[1] == ' ');
-            colon[strcspn(colon, "\n")] = '\0';
-            snprintf(buf, len, "%s", colon);
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 /* The header text: command, allocator, machine, recorded (key=value lines). */
 static void record_text(const rec_t *r, char *text, size_t len)
 {
@@ -165,20 +138,13 @@ static void record_text(const rec_t *r, char *text, size_t len)
     if (uname(&u))
         snprintf(u.release, sizeof u.release, "unknown");
     sysinfo_hostname(host, sizeof host);
-    cpu_model(cpu, sizeof cpu);
+    sysinfo_cpu_model(cpu, sizeof cpu);
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     if (n < len)
         snprintf(text + n, len - n, "\nallocator=%s %s\nmachine=%s, %s, %s, %ld cores\nrecorded=%s\n",
                  r->alloc->name, r->lib[0] ? r->lib : "libc", host, u.release, cpu,
                  sysconf(_SC_NPROCESSORS_ONLN), when);
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* FILE.tmp with the file header: 0 or 1. */

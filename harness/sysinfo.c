@@ -66,6 +66,13 @@ static char *read_keyed(const char *path, const char *key, char *buf, size_t len
     return found;
 }
 
+void sysinfo_cpu_model(char *buf, size_t len)
+{
+    char tmp[512];
+    const char *m = read_keyed("/proc/cpuinfo", "model name", tmp, sizeof tmp);
+    snprintf(buf, len, "%s", m ? m : "unknown cpu");
+}
+
 /* "always [madvise] never" -> "madvise" */
 static char *bracketed(char *s)
 {

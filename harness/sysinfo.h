@@ -12,5 +12,7 @@ void sysinfo_write_machine(FILE *out);
 /* The source tree's commit ("<sha>" or "<sha>-dirty"), or "" outside git. */
 void sysinfo_git_commit(char *buf, size_t len);
 void sysinfo_hostname(char *buf, size_t len);
+/* /proc/cpuinfo's "model name", or "unknown cpu". */
+void sysinfo_cpu_model(char *buf, size_t len);
 
 #endif
