@@ -8,8 +8,9 @@ perfstat     python3 (a large dict, PYTHONMALLOC=malloc), xz -T2 and sort over
              allocator, status ok, the allocator proven in every process, and
              whole-process faults, madvise, munmap and brk within 2% of perf stat
              of the printed command (or, where the program itself varies from
-             run to run, the two tools' ranges of runs overlap, or two small
-             counts differ by at most 2 calls).  Prints the table.
+             run to run, their lowest runs within 2%, the two tools' ranges of
+             runs overlap, or two small counts differ by at most 2 calls).
+             Prints the table.
 refuse       a static, a setuid, a jemalloc-linked and a malloc-defining program
              are refused before any run, each with its reason.
 region       a program that marks its region (include/mallocbench.h): the region
@@ -74,15 +75,30 @@ def perf_stat(argv):
     return ps(argv)
 
 
+def pct(a, b):
+    return (a - b) / b * 100 if b else (0.0 if a == b else float("inf"))
+
+
 def agree(h, p):
-    """Medians within 2%; for counts of a few dozen calls, which vary by one
-    or two from run to run under either tool (tcmalloc's brk in sh: 19..21
-    under perf stat alone; jemalloc's time-based purging), ranges that
-    overlap or medians at most 2 calls apart."""
+    """Medians within 2%, or the lower envelopes (minimums) within 2%; for
+    counts of a few dozen calls, which vary by one or two from run to run
+    under either tool (tcmalloc's brk in sh: 19..21 under perf stat alone;
+    jemalloc's time-based purging), ranges that overlap or medians at most 2
+    calls apart.
+
+    The minimums are there for programs whose own counts are bimodal: sort
+    with two threads under tcmalloc faults 6670 or, in about one run of 25,
+    7181 times under perf stat alone (+511 pages, its timing), so 3 runs of
+    each tool can put the two medians in different modes.  Extra work of the
+    program's own only raises counts, so the lowest run of each tool is the
+    quietest; a harness that added faults to every run would still fail."""
     hv, pv = sorted(h)[len(h) // 2], sorted(p)[len(p) // 2]
-    diff = (hv - pv) / pv * 100 if pv else (0.0 if hv == pv else float("inf"))
+    diff = pct(hv, pv)
     overlap = max(min(h), min(p)) <= min(max(h), max(p))
-    return abs(diff) <= 2.0 or overlap or abs(hv - pv) <= 2, hv, pv, diff
+    fdiff = pct(min(h), min(p))
+    ok = abs(diff) <= 2.0 or abs(fdiff) <= 2.0 or overlap or abs(hv - pv) <= 2
+    note = f" (lowest runs {fdiff:+.1f}%)" if abs(diff) > 2.0 else ""
+    return ok, diff, note
 
 
 def case_perfstat(mb, tmp):
@@ -113,8 +129,8 @@ def case_perfstat(mb, tmp):
                 if not h or not p:
                     check(False, f"{name} {alloc}: {col} missing")
                     continue
-                ok, hv, pv, diff = agree(h, p)
-                verdicts.append(f"{col.split('_')[1]} {diff:+.1f}%" + ("" if ok else " DISAGREE"))
+                ok, diff, note = agree(h, p)
+                verdicts.append(f"{col.split('_')[1]} {diff:+.1f}%{note}" + ("" if ok else " DISAGREE"))
                 check(ok, f"{name} {alloc}: {col} harness {sorted(h)} vs perf stat {sorted(p)}")
             med = lambda col: sorted(float(r[col]) for r in mine)[len(mine) // 2]
             cpu = med("total_user_s") + med("total_sys_s")
