@@ -10,6 +10,7 @@
  * object is read back; alloc=stub swaps malloc/free for a trivial allocator
  * to measure what the loop itself costs (tests/bench_churn.py). */
 #include "dist.h"
+#include "gate.h"
 #include "units.h"
 #include "hist.h"
 #include "queue.h"
@@ -97,10 +98,7 @@ struct churn {
     _Alignas(64) atomic_int failed;
     _Alignas(64) atomic_uint warm_done;
     atomic_uint done;
-    pthread_barrier_t bar;
-    pthread_mutex_t gate_lock;
-    pthread_cond_t gate_cond;
-    bool gate;
+    gate_t gate;
     _Alignas(64) pthread_mutex_t pool_lock; /* the stub's shared pool */
     void *pool[STUB_CLASSES];
 };
@@ -322,10 +320,7 @@ static void *churn_thread(void *arg)
 {
     churn_thr_t *t = arg;
     churn_t *c = t->c;
-    pthread_mutex_lock(&c->gate_lock);
-    while (!c->gate)
-        pthread_cond_wait(&c->gate_cond, &c->gate_lock);
-    pthread_mutex_unlock(&c->gate_lock);
+    gate_enter(&c->gate);
 
     /* setup, in this thread (its own arena): ring, histogram, queue out */
     t->ring = calloc(c->live, sizeof *t->ring);
@@ -338,17 +333,17 @@ static void *churn_thread(void *arg)
         hist_init(t->hist);
         spsc_init(t->out, c->qslots[t->id], c->qcap);
     }
-    pthread_barrier_wait(&c->bar);                /* A: queues ready */
+    gate_sync(&c->gate); /* A: queues ready */
     churn_loop(t, c->warmup, false);
     churn_drain_until(t, &c->warm_done);
     t->ops = t->bytes = t->remote_frees = t->local_frees = t->queue_full = 0;
     memset(t->nclass, 0, sizeof t->nclass);
-    pthread_barrier_wait(&c->bar);                /* B: warm; main begins the region */
-    pthread_barrier_wait(&c->bar);                /* C: go */
+    gate_sync(&c->gate); /* B: warm; main begins the region */
+    gate_sync(&c->gate); /* C: go */
     churn_loop(t, c->ops, true);
     churn_drain_until(t, &c->done);
-    pthread_barrier_wait(&c->bar);                /* D: all done; main ends the region */
-    pthread_barrier_wait(&c->bar);                /* E: clean up */
+    gate_sync(&c->gate); /* D: all done; main ends the region */
+    gate_sync(&c->gate); /* E: clean up */
     if (t->ring) {
         void *p;
         while (spsc_pop(t->in, &p)) /* every producer is past D */
@@ -401,22 +396,18 @@ static int churn_drive(churn_t *c, pthread_t *tids, unsigned n, unsigned *create
             break;
         }
     }
-    pthread_barrier_init(&c->bar, NULL, created + 1);
-    pthread_mutex_lock(&c->gate_lock);
-    c->gate = true;
-    pthread_cond_broadcast(&c->gate_cond);
-    pthread_mutex_unlock(&c->gate_lock);
+    gate_open(&c->gate, created);
 
-    pthread_barrier_wait(&c->bar); /* A */
-    pthread_barrier_wait(&c->bar); /* B */
+    gate_sync(&c->gate); /* A */
+    gate_sync(&c->gate); /* B */
     bool region = !atomic_load(&c->failed);
     if (region)
         region_begin();
-    pthread_barrier_wait(&c->bar); /* C */
-    pthread_barrier_wait(&c->bar); /* D */
+    gate_sync(&c->gate); /* C */
+    gate_sync(&c->gate); /* D */
     if (region)
         region_end();
-    pthread_barrier_wait(&c->bar); /* E */
+    gate_sync(&c->gate); /* E */
     for (unsigned i = 0; i < created; i++)
         pthread_join(tids[i], NULL);
     *createdp = created;
@@ -485,9 +476,7 @@ static void churn_free(churn_t *c, pthread_t *tids, unsigned n)
         free(c->qslots[i]);
         stub_release(&c->thr[i].stub);
     }
-    pthread_barrier_destroy(&c->bar);
-    pthread_mutex_destroy(&c->gate_lock);
-    pthread_cond_destroy(&c->gate_cond);
+    gate_destroy(&c->gate);
     pthread_mutex_destroy(&c->pool_lock);
     free(tids);
     free(c->qslots);
@@ -523,8 +512,7 @@ static int arena_churn_run(const wl_args_t *a, wl_result_t *res)
     }
     memset(c->thr, 0, n * sizeof *c->thr);
     memset(c->q, 0, n * sizeof *c->q);
-    pthread_mutex_init(&c->gate_lock, NULL);
-    pthread_cond_init(&c->gate_cond, NULL);
+    gate_init(&c->gate);
     pthread_mutex_init(&c->pool_lock, NULL);
     for (unsigned i = 0; i < n; i++) {
         churn_thr_t *t = &c->thr[i];

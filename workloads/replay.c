@@ -8,6 +8,7 @@
  * object's slot, its consumer acquire-waits on it (spin, then futex).
  * The checksum hashes the per-op call counts, so it is the same under
  * every allocator. */
+#include "gate.h"
 #include "hist.h"
 #include "region.h"
 #include "trace.h"
@@ -77,10 +78,7 @@ struct replay {
     int timing;
     unsigned missing;     /* ops emulated: replay_missing_ops() */
     uint64_t unknown_free, unknown_realloc, over_live, reordered, peak_live;
-    pthread_barrier_t bar;
-    pthread_mutex_t gate_lock;
-    pthread_cond_t gate_cond;
-    bool gate;
+    gate_t gate;
 };
 
 static inline uint64_t mix64(uint64_t x)
@@ -688,14 +686,11 @@ static void *replay_thread(void *arg)
 {
     rthr_t *th = arg;
     replay_t *r = th->r;
-    pthread_mutex_lock(&r->gate_lock);
-    while (!r->gate)
-        pthread_cond_wait(&r->gate_cond, &r->gate_lock);
-    pthread_mutex_unlock(&r->gate_lock);
-    pthread_barrier_wait(&r->bar); /* A: ready; main begins the region */
-    pthread_barrier_wait(&r->bar); /* B: go */
+    gate_enter(&r->gate);
+    gate_sync(&r->gate); /* A: ready; main begins the region */
+    gate_sync(&r->gate); /* B: go */
     replay_ops(th);
-    pthread_barrier_wait(&r->bar); /* C: done; main ends the region */
+    gate_sync(&r->gate); /* C: done; main ends the region */
     return NULL;
 }
 
@@ -708,8 +703,7 @@ static int replay_threads(replay_t *r)
         return -ENOMEM;
     int rc = 0;
     unsigned created = 0;
-    pthread_mutex_init(&r->gate_lock, NULL);
-    pthread_cond_init(&r->gate_cond, NULL);
+    gate_init(&r->gate);
     for (; created < r->nthr; created++) {
         int e = pthread_create(&tids[created], NULL, replay_thread, &r->thr[created]);
         if (e) {
@@ -721,24 +715,18 @@ static int replay_threads(replay_t *r)
             break;
         }
     }
-    pthread_barrier_init(&r->bar, NULL, created + 1);
-    pthread_mutex_lock(&r->gate_lock);
-    r->gate = true;
-    pthread_cond_broadcast(&r->gate_cond);
-    pthread_mutex_unlock(&r->gate_lock);
-    pthread_barrier_wait(&r->bar); /* A */
+    gate_open(&r->gate, created);
+    gate_sync(&r->gate); /* A */
     if (!rc)
         region_begin();
     r->go_ns = mono_ns();
-    pthread_barrier_wait(&r->bar); /* B */
-    pthread_barrier_wait(&r->bar); /* C */
+    gate_sync(&r->gate); /* B */
+    gate_sync(&r->gate); /* C */
     if (!rc)
         region_end();
     for (unsigned i = 0; i < created; i++)
         pthread_join(tids[i], NULL);
-    pthread_barrier_destroy(&r->bar);
-    pthread_mutex_destroy(&r->gate_lock);
-    pthread_cond_destroy(&r->gate_cond);
+    gate_destroy(&r->gate);
     free(tids);
     return rc;
 }
