@@ -21,21 +21,29 @@
 #include <string.h>
 #include <unistd.h>
 
-static inline void mb_region_marker_(const char *line)
+/* The whole line to fd, through short writes and EINTR: 0, or -1. */
+static inline int mb_sync_write_(int fd, const char *line)
 {
-    const char *s = getenv("MB_SYNC_FD");
-    if (!s || !*s)
-        return;
-    int fd = atoi(s);
     size_t len = strlen(line), off = 0;
     while (off < len) {
         ssize_t w = write(fd, line + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            return;
+            return -1;
         off += (size_t)w;
     }
+    return 0;
+}
+
+static inline void mb_region_marker_(const char *line)
+{
+    const char *s = getenv("MB_SYNC_FD");
+    if (!s || !*s)
+        return;
+    int fd = atoi(s);
+    if (mb_sync_write_(fd, line) != 0)
+        return;
     char ack;
     while (read(fd, &ack, 1) < 0 && errno == EINTR)
         ;
