@@ -13,7 +13,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,18 +103,13 @@ oom:
 __attribute__((noreturn)) static void spawn_child(const run_opts_t *o, char *const *argv, char *const *envp,
                                                   int out_fd, int err_fd, pid_t parent)
 {
-    setpgid(0, 0);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+    if (!run_child_bond(parent))
         _exit(126);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
         _exit(126);
-    if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
+    if (!run_child_ready(o))
         _exit(125);
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigaction(SIGINT, &dfl, NULL);
-    sigaction(SIGTERM, &dfl, NULL);
-    sigaction(SIGPIPE, &dfl, NULL);
     execve(argv[0], argv, envp);
     _exit(127);
 }

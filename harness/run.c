@@ -555,26 +555,35 @@ typedef struct {
     int sp[2], pp[2], op[2], gp[2];
 } pipes_t;
 
-/* In the forked child: only async-signal-safe calls from here to exec.  It
- * dies with the harness, even by SIGKILL (the death signal survives exec),
- * and leads its own process group, so that a time-out or an interrupt kills
- * what it started too. */
+bool run_child_bond(pid_t parent)
+{
+    setpgid(0, 0);
+    return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == parent;
+}
+
+bool run_child_ready(const run_opts_t *o)
+{
+    if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
+        return false;
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(SIGINT, &dfl, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
+    sigaction(SIGPIPE, &dfl, NULL);
+    return true;
+}
+
+/* In the forked child: only async-signal-safe calls from here to exec. */
 __attribute__((noreturn)) static void child_exec(const run_opts_t *o, const pipes_t *p, int devnull, pid_t parent,
                                                  char **argv, char **envp)
 {
-    setpgid(0, 0);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+    if (!run_child_bond(parent))
         _exit(126);
     int s = fcntl(p->sp[1], F_DUPFD_CLOEXEC, 10), q = fcntl(p->pp[1], F_DUPFD_CLOEXEC, 10);
     if (s < 0 || q < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(q, CHILD_PROBE_FD) < 0 ||
         (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(p->op[1], 1) < 0 || dup2(p->op[1], 2) < 0)
         _exit(126);
-    if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
+    if (!run_child_ready(o))
         _exit(125);
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigaction(SIGINT, &dfl, NULL);
-    sigaction(SIGTERM, &dfl, NULL);
-    sigaction(SIGPIPE, &dfl, NULL);
     char go = 0;
     while (read(p->gp[0], &go, 1) < 0 && errno == EINTR)
         ;
