@@ -9,36 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const wl_t wl_tensor_copy;
-extern const wl_t wl_arena_churn;
-extern const wl_t wl_train_step;
-extern const wl_t wl_idle_release;
-extern const wl_t wl_calibrate;
-extern const wl_t wl_replay;
-extern const wl_t wl_selftest;
-extern const wl_t wl_exec;
+/* the table, in workloads.c (its X(name) lines are also meson's list) */
+extern const wl_t *const wl_table[];
+extern const size_t wl_ntable;
 
-static const wl_t *const workloads[] = {
-    &wl_tensor_copy,
-    &wl_arena_churn,
-    &wl_train_step,
-    &wl_idle_release,
-    &wl_calibrate,
-    &wl_replay,
-    &wl_selftest,
-    &wl_exec,
-};
-
-#define NWL (sizeof workloads / sizeof *workloads)
-
-size_t wl_count(void) { return NWL; }
-const wl_t *wl_at(size_t i) { return i < NWL ? workloads[i] : NULL; }
+size_t wl_count(void) { return wl_ntable; }
+const wl_t *wl_at(size_t i) { return i < wl_ntable ? wl_table[i] : NULL; }
 
 const wl_t *wl_find(const char *name)
 {
-    for (size_t i = 0; i < NWL; i++)
-        if (strcmp(workloads[i]->name, name) == 0)
-            return workloads[i];
+    for (size_t i = 0; i < wl_ntable; i++)
+        if (strcmp(wl_table[i]->name, name) == 0)
+            return wl_table[i];
     return NULL;
 }
 
@@ -199,10 +181,10 @@ int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen)
         char names[256];
         size_t off = 0;
         names[0] = '\0';
-        for (size_t i = 0; i < NWL && off < sizeof names; i++)
-            if (!workloads[i]->hidden)
+        for (size_t i = 0; i < wl_ntable && off < sizeof names; i++)
+            if (!wl_table[i]->hidden)
                 off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "",
-                                        workloads[i]->name);
+                                        wl_table[i]->name);
         snprintf(err, errlen, "unknown workload '%s' (valid: %s)", buf, names);
         return -EINVAL;
     }
