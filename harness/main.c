@@ -10,6 +10,7 @@
 #include "record.h"
 #include "registry.h"
 #include "run.h"
+#include "sidecar.h"
 #include "sysinfo.h"
 #include "tools.h"
 #include "units.h"
@@ -187,6 +188,67 @@ static int list_workloads(void)
     return 0;
 }
 
+/* One parameter of `list workloads --json`: min and max for numbers and
+ * sizes, the list of choices for an enum, null where they do not apply. */
+static void param_json(const wl_param_t *p)
+{
+    static const char *const types[] = {"size", "uint", "enum", "string", "sizes", "text"};
+    bool numeric = p->type == WLP_SIZE || p->type == WLP_UINT || p->type == WLP_SIZES;
+    printf("{\"name\": ");
+    sysinfo_json_string(stdout, p->name);
+    printf(", \"type\": \"%s\", \"default\": ", types[p->type]);
+    sysinfo_json_string(stdout, p->def);
+    if (numeric)
+        printf(", \"min\": %llu, \"max\": %llu", (unsigned long long)p->min, (unsigned long long)p->max);
+    else
+        printf(", \"min\": null, \"max\": null");
+    printf(", \"choices\": %s", p->type == WLP_ENUM ? "[" : "null");
+    for (const char *c = p->type == WLP_ENUM ? p->choices : ""; *c;) {
+        size_t n = strcspn(c, "|");
+        printf("%s\"%.*s\"", c == p->choices ? "" : ", ", (int)n, c); /* words, as in a spec */
+        c += n + (c[n] == '|');
+    }
+    printf("%s", p->type == WLP_ENUM ? "]" : "");
+    printf(", \"unit\": ");
+    sysinfo_json_string(stdout, p->unit);
+    printf(", \"help\": ");
+    sysinfo_json_string(stdout, p->help);
+    printf("}");
+}
+
+/* `list workloads --json`: what `list workloads` says, for programs, plus
+ * the presentation facts (as in the sidecar) and the smoke-test specs. */
+static int list_workloads_json(void)
+{
+    printf("{\"workloads\": [");
+    for (size_t i = 0, n = 0; i < wl_count(); i++) {
+        const wl_t *w = wl_at(i);
+        if (w->hidden)
+            continue;
+        printf(n++ ? ",\n  {" : "\n  {");
+        sidecar_workload_facts(stdout, w);
+        printf(", \"help\": ");
+        sysinfo_json_string(stdout, w->help);
+        printf(",\n   \"params\": [");
+        for (size_t k = 0; k < w->nparams; k++) {
+            printf(k ? ",\n     " : "\n     ");
+            param_json(&w->params[k]);
+        }
+        printf("],\n   \"smoke\": [");
+        char spec[1024];
+        for (const char *s = w->smoke ? w->smoke : ""; *s;) {
+            size_t len = strcspn(s, ";");
+            snprintf(spec, sizeof spec, "%.*s", (int)len, s);
+            printf("%s", s == w->smoke ? "" : ", ");
+            sysinfo_json_string(stdout, spec);
+            s += len + (s[len] == ';');
+        }
+        printf("]}");
+    }
+    printf("\n]}\n");
+    return 0;
+}
+
 static int list_allocators(void)
 {
     run_opts_t o = {.timeout_s = 30, .sample_interval_s = 0.01};
@@ -223,14 +285,18 @@ static int cmd_list(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: mallocbench list allocators|workloads|events|tunables [ALLOCATOR]\n");
+        if (argc >= 2)
+            printf("       mallocbench list workloads --json: the same, with each workload's figure,\n"
+                   "       traits and smoke-test specs, as JSON\n");
         return argc < 2 ? 2 : 0;
     }
-    if (argc > (strcmp(argv[1], "tunables") ? 2 : 3))
+    bool json = !strcmp(argv[1], "workloads") && argc == 3 && !strcmp(argv[2], "--json");
+    if (argc > (strcmp(argv[1], "tunables") ? 2 + json : 3))
         return die_usage("list %s: unexpected argument '%s'", argv[1], argv[argc - 1]);
     if (!strcmp(argv[1], "allocators"))
         return list_allocators();
     if (!strcmp(argv[1], "workloads"))
-        return list_workloads();
+        return json ? list_workloads_json() : list_workloads();
     if (!strcmp(argv[1], "events"))
         return cnt_list_events(stdout) ? 1 : 0;
     if (!strcmp(argv[1], "tunables"))

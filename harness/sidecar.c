@@ -1,5 +1,6 @@
 /* sidecar.c - FILE.meta.json, written beside a run's CSV (contract:
- * sidecar.h): what the rows do not say about how they were measured. */
+ * sidecar.h): what the rows do not say about how they were measured, and
+ * how the registry's workloads are presented. */
 #include "counters.h"
 #include "csv.h"
 #include "mb_config.h"
@@ -10,7 +11,24 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+void sidecar_workload_facts(FILE *f, const wl_t *w)
+{
+    fputs("\"name\": ", f);
+    sysinfo_json_string(f, w->name);
+    fputs(", \"metric\": ", f);
+    sysinfo_json_string(f, w->metric ? w->metric : "");
+    fprintf(f, ", \"lower_is_better\": %s, \"traits\": [", w->lower_is_better ? "true" : "false");
+    const char *t = w->traits ? w->traits : "";
+    for (bool first = true; *t; first = false) {
+        size_t n = strcspn(t, ",");
+        fprintf(f, "%s\"%.*s\"", first ? "" : ", ", (int)n, t); /* words of WL_TRAITS */
+        t += n + (t[n] == ',');
+    }
+    fputs("]", f);
+}
 
 int sidecar_write(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
                   const run_config_t *cfg, size_t ncfg, char versions[][128],
@@ -81,7 +99,15 @@ int sidecar_write(const char *path, bool keep_previous, const char *run_id, int 
                                                                 : "not measured (--no-limit)");
         fprintf(f, "}%s\n", w + 1 < nw ? "," : "");
     }
-    fputs("  ]\n}\n", f);
+    fputs("  ],\n  \"workloads\": [", f);
+    for (size_t i = 0, n = 0; i < wl_count(); i++) {
+        if (wl_at(i)->hidden)
+            continue;
+        fputs(n++ ? ",\n    {" : "\n    {", f);
+        sidecar_workload_facts(f, wl_at(i));
+        fputs("}", f);
+    }
+    fputs("\n  ]\n}\n", f);
     if (fclose(f)) {
         free(text);
         return -ENOMEM;

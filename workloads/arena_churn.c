@@ -569,4 +569,5 @@ const wl_t wl_arena_churn = {
     .run = arena_churn_run,
     .metric = "allocations per second",
     .scale = "ops",
+    .smoke = "arena_churn:threads=2,ops=20000,warmup=2000,live=100",
 };

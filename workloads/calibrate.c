@@ -91,4 +91,5 @@ const wl_t wl_calibrate = {
     .nparams = sizeof calibrate_params / sizeof *calibrate_params,
     .run = calibrate_run,
     .metric = "memcpy bandwidth",
+    .smoke = "calibrate:size=1M,rounds=2",
 };

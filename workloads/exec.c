@@ -289,4 +289,5 @@ const wl_t wl_exec = {
     .run = exec_run,
     .metric = "runs per second (1 / wall time of the command)",
     .check = exec_check,
+    .smoke = "exec:cmd=sort -n /dev/null",
 };

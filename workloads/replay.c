@@ -916,4 +916,5 @@ const wl_t wl_replay = {
     .run = replay_run,
     .metric = "replayed allocation calls per second",
     .check = replay_check,
+    .smoke = "replay:trace={fixtures}/replay-kinds.mbt",
 };

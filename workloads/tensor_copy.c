@@ -165,4 +165,8 @@ const wl_t wl_tensor_copy = {
     .limit = "reuse=yes",
     .metric = "copy bandwidth",
     .scale = "bytes,steps",
+    .traits = "size_curve",
+    .smoke = "tensor_copy:size=1M,count=2,steps=3,warmup=1;"
+             "tensor_copy:size=64K..2M,count=3,steps=4,warmup=1,seed=7;"
+             "tensor_copy:size=@{fixtures}/shapes-small.txt,count=4,steps=3,warmup=1",
 };

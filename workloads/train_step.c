@@ -388,4 +388,5 @@ const wl_t wl_train_step = {
     .run = train_step_run,
     .metric = "training steps per second",
     .scale = "steps",
+    .smoke = "train_step:layers=1M/2M/1M,steps=3,warmup=1,threads=2",
 };

@@ -1,7 +1,8 @@
 /* workload.h - the one table of workloads.  Each workload is one file that
  * ends in a self-describing descriptor (name, help, parameters with type,
- * default, range and unit) registered in registry.c.  The harness uses the
- * table to check a spec before any run; the worker uses it to run one. */
+ * default, range and unit, its figure, smoke-test specs) registered by one
+ * X(name) line in workloads.c.  The harness uses the table to check a spec
+ * before any run; the worker uses it to run one. */
 #ifndef MB_WORKLOAD_H
 #define MB_WORKLOAD_H
 #include <inttypes.h>
@@ -117,7 +118,23 @@ struct wl {
      * types and ranges (a trace file that parses, a command that can be
      * preloaded): 0, or -EINVAL with one line in err.  NULL: none. */
     int (*check)(const wl_args_t *args, char *err, size_t errlen);
+    /* How its rows are presented, a comma list from WL_TRAITS (NULL: none):
+     *   idle_region  the measured region is an idle period: its CPU is the
+     *                whole process's, and the RSS kept at the end is the figure;
+     *   size_curve   specs differing only in one size= value form a curve
+     *                over size.
+     * Exported, with metric and lower_is_better, by `list workloads --json`
+     * and in the sidecar's "workloads", in table order (the plot order). */
+    const char *traits;
+    /* The smoke test's specs (tests/test_run.py, read through `list
+     * workloads --json`): one or more, separated by ';', each short and
+     * run under every allocator; "{fixtures}" stands for tests/fixtures.
+     * Every visible workload has one. */
+    const char *smoke;
 };
+
+/* Every word a workload's traits may use. */
+#define WL_TRAITS "idle_region,size_curve"
 
 size_t wl_count(void);
 const wl_t *wl_at(size_t i);
