@@ -12,6 +12,41 @@
 #define HAVE_MIMALLOC_H 1
 #endif
 
+/* Each workload's traits are words of WL_TRAITS; each visible one has
+ * smoke specs, and each spec ({fixtures}: tests/fixtures) parses as one of
+ * its own. */
+static void presentation(wl_args_t *a, char *err)
+{
+    for (size_t i = 0; i < wl_count(); i++) {
+        const wl_t *w = wl_at(i);
+        char list[256], *save = NULL;
+        snprintf(list, sizeof list, "%s", w->traits ? w->traits : "");
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            char known[] = "," WL_TRAITS ",", word[64];
+            snprintf(word, sizeof word, ",%s,", t);
+            if (!strstr(known, word))
+                fprintf(stderr, "%s: trait '%s' is not one of " WL_TRAITS "\n", w->name, t);
+            CHECK(strstr(known, word) != NULL);
+        }
+        if (w->hidden)
+            continue;
+        CHECK(w->smoke && *w->smoke);
+        snprintf(list, sizeof list, "%s", w->smoke ? w->smoke : "");
+        for (char *sp = strtok_r(list, ";", &save); sp; sp = strtok_r(NULL, ";", &save)) {
+            char spec[512], *f = strstr(sp, "{fixtures}");
+            if (f)
+                snprintf(spec, sizeof spec, "%.*s%s%s", (int)(f - sp), sp, MB_SOURCE_DIR "/tests/fixtures",
+                         f + strlen("{fixtures}"));
+            else
+                snprintf(spec, sizeof spec, "%s", sp);
+            if (wl_parse_spec(spec, a, err, 512))
+                fprintf(stderr, "%s: smoke spec '%s': %s\n", w->name, spec, err);
+            CHECK_INT(wl_parse_spec(spec, a, err, 512), 0);
+            CHECK_STR(a->wl->name, w->name);
+        }
+    }
+}
+
 static int set(const char *alloc, const char *kv, alloc_setting_t *s, char *err)
 {
     return alloc_parse_setting(alloc_find(alloc), kv, s, err, 512);
@@ -226,5 +261,6 @@ int main(void)
     /* every default parses and lies in its range */
     for (size_t i = 0; i < wl_count(); i++)
         CHECK_INT(wl_defaults(wl_at(i), &a), 0);
+    presentation(&a, err);
     CHECK_DONE();
 }

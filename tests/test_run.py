@@ -6,6 +6,7 @@ what it wrote: rows with a proven allocator, faults counted, equal
 checksums; bad input refused before any run; a crashing or hanging child
 becomes a row with its status while the other runs go on.  Exit 77 = skip.
 """
+import json
 import os
 import shutil
 import signal
@@ -45,6 +46,12 @@ def case_allocators(mb, tmp):
     check(len(sums) == 1, f"one checksum across allocators: {sums}")
     meta = out[:-4] + ".meta.json"
     check(os.path.exists(meta), "sidecar written")
+    with open(meta) as f:
+        side = json.load(f)
+    described = json.loads(run(mb, "list", "workloads", "--json").stdout)["workloads"]
+    check(list(side)[-1] == "workloads", f"\"workloads\" is the sidecar's last key: {list(side)}")
+    check(side["workloads"] == [{k: w[k] for k in ("name", "metric", "lower_is_better", "traits")} for w in described],
+          f"the sidecar's workloads are list --json's, in table order: {side['workloads']}")
     series = rows(out[:-4] + ".rss.csv")
     check(len(series) > 0 and set(series[0]) == {"run_id", "sample", "t_s", "rss_kib"}, "RSS series")
 
@@ -151,6 +158,15 @@ def case_list(mb, tmp):
         check(p.stdout.strip() != "", f"list {topic} prints")
     check("dirty_decay_ms" in run(mb, "list", "tunables", "jemalloc").stdout, "jemalloc tunables")
     check("selftest" not in run(mb, "list", "workloads").stdout, "test-only workload hidden")
+    ws = json.loads(run(mb, "list", "workloads", "--json").stdout)["workloads"]
+    check([w["name"] for w in ws][:2] == ["tensor_copy", "arena_churn"] and "selftest" not in [w["name"] for w in ws],
+          f"list --json in table order, test-only workload hidden: {[w['name'] for w in ws]}")
+    tc = ws[0]
+    check(tc["traits"] == ["size_curve"] and tc["metric"] == "copy bandwidth" and tc["lower_is_better"] is False
+          and tc["params"][0]["name"] == "size" and len(tc["smoke"]) == 3, f"tensor_copy described: {tc}")
+    check([w["traits"] for w in ws if w["name"] == "idle_release"] == [["idle_region"]], "idle_release's trait")
+    run(mb, "list", "workloads", "--json", "x", expect_rc=2)
+    run(mb, "list", "events", "--json", expect_rc=2)
     for sub in ("run", "list", "schema"):
         check(run(mb, sub, "--help").stdout.startswith("usage:"), f"{sub} --help")
     run(mb, "list", "nonsense", expect_rc=2)
@@ -164,26 +180,16 @@ def case_schema(mb, tmp):
               "`build/mallocbench schema > results/SCHEMA.md`")
 
 
-# Every visible workload, briefly; the checksum for a seed must not depend on the allocator.
-BRIEF = {
-    "tensor_copy": ["tensor_copy:size=1M,count=2,steps=3,warmup=1",
-                    "tensor_copy:size=64K..2M,count=3,steps=4,warmup=1,seed=7",
-                    "tensor_copy:size=@{fixtures}/shapes-small.txt,count=4,steps=3,warmup=1"],
-    "arena_churn": ["arena_churn:threads=2,ops=20000,warmup=2000,live=100"],
-    "train_step": ["train_step:layers=1M/2M/1M,steps=3,warmup=1,threads=2"],
-    "idle_release": ["idle_release:peak=8M,size=64K..1M,idle_ms=50,sample_ms=5"],
-    "calibrate": ["calibrate:size=1M,rounds=2"],
-    "exec": ["exec:cmd=sort -n /dev/null"],
-    "replay": ["replay:trace={fixtures}/replay-kinds.mbt"],
-}
-
-
 def case_workloads(mb, tmp):
+    """Every visible workload, briefly, by the smoke specs of its descriptor
+    (`list workloads --json`); the checksum for a seed must not depend on the allocator."""
     fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
     listed = [l.split(":")[0] for l in run(mb, "list", "workloads").stdout.splitlines() if not l.startswith(" ")]
-    check(set(listed) <= set(BRIEF), f"a brief spec for every workload: {set(listed) - set(BRIEF)}")
+    described = json.loads(run(mb, "list", "workloads", "--json").stdout)["workloads"]
+    check([w["name"] for w in described] == listed, f"list --json names what list does: {listed}")
+    check(all(w["smoke"] for w in described), f"a smoke spec for every workload: {[w['name'] for w in described]}")
     allocs = installed(mb)
-    specs = [sp.format(fixtures=fixtures) for w in listed for sp in BRIEF.get(w, [])]
+    specs = [sp.replace("{fixtures}", fixtures) for w in described for sp in w["smoke"]]
     out = os.path.join(tmp, "w.csv")
     args = ["run", "-q", "--no-limit", "-a", ",".join(allocs), "-r", "1", "-o", out]
     for sp in specs:
