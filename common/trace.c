@@ -14,10 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define HDR_LEN 32u
-#define CHUNK_LEN 24u
-#define PROC_LEN 24u
-#define EV_LEN 32u
+#define HDR_LEN MBT_HEADER_SIZE
+#define CHUNK_LEN MBT_CHUNK_SIZE
+#define PROC_LEN MBT_PROCESS_SIZE
+#define EV_LEN MBT_EVENT_SIZE
+/* Byte offset of a field in its on-disk record (the structs are the layout). */
+#define HDR(f) offsetof(mbt_header_t, f)
+#define CHK(f) offsetof(mbt_chunk_t, f)
+#define PRC(f) offsetof(mbt_process_t, f)
+#define EVT(f) offsetof(mbt_event_t, f)
 
 static const char *const op_names[MBT_OP_COUNT] = {
     [MBT_MALLOC] = "malloc", [MBT_CALLOC] = "calloc", [MBT_REALLOC] = "realloc",
@@ -192,21 +197,22 @@ static int parse_header(rd_t *r, size_t *off)
     if (r->len < HDR_LEN)
         return fail(r, r->len, "file header truncated (%u bytes needed, file has %zu)",
                     HDR_LEN, r->len);
-    uint32_t version = get32(b + 8), header_len = get32(b + 12);
-    uint32_t page = get32(b + 16), text_len = get32(b + 20);
+    uint32_t version = get32(b + HDR(version)), header_len = get32(b + HDR(header_len));
+    uint32_t page = get32(b + HDR(page_size)), text_len = get32(b + HDR(text_len));
     if (version != MBT_VERSION)
-        return fail(r, 8, "unknown version %u (this reader knows %u)", version, MBT_VERSION);
+        return fail(r, HDR(version), "unknown version %u (this reader knows %u)", version,
+                    MBT_VERSION);
     if (header_len < HDR_LEN)
-        return fail(r, 12, "header_len %u is less than %u", header_len, HDR_LEN);
+        return fail(r, HDR(header_len), "header_len %u is less than %u", header_len, HDR_LEN);
     if (header_len > r->len)
-        return fail(r, 12, "header_len %u runs past the end of the file (%zu bytes)",
+        return fail(r, HDR(header_len), "header_len %u runs past the end of the file (%zu bytes)",
                     header_len, r->len);
     if (page < 512 || (page & (page - 1)))
-        return fail(r, 16, "page_size %u is not a power of two >= 512", page);
+        return fail(r, HDR(page_size), "page_size %u is not a power of two >= 512", page);
     if (text_len > MBT_TEXT_MAX)
-        return fail(r, 20, "text_len %u is more than %u", text_len, MBT_TEXT_MAX);
+        return fail(r, HDR(text_len), "text_len %u is more than %u", text_len, MBT_TEXT_MAX);
     if ((size_t)header_len + text_len > r->len)
-        return fail(r, 20, "text_len %u runs past the end of the file (%zu bytes)",
+        return fail(r, HDR(text_len), "text_len %u runs past the end of the file (%zu bytes)",
                     text_len, r->len);
     const unsigned char *nul = memchr(b + header_len, 0, text_len);
     if (nul)
@@ -214,7 +220,7 @@ static int parse_header(rd_t *r, size_t *off)
     mbt_trace_t *t = r->t;
     t->version = version;
     t->page_size = page;
-    t->start_ns = get64(b + 24);
+    t->start_ns = get64(b + HDR(start_ns));
     if (!(t->text = malloc((size_t)text_len + 1)))
         return oom(r);
     memcpy(t->text, b + header_len, text_len);
@@ -227,14 +233,16 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
 {
     const unsigned char *p = r->b + off + CHUNK_LEN;
     if (seq != 0)
-        return fail(r, off + 16, "process chunk with seq %u (must be 0)", seq);
+        return fail(r, off + CHK(seq), "process chunk with seq %u (must be 0)", seq);
     if (plen < PROC_LEN)
-        return fail(r, off + 20, "process chunk of %u bytes is shorter than %u", plen, PROC_LEN);
-    if (get32(p) != pid)
-        return fail(r, off + CHUNK_LEN, "process pid %u in a chunk of pid %u", get32(p), pid);
-    uint32_t exe_len = get32(p + 20);
+        return fail(r, off + CHK(payload_len), "process chunk of %u bytes is shorter than %u",
+                    plen, PROC_LEN);
+    if (get32(p + PRC(pid)) != pid)
+        return fail(r, off + CHUNK_LEN, "process pid %u in a chunk of pid %u",
+                    get32(p + PRC(pid)), pid);
+    uint32_t exe_len = get32(p + PRC(exe_len));
     if (exe_len != plen - PROC_LEN)
-        return fail(r, off + CHUNK_LEN + 20, "exe_len %u does not fill the %u-byte chunk",
+        return fail(r, off + CHUNK_LEN + PRC(exe_len), "exe_len %u does not fill the %u-byte chunk",
                     exe_len, plen);
     mbt_trace_t *t = r->t;
     if (t->nproc == r->proc_cap) {
@@ -246,8 +254,8 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
         r->proc_cap = cap;
     }
     mbt_proc_t *pr = &t->proc[t->nproc];
-    *pr = (mbt_proc_t){.pid = pid, .ppid = get32(p + 4), .start_ns = get64(p + 8),
-                       .forked = get32(p + 16)};
+    *pr = (mbt_proc_t){.pid = pid, .ppid = get32(p + PRC(ppid)),
+                       .start_ns = get64(p + PRC(start_ns)), .forked = get32(p + PRC(forked))};
     if (!(pr->exe = malloc((size_t)exe_len + 1)))
         return oom(r);
     memcpy(pr->exe, p + PROC_LEN, exe_len);
@@ -295,16 +303,16 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
                         uint32_t plen)
 {
     if (plen % EV_LEN)
-        return fail(r, off + 20, "events payload of %u bytes is not a multiple of %u",
+        return fail(r, off + CHK(payload_len), "events payload of %u bytes is not a multiple of %u",
                     plen, EV_LEN);
     uint64_t *proc = map_get(&r->procs, pid);
     if (!proc)
-        return fail(r, off + 8, "events of pid %u before its process chunk", pid);
+        return fail(r, off + CHK(pid), "events of pid %u before its process chunk", pid);
     long ti = thread_of(r, pid, tid, (size_t)*proc);
     if (ti < 0)
         return oom(r);
     if (seq != r->next_seq[ti])
-        return fail(r, off + 16, "chunk seq %u of thread %u/%u, expected %u", seq, pid, tid,
+        return fail(r, off + CHK(seq), "chunk seq %u of thread %u/%u, expected %u", seq, pid, tid,
                     r->next_seq[ti]);
     r->next_seq[ti]++;
     mbt_thread_t *th = &r->t->thread[ti];
@@ -321,7 +329,8 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
     }
     const unsigned char *p = r->b + off + CHUNK_LEN;
     for (size_t i = 0; i < n; i++, p += EV_LEN) {
-        mbt_event_t e = {get64(p), get64(p + 8), get64(p + 16), get64(p + 24)};
+        mbt_event_t e = {get64(p + EVT(t_op)), get64(p + EVT(ptr)), get64(p + EVT(size)),
+                         get64(p + EVT(arg))};
         unsigned op = MBT_OP(&e);
         if (op == 0 || op >= MBT_OP_COUNT)
             return fail(r, (size_t)(p - r->b), "unknown op %u", op);
@@ -338,14 +347,16 @@ static int parse_chunks(rd_t *r, size_t off)
             return fail(r, off, "chunk header truncated (%zu of %u bytes)", r->len - off,
                         CHUNK_LEN);
         const unsigned char *c = r->b + off;
-        uint32_t magic = get32(c), kind = get32(c + 4), pid = get32(c + 8);
-        uint32_t tid = get32(c + 12), seq = get32(c + 16), plen = get32(c + 20);
+        uint32_t magic = get32(c + CHK(magic)), kind = get32(c + CHK(kind));
+        uint32_t pid = get32(c + CHK(pid)), tid = get32(c + CHK(tid));
+        uint32_t seq = get32(c + CHK(seq)), plen = get32(c + CHK(payload_len));
         if (magic != MBT_CHUNK_MAGIC)
             return fail(r, off, "bad chunk magic 0x%08x", magic);
         if (kind != MBT_CHUNK_EVENTS && kind != MBT_CHUNK_PROCESS)
-            return fail(r, off + 4, "unknown chunk kind %u", kind);
+            return fail(r, off + CHK(kind), "unknown chunk kind %u", kind);
         if (plen > r->len - off - CHUNK_LEN)
-            return fail(r, off + 20, "payload of %u bytes runs past the end of the file "
+            return fail(r, off + CHK(payload_len),
+                        "payload of %u bytes runs past the end of the file "
                         "(%zu bytes): truncated", plen, r->len);
         int rc = kind == MBT_CHUNK_PROCESS ? parse_process(r, off, pid, seq, plen)
                                            : parse_events(r, off, pid, tid, seq, plen);

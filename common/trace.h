@@ -97,6 +97,18 @@ typedef struct {
     uint64_t arg;
 } mbt_event_t;
 
+/* The on-disk sizes of the records: the reader (trace.c) steps through a
+ * file by these, and the writers write the structs whole, so the two must
+ * agree; a struct that grows or gains padding fails the build here. */
+#define MBT_HEADER_SIZE 32u
+#define MBT_CHUNK_SIZE 24u
+#define MBT_PROCESS_SIZE 24u
+#define MBT_EVENT_SIZE 32u
+_Static_assert(sizeof(mbt_header_t) == MBT_HEADER_SIZE, "mbt_header_t is 32 bytes on disk");
+_Static_assert(sizeof(mbt_chunk_t) == MBT_CHUNK_SIZE, "mbt_chunk_t is 24 bytes on disk");
+_Static_assert(sizeof(mbt_process_t) == MBT_PROCESS_SIZE, "mbt_process_t is 24 bytes on disk");
+_Static_assert(sizeof(mbt_event_t) == MBT_EVENT_SIZE, "mbt_event_t is 32 bytes on disk");
+
 #define MBT_T(e) ((e)->t_op >> 8)
 #define MBT_OP(e) ((mbt_op_t)((e)->t_op & 0xff))
 #define MBT_T_OP(t, op) (((uint64_t)(t) << 8) | (uint64_t)(op))
