@@ -3,6 +3,8 @@
  * per thread in program order; per-process stats (counts, peak live bytes). */
 #include "trace.h"
 
+#include "hashmap.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -37,110 +39,6 @@ const char *mbt_op_name(unsigned op)
     return op < MBT_OP_COUNT ? op_names[op] : NULL;
 }
 
-/* ---- a u64 -> u64 hash map (open addressing, key 0 reserved via +1) ---- */
-
-typedef struct {
-    uint64_t *key, *val; /* stored key 0: an empty slot */
-    size_t cap, n;
-    bool has_salt;      /* the one key that would be stored as 0, kept aside */
-    uint64_t salt_val;
-} map_t;
-
-static size_t map_slot(const map_t *m, uint64_t k)
-{
-    uint64_t h = k * 0x9e3779b97f4a7c15ull;
-    size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
-    while (m->key[i] && m->key[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int map_grow(map_t *m)
-{
-    map_t g = {.cap = m->cap ? m->cap * 2 : 64, .has_salt = m->has_salt,
-               .salt_val = m->salt_val};
-    g.key = calloc(g.cap, sizeof *g.key);
-    g.val = calloc(g.cap, sizeof *g.val);
-    if (!g.key || !g.val) {
-        free(g.key);
-        free(g.val);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i]) {
-            size_t j = map_slot(&g, m->key[i]);
-            g.key[j] = m->key[i];
-            g.val[j] = m->val[i];
-            g.n++;
-        }
-    free(m->key);
-    free(m->val);
-    *m = g;
-    return 0;
-}
-
-/* The value slot of key k (stored as k ^ MAP_SALT so that 0 is usable), or NULL. */
-#define MAP_SALT 0x8000000000000001ull
-static uint64_t *map_get(const map_t *m, uint64_t k)
-{
-    if (k == MAP_SALT)
-        return m->has_salt ? (uint64_t *)&m->salt_val : NULL;
-    if (!m->cap)
-        return NULL;
-    size_t i = map_slot(m, k ^ MAP_SALT);
-    return m->key[i] ? &m->val[i] : NULL;
-}
-
-static int map_put(map_t *m, uint64_t k, uint64_t v)
-{
-    if (k == MAP_SALT) {
-        m->has_salt = true;
-        m->salt_val = v;
-        return 0;
-    }
-    if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m))
-        return -ENOMEM;
-    size_t i = map_slot(m, k ^ MAP_SALT);
-    if (!m->key[i]) {
-        m->key[i] = k ^ MAP_SALT;
-        m->n++;
-    }
-    m->val[i] = v;
-    return 0;
-}
-
-/* Remove k (backward-shift deletion); true if it was there. */
-static bool map_del(map_t *m, uint64_t k, uint64_t *v)
-{
-    if (k == MAP_SALT) {
-        *v = m->salt_val;
-        return m->has_salt ? !(m->has_salt = false) : false;
-    }
-    if (!m->cap)
-        return false;
-    size_t i = map_slot(m, k ^ MAP_SALT);
-    if (!m->key[i])
-        return false;
-    *v = m->val[i];
-    m->key[i] = 0;
-    m->n--;
-    for (size_t j = (i + 1) & (m->cap - 1); m->key[j]; j = (j + 1) & (m->cap - 1)) {
-        uint64_t kk = m->key[j], vv = m->val[j];
-        m->key[j] = 0;
-        size_t s = map_slot(m, kk);
-        m->key[s] = kk;
-        m->val[s] = vv;
-    }
-    return true;
-}
-
-static void map_free(map_t *m)
-{
-    free(m->key);
-    free(m->val);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- parsing --------------------------------------------------------------- */
 
 typedef struct {
@@ -149,8 +47,8 @@ typedef struct {
     char *err;
     size_t errlen;
     mbt_trace_t *t;
-    map_t threads;      /* (pid << 32 | tid) -> thread index */
-    map_t procs;        /* pid -> index of its latest process */
+    hmap_t threads;     /* (pid << 32 | tid) -> thread index */
+    hmap_t procs;       /* pid -> index of its latest process */
     uint32_t *next_seq; /* per thread */
     size_t *cap;        /* events allocated per thread */
     size_t thread_cap, proc_cap;
@@ -260,7 +158,7 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
         return oom(r);
     memcpy(pr->exe, p + PROC_LEN, exe_len);
     pr->exe[exe_len] = '\0';
-    if (map_put(&r->procs, pid, t->nproc))
+    if (hmap_put(&r->procs, pid, t->nproc))
         return oom(r);
     t->nproc++;
     return 0;
@@ -271,7 +169,7 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
 {
     mbt_trace_t *t = r->t;
     uint64_t key = (uint64_t)pid << 32 | tid;
-    uint64_t *v = map_get(&r->threads, key);
+    uint64_t *v = hmap_get(&r->threads, key);
     if (v && t->thread[*v].proc == proc)
         return (long)*v;
     if (t->nthread == r->thread_cap) {
@@ -293,7 +191,7 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
     t->thread[i] = (mbt_thread_t){.pid = pid, .tid = tid, .proc = proc};
     r->next_seq[i] = 0;
     r->cap[i] = 0;
-    if (map_put(&r->threads, key, i))
+    if (hmap_put(&r->threads, key, i))
         return -1;
     t->nthread++;
     return (long)i;
@@ -305,7 +203,7 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
     if (plen % EV_LEN)
         return fail(r, off + CHK(payload_len), "events payload of %u bytes is not a multiple of %u",
                     plen, EV_LEN);
-    uint64_t *proc = map_get(&r->procs, pid);
+    uint64_t *proc = hmap_get(&r->procs, pid);
     if (!proc)
         return fail(r, off + CHK(pid), "events of pid %u before its process chunk", pid);
     long ti = thread_of(r, pid, tid, (size_t)*proc);
@@ -373,6 +271,8 @@ int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t err
     if (errlen)
         err[0] = '\0';
     rd_t r = {.b = buf, .len = len, .err = err, .errlen = errlen, .t = t};
+    hmap_init(&r.threads, NULL);
+    hmap_init(&r.procs, NULL);
     size_t off = 0;
     int rc = parse_header(&r, &off);
     if (!rc)
@@ -388,8 +288,8 @@ int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t err
                 th->ev = e;
         }
     }
-    map_free(&r.threads);
-    map_free(&r.procs);
+    hmap_free(&r.threads);
+    hmap_free(&r.procs);
     free(r.next_seq);
     free(r.cap);
     if (rc)
@@ -491,7 +391,7 @@ static void live_sub(mbt_stats_t *s, uint64_t n)
 }
 
 /* Account one event against the live set; -ENOMEM. */
-static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
+static int stats_event(const mbt_event_t *e, hmap_t *live, mbt_stats_t *s)
 {
     unsigned op = MBT_OP(e);
     uint64_t old;
@@ -500,7 +400,7 @@ static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
         uint64_t p = op == MBT_FREE ? e->ptr : e->arg;
         bool failed = op == MBT_REALLOC && !e->ptr && e->size; /* old block kept */
         if (p && !failed) {
-            if (map_del(live, p, &old))
+            if (!hmap_del(live, p, &old))
                 live_sub(s, old);
             else
                 s->unknown_free++;
@@ -508,9 +408,9 @@ static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
     }
     if (op == MBT_THREAD_START || op == MBT_THREAD_END || op == MBT_FREE || !e->ptr)
         return 0;
-    if (map_get(live, e->ptr) && map_del(live, e->ptr, &old)) /* freed unseen */
+    if (!hmap_del(live, e->ptr, &old)) /* freed unseen */
         live_sub(s, old);
-    if (map_put(live, e->ptr, e->size))
+    if (hmap_put(live, e->ptr, e->size))
         return -ENOMEM;
     s->bytes_allocated = sat_add(s->bytes_allocated, e->size);
     s->live_bytes_end = sat_add(s->live_bytes_end, e->size);
@@ -536,12 +436,13 @@ static int stats_image(const mbt_trace_t *t, size_t k, mbt_stats_t *s)
         for (size_t j = 0; t->thread[i].proc == k && j < t->thread[i].nev; j++)
             ref[m++] = (ref_t){MBT_T(&t->thread[i].ev[j]), (uint32_t)i, (uint32_t)j};
     qsort(ref, n, sizeof *ref, ref_cmp);
-    map_t live = {0};
+    hmap_t live;
+    hmap_init(&live, NULL);
     int rc = 0;
     s->live_bytes_end = 0;
     for (size_t i = 0; !rc && i < n; i++)
         rc = stats_event(&t->thread[ref[i].th].ev[ref[i].i], &live, s);
-    map_free(&live);
+    hmap_free(&live);
     free(ref);
     return rc;
 }
