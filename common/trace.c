@@ -153,7 +153,13 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
     }
     mbt_proc_t *pr = &t->proc[t->nproc];
     *pr = (mbt_proc_t){.pid = pid, .ppid = get32(p + PRC(ppid)),
-                       .start_ns = get64(p + PRC(start_ns)), .forked = get32(p + PRC(forked))};
+                       .start_ns = get64(p + PRC(start_ns)), .forked = get32(p + PRC(forked)),
+                       .first_image = t->nproc};
+    uint64_t *prev = hmap_get(&r->procs, pid);
+    if (prev) { /* an exec: chain the images of the pid */
+        t->proc[*prev].next_image = t->nproc;
+        pr->first_image = t->proc[*prev].first_image;
+    }
     if (!(pr->exe = malloc((size_t)exe_len + 1)))
         return oom(r);
     memcpy(pr->exe, p + PROC_LEN, exe_len);
@@ -265,6 +271,27 @@ static int parse_chunks(rd_t *r, size_t off)
     return 0;
 }
 
+/* proc_thread and each image's slice of it: the threads of an image without
+ * a walk over every thread. */
+static int index_threads(rd_t *r)
+{
+    mbt_trace_t *t = r->t;
+    if (!(t->proc_thread = malloc((t->nthread ? t->nthread : 1) * sizeof *t->proc_thread)))
+        return oom(r);
+    for (size_t i = 0; i < t->nthread; i++)
+        t->proc[t->thread[i].proc].nthreads++;
+    for (size_t k = 0, at = 0; k < t->nproc; k++) {
+        t->proc[k].thread0 = at;
+        at += t->proc[k].nthreads;
+        t->proc[k].nthreads = 0;
+    }
+    for (size_t i = 0; i < t->nthread; i++) {
+        mbt_proc_t *p = &t->proc[t->thread[i].proc];
+        t->proc_thread[p->thread0 + p->nthreads++] = i;
+    }
+    return 0;
+}
+
 int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
@@ -277,6 +304,8 @@ int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t err
     int rc = parse_header(&r, &off);
     if (!rc)
         rc = parse_chunks(&r, off);
+    if (!rc)
+        rc = index_threads(&r);
     for (size_t i = 0; !rc && i < t->nthread; i++) { /* give back the doubling's slack */
         mbt_thread_t *th = &t->thread[i];
         if (!th->nev) {
@@ -340,6 +369,7 @@ void mbt_free(mbt_trace_t *t)
     for (size_t i = 0; i < t->nproc; i++)
         free(t->proc[i].exe);
     free(t->thread);
+    free(t->proc_thread);
     free(t->proc);
     free(t->text);
     memset(t, 0, sizeof *t);
@@ -419,31 +449,47 @@ static int stats_event(const mbt_event_t *e, hmap_t *live, mbt_stats_t *s)
     return 0;
 }
 
-/* The events of process image k merged by time into s's live set. */
-static int stats_image(const mbt_trace_t *t, size_t k, mbt_stats_t *s)
+/* The events of process image k merged by time into s's live set (emptied
+ * first: an exec's blocks are gone). */
+static int stats_image(const mbt_trace_t *t, size_t k, hmap_t *live, mbt_stats_t *s)
 {
+    const mbt_proc_t *p = &t->proc[k];
+    const size_t *ths = t->proc_thread + p->thread0;
     size_t n = 0;
-    for (size_t i = 0; i < t->nthread; i++)
-        if (t->thread[i].proc == k) {
-            n += t->thread[i].nev;
-            s->nthreads++;
-        }
+    for (size_t i = 0; i < p->nthreads; i++)
+        n += t->thread[ths[i]].nev;
+    s->nthreads += p->nthreads;
     ref_t *ref = malloc((n ? n : 1) * sizeof *ref);
     if (!ref)
         return -ENOMEM;
     size_t m = 0;
-    for (size_t i = 0; i < t->nthread; i++)
-        for (size_t j = 0; t->thread[i].proc == k && j < t->thread[i].nev; j++)
-            ref[m++] = (ref_t){MBT_T(&t->thread[i].ev[j]), (uint32_t)i, (uint32_t)j};
+    for (size_t i = 0; i < p->nthreads; i++)
+        for (size_t j = 0; j < t->thread[ths[i]].nev; j++)
+            ref[m++] = (ref_t){MBT_T(&t->thread[ths[i]].ev[j]), (uint32_t)ths[i], (uint32_t)j};
     qsort(ref, n, sizeof *ref, ref_cmp);
-    hmap_t live;
-    hmap_init(&live, NULL);
+    hmap_clear(live);
     int rc = 0;
     s->live_bytes_end = 0;
     for (size_t i = 0; !rc && i < n; i++)
-        rc = stats_event(&t->thread[ref[i].th].ev[ref[i].i], &live, s);
-    hmap_free(&live);
+        rc = stats_event(&t->thread[ref[i].th].ev[ref[i].i], live, s);
     free(ref);
+    return rc;
+}
+
+int mbt_stats_proc(const mbt_trace_t *t, size_t k, mbt_stats_t *s)
+{
+    memset(s, 0, sizeof *s);
+    if (k >= t->nproc)
+        return -ENOENT;
+    hmap_t live;
+    hmap_init(&live, NULL);
+    int rc = 0;
+    k = t->proc[k].first_image;
+    do {
+        rc = stats_image(t, k, &live, s);
+        k = t->proc[k].next_image;
+    } while (!rc && k);
+    hmap_free(&live);
     return rc;
 }
 
@@ -452,14 +498,8 @@ int mbt_stats(const mbt_trace_t *t, uint32_t pid, mbt_stats_t *s)
     memset(s, 0, sizeof *s);
     if (!pid && t->nproc)
         pid = t->proc[0].pid;
-    bool found = false;
-    for (size_t k = 0; k < t->nproc; k++) {
-        if (t->proc[k].pid != pid)
-            continue;
-        found = true;
-        int rc = stats_image(t, k, s);
-        if (rc)
-            return rc;
-    }
-    return found ? 0 : -ENOENT;
+    for (size_t k = 0; k < t->nproc; k++)
+        if (t->proc[k].pid == pid)
+            return mbt_stats_proc(t, k, s);
+    return -ENOENT;
 }

@@ -130,6 +130,9 @@ typedef struct {
     uint32_t forked;
     uint64_t start_ns;
     char *exe;
+    size_t first_image;         /* index in mbt_trace_t.proc of its pid's first image */
+    size_t next_image;          /* of the pid's next image (after an exec); 0: none */
+    size_t thread0, nthreads;   /* its threads: mbt_trace_t.proc_thread[thread0..+nthreads] */
 } mbt_proc_t;
 
 typedef struct {
@@ -142,6 +145,7 @@ typedef struct {
     mbt_thread_t *thread;       /* grouped by (pid, tid), in order of first chunk;
                                  * a pid that exec'd again (a second PROCESS
                                  * chunk) starts new threads */
+    size_t *proc_thread;        /* thread indices by process image, in thread order */
     uint64_t nevents;
 } mbt_trace_t;
 
@@ -167,7 +171,11 @@ typedef struct {
 } mbt_stats_t;
 
 /* Stats of process pid (0: proc[0]'s, the recorded command): 0, -ENOENT
- * when no process has that pid, -ENOMEM. */
+ * when no process has that pid, -ENOMEM.  Finding pid reads the process
+ * list; the rest costs as many steps as the process has events. */
 int mbt_stats(const mbt_trace_t *t, uint32_t pid, mbt_stats_t *s);
+/* The same for the pid of image proc[k] (all its images): no search, so a
+ * pass over every process costs as many steps as the trace has events. */
+int mbt_stats_proc(const mbt_trace_t *t, size_t k, mbt_stats_t *s);
 
 #endif
