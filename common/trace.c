@@ -3,6 +3,8 @@
  * per thread in program order; per-process stats (counts, peak live bytes). */
 #include "trace.h"
 
+#include "hashmap.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -14,10 +16,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define HDR_LEN 32u
-#define CHUNK_LEN 24u
-#define PROC_LEN 24u
-#define EV_LEN 32u
+#define HDR_LEN MBT_HEADER_SIZE
+#define CHUNK_LEN MBT_CHUNK_SIZE
+#define PROC_LEN MBT_PROCESS_SIZE
+#define EV_LEN MBT_EVENT_SIZE
+/* Byte offset of a field in its on-disk record (the structs are the layout). */
+#define HDR(f) offsetof(mbt_header_t, f)
+#define CHK(f) offsetof(mbt_chunk_t, f)
+#define PRC(f) offsetof(mbt_process_t, f)
+#define EVT(f) offsetof(mbt_event_t, f)
 
 static const char *const op_names[MBT_OP_COUNT] = {
     [MBT_MALLOC] = "malloc", [MBT_CALLOC] = "calloc", [MBT_REALLOC] = "realloc",
@@ -32,110 +39,6 @@ const char *mbt_op_name(unsigned op)
     return op < MBT_OP_COUNT ? op_names[op] : NULL;
 }
 
-/* ---- a u64 -> u64 hash map (open addressing, key 0 reserved via +1) ---- */
-
-typedef struct {
-    uint64_t *key, *val; /* stored key 0: an empty slot */
-    size_t cap, n;
-    bool has_salt;      /* the one key that would be stored as 0, kept aside */
-    uint64_t salt_val;
-} map_t;
-
-static size_t map_slot(const map_t *m, uint64_t k)
-{
-    uint64_t h = k * 0x9e3779b97f4a7c15ull;
-    size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
-    while (m->key[i] && m->key[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int map_grow(map_t *m)
-{
-    map_t g = {.cap = m->cap ? m->cap * 2 : 64, .has_salt = m->has_salt,
-               .salt_val = m->salt_val};
-    g.key = calloc(g.cap, sizeof *g.key);
-    g.val = calloc(g.cap, sizeof *g.val);
-    if (!g.key || !g.val) {
-        free(g.key);
-        free(g.val);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i]) {
-            size_t j = map_slot(&g, m->key[i]);
-            g.key[j] = m->key[i];
-            g.val[j] = m->val[i];
-            g.n++;
-        }
-    free(m->key);
-    free(m->val);
-    *m = g;
-    return 0;
-}
-
-/* The value slot of key k (stored as k ^ MAP_SALT so that 0 is usable), or NULL. */
-#define MAP_SALT 0x8000000000000001ull
-static uint64_t *map_get(const map_t *m, uint64_t k)
-{
-    if (k == MAP_SALT)
-        return m->has_salt ? (uint64_t *)&m->salt_val : NULL;
-    if (!m->cap)
-        return NULL;
-    size_t i = map_slot(m, k ^ MAP_SALT);
-    return m->key[i] ? &m->val[i] : NULL;
-}
-
-static int map_put(map_t *m, uint64_t k, uint64_t v)
-{
-    if (k == MAP_SALT) {
-        m->has_salt = true;
-        m->salt_val = v;
-        return 0;
-    }
-    if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m))
-        return -ENOMEM;
-    size_t i = map_slot(m, k ^ MAP_SALT);
-    if (!m->key[i]) {
-        m->key[i] = k ^ MAP_SALT;
-        m->n++;
-    }
-    m->val[i] = v;
-    return 0;
-}
-
-/* Remove k (backward-shift deletion); true if it was there. */
-static bool map_del(map_t *m, uint64_t k, uint64_t *v)
-{
-    if (k == MAP_SALT) {
-        *v = m->salt_val;
-        return m->has_salt ? !(m->has_salt = false) : false;
-    }
-    if (!m->cap)
-        return false;
-    size_t i = map_slot(m, k ^ MAP_SALT);
-    if (!m->key[i])
-        return false;
-    *v = m->val[i];
-    m->key[i] = 0;
-    m->n--;
-    for (size_t j = (i + 1) & (m->cap - 1); m->key[j]; j = (j + 1) & (m->cap - 1)) {
-        uint64_t kk = m->key[j], vv = m->val[j];
-        m->key[j] = 0;
-        size_t s = map_slot(m, kk);
-        m->key[s] = kk;
-        m->val[s] = vv;
-    }
-    return true;
-}
-
-static void map_free(map_t *m)
-{
-    free(m->key);
-    free(m->val);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- parsing --------------------------------------------------------------- */
 
 typedef struct {
@@ -144,8 +47,8 @@ typedef struct {
     char *err;
     size_t errlen;
     mbt_trace_t *t;
-    map_t threads;      /* (pid << 32 | tid) -> thread index */
-    map_t procs;        /* pid -> index of its latest process */
+    hmap_t threads;     /* (pid << 32 | tid) -> thread index */
+    hmap_t procs;       /* pid -> index of its latest process */
     uint32_t *next_seq; /* per thread */
     size_t *cap;        /* events allocated per thread */
     size_t thread_cap, proc_cap;
@@ -192,21 +95,22 @@ static int parse_header(rd_t *r, size_t *off)
     if (r->len < HDR_LEN)
         return fail(r, r->len, "file header truncated (%u bytes needed, file has %zu)",
                     HDR_LEN, r->len);
-    uint32_t version = get32(b + 8), header_len = get32(b + 12);
-    uint32_t page = get32(b + 16), text_len = get32(b + 20);
+    uint32_t version = get32(b + HDR(version)), header_len = get32(b + HDR(header_len));
+    uint32_t page = get32(b + HDR(page_size)), text_len = get32(b + HDR(text_len));
     if (version != MBT_VERSION)
-        return fail(r, 8, "unknown version %u (this reader knows %u)", version, MBT_VERSION);
+        return fail(r, HDR(version), "unknown version %u (this reader knows %u)", version,
+                    MBT_VERSION);
     if (header_len < HDR_LEN)
-        return fail(r, 12, "header_len %u is less than %u", header_len, HDR_LEN);
+        return fail(r, HDR(header_len), "header_len %u is less than %u", header_len, HDR_LEN);
     if (header_len > r->len)
-        return fail(r, 12, "header_len %u runs past the end of the file (%zu bytes)",
+        return fail(r, HDR(header_len), "header_len %u runs past the end of the file (%zu bytes)",
                     header_len, r->len);
     if (page < 512 || (page & (page - 1)))
-        return fail(r, 16, "page_size %u is not a power of two >= 512", page);
+        return fail(r, HDR(page_size), "page_size %u is not a power of two >= 512", page);
     if (text_len > MBT_TEXT_MAX)
-        return fail(r, 20, "text_len %u is more than %u", text_len, MBT_TEXT_MAX);
+        return fail(r, HDR(text_len), "text_len %u is more than %u", text_len, MBT_TEXT_MAX);
     if ((size_t)header_len + text_len > r->len)
-        return fail(r, 20, "text_len %u runs past the end of the file (%zu bytes)",
+        return fail(r, HDR(text_len), "text_len %u runs past the end of the file (%zu bytes)",
                     text_len, r->len);
     const unsigned char *nul = memchr(b + header_len, 0, text_len);
     if (nul)
@@ -214,7 +118,7 @@ static int parse_header(rd_t *r, size_t *off)
     mbt_trace_t *t = r->t;
     t->version = version;
     t->page_size = page;
-    t->start_ns = get64(b + 24);
+    t->start_ns = get64(b + HDR(start_ns));
     if (!(t->text = malloc((size_t)text_len + 1)))
         return oom(r);
     memcpy(t->text, b + header_len, text_len);
@@ -227,14 +131,16 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
 {
     const unsigned char *p = r->b + off + CHUNK_LEN;
     if (seq != 0)
-        return fail(r, off + 16, "process chunk with seq %u (must be 0)", seq);
+        return fail(r, off + CHK(seq), "process chunk with seq %u (must be 0)", seq);
     if (plen < PROC_LEN)
-        return fail(r, off + 20, "process chunk of %u bytes is shorter than %u", plen, PROC_LEN);
-    if (get32(p) != pid)
-        return fail(r, off + CHUNK_LEN, "process pid %u in a chunk of pid %u", get32(p), pid);
-    uint32_t exe_len = get32(p + 20);
+        return fail(r, off + CHK(payload_len), "process chunk of %u bytes is shorter than %u",
+                    plen, PROC_LEN);
+    if (get32(p + PRC(pid)) != pid)
+        return fail(r, off + CHUNK_LEN, "process pid %u in a chunk of pid %u",
+                    get32(p + PRC(pid)), pid);
+    uint32_t exe_len = get32(p + PRC(exe_len));
     if (exe_len != plen - PROC_LEN)
-        return fail(r, off + CHUNK_LEN + 20, "exe_len %u does not fill the %u-byte chunk",
+        return fail(r, off + CHUNK_LEN + PRC(exe_len), "exe_len %u does not fill the %u-byte chunk",
                     exe_len, plen);
     mbt_trace_t *t = r->t;
     if (t->nproc == r->proc_cap) {
@@ -246,13 +152,19 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
         r->proc_cap = cap;
     }
     mbt_proc_t *pr = &t->proc[t->nproc];
-    *pr = (mbt_proc_t){.pid = pid, .ppid = get32(p + 4), .start_ns = get64(p + 8),
-                       .forked = get32(p + 16)};
+    *pr = (mbt_proc_t){.pid = pid, .ppid = get32(p + PRC(ppid)),
+                       .start_ns = get64(p + PRC(start_ns)), .forked = get32(p + PRC(forked)),
+                       .first_image = t->nproc};
+    uint64_t *prev = hmap_get(&r->procs, pid);
+    if (prev) { /* an exec: chain the images of the pid */
+        t->proc[*prev].next_image = t->nproc;
+        pr->first_image = t->proc[*prev].first_image;
+    }
     if (!(pr->exe = malloc((size_t)exe_len + 1)))
         return oom(r);
     memcpy(pr->exe, p + PROC_LEN, exe_len);
     pr->exe[exe_len] = '\0';
-    if (map_put(&r->procs, pid, t->nproc))
+    if (hmap_put(&r->procs, pid, t->nproc))
         return oom(r);
     t->nproc++;
     return 0;
@@ -263,7 +175,7 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
 {
     mbt_trace_t *t = r->t;
     uint64_t key = (uint64_t)pid << 32 | tid;
-    uint64_t *v = map_get(&r->threads, key);
+    uint64_t *v = hmap_get(&r->threads, key);
     if (v && t->thread[*v].proc == proc)
         return (long)*v;
     if (t->nthread == r->thread_cap) {
@@ -285,7 +197,7 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
     t->thread[i] = (mbt_thread_t){.pid = pid, .tid = tid, .proc = proc};
     r->next_seq[i] = 0;
     r->cap[i] = 0;
-    if (map_put(&r->threads, key, i))
+    if (hmap_put(&r->threads, key, i))
         return -1;
     t->nthread++;
     return (long)i;
@@ -295,16 +207,16 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
                         uint32_t plen)
 {
     if (plen % EV_LEN)
-        return fail(r, off + 20, "events payload of %u bytes is not a multiple of %u",
+        return fail(r, off + CHK(payload_len), "events payload of %u bytes is not a multiple of %u",
                     plen, EV_LEN);
-    uint64_t *proc = map_get(&r->procs, pid);
+    uint64_t *proc = hmap_get(&r->procs, pid);
     if (!proc)
-        return fail(r, off + 8, "events of pid %u before its process chunk", pid);
+        return fail(r, off + CHK(pid), "events of pid %u before its process chunk", pid);
     long ti = thread_of(r, pid, tid, (size_t)*proc);
     if (ti < 0)
         return oom(r);
     if (seq != r->next_seq[ti])
-        return fail(r, off + 16, "chunk seq %u of thread %u/%u, expected %u", seq, pid, tid,
+        return fail(r, off + CHK(seq), "chunk seq %u of thread %u/%u, expected %u", seq, pid, tid,
                     r->next_seq[ti]);
     r->next_seq[ti]++;
     mbt_thread_t *th = &r->t->thread[ti];
@@ -321,7 +233,8 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
     }
     const unsigned char *p = r->b + off + CHUNK_LEN;
     for (size_t i = 0; i < n; i++, p += EV_LEN) {
-        mbt_event_t e = {get64(p), get64(p + 8), get64(p + 16), get64(p + 24)};
+        mbt_event_t e = {get64(p + EVT(t_op)), get64(p + EVT(ptr)), get64(p + EVT(size)),
+                         get64(p + EVT(arg))};
         unsigned op = MBT_OP(&e);
         if (op == 0 || op >= MBT_OP_COUNT)
             return fail(r, (size_t)(p - r->b), "unknown op %u", op);
@@ -338,14 +251,16 @@ static int parse_chunks(rd_t *r, size_t off)
             return fail(r, off, "chunk header truncated (%zu of %u bytes)", r->len - off,
                         CHUNK_LEN);
         const unsigned char *c = r->b + off;
-        uint32_t magic = get32(c), kind = get32(c + 4), pid = get32(c + 8);
-        uint32_t tid = get32(c + 12), seq = get32(c + 16), plen = get32(c + 20);
+        uint32_t magic = get32(c + CHK(magic)), kind = get32(c + CHK(kind));
+        uint32_t pid = get32(c + CHK(pid)), tid = get32(c + CHK(tid));
+        uint32_t seq = get32(c + CHK(seq)), plen = get32(c + CHK(payload_len));
         if (magic != MBT_CHUNK_MAGIC)
             return fail(r, off, "bad chunk magic 0x%08x", magic);
         if (kind != MBT_CHUNK_EVENTS && kind != MBT_CHUNK_PROCESS)
-            return fail(r, off + 4, "unknown chunk kind %u", kind);
+            return fail(r, off + CHK(kind), "unknown chunk kind %u", kind);
         if (plen > r->len - off - CHUNK_LEN)
-            return fail(r, off + 20, "payload of %u bytes runs past the end of the file "
+            return fail(r, off + CHK(payload_len),
+                        "payload of %u bytes runs past the end of the file "
                         "(%zu bytes): truncated", plen, r->len);
         int rc = kind == MBT_CHUNK_PROCESS ? parse_process(r, off, pid, seq, plen)
                                            : parse_events(r, off, pid, tid, seq, plen);
@@ -356,16 +271,41 @@ static int parse_chunks(rd_t *r, size_t off)
     return 0;
 }
 
+/* proc_thread and each image's slice of it: the threads of an image without
+ * a walk over every thread. */
+static int index_threads(rd_t *r)
+{
+    mbt_trace_t *t = r->t;
+    if (!(t->proc_thread = malloc((t->nthread ? t->nthread : 1) * sizeof *t->proc_thread)))
+        return oom(r);
+    for (size_t i = 0; i < t->nthread; i++)
+        t->proc[t->thread[i].proc].nthreads++;
+    for (size_t k = 0, at = 0; k < t->nproc; k++) {
+        t->proc[k].thread0 = at;
+        at += t->proc[k].nthreads;
+        t->proc[k].nthreads = 0;
+    }
+    for (size_t i = 0; i < t->nthread; i++) {
+        mbt_proc_t *p = &t->proc[t->thread[i].proc];
+        t->proc_thread[p->thread0 + p->nthreads++] = i;
+    }
+    return 0;
+}
+
 int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     if (errlen)
         err[0] = '\0';
     rd_t r = {.b = buf, .len = len, .err = err, .errlen = errlen, .t = t};
+    hmap_init(&r.threads, NULL);
+    hmap_init(&r.procs, NULL);
     size_t off = 0;
     int rc = parse_header(&r, &off);
     if (!rc)
         rc = parse_chunks(&r, off);
+    if (!rc)
+        rc = index_threads(&r);
     for (size_t i = 0; !rc && i < t->nthread; i++) { /* give back the doubling's slack */
         mbt_thread_t *th = &t->thread[i];
         if (!th->nev) {
@@ -377,8 +317,8 @@ int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t err
                 th->ev = e;
         }
     }
-    map_free(&r.threads);
-    map_free(&r.procs);
+    hmap_free(&r.threads);
+    hmap_free(&r.procs);
     free(r.next_seq);
     free(r.cap);
     if (rc)
@@ -429,6 +369,7 @@ void mbt_free(mbt_trace_t *t)
     for (size_t i = 0; i < t->nproc; i++)
         free(t->proc[i].exe);
     free(t->thread);
+    free(t->proc_thread);
     free(t->proc);
     free(t->text);
     memset(t, 0, sizeof *t);
@@ -480,7 +421,7 @@ static void live_sub(mbt_stats_t *s, uint64_t n)
 }
 
 /* Account one event against the live set; -ENOMEM. */
-static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
+static int stats_event(const mbt_event_t *e, hmap_t *live, mbt_stats_t *s)
 {
     unsigned op = MBT_OP(e);
     uint64_t old;
@@ -489,7 +430,7 @@ static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
         uint64_t p = op == MBT_FREE ? e->ptr : e->arg;
         bool failed = op == MBT_REALLOC && !e->ptr && e->size; /* old block kept */
         if (p && !failed) {
-            if (map_del(live, p, &old))
+            if (!hmap_del(live, p, &old))
                 live_sub(s, old);
             else
                 s->unknown_free++;
@@ -497,9 +438,9 @@ static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
     }
     if (op == MBT_THREAD_START || op == MBT_THREAD_END || op == MBT_FREE || !e->ptr)
         return 0;
-    if (map_get(live, e->ptr) && map_del(live, e->ptr, &old)) /* freed unseen */
+    if (!hmap_del(live, e->ptr, &old)) /* freed unseen */
         live_sub(s, old);
-    if (map_put(live, e->ptr, e->size))
+    if (hmap_put(live, e->ptr, e->size))
         return -ENOMEM;
     s->bytes_allocated = sat_add(s->bytes_allocated, e->size);
     s->live_bytes_end = sat_add(s->live_bytes_end, e->size);
@@ -508,30 +449,47 @@ static int stats_event(const mbt_event_t *e, map_t *live, mbt_stats_t *s)
     return 0;
 }
 
-/* The events of process image k merged by time into s's live set. */
-static int stats_image(const mbt_trace_t *t, size_t k, mbt_stats_t *s)
+/* The events of process image k merged by time into s's live set (emptied
+ * first: an exec's blocks are gone). */
+static int stats_image(const mbt_trace_t *t, size_t k, hmap_t *live, mbt_stats_t *s)
 {
+    const mbt_proc_t *p = &t->proc[k];
+    const size_t *ths = t->proc_thread + p->thread0;
     size_t n = 0;
-    for (size_t i = 0; i < t->nthread; i++)
-        if (t->thread[i].proc == k) {
-            n += t->thread[i].nev;
-            s->nthreads++;
-        }
+    for (size_t i = 0; i < p->nthreads; i++)
+        n += t->thread[ths[i]].nev;
+    s->nthreads += p->nthreads;
     ref_t *ref = malloc((n ? n : 1) * sizeof *ref);
     if (!ref)
         return -ENOMEM;
     size_t m = 0;
-    for (size_t i = 0; i < t->nthread; i++)
-        for (size_t j = 0; t->thread[i].proc == k && j < t->thread[i].nev; j++)
-            ref[m++] = (ref_t){MBT_T(&t->thread[i].ev[j]), (uint32_t)i, (uint32_t)j};
+    for (size_t i = 0; i < p->nthreads; i++)
+        for (size_t j = 0; j < t->thread[ths[i]].nev; j++)
+            ref[m++] = (ref_t){MBT_T(&t->thread[ths[i]].ev[j]), (uint32_t)ths[i], (uint32_t)j};
     qsort(ref, n, sizeof *ref, ref_cmp);
-    map_t live = {0};
+    hmap_clear(live);
     int rc = 0;
     s->live_bytes_end = 0;
     for (size_t i = 0; !rc && i < n; i++)
-        rc = stats_event(&t->thread[ref[i].th].ev[ref[i].i], &live, s);
-    map_free(&live);
+        rc = stats_event(&t->thread[ref[i].th].ev[ref[i].i], live, s);
     free(ref);
+    return rc;
+}
+
+int mbt_stats_proc(const mbt_trace_t *t, size_t k, mbt_stats_t *s)
+{
+    memset(s, 0, sizeof *s);
+    if (k >= t->nproc)
+        return -ENOENT;
+    hmap_t live;
+    hmap_init(&live, NULL);
+    int rc = 0;
+    k = t->proc[k].first_image;
+    do {
+        rc = stats_image(t, k, &live, s);
+        k = t->proc[k].next_image;
+    } while (!rc && k);
+    hmap_free(&live);
     return rc;
 }
 
@@ -540,14 +498,8 @@ int mbt_stats(const mbt_trace_t *t, uint32_t pid, mbt_stats_t *s)
     memset(s, 0, sizeof *s);
     if (!pid && t->nproc)
         pid = t->proc[0].pid;
-    bool found = false;
-    for (size_t k = 0; k < t->nproc; k++) {
-        if (t->proc[k].pid != pid)
-            continue;
-        found = true;
-        int rc = stats_image(t, k, s);
-        if (rc)
-            return rc;
-    }
-    return found ? 0 : -ENOENT;
+    for (size_t k = 0; k < t->nproc; k++)
+        if (t->proc[k].pid == pid)
+            return mbt_stats_proc(t, k, s);
+    return -ENOENT;
 }

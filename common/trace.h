@@ -97,6 +97,18 @@ typedef struct {
     uint64_t arg;
 } mbt_event_t;
 
+/* The on-disk sizes of the records: the reader (trace.c) steps through a
+ * file by these, and the writers write the structs whole, so the two must
+ * agree; a struct that grows or gains padding fails the build here. */
+#define MBT_HEADER_SIZE 32u
+#define MBT_CHUNK_SIZE 24u
+#define MBT_PROCESS_SIZE 24u
+#define MBT_EVENT_SIZE 32u
+_Static_assert(sizeof(mbt_header_t) == MBT_HEADER_SIZE, "mbt_header_t is 32 bytes on disk");
+_Static_assert(sizeof(mbt_chunk_t) == MBT_CHUNK_SIZE, "mbt_chunk_t is 24 bytes on disk");
+_Static_assert(sizeof(mbt_process_t) == MBT_PROCESS_SIZE, "mbt_process_t is 24 bytes on disk");
+_Static_assert(sizeof(mbt_event_t) == MBT_EVENT_SIZE, "mbt_event_t is 32 bytes on disk");
+
 #define MBT_T(e) ((e)->t_op >> 8)
 #define MBT_OP(e) ((mbt_op_t)((e)->t_op & 0xff))
 #define MBT_T_OP(t, op) (((uint64_t)(t) << 8) | (uint64_t)(op))
@@ -118,6 +130,9 @@ typedef struct {
     uint32_t forked;
     uint64_t start_ns;
     char *exe;
+    size_t first_image;         /* index in mbt_trace_t.proc of its pid's first image */
+    size_t next_image;          /* of the pid's next image (after an exec); 0: none */
+    size_t thread0, nthreads;   /* its threads: mbt_trace_t.proc_thread[thread0..+nthreads] */
 } mbt_proc_t;
 
 typedef struct {
@@ -130,6 +145,7 @@ typedef struct {
     mbt_thread_t *thread;       /* grouped by (pid, tid), in order of first chunk;
                                  * a pid that exec'd again (a second PROCESS
                                  * chunk) starts new threads */
+    size_t *proc_thread;        /* thread indices by process image, in thread order */
     uint64_t nevents;
 } mbt_trace_t;
 
@@ -155,7 +171,11 @@ typedef struct {
 } mbt_stats_t;
 
 /* Stats of process pid (0: proc[0]'s, the recorded command): 0, -ENOENT
- * when no process has that pid, -ENOMEM. */
+ * when no process has that pid, -ENOMEM.  Finding pid reads the process
+ * list; the rest costs as many steps as the process has events. */
 int mbt_stats(const mbt_trace_t *t, uint32_t pid, mbt_stats_t *s);
+/* The same for the pid of image proc[k] (all its images): no search, so a
+ * pass over every process costs as many steps as the trace has events. */
+int mbt_stats_proc(const mbt_trace_t *t, size_t k, mbt_stats_t *s);
 
 #endif

@@ -201,12 +201,8 @@ static void record_exec(const rec_t *r, uint64_t start_ns)
 static size_t trace_pids(const mbt_trace_t *t)
 {
     size_t n = 0;
-    for (size_t k = 0; k < t->nproc; k++) {
-        bool first = true;
-        for (size_t j = 0; j < k && first; j++)
-            first = t->proc[j].pid != t->proc[k].pid;
-        n += first;
-    }
+    for (size_t k = 0; k < t->nproc; k++)
+        n += t->proc[k].first_image == k;
     return n;
 }
 
@@ -275,13 +271,12 @@ static int trace_process(const mbt_trace_t *t, size_t k)
 {
     const mbt_proc_t *p = &t->proc[k];
     mbt_stats_t s;
-    int rc = mbt_stats(t, p->pid, &s);
+    int rc = mbt_stats_proc(t, k, &s);
     if (rc)
         return rc;
     printf("process %u: %s, parent %u, %s", p->pid, p->forked ? "fork" : "exec", p->ppid, p->exe);
-    for (size_t j = k + 1; j < t->nproc; j++)
-        if (t->proc[j].pid == p->pid)
-            printf(" -> %s", t->proc[j].exe);
+    for (size_t j = p->next_image; j; j = t->proc[j].next_image)
+        printf(" -> %s", t->proc[j].exe);
     uint64_t nev = 0;
     for (int op = 1; op < MBT_OP_COUNT; op++)
         nev += s.count[op];
@@ -315,13 +310,9 @@ int cmd_trace(int argc, char **argv)
     printf("trace: %s, version %u, page size %u\n%s", argv[1], t.version, t.page_size, t.text);
     printf("processes: %zu (%zu images), threads: %zu, events: %llu\n", trace_pids(&t), t.nproc,
            t.nthread, (unsigned long long)t.nevents);
-    for (size_t k = 0; k < t.nproc && !rc; k++) {
-        bool first = true; /* a pid once, at its first image */
-        for (size_t j = 0; j < k; j++)
-            first &= t.proc[j].pid != t.proc[k].pid;
-        if (first)
+    for (size_t k = 0; k < t.nproc && !rc; k++)
+        if (t.proc[k].first_image == k) /* a pid once, at its first image */
             rc = trace_process(&t, k);
-    }
     mbt_free(&t);
     return rc ? die_io("trace: out of memory") : 0;
 }

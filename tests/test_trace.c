@@ -235,9 +235,64 @@ static void check_corrupt(void)
     refused(&b, off_ev1 + 40, SIZE_MAX, 0, off_ev1 + 20, "truncated", __LINE__);
 }
 
+/* pid 100 forks 200, then execs: two images of 100 chained, each image's
+ * threads in its slice of proc_thread, stats over both images (live
+ * blocks end at the exec), by pid or by any image's index. */
+static void check_images(void)
+{
+    static buf_t b;
+    b.n = 0;
+    header(&b, "command=prog\n");
+    process(&b, 100, 1, 0, "/bin/sh");
+    const mbt_event_t a0[] = {EV(10, MBT_MALLOC, 0x1000, 100, 0)};
+    const mbt_event_t a1[] = {EV(11, MBT_MALLOC, 0x2000, 50, 0)};
+    events(&b, 100, 100, 0, a0, 1);
+    events(&b, 100, 101, 0, a1, 1);
+    process(&b, 200, 100, 1, "/bin/sh");
+    const mbt_event_t c0[] = {EV(12, MBT_MALLOC, 0x3000, 7, 0)};
+    events(&b, 200, 200, 0, c0, 1);
+    process(&b, 100, 1, 0, "/bin/prog"); /* exec: seq restarts */
+    const mbt_event_t p0[] = {EV(20, MBT_MALLOC, 0x1000, 30, 0), EV(21, MBT_FREE, 0x2000, 0, 0)};
+    events(&b, 100, 100, 0, p0, 2);
+    mbt_trace_t t;
+    char err[256];
+    CHECK_INT(mbt_parse(b.b, b.n, &t, err, sizeof err), 0);
+    CHECK_STR(err, "");
+    CHECK_INT(t.nproc, 3);
+    CHECK_INT(t.nthread, 4);
+    CHECK_INT(t.proc[0].first_image, 0);
+    CHECK_INT(t.proc[0].next_image, 2);
+    CHECK_INT(t.proc[1].first_image, 1);
+    CHECK_INT(t.proc[1].next_image, 0);
+    CHECK_INT(t.proc[2].first_image, 0);
+    CHECK_INT(t.proc[2].next_image, 0);
+    CHECK_INT(t.proc[0].nthreads, 2);
+    CHECK_INT(t.proc_thread[t.proc[0].thread0], 0);
+    CHECK_INT(t.proc_thread[t.proc[0].thread0 + 1], 1);
+    CHECK_INT(t.proc[1].nthreads, 1);
+    CHECK_INT(t.proc_thread[t.proc[1].thread0], 2);
+    CHECK_INT(t.proc[2].nthreads, 1);
+    CHECK_INT(t.proc_thread[t.proc[2].thread0], 3);
+    mbt_stats_t s, s2;
+    CHECK_INT(mbt_stats(&t, 100, &s), 0);
+    CHECK_U64(s.count[MBT_MALLOC], 3);
+    CHECK_U64(s.nthreads, 3);
+    CHECK_U64(s.unknown_free, 1);        /* 0x2000 died with the first image */
+    CHECK_U64(s.peak_live_bytes, 150);
+    CHECK_U64(s.live_bytes_end, 30);
+    CHECK_INT(mbt_stats_proc(&t, 2, &s2), 0);  /* any image: the whole pid */
+    CHECK(memcmp(&s, &s2, sizeof s) == 0);
+    CHECK_INT(mbt_stats_proc(&t, 1, &s), 0);
+    CHECK_U64(s.count[MBT_MALLOC], 1);
+    CHECK_U64(s.live_bytes_end, 7);
+    CHECK_INT(mbt_stats_proc(&t, 3, &s), -ENOENT);
+    mbt_free(&t);
+}
+
 int main(void)
 {
     check_valid();
+    check_images();
     check_corrupt();
     CHECK_DONE();
 }

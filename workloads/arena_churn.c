@@ -11,6 +11,7 @@
  * to measure what the loop itself costs (tests/bench_churn.py). */
 #include "dist.h"
 #include "gate.h"
+#include "hashmap.h"
 #include "units.h"
 #include "hist.h"
 #include "queue.h"
@@ -106,16 +107,6 @@ struct churn {
 static inline uint32_t below32(uint64_t r, uint32_t n)
 {
     return (uint32_t)(((r & 0xffffffffu) * n) >> 32);
-}
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
 }
 
 #define now_ns mono_ns
@@ -518,7 +509,7 @@ static int arena_churn_run(const wl_args_t *a, wl_result_t *res)
         churn_thr_t *t = &c->thr[i];
         t->c = c;
         t->id = i;
-        t->rng = rng_seed(mix64(seed) ^ mix64(i + 0x5851f42d4c957f2dULL));
+        t->rng = rng_seed(hmap_mix64(seed) ^ hmap_mix64(i + 0x5851f42d4c957f2dULL));
         t->out = &c->q[i].q;
         t->in = &c->q[(i + n - 1) % n].q;
     }

@@ -9,6 +9,7 @@
  * The checksum hashes the per-op call counts, so it is the same under
  * every allocator. */
 #include "gate.h"
+#include "hashmap.h"
 #include "hist.h"
 #include "region.h"
 #include "trace.h"
@@ -81,101 +82,6 @@ struct replay {
     gate_t gate;
 };
 
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-/* ---- the address map of the build: live address -> object --------------- */
-
-typedef struct {
-    uint64_t *key;        /* 0: empty */
-    uint32_t *val;
-    size_t cap, n;
-} amap_t;
-
-static int amap_init(amap_t *m, size_t cap)
-{
-    m->cap = cap;
-    m->n = 0;
-    m->key = calloc(cap, sizeof *m->key);
-    m->val = malloc(cap * sizeof *m->val);
-    return m->key && m->val ? 0 : -ENOMEM;
-}
-
-static void amap_free(amap_t *m)
-{
-    free(m->key);
-    free(m->val);
-}
-
-static size_t amap_find(const amap_t *m, uint64_t k)
-{
-    size_t i = (size_t)mix64(k) & (m->cap - 1);
-    while (m->key[i] && m->key[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static bool amap_has(const amap_t *m, uint64_t k)
-{
-    return m->key[amap_find(m, k)] == k;
-}
-
-/* Map k to v; the object k mapped to before (NONE when none). */
-static int amap_put(amap_t *m, uint64_t k, uint32_t v, uint32_t *old)
-{
-    if (2 * (m->n + 1) > m->cap) {
-        amap_t g;
-        if (amap_init(&g, m->cap * 2))
-            return amap_free(&g), -ENOMEM;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->key[i]) {
-                size_t j = amap_find(&g, m->key[i]);
-                g.key[j] = m->key[i];
-                g.val[j] = m->val[i];
-            }
-        g.n = m->n;
-        amap_free(m);
-        *m = g;
-    }
-    size_t i = amap_find(m, k);
-    *old = m->key[i] ? m->val[i] : NONE;
-    if (!m->key[i])
-        m->n++;
-    m->key[i] = k;
-    m->val[i] = v;
-    return 0;
-}
-
-/* Remove k; the object it mapped to, or NONE.  Linear probing with
- * backward-shift deletion, so no tombstones accumulate. */
-static uint32_t amap_take(amap_t *m, uint64_t k)
-{
-    size_t mask = m->cap - 1, i = amap_find(m, k);
-    if (!m->key[i])
-        return NONE;
-    uint32_t v = m->val[i];
-    m->key[i] = 0;
-    m->n--;
-    for (size_t j = (i + 1) & mask; m->key[j]; j = (j + 1) & mask) {
-        size_t h = (size_t)mix64(m->key[j]) & mask;
-        bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-        if (stays)
-            continue;
-        m->key[i] = m->key[j];
-        m->val[i] = m->val[j];
-        m->key[j] = 0;
-        i = j;
-    }
-    return v;
-}
-
 /* ---- building the op arrays (not measured) --------------------------------- */
 
 typedef struct {
@@ -193,7 +99,7 @@ typedef struct {
     unsigned nheap;
     bobj_t *obj;
     size_t objcap;
-    amap_t map;
+    hmap_t map;           /* live address -> object (keyed: addresses come from the file) */
     uint64_t t0, live;
     size_t img;           /* process image (trace proc index) of the last event */
     uint32_t rec_page;
@@ -273,10 +179,15 @@ static int build_obj_new(build_t *b, unsigned k, size_t at, uint64_t ptr, uint64
     }
     *o = r->nobj++;
     b->obj[*o] = (bobj_t){.size = size, .prod = k, .prod_op = at};
-    int rc = ptr && amap_has(&b->map, ptr) ? build_reorder(b, ptr) : 0;
+    int rc = ptr && hmap_get(&b->map, ptr) ? build_reorder(b, ptr) : 0;
     uint32_t old = NONE;
-    if (!rc && ptr && amap_put(&b->map, ptr, *o, &old))
+    uint64_t *prev = !rc && ptr ? hmap_get(&b->map, ptr) : NULL;
+    if (prev) {
+        old = (uint32_t)*prev;
+        *prev = *o;
+    } else if (!rc && ptr && hmap_put(&b->map, ptr, *o)) {
         rc = -ENOMEM;
+    }
     if (rc)
         return rc;
     if (old != NONE) { /* made again while live, its free not at hand: it stays live */
@@ -292,9 +203,10 @@ static int build_obj_new(build_t *b, unsigned k, size_t at, uint64_t ptr, uint64
 /* The object op `op` of thread k frees (NONE: unknown address). */
 static uint32_t build_consume(build_t *b, unsigned k, rop_t *op, uint64_t ptr)
 {
-    uint32_t o = amap_take(&b->map, ptr);
-    if (o == NONE)
+    uint64_t v;
+    if (hmap_del(&b->map, ptr, &v))
         return NONE;
+    uint32_t o = (uint32_t)v;
     bobj_t *ob = &b->obj[o];
     b->r->freed[o] = 1;
     b->live -= ob->size;
@@ -347,8 +259,7 @@ static int build_event(build_t *b, unsigned k, const mbt_event_t *e)
     size_t img = b->t->thread[b->tix[k]].proc;
     if (img != b->img) { /* an exec: the old image's blocks stay live, unreachable */
         b->img = img;
-        memset(b->map.key, 0, b->map.cap * sizeof *b->map.key);
-        b->map.n = 0;
+        hmap_clear(&b->map);
         b->live = 0;
     }
     if (kind < MBT_MALLOC || kind > MBT_PVALLOC)
@@ -486,7 +397,8 @@ static int build_objects(build_t *b)
     for (unsigned k = 0; k < r->nthr; k++)
         n += b->t->thread[b->tix[k]].nev;
     r->freed = calloc(n + 1, 1);
-    return r->freed && !amap_init(&b->map, 1024) ? 0 : -ENOMEM;
+    hmap_init(&b->map, NULL);
+    return r->freed ? 0 : -ENOMEM;
 }
 
 /* The op arrays of process pid from trace t. */
@@ -503,7 +415,7 @@ static int replay_build(replay_t *r, const mbt_trace_t *t, uint32_t pid, int tou
         r->slot = calloc((size_t)r->nobj + 1, sizeof *r->slot);
         rc = r->slot ? 0 : -ENOMEM;
     }
-    amap_free(&b.map);
+    hmap_free(&b.map);
     free(b.obj);
     free(b.tix);
     free(b.next);
@@ -775,7 +687,7 @@ static void replay_report(const replay_t *r, wl_result_t *res)
     }
     uint64_t sum = 0x6a09e667f3bcc909ULL;
     for (size_t i = 0; i < NCOUNTED; i++)
-        sum = mix64(sum ^ (calls[counted_ops[i]] * 0x9e3779b97f4a7c15ULL + counted_ops[i]));
+        sum = hmap_mix64(sum ^ (calls[counted_ops[i]] * 0x9e3779b97f4a7c15ULL + counted_ops[i]));
     res->region_s = region_seconds();
     res->ops = ops;
     res->bytes = bytes;

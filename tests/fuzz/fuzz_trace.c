@@ -3,7 +3,9 @@
  * no crash or leak; a refusal is one "byte N: ..." line with N inside the
  * input and leaves the trace empty; on success every event has a known op,
  * the threads hold all events, each points at a process of its pid, the
- * text is the header's, and the stats of every process can be taken. */
+ * text is the header's, the images of a pid are chained and each image's
+ * threads are its slice of proc_thread, and the stats of every process can
+ * be taken, the same by pid as by image. */
 #include "trace.h"
 
 #include <errno.h>
@@ -26,13 +28,29 @@ static void check_ok(const mbt_trace_t *t, size_t size)
     }
     if (n != t->nevents || n * sizeof(mbt_event_t) > size || !t->text || strlen(t->text) > size)
         abort();
+    size_t nth = 0;
     for (size_t k = 0; k < t->nproc; k++) {
-        mbt_stats_t s;
-        if (mbt_stats(t, t->proc[k].pid, &s))
+        const mbt_proc_t *p = &t->proc[k];
+        size_t f = p->first_image, x = p->next_image;
+        if (f > k || t->proc[f].pid != p->pid || t->proc[f].first_image != f ||
+            (x && (x <= k || t->proc[x].pid != p->pid || t->proc[x].first_image != f)))
+            abort(); /* the images of a pid, chained in file order */
+        if (p->thread0 != nth || nth + p->nthreads > t->nthread)
+            abort();
+        for (size_t i = 0; i < p->nthreads; i++)
+            if (t->thread[t->proc_thread[p->thread0 + i]].proc != k)
+                abort();
+        nth += p->nthreads;
+        mbt_stats_t s, s2;
+        if (mbt_stats_proc(t, k, &s))
             abort();
         if (s.live_bytes_end > s.peak_live_bytes || s.peak_live_bytes > s.bytes_allocated)
             abort();
+        if (f == k && (mbt_stats(t, p->pid, &s2) || memcmp(&s, &s2, sizeof s)))
+            abort();
     }
+    if (nth != t->nthread)
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

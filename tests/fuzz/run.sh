@@ -1,15 +1,26 @@
 #!/bin/sh
-# run.sh EXE SEEDS WORK [SECONDS] - run one libFuzzer target for SECONDS
-# (FUZZ_SECONDS overrides; default 60) on a scratch copy of its seed corpus
-# SEEDS, in WORK (WORK/corpus is remade, crash inputs are kept in
-# WORK/artifacts).  The committed corpus is only read.  Fails on a crash,
-# a leak, a sanitizer report or a hang of one input (10 s).
+# run.sh EXE SEEDS WORK [SECONDS [MORE...]] - run one libFuzzer target for
+# SECONDS (FUZZ_SECONDS overrides; default 60) on a scratch copy of its seed
+# corpus SEEDS, plus each MORE (a file, or a directory's files): real inputs
+# kept elsewhere in the tree (matrices/*.ini), copied as they are today so
+# the corpus holds no stale copy of them.  Runs in WORK (WORK/corpus is
+# remade, crash inputs are kept in WORK/artifacts).  The committed files are
+# only read.  Fails on a crash, a leak, a sanitizer report or a hang of one
+# input (10 s).
 set -eu
 exe=$1 seeds=$2 work=$3
 secs=${FUZZ_SECONDS:-${4:-60}}
+[ $# -gt 4 ] && shift 4 || shift $#
 rm -rf "$work/corpus"
 mkdir -p "$work/corpus" "$work/artifacts"
 cp "$seeds"/* "$work/corpus/"
+for more in "$@"; do
+    if [ -d "$more" ]; then
+        cp "$more"/* "$work/corpus/"
+    else
+        cp "$more" "$work/corpus/"
+    fi
+done
 dict=$seeds.dict
 set -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -error_exitcode=1 -timeout_exitcode=1 \
