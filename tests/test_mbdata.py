@@ -4,7 +4,8 @@ parsed as the harness writes them (a WLP_TEXT `cmd=` value holds commas and runs
 the metric registry's formulas, configurations from their columns, the presentation traits
 read from the sidecar (none, and names sorted, for a sidecar without `workloads`), and the
 schema from `mallocbench schema --json` (a missing one is one line, exit 2).
-Usage: test_mbdata.py FIXTURE.csv"""
+Usage: test_mbdata.py FIXTURE.csv [HARNESS] (with HARNESS, also the schema from
+`HARNESS schema --json` for scripts far from any schema.json)."""
 import json
 import os
 import shutil
@@ -99,6 +100,23 @@ def test_schema(fixture, tmp):
           f"no schema: one line: {p.stderr!r}")
 
 
+def test_harness_schema(fixture, tmp, harness):
+    """Scripts copied where no schema.json lies beside them or in build/: the harness named by
+    MB_HARNESS (as `mallocbench compare` sets it) gives the schema."""
+    copy = os.path.join(tmp, "lone", "scripts")
+    os.makedirs(copy)
+    for f in ("summary.py", "mbcsv.py", "mbdata.py"):
+        shutil.copy(os.path.join(SCRIPTS, f), copy)
+    env = {k: v for k, v in os.environ.items() if k != "MB_SCHEMA"}
+    p = subprocess.run([sys.executable, os.path.join(copy, "summary.py"), fixture], capture_output=True, text=True,
+                       env=env)
+    check(p.returncode == 2 and "no CSV schema" in p.stderr, f"no schema anywhere: {p.returncode} {p.stderr!r}")
+    env["MB_HARNESS"] = harness
+    p = subprocess.run([sys.executable, os.path.join(copy, "summary.py"), fixture], capture_output=True, text=True,
+                       env=env)
+    check(p.returncode == 0 and "tensor_copy" in p.stdout, f"schema from MB_HARNESS: {p.returncode} {p.stderr!r}")
+
+
 def main():
     fixture = sys.argv[1]
     tmp = tempfile.mkdtemp()
@@ -107,6 +125,8 @@ def main():
         test_metrics()
         test_run(fixture, tmp)
         test_schema(fixture, tmp)
+        if len(sys.argv) > 2:
+            test_harness_schema(fixture, tmp, sys.argv[2])
     finally:
         shutil.rmtree(tmp)
     if FAILS:
