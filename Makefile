@@ -7,6 +7,8 @@ MATRIX  ?= matrices/quick.ini
 SWEEP_REPS ?= 1
 STAMP   := $(shell date -u +%Y%m%d-%H%M%S)
 OUT     ?= results/compare-$(STAMP)
+# the CSV schema the scripts read (scripts/mbcsv.py), written by the build
+export MB_SCHEMA ?= $(abspath $(BUILD)/schema.json)
 # the sanitizer and fuzz build (clang-14): harness and C tests under
 # ASan+UBSan (worker and probe never), and the libFuzzer targets
 SAN     ?= build-san

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CSV_DEF(name, unit, desc) {#name, unit, desc},
+#define CSV_DEF(name, type, unit, desc) {#name, type, unit, desc},
 const csv_column_t csv_columns[COL_COUNT] = {CSV_COLUMNS(CSV_DEF)};
 #undef CSV_DEF
 
@@ -540,4 +540,36 @@ void csv_print_schema(FILE *out)
             "\nBeside `<name>.csv` the run writes `<name>.meta.json` (machine, kernel, THP mode,\n"
             "glibc, perf_event_paranoid, git commit, command line) and `<name>.rss.csv`\n"
             "(`run_id,sample,t_s,rss_kib`: the RSS time series of every sample).\n");
+}
+
+/* A JSON string literal of s (quotes, backslashes and control bytes escaped). */
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+void csv_print_schema_json(FILE *out)
+{
+    fprintf(out, "{\n  \"schema_version\": ");
+    json_string(out, CSV_SCHEMA_VERSION);
+    fprintf(out, ",\n  \"columns\": [\n");
+    for (size_t i = 0; i < COL_COUNT; i++) {
+        fprintf(out, "    {\"name\": ");
+        json_string(out, csv_columns[i].name);
+        fprintf(out, ", \"type\": \"%s\", \"unit\": ", csv_columns[i].type == CSV_NUM ? "number" : "text");
+        json_string(out, csv_columns[i].unit);
+        fprintf(out, ", \"meaning\": ");
+        json_string(out, csv_columns[i].desc);
+        fprintf(out, "}%s\n", i + 1 < COL_COUNT ? "," : "");
+    }
+    fprintf(out, "  ]\n}\n");
 }

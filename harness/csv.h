@@ -12,90 +12,95 @@
 
 #define CSV_SCHEMA_VERSION "4"
 
-/* X(name, unit, description) */
+/* X(name, type, unit, description): type CSV_NUM (empty or a finite number)
+ * or CSV_TEXT; `mallocbench schema --json` gives the scripts this table. */
 #define CSV_COLUMNS(X) \
-    X(schema_version, "", "version of this schema; scripts refuse versions they do not know") \
-    X(run_id, "", "one invocation of `mallocbench run` (UTC time and random suffix)") \
-    X(sample, "", "index of the sample within this invocation, from 0, in execution order") \
-    X(matrix_id, "hex", "identity of the run plan (its workloads, configurations and seed): equal across shards and resumed runs of one plan") \
-    X(plan_seed, "", "seed of the block order; the same seed gives the same order") \
-    X(block, "", "block of the plan, from 0: every configuration runs once per block") \
-    X(position, "", "position within the block, from 0 (the shuffled order); (block, position) names a sample") \
-    X(shard, "", "K/N when run with --shard, else empty") \
-    X(timestamp, "ISO 8601 UTC", "when the sample started") \
-    X(host, "", "host name") \
-    X(workload, "", "workload name") \
-    X(workload_params, "", "every workload parameter, defaults included: name=value,... (as asked, before --min-time scaling)") \
-    X(work_scale, "", "factor --min-time applied to the workload's amount of work (steps, ops or bytes) so its measured region lasts long enough; fixed per configuration; 1 when not scaled") \
-    X(allocator, "", "allocator family asked for (`mallocbench list allocators`)") \
-    X(config, "", "the configuration's label (the allocator, or LABEL of -a LABEL=FAMILY[:PATH]) plus requested tunables, e.g. jemalloc[dirty_decay_ms=-1]: the unit compared") \
-    X(lib_path, "", "library preloaded (empty for the system allocator, part of libc)") \
-    X(alloc_version, "", "version the allocator reported from inside the child") \
-    X(malloc_so, "", "shared object that served malloc in the child (dladdr), proving the allocator") \
-    X(requested_tunables, "", "tunables asked for, canonical values (bytes, 0/1): name=value;...") \
-    X(effective_tunables, "", "every tunable the allocator reported back from inside the child: name=value;...") \
-    X(repetition, "", "repetition of this configuration, from 0") \
-    X(status, "", "ok | error | crashed | timeout") \
-    X(message, "", "why the status is not ok (signal, exit code, stderr, failed check)") \
-    X(total_wall_s, "s", "whole process: wall time from exec to exit") \
-    X(total_user_s, "s", "whole process: user CPU time (wait4 rusage, threads and children included)") \
-    X(total_sys_s, "s", "whole process: system CPU time (wait4 rusage)") \
-    X(total_task_clock_s, "s", "whole process: perf task-clock (CPU time on all threads)") \
-    X(total_minor_faults, "count", "whole process: minor page faults (perf software event)") \
-    X(total_major_faults, "count", "whole process: major page faults (perf software event)") \
-    X(total_context_switches, "count", "whole process: context switches (perf)") \
-    X(total_cpu_migrations, "count", "whole process: CPU migrations (perf)") \
-    X(total_madvise_calls, "count", "whole process: madvise system calls (tracepoint syscalls:sys_enter_madvise)") \
-    X(total_mmap_calls, "count", "whole process: mmap system calls (tracepoint)") \
-    X(total_munmap_calls, "count", "whole process: munmap system calls (tracepoint)") \
-    X(total_brk_calls, "count", "whole process: brk system calls (tracepoint)") \
-    X(total_mremap_calls, "count", "whole process: mremap system calls (tracepoint)") \
-    X(total_mprotect_calls, "count", "whole process: mprotect system calls (tracepoint)") \
-    X(ru_maxrss_kib, "KiB", "whole process: peak resident set size (wait4 rusage)") \
-    X(ru_minflt, "count", "whole process: minor faults as wait4 rusage counts them") \
-    X(ru_majflt, "count", "whole process: major faults as wait4 rusage counts them") \
-    X(region_wall_s, "s", "measured region (after warm-up): wall time, timed by the workload") \
-    X(region_user_s, "s", "measured region: user CPU time (/proc/PID/stat, clock-tick resolution)") \
-    X(region_sys_s, "s", "measured region: system CPU time (/proc/PID/stat, clock-tick resolution)") \
-    X(region_task_clock_s, "s", "measured region: perf task-clock") \
-    X(region_minor_faults, "count", "measured region: minor page faults") \
-    X(region_major_faults, "count", "measured region: major page faults") \
-    X(region_context_switches, "count", "measured region: context switches") \
-    X(region_cpu_migrations, "count", "measured region: CPU migrations") \
-    X(region_madvise_calls, "count", "measured region: madvise calls") \
-    X(region_mmap_calls, "count", "measured region: mmap calls") \
-    X(region_munmap_calls, "count", "measured region: munmap calls") \
-    X(region_brk_calls, "count", "measured region: brk calls") \
-    X(region_mremap_calls, "count", "measured region: mremap calls") \
-    X(region_mprotect_calls, "count", "measured region: mprotect calls") \
-    X(throughput, "throughput_unit", "measured region: the workload's primary figure (see metric, metric_better)") \
-    X(throughput_unit, "", "unit of throughput, e.g. B/s (bytes copied per second)") \
-    X(metric, "", "what throughput measures: the workload's primary figure, e.g. copy bandwidth") \
-    X(metric_better, "", "higher or lower: which way the primary figure (throughput) is better") \
-    X(region_bytes, "bytes", "measured region: bytes the workload touched (copied)") \
-    X(region_ops, "count", "measured region: allocations made") \
-    X(checksum, "hex", "workload checksum: equal across allocators for the same parameters") \
-    X(limit_throughput, "throughput_unit", "the machine's limit for this workload: the same copies into buffers allocated once, before the loop, measured under glibc at the start of this row's block (side by side with it); empty when the workload has none") \
-    X(fraction_of_limit, "ratio", "throughput / limit_throughput: how far from the machine's memcpy limit") \
-    X(latency_what, "", "what one latency value times: op (one allocation and its work) or step; empty when none") \
-    X(latency_p50_us, "us", "measured region: median latency (HDR histogram, < 0.8% error)") \
-    X(latency_p99_us, "us", "measured region: 99th percentile latency") \
-    X(latency_p999_us, "us", "measured region: 99.9th percentile latency") \
-    X(latency_max_us, "us", "measured region: largest latency") \
-    X(latency_count, "count", "latencies recorded (sampled workloads time 1 in N)") \
-    X(workload_metrics, "", "workload-specific figures: name=value;... (see docs/workloads.md)") \
-    X(rss_peak_kib, "KiB", "peak of the RSS sampled from /proc/PID/statm during the run") \
-    X(rss_final_kib, "KiB", "RSS at the end of the measured region (what the allocator kept)") \
-    X(rss_samples, "count", "RSS samples taken (time series in <output>.rss.csv)") \
-    X(alloc_stats, "", "allocator statistics at exit, from inside the child: name=value;...") \
-    X(counter_notes, "", "counters not counted and why, or scaled because multiplexed: name: reason;...")
+    X(schema_version, CSV_TEXT, "", "version of this schema; scripts refuse versions they do not know") \
+    X(run_id, CSV_TEXT, "", "one invocation of `mallocbench run` (UTC time and random suffix)") \
+    X(sample, CSV_NUM, "", "index of the sample within this invocation, from 0, in execution order") \
+    X(matrix_id, CSV_TEXT, "hex", "identity of the run plan (its workloads, configurations and seed): equal across shards and resumed runs of one plan") \
+    X(plan_seed, CSV_NUM, "", "seed of the block order; the same seed gives the same order") \
+    X(block, CSV_NUM, "", "block of the plan, from 0: every configuration runs once per block") \
+    X(position, CSV_NUM, "", "position within the block, from 0 (the shuffled order); (block, position) names a sample") \
+    X(shard, CSV_TEXT, "", "K/N when run with --shard, else empty") \
+    X(timestamp, CSV_TEXT, "ISO 8601 UTC", "when the sample started") \
+    X(host, CSV_TEXT, "", "host name") \
+    X(workload, CSV_TEXT, "", "workload name") \
+    X(workload_params, CSV_TEXT, "", "every workload parameter, defaults included: name=value,... (as asked, before --min-time scaling)") \
+    X(work_scale, CSV_NUM, "", "factor --min-time applied to the workload's amount of work (steps, ops or bytes) so its measured region lasts long enough; fixed per configuration; 1 when not scaled") \
+    X(allocator, CSV_TEXT, "", "allocator family asked for (`mallocbench list allocators`)") \
+    X(config, CSV_TEXT, "", "the configuration's label (the allocator, or LABEL of -a LABEL=FAMILY[:PATH]) plus requested tunables, e.g. jemalloc[dirty_decay_ms=-1]: the unit compared") \
+    X(lib_path, CSV_TEXT, "", "library preloaded (empty for the system allocator, part of libc)") \
+    X(alloc_version, CSV_TEXT, "", "version the allocator reported from inside the child") \
+    X(malloc_so, CSV_TEXT, "", "shared object that served malloc in the child (dladdr), proving the allocator") \
+    X(requested_tunables, CSV_TEXT, "", "tunables asked for, canonical values (bytes, 0/1): name=value;...") \
+    X(effective_tunables, CSV_TEXT, "", "every tunable the allocator reported back from inside the child: name=value;...") \
+    X(repetition, CSV_NUM, "", "repetition of this configuration, from 0") \
+    X(status, CSV_TEXT, "", "ok | error | crashed | timeout") \
+    X(message, CSV_TEXT, "", "why the status is not ok (signal, exit code, stderr, failed check)") \
+    X(total_wall_s, CSV_NUM, "s", "whole process: wall time from exec to exit") \
+    X(total_user_s, CSV_NUM, "s", "whole process: user CPU time (wait4 rusage, threads and children included)") \
+    X(total_sys_s, CSV_NUM, "s", "whole process: system CPU time (wait4 rusage)") \
+    X(total_task_clock_s, CSV_NUM, "s", "whole process: perf task-clock (CPU time on all threads)") \
+    X(total_minor_faults, CSV_NUM, "count", "whole process: minor page faults (perf software event)") \
+    X(total_major_faults, CSV_NUM, "count", "whole process: major page faults (perf software event)") \
+    X(total_context_switches, CSV_NUM, "count", "whole process: context switches (perf)") \
+    X(total_cpu_migrations, CSV_NUM, "count", "whole process: CPU migrations (perf)") \
+    X(total_madvise_calls, CSV_NUM, "count", "whole process: madvise system calls (tracepoint syscalls:sys_enter_madvise)") \
+    X(total_mmap_calls, CSV_NUM, "count", "whole process: mmap system calls (tracepoint)") \
+    X(total_munmap_calls, CSV_NUM, "count", "whole process: munmap system calls (tracepoint)") \
+    X(total_brk_calls, CSV_NUM, "count", "whole process: brk system calls (tracepoint)") \
+    X(total_mremap_calls, CSV_NUM, "count", "whole process: mremap system calls (tracepoint)") \
+    X(total_mprotect_calls, CSV_NUM, "count", "whole process: mprotect system calls (tracepoint)") \
+    X(ru_maxrss_kib, CSV_NUM, "KiB", "whole process: peak resident set size (wait4 rusage)") \
+    X(ru_minflt, CSV_NUM, "count", "whole process: minor faults as wait4 rusage counts them") \
+    X(ru_majflt, CSV_NUM, "count", "whole process: major faults as wait4 rusage counts them") \
+    X(region_wall_s, CSV_NUM, "s", "measured region (after warm-up): wall time, timed by the workload") \
+    X(region_user_s, CSV_NUM, "s", "measured region: user CPU time (/proc/PID/stat, clock-tick resolution)") \
+    X(region_sys_s, CSV_NUM, "s", "measured region: system CPU time (/proc/PID/stat, clock-tick resolution)") \
+    X(region_task_clock_s, CSV_NUM, "s", "measured region: perf task-clock") \
+    X(region_minor_faults, CSV_NUM, "count", "measured region: minor page faults") \
+    X(region_major_faults, CSV_NUM, "count", "measured region: major page faults") \
+    X(region_context_switches, CSV_NUM, "count", "measured region: context switches") \
+    X(region_cpu_migrations, CSV_NUM, "count", "measured region: CPU migrations") \
+    X(region_madvise_calls, CSV_NUM, "count", "measured region: madvise calls") \
+    X(region_mmap_calls, CSV_NUM, "count", "measured region: mmap calls") \
+    X(region_munmap_calls, CSV_NUM, "count", "measured region: munmap calls") \
+    X(region_brk_calls, CSV_NUM, "count", "measured region: brk calls") \
+    X(region_mremap_calls, CSV_NUM, "count", "measured region: mremap calls") \
+    X(region_mprotect_calls, CSV_NUM, "count", "measured region: mprotect calls") \
+    X(throughput, CSV_NUM, "throughput_unit", "measured region: the workload's primary figure (see metric, metric_better)") \
+    X(throughput_unit, CSV_TEXT, "", "unit of throughput, e.g. B/s (bytes copied per second)") \
+    X(metric, CSV_TEXT, "", "what throughput measures: the workload's primary figure, e.g. copy bandwidth") \
+    X(metric_better, CSV_TEXT, "", "higher or lower: which way the primary figure (throughput) is better") \
+    X(region_bytes, CSV_NUM, "bytes", "measured region: bytes the workload touched (copied)") \
+    X(region_ops, CSV_NUM, "count", "measured region: allocations made") \
+    X(checksum, CSV_TEXT, "hex", "workload checksum: equal across allocators for the same parameters") \
+    X(limit_throughput, CSV_NUM, "throughput_unit", "the machine's limit for this workload: the same copies into buffers allocated once, before the loop, measured under glibc at the start of this row's block (side by side with it); empty when the workload has none") \
+    X(fraction_of_limit, CSV_NUM, "ratio", "throughput / limit_throughput: how far from the machine's memcpy limit") \
+    X(latency_what, CSV_TEXT, "", "what one latency value times: op (one allocation and its work) or step; empty when none") \
+    X(latency_p50_us, CSV_NUM, "us", "measured region: median latency (HDR histogram, < 0.8% error)") \
+    X(latency_p99_us, CSV_NUM, "us", "measured region: 99th percentile latency") \
+    X(latency_p999_us, CSV_NUM, "us", "measured region: 99.9th percentile latency") \
+    X(latency_max_us, CSV_NUM, "us", "measured region: largest latency") \
+    X(latency_count, CSV_NUM, "count", "latencies recorded (sampled workloads time 1 in N)") \
+    X(workload_metrics, CSV_TEXT, "", "workload-specific figures: name=value;... (see docs/workloads.md)") \
+    X(rss_peak_kib, CSV_NUM, "KiB", "peak of the RSS sampled from /proc/PID/statm during the run") \
+    X(rss_final_kib, CSV_NUM, "KiB", "RSS at the end of the measured region (what the allocator kept)") \
+    X(rss_samples, CSV_NUM, "count", "RSS samples taken (time series in <output>.rss.csv)") \
+    X(alloc_stats, CSV_TEXT, "", "allocator statistics at exit, from inside the child: name=value;...") \
+    X(counter_notes, CSV_TEXT, "", "counters not counted and why, or scaled because multiplexed: name: reason;...")
 
-#define CSV_ENUM(name, unit, desc) COL_##name,
+#define CSV_ENUM(name, type, unit, desc) COL_##name,
 typedef enum { CSV_COLUMNS(CSV_ENUM) COL_COUNT } csv_col_t;
 #undef CSV_ENUM
 
+typedef enum { CSV_TEXT, CSV_NUM } csv_type_t;
+
 typedef struct {
-    const char *name, *unit, *desc;
+    const char *name;
+    csv_type_t type;
+    const char *unit, *desc;
 } csv_column_t;
 
 extern const csv_column_t csv_columns[COL_COUNT];
@@ -172,5 +177,8 @@ int csv_write_fields(csv_writer_t *w, char *const *fields, size_t n);
 
 /* results/SCHEMA.md content. */
 void csv_print_schema(FILE *out);
+/* The same table as JSON for the scripts: {"schema_version": "4", "columns":
+ * [{"name", "type": "number"|"text", "unit", "meaning"}, ...]} in header order. */
+void csv_print_schema_json(FILE *out);
 
 #endif

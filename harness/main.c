@@ -108,6 +108,14 @@ static int cmd_compare(int argc, char **argv)
     char script[PATH_MAX];
     if (tools_find_script("compare.py", script, sizeof script))
         return 2;
+    /* the scripts read the CSV schema from `MB_HARNESS schema --json` where no
+     * schema.json lies beside them or in build/ (scripts/mbcsv.py) */
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        setenv("MB_HARNESS", self, 0);
+    }
     static const char *const pythons[] = {"/usr/bin/python3", "/usr/local/bin/python3", "python3"};
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (!args)
@@ -357,10 +365,16 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "schema")) {
         if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
-            printf("usage: mallocbench schema\nprints results/SCHEMA.md: every CSV column with its unit\n");
+            printf("usage: mallocbench schema [--json]\nprints results/SCHEMA.md: every CSV column with its unit;\n"
+                   "--json: the same table for the scripts (name, type, unit, meaning, schema_version)\n");
             return 0;
         }
-        csv_print_schema(stdout);
+        if (argc > 2 && strcmp(argv[2], "--json"))
+            return die_usage("schema: unexpected argument '%s'", argv[2]);
+        if (argc > 2)
+            csv_print_schema_json(stdout);
+        else
+            csv_print_schema(stdout);
         return 0;
     }
     return die_usage("unknown command '%s' (run, exec, record, trace, list, compare, merge, calibrate, schema, version; "

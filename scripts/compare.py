@@ -30,57 +30,21 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
+import mbdata  # noqa: E402
 import stats  # noqa: E402
 
-SCHEMA = mbcsv.SCHEMA
 num = mbcsv.num  # a finite float, None when not measured
 PRIMARY = "throughput"  # the name under which each workload's primary figure is tabled
 
 
-def _per_s(col):
-    def f(r):
-        v, t = num(r, col), num(r, "region_wall_s")
-        return v / t if v is not None and t else None
-    return f
-
-
-def _per_gb(r):
-    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
-    return f / b * 1e9 if f is not None and b else None
-
-
-def _mib(col):
-    def f(r):
-        v = num(r, col)
-        return v / 1024 if v is not None else None
-    return f
-
-
-def _col(col):
-    return lambda r: num(r, col)
-
-
-# name, unit (None: the workload's throughput_unit), better (None: the workload's metric_better), value of a row
-METRICS = [
-    (PRIMARY, None, None, _col("throughput")),
-    ("user CPU", "s", "lower", _col("region_user_s")),
-    ("sys CPU", "s", "lower", _col("region_sys_s")),
-    ("faults per GB", "/GB", "lower", _per_gb),
-    ("madvise per s", "/s", "lower", _per_s("region_madvise_calls")),
-    ("munmap per s", "/s", "lower", _per_s("region_munmap_calls")),
-    ("brk per s", "/s", "lower", _per_s("region_brk_calls")),
-    ("peak RSS", "MiB", "lower", _mib("rss_peak_kib")),
-    ("latency p50", "us", "lower", _col("latency_p50_us")),
-    ("latency p99", "us", "lower", _col("latency_p99_us")),
-    ("latency p99.9", "us", "lower", _col("latency_p999_us")),
-]
+# name, unit (None: the workload's throughput_unit), better (None: the workload's metric_better), value
+# of a row: the metric registry's compare table (scripts/mbdata.py)
+METRICS = [(PRIMARY if m.key == "throughput" else m.name, m.unit, m.better, m.fn) for m in mbdata.metrics("compare")]
 
 VERDICT_TEXT = ("improved / regressed: the whole confidence interval of the change lies beyond "
                 "-+{floor} in the better / worse direction; within noise: it excludes no change but "
                 "reaches into that band. ~: the interval includes no change; too few: at this n no "
                 "difference could reach significance at this level, whatever the data.")
-
-_ORDER = {}  # config -> rank, set by load() (sidecar order, else first appearance)
 
 
 def die(msg, status=1):
@@ -96,16 +60,8 @@ def config_order(rows, paths=()):
 
 
 def load(path):
-    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema.
-    Also records the run's configuration order for config_rank()."""
-    rows = [r for r in mbcsv.read(path)[1] if r["status"] == "ok"]
-    for c, i in config_order(rows, [path]).items():
-        _ORDER.setdefault(c, len(_ORDER) + i)
-    return rows
-
-
-def config_rank(config):
-    return (_ORDER.get(config, len(_ORDER)), config)
+    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema."""
+    return mbdata.load(path).ok
 
 
 def samples(rows):
@@ -337,13 +293,11 @@ def short_names(keys):
     tell apart the entries sharing it (tensor_copy size=16M)."""
     out = []
     for w, p in keys:
-        same = [dict(kv.split("=", 1) for kv in q.split(",") if "=" in kv) for x, q in keys if x == w]
+        same = [q for x, q in keys if x == w]
         if len(same) == 1:
             out.append(w)
             continue
-        mine = dict(kv.split("=", 1) for kv in p.split(",") if "=" in kv)
-        diff = [f"{k}={v}" for k, v in mine.items() if any(o.get(k) != v for o in same)]
-        out.append(f"{w} {','.join(diff) or p}")
+        out.append(f"{w} {mbdata.format_params(mbdata.distinguishing(p, same)) or p}")
     return out
 
 

@@ -21,6 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
+import mbdata  # noqa: E402
 
 NIGHT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 num = mbcsv.num
@@ -75,48 +76,18 @@ def machine_id(meta):
 
 # ---- metrics --------------------------------------------------------------------------------------
 
-def _col(c):
-    return lambda r: num(r, c)
-
-
-def _faults_per_gb(r):
-    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
-    return f / b * 1e9 if f is not None and b else None
-
-
-def _mib(r):
-    v = num(r, "rss_peak_kib")
-    return v / 1024 if v is not None else None
-
-
 # key, display name (None: the row's `metric`), unit (None: throughput_unit), better (None: metric_better),
 # kind (timing: floor max(3%, A/A noise); count/size: the series' own spread), value, the counter whose
-# note in counter_notes says why a value is missing
-METRICS = [
-    ("throughput", None, None, None, "timing", _col("throughput"), None),
-    ("user_cpu", "user CPU", "s", "lower", "timing", _col("region_user_s"), None),
-    ("sys_cpu", "sys CPU", "s", "lower", "timing", _col("region_sys_s"), None),
-    # a rate, not a count: a few faults more or less over gigabytes is noise, not a change
-    ("faults_per_gb", "faults per GB", "/GB", "lower", "size", _faults_per_gb, "minor_faults"),
-    ("madvise", "madvise calls", "calls", "lower", "count", _col("region_madvise_calls"), "madvise"),
-    ("munmap", "munmap calls", "calls", "lower", "count", _col("region_munmap_calls"), "munmap"),
-    ("brk", "brk calls", "calls", "lower", "count", _col("region_brk_calls"), "brk"),
-    ("peak_rss", "peak RSS", "MiB", "lower", "size", _mib, None),
-]
+# note in counter_notes says why a value is missing: the metric registry's history table (scripts/mbdata.py)
+METRICS = [(m.key, None if m.key == "throughput" else m.name, m.unit, m.better, m.kind, m.fn, m.counter)
+           for m in mbdata.metrics("history")]
 METRIC_KIND = {m[0]: m[4] for m in METRICS}
 # the resolution a figure is written with (region_*_s: "%.2f"), in its unit; a step of a couple of
 # these is not a change
 RESOLUTION = {"user_cpu": 0.01, "sys_cpu": 0.01}
 
 
-def counter_notes(text):
-    """{counter: why} from a row's counter_notes ('madvise: not counted: ...; brk: ...')."""
-    out = {}
-    for part in (text or "").split("; "):
-        name, sep, why = part.partition(": ")
-        if sep and name and not why.startswith("scaled"):
-            out[name.strip()] = why.strip()
-    return out
+counter_notes = mbdata.counter_notes
 
 
 # ---- loading --------------------------------------------------------------------------------------
@@ -127,7 +98,7 @@ class HistoryError(Exception):
 
 def read_meta(csv_path):
     """The .meta.json beside a run CSV (or that JSON file itself)."""
-    p = csv_path if csv_path.endswith(".json") else mbcsv.sidecar(csv_path, ".meta.json")
+    p = csv_path if csv_path.endswith(".json") else mbdata.sidecar(csv_path, ".meta.json")
     try:
         with open(p) as f:
             meta = json.load(f)
@@ -324,7 +295,7 @@ def _store(args):
     os.makedirs(dest, exist_ok=True)
     moves = [(src, os.path.join(dest, args.night + ".csv"))]
     for suf in (".meta.json", ".rss.csv"):
-        s = mbcsv.sidecar(src, suf)
+        s = mbdata.sidecar(src, suf)
         if os.path.exists(s):
             moves.append((s, os.path.join(dest, args.night + suf)))
     if not args.force:

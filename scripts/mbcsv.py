@@ -1,4 +1,5 @@
-"""mbcsv.py - the one reader of mallocbench run CSVs (schema 4) for every script.
+"""mbcsv.py - the one reader of mallocbench run CSVs for every script; the columns, their
+types and the schema version come from the harness (schema(): `mallocbench schema --json`).
 
 read() is strict: UTF-8, a schema_version column equal to SCHEMA in every row,
 every schema column present, as many fields in a row as in the header, no field
@@ -15,35 +16,77 @@ import math
 import os
 import sys
 
-SCHEMA = "4"
 EXIT_BAD_INPUT = 2
 FIELD_MAX = 128 * 1024  # the csv module's own default limit; the harness writes at most 2 KiB
 
 NUM, TEXT = "number", "text"
-# Every column of the schema, in the header's order (harness/csv.h, CSV_COLUMNS), with what it holds.
-COLUMNS = [
-    ("schema_version", TEXT), ("run_id", TEXT), ("sample", NUM), ("matrix_id", TEXT), ("plan_seed", NUM),
-    ("block", NUM), ("position", NUM), ("shard", TEXT), ("timestamp", TEXT), ("host", TEXT),
-    ("workload", TEXT), ("workload_params", TEXT), ("work_scale", NUM), ("allocator", TEXT), ("config", TEXT),
-    ("lib_path", TEXT), ("alloc_version", TEXT), ("malloc_so", TEXT), ("requested_tunables", TEXT),
-    ("effective_tunables", TEXT), ("repetition", NUM), ("status", TEXT), ("message", TEXT),
-    ("total_wall_s", NUM), ("total_user_s", NUM), ("total_sys_s", NUM), ("total_task_clock_s", NUM),
-    ("total_minor_faults", NUM), ("total_major_faults", NUM), ("total_context_switches", NUM),
-    ("total_cpu_migrations", NUM), ("total_madvise_calls", NUM), ("total_mmap_calls", NUM),
-    ("total_munmap_calls", NUM), ("total_brk_calls", NUM), ("total_mremap_calls", NUM),
-    ("total_mprotect_calls", NUM), ("ru_maxrss_kib", NUM), ("ru_minflt", NUM), ("ru_majflt", NUM),
-    ("region_wall_s", NUM), ("region_user_s", NUM), ("region_sys_s", NUM), ("region_task_clock_s", NUM),
-    ("region_minor_faults", NUM), ("region_major_faults", NUM), ("region_context_switches", NUM),
-    ("region_cpu_migrations", NUM), ("region_madvise_calls", NUM), ("region_mmap_calls", NUM),
-    ("region_munmap_calls", NUM), ("region_brk_calls", NUM), ("region_mremap_calls", NUM),
-    ("region_mprotect_calls", NUM), ("throughput", NUM), ("throughput_unit", TEXT), ("metric", TEXT),
-    ("metric_better", TEXT), ("region_bytes", NUM),
-    ("region_ops", NUM), ("checksum", TEXT), ("limit_throughput", NUM), ("fraction_of_limit", NUM),
-    ("latency_what", TEXT), ("latency_p50_us", NUM), ("latency_p99_us", NUM), ("latency_p999_us", NUM),
-    ("latency_max_us", NUM), ("latency_count", NUM), ("workload_metrics", TEXT), ("rss_peak_kib", NUM),
-    ("rss_final_kib", NUM), ("rss_samples", NUM), ("alloc_stats", TEXT), ("counter_notes", TEXT),
-]
-NUMBERS = [name for name, kind in COLUMNS if kind == NUM]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def schema_places():
+    """Where the schema (`mallocbench schema --json`) is looked for, in order: $MB_SCHEMA (a
+    file; where set, the only place), schema.json beside this module (installed: meson puts it there), the default build
+    tree's build/schema.json (scripts run from the source tree), and last the output of
+    `$MB_HARNESS schema --json` (a harness binary)."""
+    if os.environ.get("MB_SCHEMA"):
+        return [os.environ["MB_SCHEMA"]]  # named: that one or none
+    return [os.path.join(HERE, "schema.json"), os.path.join(HERE, "..", "build", "schema.json")]
+
+
+def _load_schema():
+    import json
+    import subprocess
+    looked = []
+    for p in schema_places():
+        looked.append(p)
+        try:
+            with open(p) as f:
+                return json.load(f), p
+        except OSError:
+            continue
+        except ValueError as e:
+            raise CsvError(f"schema '{p}' is not JSON: {e}") from None
+    harness = os.environ.get("MB_HARNESS")
+    if harness and not os.environ.get("MB_SCHEMA"):
+        looked.append(f"{harness} schema --json")
+        try:
+            out = subprocess.run([harness, "schema", "--json"], capture_output=True, text=True, check=True).stdout
+            return json.loads(out), harness
+        except (OSError, subprocess.CalledProcessError, ValueError) as e:
+            raise CsvError(f"cannot get the schema from '{harness} schema --json': {e}") from None
+    raise CsvError("no CSV schema: build the harness (meson compile -C build writes build/schema.json) or set "
+                   "MB_SCHEMA to the output of `mallocbench schema --json` (looked in " + ", ".join(looked) + ")")
+
+
+_SCHEMA = None
+
+
+def schema():
+    """(schema_version, [(column, NUM or TEXT)] in the header's order), as the harness's
+    CSV_COLUMNS table gives them (harness/csv.h, through `mallocbench schema --json`);
+    CsvError when no schema can be found or it is malformed."""
+    global _SCHEMA
+    if _SCHEMA is None:
+        data, where_from = _load_schema()
+        try:
+            cols = [(c["name"], NUM if c["type"] == "number" else TEXT) for c in data["columns"]]
+            _SCHEMA = (str(data["schema_version"]), cols)
+        except (KeyError, TypeError) as e:
+            raise CsvError(f"schema '{where_from}' lacks {e}") from None
+    return _SCHEMA
+
+
+def __getattr__(name):
+    """SCHEMA (the version), COLUMNS ([(name, kind)]) and NUMBERS, from schema(); a schema
+    that cannot be found is one line on stderr and exit EXIT_BAD_INPUT."""
+    if name not in ("SCHEMA", "COLUMNS", "NUMBERS"):
+        raise AttributeError(name)
+    try:
+        version, cols = schema()
+    except CsvError as e:
+        print(f"{os.path.basename(sys.argv[0] or 'mbcsv')}: {e}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+    return {"SCHEMA": version, "COLUMNS": cols, "NUMBERS": [n for n, k in cols if k == NUM]}[name]
 
 
 class CsvError(Exception):
@@ -109,6 +152,8 @@ def decode(data, path):
 
 def parse(text, path):
     """(header, [Row]) of a CSV's text, checked as the module docstring says."""
+    SCHEMA, COLUMNS = schema()
+    NUMBERS = [n for n, k in COLUMNS if k == NUM]
     csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))  # measured below, per field
     reader = csv.reader(io.StringIO(text, newline=""))
     record = 0

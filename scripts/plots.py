@@ -24,6 +24,7 @@ import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
+import mbdata  # noqa: E402
 import stats  # noqa: E402
 
 try:
@@ -42,7 +43,6 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-SCHEMA = mbcsv.SCHEMA
 KiB = 1024
 MiB = 1024 * 1024
 PAGE = 4096
@@ -62,8 +62,8 @@ HATCHES = ["", "///", "...", "xxx", "\\\\\\", "+++"]
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1))]
 
-# Workloads in the order docs/workloads.md presents them; others follow by name.
-WORKLOAD_ORDER = ["tensor_copy", "arena_churn", "train_step", "idle_release", "calibrate"]
+# Workloads come in the registry's order, as the sidecar lists them (mbdata.Run.workload_rank);
+# without that list, by name.
 
 
 # Input the plots cannot be drawn from (the CLI prints it in one line, exit 2).
@@ -75,59 +75,11 @@ PlotError = mbcsv.CsvError
 num = mbcsv.num  # a finite float, None when empty (not measured); CsvError when not a number
 
 
-def parse_params(text):
-    """'a=1,b=x/y' -> [('a', '1'), ('b', 'x/y')], in order; a part without '=' continues the last value."""
-    out = []
-    for part in text.split(",") if text else []:
-        k, eq, v = part.partition("=")
-        if eq:
-            out.append((k, v))
-        elif out:
-            out[-1] = (out[-1][0], out[-1][1] + "," + part)
-    return out
-
-
-def parse_metrics(text):
-    """workload_metrics / alloc_stats 'a=1;b=2' -> {'a': '1', 'b': '2'}."""
-    out = {}
-    for part in text.split(";") if text else []:
-        k, eq, v = part.partition("=")
-        if eq:
-            out[k] = v
-    return out
-
-
-SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(text):
-    """A single fixed size ('256K', '16M', '1048576') in bytes; None for lists, ranges, files."""
-    t = text.strip()
-    suffix = t[-1:] if t[-1:].isalpha() else ""
-    digits = t[:-1] if suffix else t
-    if suffix.upper() not in SIZE_UNITS or not digits.isdigit():
-        return None
-    return int(digits) * SIZE_UNITS[suffix.upper()]
-
-
-def format_size(nbytes):
-    """Bytes as the harness prints sizes: 256K, 16M, 1G."""
-    for suffix in ("T", "G", "M", "K"):
-        scale = SIZE_UNITS[suffix]
-        if nbytes and nbytes % scale == 0:
-            return f"{nbytes // scale}{suffix}"
-    return f"{int(nbytes)}"
-
-
-def setting_of(config):
-    """The tunables part of a config label ('dirty_decay_ms=-1'), the library, or 'defaults'."""
-    parts = []
-    head, _, bracket = config.partition("[")
-    if "@" in head:
-        parts.append("lib=" + os.path.basename(head.split("@", 1)[1]))
-    if bracket:
-        parts.append(bracket.rstrip("]"))
-    return " ".join(parts) if parts else "defaults"
+parse_params = mbdata.parse_params
+parse_metrics = mbdata.parse_metrics
+SIZE_UNITS = mbdata.SIZE_UNITS
+parse_size = mbdata.parse_size
+format_size = mbdata.format_size
 
 
 def family_rank(family):
@@ -137,17 +89,6 @@ def family_rank(family):
 def config_sort_key(family, config):
     """Family in registry order, then the label (the plain defaults label sorts first)."""
     return (family_rank(family), family, config)
-
-
-def workload_rank(workload):
-    return (WORKLOAD_ORDER.index(workload) if workload in WORKLOAD_ORDER else len(WORKLOAD_ORDER), workload)
-
-
-def group_sort_key(group):
-    """Workload order, then the size of a fixed-size group (numerically), then the params text."""
-    workload, params = group
-    size = parse_size(dict(parse_params(params)).get("size", ""))
-    return (workload_rank(workload), size if size is not None else -1, params)
 
 
 def median_ci(values):
@@ -189,61 +130,39 @@ def scale_throughput(unit, values):
 
 # ---------------------------------------------------------------- loading
 
-def sidecar(csv_path, suffix):
-    base = csv_path[:-4] if csv_path.endswith(".csv") else csv_path
-    return base + suffix
-
-
 def load(csv_paths):
-    """Rows of every CSV (schema checked), plus the RSS series and meta of each."""
-    rows, bad, rss, metas, names = [], [], {}, [], []
-    for path in csv_paths:
-        _, file_rows = mbcsv.read(path)  # every column of the schema is there
-        for r in file_rows:
-            (rows if r["status"] == "ok" else bad).append(r)
-        names.append(os.path.basename(path))
-        meta_path = sidecar(path, ".meta.json")
-        if os.path.exists(meta_path):
-            try:
-                with open(meta_path) as f:
-                    metas.append(json.load(f))
-            except (OSError, ValueError):
-                pass  # the footnote says the machine is unknown
-        rss_path = sidecar(path, ".rss.csv")
-        if os.path.exists(rss_path):
-            try:
-                with open(rss_path, newline="") as f:
-                    for s in csv.DictReader(f):
-                        t, kib = _float(s.get("t_s")), _float(s.get("rss_kib"))
-                        if t is not None and kib is not None:
-                            rss.setdefault((s.get("run_id", ""), s.get("sample", "")), []).append((t, kib))
-            except (OSError, csv.Error, KeyError):
-                pass  # no timeline from this file
-    for series in rss.values():
-        series.sort()
-    FAMILIES[:] = mbcsv.family_order(csv_paths, rows + bad)
-    return Data(rows, bad, rss, metas, names, csv_paths)
+    """Rows of every CSV (schema checked), plus the RSS series and meta of each (mbdata.load)."""
+    run = mbdata.load(csv_paths)
+    FAMILIES[:] = run.families
+    return Data(run)
 
 
 class Data:
     """The ok rows grouped by (workload, workload_params) and config, in a fixed order."""
 
-    def __init__(self, rows, bad, rss, metas, names, paths=()):
-        self.rows, self.bad, self.rss, self.metas, self.names = rows, bad, rss, metas, names
-        self.family = {}
-        for r in rows + bad:
-            self.family.setdefault(r["config"], r["allocator"] or r["config"].split("[")[0].split("@")[0])
+    def __init__(self, run):
+        self.run = run
+        self.rows, self.bad, self.rss, self.metas = run.ok, run.bad, run.rss, run.metas
+        self.names = [os.path.basename(p) for p in run.paths]
+        self.family = {c: cfg.family or c for c, cfg in run.configs.items()}
+        self.setting = {c: mbdata.setting_text(cfg) for c, cfg in run.configs.items()}
         self.configs = sorted(self.family, key=lambda c: config_sort_key(self.family[c], c))
-        self.groups = {}
-        for r in rows:
-            self.groups.setdefault((r["workload"], r["workload_params"]), {}).setdefault(r["config"], []).append(r)
-        self.group_order = sorted(self.groups, key=group_sort_key)
+        self.groups = mbdata.group(self.rows)
+        self.group_order = sorted(self.groups, key=self.group_sort_key)
         self.not_ok = {}
-        for r in bad:
+        for r in self.bad:
             self.not_ok.setdefault((r["workload"], r["workload_params"]), []).append(r)
         families = list(dict.fromkeys(self.family[c] for c in self.configs))
-        self.colours = mbcsv.family_colours(list(paths), rows + bad, families)
+        self.colours = mbcsv.family_colours(list(run.paths), run.rows, families)
         self.style = config_styles(self.configs, self.family, self.colours)
+        # the workloads whose measured region is an idle period (trait idle_region)
+        self.idle = run.with_trait("idle_region")
+
+    def group_sort_key(self, group):
+        """Workload order, then the size of a fixed-size group (numerically), then the params text."""
+        workload, params = group
+        size = parse_size(mbdata.param_of(params, "size") or "")
+        return (self.run.workload_rank(workload), size if size is not None else -1, params)
 
     def configs_of(self, group):
         got = self.groups.get(group, {})
@@ -286,20 +205,17 @@ def median_of(rows, fn):
     return float(np.median(vals)) if vals else None
 
 
-def faults_per_mib(r):
-    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
-    return f / (b / MiB) if f is not None and b else None
+faults_per_mib = mbdata.faults_per_mib
 
 
 def sweep_families(data):
     """{(workload, params without size): [(size_bytes, group), ...]} for workloads run at >= 2 fixed sizes."""
     fams = {}
     for g in data.group_order:
-        params = parse_params(g[1])
-        size = parse_size(dict(params).get("size", ""))
+        size = parse_size(mbdata.param_of(g[1], "size") or "")
         if size is None:
             continue
-        rest = ",".join(f"{k}={v}" for k, v in params if k != "size")
+        rest = mbdata.params_without(g[1], "size")
         fams.setdefault((g[0], rest), []).append((size, g))
     return {k: sorted(v) for k, v in fams.items() if len({s for s, _ in v}) >= 2}
 
@@ -329,18 +245,7 @@ def cliff_text(points):
     return "at " + ", ".join(format_size(s) for s in hot)
 
 
-def kept_kib(r):
-    """RSS at the end of the measured region: rss_final_kib, else the workload's own rss_end_kib."""
-    v = num(r, "rss_final_kib")
-    return v if v is not None else _float(parse_metrics(r["workload_metrics"]).get("rss_end_kib"))
-
-
-def cpu_seconds(r):
-    """CPU user+sys of the measured region; for idle_release, whose region is the idle itself,
-    the whole process (total_user_s+total_sys_s), so that purging on free counts."""
-    if r["workload"] == "idle_release":
-        return _sum(num(r, "total_user_s"), num(r, "total_sys_s"))
-    return _sum(num(r, "region_user_s"), num(r, "region_sys_s"))
+kept_kib = mbdata.kept_kib
 
 
 def rss_vs_cpu_points(data, group, rss="peak"):
@@ -348,20 +253,20 @@ def rss_vs_cpu_points(data, group, rss="peak"):
 
     rss 'peak': the sampled peak (rss_peak_kib); 'kept': RSS at the end of the measured
     region (rss_final_kib, or the workload's rss_end_kib where that is empty), for
-    idle_release what is still resident after the idle.
+    for a workload whose region is an idle (idle_region), what is still resident after it.
     """
     out = []
     for c in data.configs_of(group):
         rs = data.groups[group][c]
-        cpu = median_of(rs, cpu_seconds)
+        traits = data.run.traits(group[0])
+        cpu = median_of(rs, lambda r: mbdata.cpu_seconds(r, traits))
         kib = median_of(rs, (lambda r: num(r, "rss_peak_kib")) if rss == "peak" else kept_kib)
         if cpu is not None and kib is not None:
             out.append((cpu, kib / KiB, c, len(rs)))
     return out
 
 
-def _sum(a, b):
-    return a + b if a is not None and b is not None else None
+_sum = mbdata.sum_measured
 
 
 def _float(text):
@@ -392,10 +297,8 @@ def short_group(group, data):
     same = [g for g in data.group_order if g[0] == workload]
     if len(same) == 1:
         return workload
-    mine = parse_params(params)
-    others = [dict(parse_params(g[1])) for g in same if g != group]
-    diff = [(k, v) for k, v in mine if any(o.get(k) != v for o in others)]
-    return workload + " " + ",".join(f"{k}={v}" for k, v in diff[:3])
+    diff = mbdata.distinguishing(params, [g[1] for g in same if g != group])
+    return workload + " " + mbdata.format_params(diff[:3])
 
 
 def machine_footnote(data, note):
@@ -509,8 +412,7 @@ def bar_metrics(data, group):
         {"title": "CPU in the region: user (dark) + sys (light)", "unit": "CPU seconds", "better": "lower",
          "fn": lambda r: _sum(num(r, "region_user_s"), num(r, "region_sys_s")), "stack": True},
         {"title": "Page faults per GB touched", "unit": "minor faults per 10⁹ bytes", "better": "lower",
-         "fn": lambda r: (num(r, "region_minor_faults") / num(r, "region_bytes") * 1e9
-                          if num(r, "region_minor_faults") is not None and num(r, "region_bytes") else None),
+         "fn": mbdata.faults_per_gb,
          "refault": 1e9 / PAGE, "empty": "n/a: touches no bytes"},
         {"title": "madvise calls per second", "unit": "calls/s of region wall time", "better": "lower",
          "fn": per_s("region_madvise_calls")},
@@ -767,10 +669,10 @@ def tunable_deltas(data, group, points):
     by = {p[2]: p for p in points}
     out = []
     for c in data.configs_of(group):
-        if setting_of(c) == "defaults" or c not in by:
+        if data.setting[c] == "defaults" or c not in by:
             continue
         base = next((d for d in data.configs_of(group)
-                     if data.family[d] == data.family[c] and setting_of(d) == "defaults" and d in by), None)
+                     if data.family[d] == data.family[c] and data.setting[d] == "defaults" and d in by), None)
         if base:
             out.append((c, base, by[c][1] - by[base][1], by[c][0] - by[base][0]))
     return out
@@ -811,8 +713,8 @@ def draw_rss_vs_cpu(data, outdir, footnote, written):
                 tuned = fam_count[data.family[c]] > 1
                 ax.scatter([cpu], [rss], s=90 if tuned else 60, color=st["colour"], marker=st["marker"],
                            edgecolor="black", linewidth=0.7, zorder=3)
-                label = setting_of(c) if tuned else data.family[c]
-                if tuned and setting_of(c) == "defaults":
+                label = data.setting[c] if tuned else data.family[c]
+                if tuned and data.setting[c] == "defaults":
                     label = f"{data.family[c]} defaults"
                 labels.setdefault(ax, []).append((cpu, rss, label, mix(st["colour"], -0.3)))
             deltas = []
@@ -822,12 +724,12 @@ def draw_rss_vs_cpu(data, outdir, footnote, written):
                 ax.annotate("", xy=(t[0], t[1]), xytext=(b[0], b[1]),
                             arrowprops={"arrowstyle": "->", "color": data.style[c]["colour"], "linewidth": 1.2})
                 pct = f" ({signed(d_rss / b[1] * 100, '.0f')}%)" if b[1] else ""
-                deltas.append(f"{data.family[c]} {setting_of(c)}: RSS {signed(d_rss, '.1f')} MiB, "
+                deltas.append(f"{data.family[c]} {data.setting[c]}: RSS {signed(d_rss, '.1f')} MiB, "
                               f"CPU {signed(d_cpu, '.2g')} s")
                 part = caption_parts.setdefault((g, c), {"head": f"{short_group(g, data)}, {c} against {base}:"})
                 part[kind] = f"{kind} RSS {signed(d_rss, '.1f')} MiB{pct}"
                 part["cpu"] = f"CPU {signed(d_cpu, '.2g')} s"
-            idle = g[0] == "idle_release"
+            idle = g[0] in data.idle
             ax.set_xlabel("CPU seconds, whole process user+sys (its region is the idle)" if idle
                           else "CPU seconds in the region (user+sys, median)")
             ax.set_ylabel(("RSS kept at the end of the idle, MiB" if idle else ylabel) if kind == "kept"
@@ -861,8 +763,9 @@ def draw_rss_vs_cpu(data, outdir, footnote, written):
     caption = ("RSS against CPU seconds for every workload run with more than one configuration of one allocator; "
                "per workload, the peak (sampled rss_peak_kib, top) and what was still resident at the end of the "
                "measured region (rss_final_kib, or the workload's rss_end_kib where empty; bottom). x: region "
-               "user+sys CPU seconds (10 ms clock-tick resolution), except idle_release: whole-process CPU, since "
-               "its region is the idle. Grey steps: the Pareto frontier. "
+               "user+sys CPU seconds (10 ms clock-tick resolution)"
+               + (f", except {', '.join(data.idle)}: whole-process CPU, since its region is the idle" if data.idle else "")
+               + ". Grey steps: the Pareto frontier. "
                + "; ".join(" ".join([p["head"], ", ".join(p[k] for k in ("peak", "kept", "cpu") if k in p)])
                            for p in caption_parts.values()) + ".")
     png, svg = finish(fig, "rss_vs_cpu", outdir, footnote, written)
@@ -884,7 +787,7 @@ def draw_rss_timeline(data, outdir, footnote, written):
               if any(rss_series(data, median_sample(data.groups[g][c])) for c in data.configs_of(g))]
     if not groups:
         return None
-    big = [g for g in groups if g[0] == "idle_release"][:2]
+    big = [g for g in groups if g[0] in data.idle][:2]
     small = [g for g in groups if g not in big][:MAX_PANELS - len(big)]
     nsmall_rows = math.ceil(len(small) / 2)
     heights = [4.8] * len(big) + [3.2] * nsmall_rows
@@ -949,11 +852,12 @@ def draw_rss_timeline(data, outdir, footnote, written):
     every = f"every {interval * 1000:.0f} ms" if interval else "periodically"
     caption = (f"RSS sampled by the harness from /proc/PID/statm {every}, in MiB, against seconds since the "
                "sample's process started; for each config its sample with the median throughput (zero readings "
-               "while the process exits are dropped). Short peaks between two samples are missed: idle_release's "
-               "own peak (from its workload_metrics) can lie above the drawn line. The sampler records RSS only, "
-               "so there is no fault-rate timeline. idle_release (top) shows what each allocator keeps after "
-               "freeing most of its memory: "
-               + ("; ".join(idle_notes) if idle_notes else "not in this run") + ".")
+               "while the process exits are dropped). Short peaks between two samples are missed"
+               + (f": {', '.join(data.idle)}'s own peak (from its workload_metrics) can lie above the drawn line"
+                  if data.idle else "")
+               + ". The sampler records RSS only, so there is no fault-rate timeline."
+               + (f" {', '.join(data.idle)} (top) shows what each allocator keeps after freeing most of its memory: "
+                  + ("; ".join(idle_notes) if idle_notes else "not in this run") + "." if data.idle else ""))
     png, svg = finish(fig, "rss_timeline", outdir, footnote, written)
     return {"name": "rss_timeline", "png": png, "svg": svg,
             "title": "RSS over time per configuration (lower is better)", "better": "lower", "caption": caption}

@@ -17,7 +17,6 @@ exit 2.
 """
 import argparse
 import io
-import json
 import os
 import sys
 
@@ -25,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import compare  # noqa: E402
 import mbcsv  # noqa: E402
+import mbdata  # noqa: E402
 import stats  # noqa: E402
 import summary  # noqa: E402
 
@@ -36,25 +36,10 @@ def med(rows, fn):
     return stats.median(vals) if vals else None
 
 
-def faults_per_mib(r):
-    f, b = compare.num(r, "region_minor_faults"), compare.num(r, "region_bytes")
-    return f / (b / 2**20) if f is not None and b else None
-
-
-def sys_share(r):
-    u, s = compare.num(r, "region_user_s"), compare.num(r, "region_sys_s")
-    return s / (u + s) if u is not None and s is not None and u + s > 0 else None
-
-
-def settings(config):
-    return config[config.index("[") + 1:-1] if "[" in config else ""
-
-
-def family(config):
-    return config.split("[")[0].split("@")[0]
-
-
-param = summary.param_of
+faults_per_mib = mbdata.faults_per_mib
+sys_share = mbdata.sys_share
+param = mbdata.param_of
+num = mbcsv.num
 
 
 def names(items):
@@ -62,50 +47,46 @@ def names(items):
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def what_it_shows(rows, baseline):
-    """Sentences per workload group, from the medians."""
-    groups = compare.samples(rows)
+def what_it_shows(run, baseline):
+    """Sentences per workload group, from the medians of the run's ok rows (mbdata.Run)."""
+    groups = run.groups
+    rank = run.config_rank
     out = []
-    sweeps = {}
-    for (wl, params), configs in groups.items():
-        size = param(params, "size")
-        if wl == "tensor_copy" and size and summary.size_key(size) != float("inf"):
-            rest = ",".join(kv for kv in params.split(",") if not kv.startswith("size="))
-            sweeps.setdefault((wl, rest), {})[size] = configs
-    for (wl, rest), points in sweeps.items():
+    for (wl, rest), sizes in run.curves("size_curve", "size").items():
+        points = {size: groups[g] for size, g in sizes.items()}
         if len(points) < 2:
             continue
         cliffs = {}
-        for size in sorted(points, key=summary.size_key):
+        for size in sorted(points, key=mbdata.size_key):
             for config, rs in points[size].items():
                 f = med(rs, faults_per_mib)
                 if f is not None and f >= REFAULT and config not in cliffs:
                     cliffs[config] = size
         allc = {c for p in points.values() for c in p}
-        keep = sorted(allc - set(cliffs), key=compare.config_rank)
-        lines = [f"{c} re-faults from {cliffs[c]}" for c in sorted(cliffs, key=compare.config_rank)]
+        keep = sorted(allc - set(cliffs), key=rank)
+        lines = [f"{c} re-faults from {cliffs[c]}" for c in sorted(cliffs, key=rank)]
         if keep:
             lines.append(f"{names(keep)} {'keeps' if len(keep) == 1 else 'keep'} their pages at every size "
-                         f"measured (up to {max(points, key=summary.size_key)})")
+                         f"measured (up to {max(points, key=mbdata.size_key)})")
         out.append((f"{wl} across sizes ({rest})", "; ".join(lines) + ": from that size on, every buffer "
                     "freed is given back to the kernel and faulted in again on the next step."))
+
     def order(item):
         (wl, params), _ = item
         size = param(params, "size")
-        return (wl, summary.size_key(size) if size else 0, params)
+        return (wl, mbdata.size_key(size) if size else 0, params)
 
     for (wl, params), configs in sorted(groups.items(), key=order):
         text = []
-        fam_default = {c: rs for c, rs in configs.items() if "[" not in c}
-        meds = {c: med(rs, lambda r: compare.num(r, "throughput")) for c, rs in configs.items()}
+        meds = {c: med(rs, lambda r: num(r, "throughput")) for c, rs in configs.items()}
         unit = next(iter(configs.values()))[0]["throughput_unit"]
         refault = {c: med(rs, faults_per_mib) for c, rs in configs.items()}
-        bad = [c for c in sorted(configs, key=compare.config_rank) if (refault[c] or 0) >= REFAULT]
+        bad = [c for c in sorted(configs, key=rank) if (refault[c] or 0) >= REFAULT]
         if bad:
             how = []
             for c in bad:
                 rs = configs[c]
-                calls = {k: med(rs, lambda r, k=k: compare.num(r, f"region_{k}_calls")) or 0
+                calls = {k: med(rs, lambda r, k=k: num(r, f"region_{k}_calls")) or 0
                          for k in ("madvise", "munmap", "brk")}
                 via = max(calls, key=calls.get)
                 sh = med(rs, sys_share)
@@ -118,25 +99,24 @@ def what_it_shows(rows, baseline):
         good = [c for c in meds if meds[c] is not None]
         if good and unit:
             best = max(good, key=lambda c: meds[c])
-            if wl == "idle_release":
-                parts = [f"{c} {meds[c]:.2f}" for c in sorted(good, key=compare.config_rank)]
+            if "idle_region" in run.traits(wl):
+                parts = [f"{c} {meds[c]:.2f}" for c in sorted(good, key=rank)]
                 text.append("Share of the freed memory given back to the kernel by the end of the idle: "
                             + ", ".join(parts) + ".")
             elif baseline in meds and meds[baseline]:
                 text.append(f"Fastest: {best} at {meds[best] / meds[baseline]:.2f}x {baseline} "
                             f"({unit}).")
-        for c, rs in sorted(configs.items(), key=lambda kv: compare.config_rank(kv[0])):
-            if "[" not in c:
-                continue
-            base = fam_default.get(family(c))
+        for c, rs in sorted(configs.items(), key=lambda kv: rank(kv[0])):
+            default = run.family_default(c)
+            base = configs.get(default) if default else None
             if not base:
                 continue
             f0, f1 = med(base, faults_per_mib), med(rs, faults_per_mib)
-            r0 = med(base, lambda r: compare.num(r, "rss_peak_kib"))
-            r1 = med(rs, lambda r: compare.num(r, "rss_peak_kib"))
-            t0, t1 = med(base, lambda r: compare.num(r, "throughput")), meds[c]
-            c0 = med(base, lambda r: (compare.num(r, "region_user_s") or 0) + (compare.num(r, "region_sys_s") or 0))
-            c1 = med(rs, lambda r: (compare.num(r, "region_user_s") or 0) + (compare.num(r, "region_sys_s") or 0))
+            r0 = med(base, lambda r: num(r, "rss_peak_kib"))
+            r1 = med(rs, lambda r: num(r, "rss_peak_kib"))
+            t0, t1 = med(base, lambda r: num(r, "throughput")), meds[c]
+            c0 = med(base, mbdata.region_cpu_s)
+            c1 = med(rs, mbdata.region_cpu_s)
             bits = []
             if f0 and f0 >= REFAULT and f1 is not None:
                 bits.append(f"removes {(1 - f1 / f0) * 100:.0f}% of the faults")
@@ -147,7 +127,8 @@ def what_it_shows(rows, baseline):
             if r0 and r1:
                 bits.append(f"peak RSS {(r1 - r0) / 1024:+.0f} MiB")
             if bits:
-                text.append(f"{settings(c)} on {family(c)}: " + ", ".join(bits) + " against its defaults.")
+                cfg = run.configs[c]
+                text.append(f"{cfg.tunables} on {cfg.family}: " + ", ".join(bits) + " against its defaults.")
         if text:
             out.append((f"{wl} ({params})", " ".join(text)))
     return out
@@ -178,21 +159,18 @@ def main(argv=None):
     except ImportError as e:
         die(mbcsv.missing_dependency(e))
     try:
-        rows = compare.load(args.csv)
+        run = mbdata.load(args.csv)
+        rows = run.ok
     except mbcsv.CsvError as e:
         die(str(e), mbcsv.EXIT_BAD_INPUT)
     if not rows:
         die(f"no ok rows in '{args.csv}'")
-    order = mbcsv.config_order([args.csv], rows)
+    order = run.config_order
     if args.baseline is not None and args.baseline not in order:
         die(f"no configuration '{args.baseline}' in {args.csv} (it has: {', '.join(order)})")
     args.baseline = args.baseline or order[0]
     os.makedirs(args.outdir, exist_ok=True)
-    meta_path = args.csv[:-4] + ".meta.json" if args.csv.endswith(".csv") else args.csv + ".meta.json"
-    meta = {}
-    if os.path.exists(meta_path):
-        with open(meta_path) as f:
-            meta = json.load(f)
+    meta = run.metas[0] if run.metas else {}
     m = meta.get("machine", {})
     md = io.StringIO()
     md.write("# mallocbench report\n\n")
@@ -204,7 +182,7 @@ def main(argv=None):
         md.write(f"- started {meta.get('started')}, commit `{meta.get('git_commit')}`\n")
         md.write(f"- command: `{' '.join(meta.get('command', []))}`\n")
     md.write("\n## What this shows\n\n")
-    for title, text in what_it_shows(rows, args.baseline):
+    for title, text in what_it_shows(run, args.baseline):
         md.write(f"- **{title}**: {text}\n")
     md.write("\n## Summary\n")
     buf = io.StringIO()

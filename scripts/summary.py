@@ -18,9 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
-
-SCHEMA = mbcsv.SCHEMA
-MiB = 1024 * 1024
+import mbdata  # noqa: E402
 
 
 def die(msg, status=1):
@@ -30,7 +28,7 @@ def die(msg, status=1):
 
 def load(paths):
     """Every row of every file, whatever its status; mbcsv.CsvError for bad input."""
-    return mbcsv.read_all(paths)
+    return mbdata.load(paths).rows
 
 
 num = mbcsv.num  # a finite float, None when not measured
@@ -80,10 +78,7 @@ def summarize(rows, baseline, order=None):
         ok = [r for r in rs if r["status"] == "ok"]
         bad = [r for r in rs if r["status"] != "ok"]
         t = [num(r, "throughput") for r in ok]
-        gib_faults = []
-        for r in ok:
-            b, f = num(r, "region_bytes"), num(r, "region_minor_faults")
-            gib_faults.append(f / (b / MiB) if b and f is not None else None)
+        gib_faults = [mbdata.faults_per_mib(r) for r in ok]
         user = med([num(r, "region_user_s") for r in ok])
         sys_ = med([num(r, "region_sys_s") for r in ok])
         line = {
@@ -155,23 +150,8 @@ def render(lines, baseline, markdown, out):
               "p50/p99/p99.9: latency of one op or step, where the workload times them.\n")
 
 
-def param_of(params, name):
-    for kv in params.split(","):
-        k, _, v = kv.partition("=")
-        if k == name:
-            return v
-    return None
-
-
-SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def size_key(v):
-    unit = v[-1] if v and v[-1] in SIZE_UNITS else ""
-    try:
-        return float(v[:-1] if unit else v) * SIZE_UNITS[unit]
-    except ValueError:
-        return float("inf")
+param_of = mbdata.param_of
+size_key = mbdata.size_key
 
 
 def render_curve(lines, param, markdown, out):
@@ -181,7 +161,7 @@ def render_curve(lines, param, markdown, out):
         v = param_of(l["params"], param)
         if v is None:
             continue
-        rest = ",".join(kv for kv in l["params"].split(",") if not kv.startswith(param + "="))
+        rest = mbdata.params_without(l["params"], param)
         by_wl.setdefault((l["workload"], rest), {}).setdefault(v, {})[l["config"]] = l
     for (wl, rest), rows in by_wl.items():
         configs = []

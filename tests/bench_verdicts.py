@@ -34,7 +34,7 @@ def rows(rng, n, cv, effect):
         beta = math.exp(rng.gauss(0, BLOCK_SD))
         for config, mult in (("A", 1.0), ("B", effect)):
             v = 1e9 * mult * beta * max(0.05, 1 + rng.gauss(0, cv))
-            out.append({"schema_version": compare.SCHEMA, "status": "ok", "workload": "w", "workload_params": "p",
+            out.append({"schema_version": compare.mbcsv.SCHEMA, "status": "ok", "workload": "w", "workload_params": "p",
                         "config": config, "allocator": config, "requested_tunables": "", "block": str(b),
                         "throughput": f"{v:.6g}", "throughput_unit": "B/s", "metric": "copy bandwidth",
                         "metric_better": "higher", "region_wall_s": "1"})

@@ -32,7 +32,7 @@ from mbtest import FAILS, check  # noqa: E402
 
 def row(wl, config, block, tput, unit="B/s", allocator=None, tunables="", metric="copy bandwidth", better="higher",
         params="p", **cols):
-    r = {"schema_version": compare.SCHEMA, "status": "ok", "workload": wl, "workload_params": params,
+    r = {"schema_version": compare.mbcsv.SCHEMA, "status": "ok", "workload": wl, "workload_params": params,
          "config": config, "allocator": allocator or config.split("[")[0].split("@")[0],
          "requested_tunables": tunables, "block": str(block), "throughput": f"{tput:.6g}",
          "throughput_unit": unit, "metric": metric, "metric_better": better, "region_wall_s": "1"}

@@ -55,6 +55,13 @@ def write_variant(src, dst, edit):
             w.writerow(r)
 
 
+def data_setting(plots, label):
+    """What the plots print as a configuration's setting, from its columns (mbdata.setting_text)."""
+    family, _, tun = label.partition("[")
+    cfg = plots.mbdata.Config(label, family, tun.rstrip("]"), "" if family == "glibc" else f"/usr/lib/lib{family}.so")
+    return plots.mbdata.setting_text(cfg)
+
+
 def test_pure(plots):
     """The parsers and the statistics on their own."""
     check_eq(plots.parse_size("256K"), 256 << 10, "parse_size 256K")
@@ -65,8 +72,8 @@ def test_pure(plots):
     check_eq(plots.format_size(32 << 20), "32M", "format_size 32M")
     check_eq(plots.parse_params("size=16M,count=2"), [("size", "16M"), ("count", "2")], "parse_params")
     check_eq(plots.parse_metrics("a=1;b=x"), {"a": "1", "b": "x"}, "parse_metrics")
-    check_eq(plots.setting_of("jemalloc[dirty_decay_ms=-1]"), "dirty_decay_ms=-1", "setting_of tuned")
-    check_eq(plots.setting_of("tcmalloc"), "defaults", "setting_of defaults")
+    check_eq(data_setting(plots, "jemalloc[dirty_decay_ms=-1]"), "dirty_decay_ms=-1", "setting of a tuned config")
+    check_eq(data_setting(plots, "tcmalloc"), "defaults", "setting of a config with its defaults")
     check_eq(plots.num({"x": ""}, "x"), None, "an empty cell is not 0")
     check_eq(plots.num({"x": "0"}, "x"), 0.0, "a 0 cell is 0")
     med, lo, hi, how = plots.median_ci([3.0, 1.0, 2.0])

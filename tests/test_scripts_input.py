@@ -48,10 +48,15 @@ def test_parser():
         check(False, "num of a 'nan' cell raises")
     except mbcsv.CsvError as e:
         check_eq(str(e), "f.csv: row 4: x 'nan' is not a finite number", "num's message")
-    # the table is the schema: the names of harness/csv.h CSV_COLUMNS, in order
+    # the schema the scripts read is the harness's (`mallocbench schema --json`, build/schema.json):
+    # the names and types of harness/csv.h CSV_COLUMNS, in order
     with open(os.path.join(HERE, "..", "harness", "csv.h")) as f:
-        names = re.findall(r"^\s+X\((\w+),", f.read(), re.M)
+        table = re.findall(r"^\s+X\((\w+), CSV_(NUM|TEXT),", f.read(), re.M)
+    names = [n for n, _ in table]
+    check(len(names) > 50, f"csv.h's table read: {len(names)} columns")
     check_eq([c for c, _ in mbcsv.COLUMNS], names, "mbcsv.COLUMNS against harness/csv.h")
+    check_eq([k for _, k in mbcsv.COLUMNS], [mbcsv.NUM if t == "NUM" else mbcsv.TEXT for _, t in table],
+             "the column types against harness/csv.h")
 
     S = mbcsv.SCHEMA
     def line(**cells):

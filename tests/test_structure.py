@@ -17,7 +17,13 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
     wl_N (a second table); tests/test_run.py (and, with CHECK_SCRIPTS,
     scripts/*.py) holding a per-workload table: a dict, list, tuple or set
     literal with two or more workload names as keys or elements.
-Checks its own parsers on made-up code first, so it cannot pass by reading nothing.
+  - a script computes outside the data layer (scripts/mbdata.py, and mbcsv.py, the reader it
+    builds on): it names a column only a derived metric reads (the faults per MiB / GB
+    inputs), defines a metric or parser function (faults per ..., sys share, params,
+    settings, family, sidecar), splits workload_params on ',' or '=' or a label on '[' or
+    '@', names a workload (presentation facts come from the sidecar's traits), or reaches
+    into another script's private global (compare._ORDER).
+Checks its own parsers and rules on made-up code first, so it cannot pass by reading nothing.
 """
 import ast
 import os
@@ -31,7 +37,7 @@ FAILS = []
 WL_TABLE = "workloads/workloads.c"
 # scripts/*.py: off until plots.py and report.py take the workloads' order and
 # traits from the sidecar (issue 17, point 4); then True.
-CHECK_SCRIPTS = False
+CHECK_SCRIPTS = True
 TABLE_LINE = re.compile(r"^\s*X\((\w+)\)", re.M)           # as meson.build reads it
 DESCRIPTOR = re.compile(r"^\s*const\s+wl_t\s+wl_(\w+)\s*=", re.M)
 
@@ -202,7 +208,56 @@ def check_workloads(root):
     return len(found)
 
 
+DATA_LAYER = ("mbdata.py", "mbcsv.py")
+DERIVED_INPUTS = {"region_minor_faults", "region_bytes"}
+METRIC_DEF = re.compile(r"faults?_per|per_(gb|mib)|sys_share|parse_params|param_of|params_without|setting|"
+                        r"^_?family$|^sidecar$")
+WORKLOAD_NAME = re.compile(r'\.name\s*=\s*"(\w+)"')
+
+
+def script_violations(source, name, workloads, modules):
+    """What a script does that only the data layer may: [(line, text)]."""
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in DERIVED_INPUTS:
+                out.append((line, f"names column {node.value!r}: a derived metric belongs in mbdata.METRICS"))
+            elif node.value in workloads:
+                out.append((line, f"names workload {node.value!r}: presentation comes from the sidecar's traits"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and METRIC_DEF.search(node.name):
+            out.append((line, f"defines {node.name}(): metrics and parsers live in the data layer"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args and \
+                isinstance(node.args[0], ast.Constant):
+            sep = node.args[0].value
+            if node.func.attr in ("split", "rsplit", "partition", "rpartition") and sep in (",", "="):
+                out.append((line, f".{node.func.attr}({sep!r}): workload_params are parsed by mbdata.parse_params"))
+            elif node.func.attr in ("split", "rsplit", "partition", "rpartition", "index", "find") and \
+                    sep in ("[", "@"):
+                out.append((line, f".{node.func.attr}({sep!r}): a configuration comes from its columns "
+                                  "(mbdata.Run.configs), not its label"))
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and node.left.value in ("[", "@") \
+                and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            out.append((line, f"{node.left.value!r} in a label: a configuration comes from its columns"))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules \
+                and node.attr.startswith("_") and not node.attr.startswith("__"):
+            out.append((line, f"{node.value.id}.{node.attr}: another script's private global"))
+    return out
+
+
 def self_check():
+    bad = ("import compare\n"
+           "W = ['tensor_copy']\n"
+           "def faults_per_mib(r):\n    return r['region_minor_faults']\n"
+           "def f(p, c):\n    a = p.split(',')\n    b = c.split('[')\n    return '[' in c, compare._ORDER\n")
+    got = [t.split(":")[0].split(" ")[0] for _, t in script_violations(bad, "bad.py", {"tensor_copy"}, {"compare"})]
+    want = ["names", "defines", "names", ".split(',')", ".split('[')", "'['", "compare._ORDER"]
+    if sorted(got) != sorted(want):
+        fail(f"the script rule is broken: {got}")
+    good = "import mbdata\ndef f(run):\n    return mbdata.faults_per_mib, run.traits('x'), 'a,b'.join([])\n"
+    if script_violations(good, "good.py", {"tensor_copy"}, {"compare"}):
+        fail(f"the script rule flags clean code: {script_violations(good, 'good.py', {'tensor_copy'}, set())}")
+
     long_fn = "static int f(int a,\n          int b)\n{\n" + "    a++;\n" * 98 + "    return a;\n}\n"
     short_fn = "int g(void)\n{\n    return 0;\n}\n"
     found = functions("/* x */\n" + short_fn + "\n" + long_fn)
@@ -219,9 +274,32 @@ def read(path):
         return f.read()
 
 
+def check_scripts(root):
+    """No script computes outside the data layer (the module docstring)."""
+    sdir = os.path.join(root, "scripts")
+    scripts = sorted(f for f in os.listdir(sdir) if f.endswith(".py"))
+    workloads = set()
+    for f in os.listdir(os.path.join(root, "workloads")):
+        if f.endswith(".c"):
+            workloads.update(WORKLOAD_NAME.findall(read(os.path.join(root, "workloads", f))))
+    if len(scripts) < 8 or not all(d in scripts for d in DATA_LAYER) or not {"tensor_copy", "idle_release"} <= workloads:
+        fail(f"too little to check the scripts against: {scripts}, workloads {sorted(workloads)}")
+    layer_path = os.path.join(sdir, DATA_LAYER[0])
+    if os.path.exists(layer_path) and not script_violations(read(layer_path), DATA_LAYER[0], workloads, set()):
+        fail(f"scripts/{DATA_LAYER[0]} computes nothing the rule would see: the rule reads nothing")
+    modules = {f[:-3] for f in scripts}
+    for f in scripts:
+        if f in DATA_LAYER:
+            continue
+        for line, text in script_violations(read(os.path.join(sdir, f)), f, workloads, modules):
+            fail(f"scripts/{f}:{line}: {text}")
+    return len(scripts)
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     self_check()
+    nscripts = check_scripts(root)
     hdir = os.path.join(root, "harness")
     files = sorted(f for f in os.listdir(hdir) if f.endswith((".c", ".h")))
     headers = {f for f in files if f.endswith(".h")}
@@ -258,8 +336,8 @@ def main():
                         fail(f"{os.path.relpath(os.path.join(dirpath, f), root)} includes harness/{h}: "
                              f"a lower layer reaches up")
     nwl = check_workloads(root)
-    print(f"{len(files)} harness files, {nfunc} functions, {len(headers)} headers, {nwl} workloads checked"
-          + ("" if CHECK_SCRIPTS else " (scripts/*.py not yet: CHECK_SCRIPTS)"), file=sys.stderr)
+    print(f"{len(files)} harness files, {nfunc} functions, {len(headers)} headers, {nwl} workloads, "
+          f"{nscripts} scripts checked", file=sys.stderr)
     return 1 if FAILS else 0
 
 

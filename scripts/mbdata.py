@@ -1,0 +1,380 @@
+"""mbdata.py - the one data layer of the scripts: a run as load(paths) -> Run (rows read and
+checked by mbcsv, the .meta.json and .rss.csv sidecars, configurations with family and
+tunables from the allocator / requested_tunables columns, workloads with the presentation
+traits their descriptors export through the sidecar, and the rows grouped), and the one
+registry of derived metrics (METRICS: key, name, unit, better, kind, function).  Scripts
+render; every figure computed from columns, every parse of workload_params and every
+sidecar path is here (tests/test_structure.py holds them to it).
+"""
+import csv
+import json
+import os
+import re
+import sys
+from collections import namedtuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mbcsv  # noqa: E402
+
+num = mbcsv.num
+sidecar = mbcsv.sidecar  # <name>.meta.json / <name>.rss.csv beside <name>.csv
+MiB = 1024 * 1024
+PAGE = 4096
+
+# ---- workload_params ------------------------------------------------------------------------
+
+# A text parameter (WLP_TEXT in workloads/workload.h) whose value runs to the end of the text:
+# the exec workload writes its command last, and a command may hold commas.
+RUNS_TO_END = ("cmd",)
+_NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
+
+
+def parse_params(text):
+    """'a=1,b=x/y' -> [('a', '1'), ('b', 'x/y')], in order, as the harness writes them: a
+    part that is not NAME=... continues the value before it (a comma inside a value), and
+    the value of a RUNS_TO_END parameter is the rest of the text, commas and '=' included."""
+    out = []
+    rest = text or ""
+    while rest:
+        part, comma, after = rest.partition(",")
+        k, eq, v = part.partition("=")
+        if eq and _NAME.match(k) and not (out and out[-1][0] in RUNS_TO_END):
+            if k in RUNS_TO_END:
+                out.append((k, v + comma + after))
+                break
+            out.append((k, v))
+        elif out:
+            out[-1] = (out[-1][0], out[-1][1] + "," + part)
+        rest = after
+    return out
+
+
+def format_params(pairs):
+    """The inverse of parse_params: [('a', '1')] -> 'a=1'."""
+    return ",".join(f"{k}={v}" for k, v in pairs)
+
+
+def param_of(params, name):
+    """The value of one parameter of a workload_params text, None when it has none."""
+    return dict(parse_params(params)).get(name)
+
+
+def distinguishing(params, others):
+    """The (name, value) pairs of a workload_params text that some of `others` (texts of the
+    same workload) do not share: what tells its group apart (size=16M)."""
+    theirs = [dict(parse_params(o)) for o in others]
+    return [(k, v) for k, v in parse_params(params) if any(o.get(k) != v for o in theirs)]
+
+
+def params_without(params, name):
+    """workload_params text without one parameter: what the points of a curve over it share."""
+    return format_params([(k, v) for k, v in parse_params(params) if k != name])
+
+
+def parse_metrics(text):
+    """workload_metrics / alloc_stats 'a=1;b=2' -> {'a': '1', 'b': '2'}."""
+    out = {}
+    for part in text.split(";") if text else []:
+        k, eq, v = part.partition("=")
+        if eq:
+            out[k] = v
+    return out
+
+
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text):
+    """A single fixed size ('256K', '16M', '1048576') in bytes; None for lists, ranges, files."""
+    t = text.strip()
+    suffix = t[-1:] if t[-1:].isalpha() else ""
+    digits = t[:-1] if suffix else t
+    if suffix.upper() not in SIZE_UNITS or not digits.isdigit():
+        return None
+    return int(digits) * SIZE_UNITS[suffix.upper()]
+
+
+def size_key(v):
+    """A size text as a number to sort by ('4M' after '256K'); inf for what is not one size."""
+    unit = v[-1] if v and v[-1] in SIZE_UNITS else ""
+    try:
+        return float(v[:-1] if unit else v) * SIZE_UNITS[unit]
+    except ValueError:
+        return float("inf")
+
+
+def format_size(nbytes):
+    """Bytes as the harness prints sizes: 256K, 16M, 1G."""
+    for suffix in ("T", "G", "M", "K"):
+        scale = SIZE_UNITS[suffix]
+        if nbytes and nbytes % scale == 0:
+            return f"{nbytes // scale}{suffix}"
+    return f"{int(nbytes)}"
+
+
+def counter_notes(text):
+    """{counter: why} from a row's counter_notes ('madvise: not counted: ...; brk: ...')."""
+    out = {}
+    for part in (text or "").split("; "):
+        name, sep, why = part.partition(": ")
+        if sep and name and not why.startswith("scaled"):
+            out[name.strip()] = why.strip()
+    return out
+
+
+# ---- the metric registry -------------------------------------------------------------------
+
+def _col(c):
+    return lambda r: num(r, c)
+
+
+def _per_s(c):
+    def f(r):
+        v, t = num(r, c), num(r, "region_wall_s")
+        return v / t if v is not None and t else None
+    return f
+
+
+def faults_per_gb(r):
+    """Minor faults in the measured region per 10^9 bytes the workload touched."""
+    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
+    return f / b * 1e9 if f is not None and b else None
+
+
+def faults_per_mib(r):
+    """Minor faults in the measured region per MiB touched (256: every 4 KiB page again)."""
+    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
+    return f / (b / MiB) if f is not None and b else None
+
+
+def peak_rss_mib(r):
+    v = num(r, "rss_peak_kib")
+    return v / 1024 if v is not None else None
+
+
+def sys_share(r):
+    """System time as a share of the measured region's CPU time (0..1)."""
+    u, s = num(r, "region_user_s"), num(r, "region_sys_s")
+    return s / (u + s) if u is not None and s is not None and u + s > 0 else None
+
+
+def region_cpu_s(r):
+    """user + sys of the measured region, a missing part counted as 0."""
+    return (num(r, "region_user_s") or 0) + (num(r, "region_sys_s") or 0)
+
+
+def kept_kib(r):
+    """RSS at the end of the measured region: rss_final_kib, else the workload's own rss_end_kib."""
+    v = num(r, "rss_final_kib")
+    if v is not None:
+        return v
+    try:
+        return mbcsv.parse_number(parse_metrics(r["workload_metrics"]).get("rss_end_kib") or "")
+    except ValueError:
+        return None
+
+
+def sum_measured(a, b):
+    """a + b, None when either is not measured."""
+    return a + b if a is not None and b is not None else None
+
+
+def cpu_seconds(r, traits=()):
+    """CPU user+sys of the measured region; for a workload whose region is an idle period
+    (trait idle_region), the whole process's, so that purging on free counts."""
+    if "idle_region" in traits:
+        return sum_measured(num(r, "total_user_s"), num(r, "total_sys_s"))
+    return sum_measured(num(r, "region_user_s"), num(r, "region_sys_s"))
+
+
+# key: stable name (history's series, --metric of detect); name: as tables print it (None: the
+# row's own `metric`); unit (None: throughput_unit); better (None: metric_better); kind (timing:
+# floor max(3%, A/A noise); count/size: the series' own spread); fn: value of a row; counter: the
+# counter whose note in counter_notes says why a value is missing; views: the tables it is in.
+Metric = namedtuple("Metric", "key name unit better kind fn counter views")
+METRICS = [
+    Metric("throughput", "throughput", None, None, "timing", _col("throughput"), None, ("compare", "history")),
+    Metric("user_cpu", "user CPU", "s", "lower", "timing", _col("region_user_s"), None, ("compare", "history")),
+    Metric("sys_cpu", "sys CPU", "s", "lower", "timing", _col("region_sys_s"), None, ("compare", "history")),
+    # a rate, not a count: a few faults more or less over gigabytes is noise, not a change
+    Metric("faults_per_gb", "faults per GB", "/GB", "lower", "size", faults_per_gb, "minor_faults",
+           ("compare", "history")),
+    Metric("madvise_per_s", "madvise per s", "/s", "lower", "count", _per_s("region_madvise_calls"), "madvise",
+           ("compare",)),
+    Metric("munmap_per_s", "munmap per s", "/s", "lower", "count", _per_s("region_munmap_calls"), "munmap",
+           ("compare",)),
+    Metric("brk_per_s", "brk per s", "/s", "lower", "count", _per_s("region_brk_calls"), "brk", ("compare",)),
+    Metric("madvise", "madvise calls", "calls", "lower", "count", _col("region_madvise_calls"), "madvise",
+           ("history",)),
+    Metric("munmap", "munmap calls", "calls", "lower", "count", _col("region_munmap_calls"), "munmap", ("history",)),
+    Metric("brk", "brk calls", "calls", "lower", "count", _col("region_brk_calls"), "brk", ("history",)),
+    Metric("peak_rss", "peak RSS", "MiB", "lower", "size", peak_rss_mib, None, ("compare", "history")),
+    Metric("latency_p50", "latency p50", "us", "lower", "timing", _col("latency_p50_us"), None, ("compare",)),
+    Metric("latency_p99", "latency p99", "us", "lower", "timing", _col("latency_p99_us"), None, ("compare",)),
+    Metric("latency_p999", "latency p99.9", "us", "lower", "timing", _col("latency_p999_us"), None, ("compare",)),
+    Metric("faults_per_mib", "faults/MiB", "/MiB", "lower", "size", faults_per_mib, "minor_faults", ()),
+    Metric("sys_share", "sys%", "ratio", "lower", "timing", sys_share, None, ()),
+]
+METRIC = {m.key: m for m in METRICS}
+
+
+def metrics(view):
+    """The registry's metrics of one table ('compare', 'history'), in registry order."""
+    return [m for m in METRICS if view in m.views]
+
+
+def metric_fn(key):
+    return METRIC[key].fn
+
+
+# ---- configurations and workloads ---------------------------------------------------------
+
+Config = namedtuple("Config", "name family tunables lib_path")
+Config.__doc__ = """A configuration: its label, allocator family (the `allocator` column), the
+tunables asked for (`requested_tunables`, canonical name=value;...) and the library preloaded."""
+
+
+def config_of(r):
+    return Config(r["config"], r.get("allocator") or "", r.get("requested_tunables") or "", r.get("lib_path") or "")
+
+
+def setting_text(cfg):
+    """What sets a configuration apart from its family's defaults: the tunables asked for,
+    the library (lib=NAME) when a label names one, or 'defaults'."""
+    parts = []
+    if cfg.lib_path and cfg.name.partition("[")[0] != cfg.family:
+        parts.append("lib=" + os.path.basename(cfg.lib_path))
+    if cfg.tunables:
+        parts.append(cfg.tunables)
+    return " ".join(parts) if parts else "defaults"
+
+
+Workload = namedtuple("Workload", "name metric lower_is_better traits")
+
+
+def sidecar_workloads(meta):
+    """[Workload] of a sidecar's `workloads` list (the registry's table order; traits such as
+    idle_region and size_curve); [] for a sidecar without one (an older run)."""
+    out = []
+    for w in (meta or {}).get("workloads") or []:
+        if isinstance(w, dict) and isinstance(w.get("name"), str):
+            traits = w.get("traits") if isinstance(w.get("traits"), list) else []
+            out.append(Workload(w["name"], w.get("metric") or "", bool(w.get("lower_is_better")),
+                                frozenset(t for t in traits if isinstance(t, str))))
+    return out
+
+
+def read_meta(path):
+    """The .meta.json beside a run CSV as a dict; None when missing or not JSON."""
+    try:
+        with open(sidecar(path, ".meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def read_rss(path, into):
+    """The .rss.csv beside a run CSV into {(run_id, sample): [(t_s, rss_kib)]}; nothing when
+    it is missing or unreadable (the figures then have no timeline)."""
+    try:
+        with open(sidecar(path, ".rss.csv"), newline="") as f:
+            for s in csv.DictReader(f):
+                try:
+                    t, kib = mbcsv.parse_number(s.get("t_s") or ""), mbcsv.parse_number(s.get("rss_kib") or "")
+                except ValueError:
+                    continue
+                if t is not None and kib is not None:
+                    into.setdefault((s.get("run_id", ""), s.get("sample", "")), []).append((t, kib))
+    except (OSError, csv.Error, KeyError):
+        pass
+
+
+class Run:
+    """One or more run CSVs read together.
+
+    rows: every row; ok / bad: those with status ok / not; metas: the readable sidecars;
+    rss: {(run_id, sample): [(t_s, rss_kib)]} sorted by time; configs: {label: Config} in the
+    run's order (config_order: the sidecars' `configs`, then first appearance); families: in
+    that order; workloads: {name: Workload} from the sidecars, in the registry's order;
+    groups: {(workload, workload_params): {config: [ok rows]}} in first-seen order."""
+
+    def __init__(self, paths, rows, metas, rss):
+        self.paths, self.rows, self.metas, self.rss = list(paths), rows, metas, rss
+        self.ok = [r for r in rows if r["status"] == "ok"]
+        self.bad = [r for r in rows if r["status"] != "ok"]
+        self.config_order = mbcsv.config_order(self.paths, rows)
+        seen = {}
+        for r in rows:
+            seen.setdefault(r["config"], config_of(r))
+        self.configs = {c: seen[c] for c in self.config_order if c in seen}
+        self.families = mbcsv.family_order(self.paths, rows)
+        self.workloads = {}
+        for meta in metas:
+            for w in sidecar_workloads(meta):
+                self.workloads.setdefault(w.name, w)
+        self.groups = group(self.ok)
+
+    def traits(self, workload):
+        """The presentation traits of a workload, from the sidecar; none when it gives none."""
+        w = self.workloads.get(workload)
+        return w.traits if w else frozenset()
+
+    def with_trait(self, trait):
+        return [w for w, d in self.workloads.items() if trait in d.traits]
+
+    def workload_rank(self, workload):
+        """Sort key: the registry's order where a sidecar gives it, then by name."""
+        order = list(self.workloads)
+        return (order.index(workload) if workload in order else len(order), workload)
+
+    def config_rank(self, config):
+        """Sort key: the run's configuration order, then the label."""
+        return (self.config_order.index(config) if config in self.config_order else len(self.config_order), config)
+
+    def family_default(self, config):
+        """The label of the configuration that runs config's family with its defaults (no
+        tunables asked for, the same library), None when the run has none or it is config."""
+        cfg = self.configs.get(config)
+        if not cfg or not cfg.tunables:
+            return None
+        for c in self.configs.values():
+            if c.family == cfg.family and not c.tunables and c.lib_path == cfg.lib_path:
+                return c.name
+        return None
+
+    def curves(self, trait="size_curve", param="size"):
+        """{(workload, params without PARAM): {value: group}} for the workloads with TRAIT:
+        groups that differ only in one fixed PARAM value form a curve over it."""
+        out = {}
+        for (wl, params) in self.groups:
+            if trait not in self.traits(wl):
+                continue
+            v = param_of(params, param)
+            if v and size_key(v) != float("inf"):
+                out.setdefault((wl, params_without(params, param)), {})[v] = (wl, params)
+        return out
+
+
+def group(rows):
+    """{(workload, workload_params): {config: [rows]}} in order of first appearance."""
+    out = {}
+    for r in rows:
+        out.setdefault((r["workload"], r["workload_params"]), {}).setdefault(r["config"], []).append(r)
+    return out
+
+
+def load(paths):
+    """A Run of one CSV path or a list of them; mbcsv.CsvError for input that is not a
+    mallocbench CSV of the schema.  A missing or unreadable sidecar is no sidecar."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    rows, metas, rss = [], [], {}
+    for p in paths:
+        rows += mbcsv.read(p)[1]
+        meta = read_meta(p)
+        if meta is not None:
+            metas.append(meta)
+        read_rss(p, rss)
+    for series in rss.values():
+        series.sort()
+    return Run(paths, rows, metas, rss)
