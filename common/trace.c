@@ -50,6 +50,7 @@ typedef struct {
     hmap_t threads;     /* (pid << 32 | tid) -> thread index */
     hmap_t procs;       /* pid -> index of its latest process */
     uint32_t *next_seq; /* per thread */
+    uint64_t *last_t;   /* per thread: time of its latest event */
     size_t *cap;        /* events allocated per thread */
     size_t thread_cap, proc_cap;
 } rd_t;
@@ -183,13 +184,16 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
         mbt_thread_t *nt = realloc(t->thread, cap * sizeof *nt);
         uint32_t *ns = realloc(r->next_seq, cap * sizeof *ns);
         size_t *nc = realloc(r->cap, cap * sizeof *nc);
+        uint64_t *nl = realloc(r->last_t, cap * sizeof *nl);
         if (nt)
             t->thread = nt;
         if (ns)
             r->next_seq = ns;
         if (nc)
             r->cap = nc;
-        if (!nt || !ns || !nc)
+        if (nl)
+            r->last_t = nl;
+        if (!nt || !ns || !nc || !nl)
             return -1;
         r->thread_cap = cap;
     }
@@ -197,6 +201,7 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
     t->thread[i] = (mbt_thread_t){.pid = pid, .tid = tid, .proc = proc};
     r->next_seq[i] = 0;
     r->cap[i] = 0;
+    r->last_t[i] = 0;
     if (hmap_put(&r->threads, key, i))
         return -1;
     t->nthread++;
@@ -238,6 +243,11 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
         unsigned op = MBT_OP(&e);
         if (op == 0 || op >= MBT_OP_COUNT)
             return fail(r, (size_t)(p - r->b), "unknown op %u", op);
+        if (MBT_T(&e) < r->last_t[ti]) /* a replay paced by it would wait forever */
+            return fail(r, (size_t)(p - r->b), "time %llu ns of thread %u/%u is before its "
+                        "previous event's %llu ns", (unsigned long long)MBT_T(&e), pid, tid,
+                        (unsigned long long)r->last_t[ti]);
+        r->last_t[ti] = MBT_T(&e);
         th->ev[th->nev++] = e;
     }
     r->t->nevents += n;
@@ -321,6 +331,7 @@ int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t err
     hmap_free(&r.procs);
     free(r.next_seq);
     free(r.cap);
+    free(r.last_t);
     if (rc)
         mbt_free(t);
     return rc;

@@ -24,7 +24,8 @@
  *
  * The reader (trace.c) is strict: a bad magic, an unknown version, kind
  * or op, a length past the end, a truncated record, a thread's chunk seq out
- * of order are errors that name the byte offset where the file breaks. */
+ * of order, a thread's time going backwards are errors that name the byte
+ * offset where the file breaks. */
 #ifndef MB_TRACE_H
 #define MB_TRACE_H
 #include <stddef.h>

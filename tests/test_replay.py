@@ -9,8 +9,9 @@ Usage: test_replay.py MALLOCBENCH CASE [RR_PROG].  Cases:
              and thread count are exactly what this file computes; the
              checksum is one across allocators; a ring of 4 threads handing
              every object on replays without deadlock
-  corrupt    a truncated trace, a flipped byte, a missing pid or file: `run`
-             exits 2 before any sample, naming the file and the byte offset
+  corrupt    a truncated trace, a flipped byte, a thread's time going
+             backwards, a missing pid or file: `run` exits 2 before any
+             sample, naming the file and the byte offset
   timing     timing=recorded keeps the recorded span (0.6 s), fast does not
   record     `mallocbench record` of tests/rr_prog at two iteration counts:
              replayed counts equal the trace's (mbt_stats via `mallocbench
@@ -409,7 +410,15 @@ def case_corrupt(mb, tmp):
     text_len = struct.unpack_from("<I", data, 20)[0]
     proc_len = struct.unpack_from("<I", data, 32 + text_len + 20)[0]
     second = 32 + text_len + 24 + proc_len
+    # thread 100's second chunk (after 101's first) opens 1 ns before its first chunk ends
+    c2 = second + 24 + struct.unpack_from("<I", data, second + 20)[0]
+    c3 = c2 + 24 + struct.unpack_from("<I", data, c2 + 20)[0]
+    check(struct.unpack_from("<II", data, c3 + 12) == (100, 1), "thread 100's second chunk")
+    t_prev = struct.unpack_from("<Q", data, c2 - 32)[0] >> 8
+    first = struct.unpack_from("<Q", data, c3 + 24)[0]
+    back = data[:c3 + 24] + struct.pack("<Q", ((t_prev - 1) << 8) | (first & 0xFF)) + data[c3 + 32:]
     bad = {"truncated.mbt": (data[:-7], None),
+           "backwards.mbt": (back, c3 + 24),
            "flipped.mbt": (data[:second] + bytes([data[second] ^ 0x40]) + data[second + 1:], second),
            "magic.mbt": (b"X" + data[1:], 0)}
     for name, (blob, off) in bad.items():

@@ -1,12 +1,14 @@
 /* test_trace.c - the .mbt reader (common/trace.c) on traces built in memory:
  * a valid one read back thread by thread, each corruption refused with the
- * byte offset of the broken field, every truncation refused, and the stats
+ * byte offset of the broken field, a thread's time going backwards refused,
+ * every truncation refused, and the stats
  * (counts, unknown frees, peak live bytes across threads merged by time). */
 #include "check.h"
 #include "trace.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 typedef struct {
     unsigned char b[8192];
@@ -235,6 +237,31 @@ static void check_corrupt(void)
     refused(&b, off_ev1 + 40, SIZE_MAX, 0, off_ev1 + 20, "truncated", __LINE__);
 }
 
+/* Time running backwards in a thread (timing=recorded would wait for ever):
+ * refused at the event, within a chunk and across a thread's chunks;
+ * equal times are fine. */
+static void check_time(void)
+{
+    static buf_t b;
+    valid(&b);
+    REFUSED(off_ev0 + 24 + 64, MBT_T_OP(15, MBT_CALLOC), off_ev0 + 24 + 64,
+            "time 15 ns of thread 100/100 is before its previous event's 20 ns");
+    REFUSED(off_ev2 + 24, MBT_T_OP(49, MBT_FREE), off_ev2 + 24,
+            "time 49 ns of thread 100/100 is before its previous event's 50 ns");
+    REFUSED(off_ev1 + 24 + 32, MBT_T_OP(39, MBT_POSIX_MEMALIGN), off_ev1 + 24 + 32,
+            "thread 100/101");
+    buf_t *c = malloc(sizeof *c);
+    *c = b;
+    put32(c->b + off_ev0 + 24 + 64, MBT_T_OP(20, MBT_CALLOC));
+    put32(c->b + off_ev2 + 24, MBT_T_OP(50, MBT_FREE));
+    mbt_trace_t t;
+    char err[256];
+    CHECK_INT(mbt_parse(c->b, c->n, &t, err, sizeof err), 0);
+    CHECK_STR(err, "");
+    mbt_free(&t);
+    free(c);
+}
+
 /* pid 100 forks 200, then execs: two images of 100 chained, each image's
  * threads in its slice of proc_thread, stats over both images (live
  * blocks end at the exec), by pid or by any image's index. */
@@ -294,5 +321,6 @@ int main(void)
     check_valid();
     check_images();
     check_corrupt();
+    check_time();
     CHECK_DONE();
 }

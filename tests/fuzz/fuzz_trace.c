@@ -5,7 +5,7 @@
  * the threads hold all events, each points at a process of its pid, the
  * text is the header's, the images of a pid are chained and each image's
  * threads are its slice of proc_thread, and the stats of every process can
- * be taken, the same by pid as by image. */
+ * be taken, the same by pid as by image; no thread's times go backwards. */
 #include "trace.h"
 
 #include <errno.h>
@@ -22,7 +22,8 @@ static void check_ok(const mbt_trace_t *t, size_t size)
         if (th->proc >= t->nproc || t->proc[th->proc].pid != th->pid)
             abort();
         for (size_t j = 0; j < th->nev; j++)
-            if (!mbt_op_name(MBT_OP(&th->ev[j])))
+            if (!mbt_op_name(MBT_OP(&th->ev[j])) ||
+                (j && MBT_T(&th->ev[j]) < MBT_T(&th->ev[j - 1])))
                 abort();
         n += th->nev;
     }
