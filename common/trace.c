@@ -254,12 +254,40 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
     return 0;
 }
 
+/* The chunk at off runs past the end: a cut tail when what is there is a
+ * chunk's beginning (its magic, a known kind, a payload a writer makes), read
+ * up to off with a warning in err; else corruption, refused. */
+static int cut_tail(rd_t *r, size_t off)
+{
+    const unsigned char *c = r->b + off;
+    size_t have = r->len - off;
+    unsigned char magic[4];
+    uint32_t kind = have >= CHK(kind) + 4 ? get32(c + CHK(kind)) : MBT_CHUNK_EVENTS;
+    uint32_t plen = have >= CHUNK_LEN ? get32(c + CHK(payload_len)) : 0;
+    for (int i = 0; i < 4; i++)
+        magic[i] = (unsigned char)(MBT_CHUNK_MAGIC >> (8 * i));
+    if (memcmp(c, magic, have < 4 ? have : 4))
+        return fail(r, off, "bad chunk magic in the %zu bytes at the end", have);
+    if (kind != MBT_CHUNK_EVENTS && kind != MBT_CHUNK_PROCESS)
+        return fail(r, off + CHK(kind), "unknown chunk kind %u", kind);
+    if (plen > MBT_PAYLOAD_MAX)
+        return fail(r, off + CHK(payload_len), "payload of %u bytes runs past the end of the "
+                    "file (%zu bytes) and is longer than any chunk (%u)", plen, r->len,
+                    MBT_PAYLOAD_MAX);
+    if (kind == MBT_CHUNK_EVENTS && plen % EV_LEN)
+        return fail(r, off + CHK(payload_len), "events payload of %u bytes is not a multiple of %u",
+                    plen, EV_LEN);
+    r->t->truncated_at = off;
+    fail(r, off, "the last chunk is cut (%zu of %zu bytes): read up to it", have,
+         have < CHUNK_LEN ? (size_t)CHUNK_LEN : CHUNK_LEN + (size_t)plen);
+    return 0;
+}
+
 static int parse_chunks(rd_t *r, size_t off)
 {
     while (off < r->len) {
         if (r->len - off < CHUNK_LEN)
-            return fail(r, off, "chunk header truncated (%zu of %u bytes)", r->len - off,
-                        CHUNK_LEN);
+            return cut_tail(r, off);
         const unsigned char *c = r->b + off;
         uint32_t magic = get32(c + CHK(magic)), kind = get32(c + CHK(kind));
         uint32_t pid = get32(c + CHK(pid)), tid = get32(c + CHK(tid));
@@ -269,9 +297,7 @@ static int parse_chunks(rd_t *r, size_t off)
         if (kind != MBT_CHUNK_EVENTS && kind != MBT_CHUNK_PROCESS)
             return fail(r, off + CHK(kind), "unknown chunk kind %u", kind);
         if (plen > r->len - off - CHUNK_LEN)
-            return fail(r, off + CHK(payload_len),
-                        "payload of %u bytes runs past the end of the file "
-                        "(%zu bytes): truncated", plen, r->len);
+            return cut_tail(r, off);
         int rc = kind == MBT_CHUNK_PROCESS ? parse_process(r, off, pid, seq, plen)
                                            : parse_events(r, off, pid, tid, seq, plen);
         if (rc)
@@ -361,7 +387,7 @@ int mbt_read(const char *path, mbt_trace_t *t, char *err, size_t errlen)
     rc = mbt_parse(m, len, t, e, sizeof e);
     if (len)
         munmap(m, len);
-    if (rc && errlen)
+    if ((rc || t->truncated_at) && errlen)
         snprintf(err, errlen, "'%s': %s", path, e);
     return rc;
 fail:

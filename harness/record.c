@@ -307,6 +307,8 @@ int cmd_trace(int argc, char **argv)
     int rc = mbt_read(argv[1], &t, err, sizeof err);
     if (rc)
         return die_usage("trace: %s", err);
+    if (t.truncated_at)
+        fprintf(stderr, "%s: warning: trace: %s\n", prog, err);
     printf("trace: %s, version %u, page size %u\n%s", argv[1], t.version, t.page_size, t.text);
     printf("processes: %zu (%zu images), threads: %zu, events: %llu\n", trace_pids(&t), t.nproc,
            t.nthread, (unsigned long long)t.nevents);

@@ -7,8 +7,11 @@ Usage: test_record.py MALLOCBENCH CASE RECORD_PROG.  Cases:
                  difference), unknown frees counted, the constructor's block,
                  the touched pages of a 4 MiB block, times in order.
   real_programs  python3 and sort recorded: they work, the trace reads back.
-  corrupt        truncated and flipped-byte traces refused by `trace` with
-                 the byte offset of the break, exit 2, one line.
+  corrupt        flipped-byte traces and a cut file header refused by
+                 `trace` with the byte offset of the break, exit 2, one line.
+  cut            a recorded trace cut inside a chunk (a full disk) read by
+                 `trace` up to its last whole chunk, one warning line naming
+                 the byte; cut at a chunk boundary, read whole, no warning.
   bad_input      no command, an existing output, an unknown command or
                  allocator refused before anything runs; the command's exit
                  code (and 128+signal) passed through.
@@ -161,8 +164,7 @@ def case_corrupt(mb, tmp):
     def flip(at, val):
         return b[:at] + bytes([val]) + b[at + 1:]
 
-    refused(mb, variant("payload.mbt", b[:c0 + CHUNK + EV + 5]), c0 + 20, "truncated")
-    refused(mb, variant("chunkhdr.mbt", b[:c1 + 10]), c1, "chunk header truncated")
+    refused(mb, variant("payload.mbt", flip(c0 + 22, 0x40)), c0 + 20, "longer than any chunk")
     refused(mb, variant("header.mbt", b[:20]), 20, "file header truncated")
     refused(mb, variant("magic.mbt", flip(0, ord("X"))), 0, "bad magic")
     refused(mb, variant("version.mbt", flip(8, 9)), 8, "unknown version 9")
@@ -172,6 +174,30 @@ def case_corrupt(mb, tmp):
     refused(mb, variant("seq.mbt", flip(c1 + 16, 5)), c1 + 16, "chunk seq 5")
     refused(mb, variant("len.mbt", flip(c1 + 20, b[c1 + 20] ^ 0x08)), c1 + 20, "not a multiple of 32")
     run(mb, "trace", path)  # the original still reads
+
+
+def case_cut(mb, tmp):
+    path, _ = record(mb, tmp, "ok.mbt", PROG, "10")
+    b = open(path, "rb").read()
+    _, _, chunks = read_trace(path)
+    ev = [c for c in chunks if c[1] == 1 and c[2] >= 2 * EV]
+    check(len(ev) >= 2, f"chunks {chunks}")
+    c1 = ev[1][0]
+    whole = os.path.join(tmp, "whole.mbt")
+    with open(whole, "wb") as f:
+        f.write(b[:c1])
+    pw = run(mb, "trace", whole)
+    check_eq(pw.stderr, "", "cut at a chunk boundary: no warning")
+    for name, n in (("chunkhdr", c1 + 10), ("payload", c1 + CHUNK + EV + 5),
+                    ("lastbyte", c1 + CHUNK + ev[1][2] - 1)):
+        p_ = os.path.join(tmp, name + ".mbt")
+        with open(p_, "wb") as f:
+            f.write(b[:n])
+        p = run(mb, "trace", p_)
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and f"'{p_}': byte {c1}: the last chunk is cut" in p.stderr and
+              "warning" in p.stderr, f"{name}: one warning naming byte {c1}: {p.stderr!r}")
+        check_eq(p.stdout, pw.stdout.replace(whole, p_), f"{name}: what the whole chunks hold")
 
 
 def case_bad_input(mb, tmp):
@@ -198,4 +224,4 @@ def case_bad_input(mb, tmp):
 
 if __name__ == "__main__":
     sys.exit(main({"counts": case_counts, "real_programs": case_real_programs,
-                   "corrupt": case_corrupt, "bad_input": case_bad_input}))
+                   "corrupt": case_corrupt, "bad_input": case_bad_input, "cut": case_cut}))

@@ -9,9 +9,11 @@ Usage: test_replay.py MALLOCBENCH CASE [RR_PROG].  Cases:
              and thread count are exactly what this file computes; the
              checksum is one across allocators; a ring of 4 threads handing
              every object on replays without deadlock
-  corrupt    a truncated trace, a flipped byte, a thread's time going
-             backwards, a missing pid or file: `run` exits 2 before any
-             sample, naming the file and the byte offset
+  corrupt    a flipped byte, a thread's time going backwards, a missing pid
+             or file: `run` exits 2 before any sample, naming the file and
+             the byte offset
+  cut        a trace whose last chunk is cut (a full disk) replays what its
+             whole chunks hold, with one warning naming the byte
   timing     timing=recorded keeps the recorded span (0.6 s), fast does not
   record     `mallocbench record` of tests/rr_prog at two iteration counts:
              replayed counts equal the trace's (mbt_stats via `mallocbench
@@ -417,8 +419,7 @@ def case_corrupt(mb, tmp):
     t_prev = struct.unpack_from("<Q", data, c2 - 32)[0] >> 8
     first = struct.unpack_from("<Q", data, c3 + 24)[0]
     back = data[:c3 + 24] + struct.pack("<Q", ((t_prev - 1) << 8) | (first & 0xFF)) + data[c3 + 32:]
-    bad = {"truncated.mbt": (data[:-7], None),
-           "backwards.mbt": (back, c3 + 24),
+    bad = {"backwards.mbt": (back, c3 + 24),
            "flipped.mbt": (data[:second] + bytes([data[second] ^ 0x40]) + data[second + 1:], second),
            "magic.mbt": (b"X" + data[1:], 0)}
     for name, (blob, off) in bad.items():
@@ -428,7 +429,7 @@ def case_corrupt(mb, tmp):
         out = os.path.join(tmp, name + ".csv")
         p = run(mb, "run", "-q", "-w", f"replay:trace={path}", "-a", "glibc", "-r", "1", "-o", out,
                 expect_rc=2)
-        want = f"byte {off}:" if off is not None else "byte "
+        want = f"byte {off}:"
         check(path in p.stderr and want in p.stderr, f"{name}: message names file and '{want}': {p.stderr!r}")
         check(not rows(out), f"{name}: no sample ran")
     for spec, want in ((f"replay:trace={good},pid=4242", "no process 4242"),
@@ -463,6 +464,51 @@ def case_timing(mb, tmp):
     check(0 <= walls["fast"] < span / 10, f"timing=fast: {walls['fast']} s")
 
 
+def one_line(p, what):
+    lines = p.stderr.strip().splitlines()
+    check(len(lines) == 1 and all(w in p.stderr for w in what), f"one line with {what}: {p.stderr!r}")
+
+
+def case_cut(mb, tmp):
+    """record on a full disk: the last chunk cut.  What the whole chunks hold
+    replays, with one warning naming the byte where the trace stops."""
+    ev = kinds_events()
+    good = os.path.join(tmp, "good.mbt")
+    write_trace(good, [(100, 1, 0, "/bin/synthetic")], {k: v for k, v in ev.items() if k[0] == 100})
+    data = open(good, "rb").read()
+    offs, off = [], 32 + struct.unpack_from("<I", data, 20)[0]
+    while off < len(data):
+        offs.append(off)
+        off += 24 + struct.unpack_from("<I", data, off + 20)[0]
+    last = offs[-1]
+    whole = data[:last]
+    wpath = os.path.join(tmp, "whole.mbt")
+    with open(wpath, "wb") as f:
+        f.write(whole)
+    for name, blob in (("payload", data[:-7]), ("chunkhdr", data[:last + 10])):
+        path = os.path.join(tmp, name + ".mbt")
+        with open(path, "wb") as f:
+            f.write(blob)
+        out = os.path.join(tmp, name + ".csv")
+        p = run(mb, "run", "-q", "--warmup-runs", "0", "-w", f"replay:trace={path}", "-a", "glibc",
+                "-r", "1", "-o", out)
+        one_line(p, ("warning", path, f"byte {last}:", "cut"))
+        rs, ws = rows(out), replay_rows(mb, tmp, "whole-" + name, f"replay:trace={wpath}", ["glibc"])
+        check(len(rs) == 1 and rs[0]["status"] == "ok", f"{name}: one ok row")
+        check(rs and ws and rs[0]["checksum"] == ws[0]["checksum"],
+              f"{name}: replays what the whole chunks hold (the checksum of the file without the cut chunk)")
+        p = run(mb, "trace", path)
+        one_line(p, ("warning", path, f"byte {last}:", "cut"))
+        check(p.stdout == run(mb, "trace", wpath).stdout.replace(wpath, path),
+              f"{name}: `trace` prints what the whole chunks hold")
+    # corruption at the end, not a cut: refused
+    bad = data[:last] + b"XXXX" + data[last + 4:-7]
+    path = os.path.join(tmp, "badtail.mbt")
+    with open(path, "wb") as f:
+        f.write(bad)
+    one_line(run(mb, "trace", path, expect_rc=2), (path, f"byte {last}:", "bad chunk magic"))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--write-kinds":
         # a small trace of every kind of call, e.g. for a fixture
@@ -470,4 +516,4 @@ if __name__ == "__main__":
                     kinds_events(), per_chunk=3)
         sys.exit(0)
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
-                          "record": case_record}))
+                          "record": case_record, "cut": case_cut}))

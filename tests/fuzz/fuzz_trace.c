@@ -5,7 +5,7 @@
  * the threads hold all events, each points at a process of its pid, the
  * text is the header's, the images of a pid are chained and each image's
  * threads are its slice of proc_thread, and the stats of every process can
- * be taken, the same by pid as by image; no thread's times go backwards. */
+ * be taken, the same by pid as by image. */
 #include "trace.h"
 
 #include <errno.h>
@@ -13,6 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void check_cut(const mbt_trace_t *t, size_t size, const char *err)
+{
+    unsigned long long at;
+    if (!t->truncated_at) {
+        if (err[0])
+            abort();
+        return;
+    }
+    if (t->truncated_at < MBT_HEADER_SIZE || t->truncated_at >= size ||
+        sscanf(err, "byte %llu: ", &at) != 1 || at != t->truncated_at || strchr(err, '\n'))
+        abort();
+}
 
 static void check_ok(const mbt_trace_t *t, size_t size)
 {
@@ -60,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256];
     int rc = mbt_parse(data, size, &t, err, sizeof err);
     if (rc == 0) {
+        check_cut(&t, size, err);
         check_ok(&t, size);
         mbt_free(&t);
         return 0;
