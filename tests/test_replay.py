@@ -14,6 +14,8 @@ Usage: test_replay.py MALLOCBENCH CASE [RR_PROG].  Cases:
              the byte offset
   cut        a trace whose last chunk is cut (a full disk) replays what its
              whole chunks hold, with one warning naming the byte
+  pvalloc    pvalloc and valloc of SIZE_MAX-100 under every installed
+             allocator: rows ok or error, never crashed; one checksum
   timing     timing=recorded keeps the recorded span (0.6 s), fast does not
   record     `mallocbench record` of tests/rr_prog at two iteration counts:
              replayed counts equal the trace's (mbt_stats via `mallocbench
@@ -509,6 +511,33 @@ def case_cut(mb, tmp):
     one_line(run(mb, "trace", path, expect_rc=2), (path, f"byte {last}:", "bad chunk magic"))
 
 
+def case_pvalloc(mb, tmp):
+    """pvalloc(SIZE_MAX - 100) wraps a page rounding round to one page; its
+    writes must not follow.  valloc too.  Every allocator: ok or error rows."""
+    allocs = installed(mb)
+    if not allocs:
+        print("SKIP: no allocator installed", file=sys.stderr)
+        sys.exit(SKIP)
+    huge = (1 << 64) - 1 - 100
+    ev = {(600, 600): [(1000, MALLOC, 0x1000, 64, 0), (1100, PVALLOC, 0, huge, 0),
+                       (1200, VALLOC, 0, huge, 0), (1300, PVALLOC, 0, 1 << 63, 0),
+                       (1400, PVALLOC, 0x200000, 0, 0), (1500, FREE, 0x1000, 0, 0),
+                       (1600, FREE, 0x200000, 0, 0)]}
+    path = os.path.join(tmp, "pvalloc.mbt")
+    write_trace(path, [(600, 1, 0, "/bin/pvalloc")], ev)
+    for touch in ("page", "none"):
+        rs = replay_rows(mb, tmp, "pvalloc-" + touch, f"replay:trace={path},touch={touch}", allocs)
+        check_eq(len(rs), len(allocs), f"touch={touch}: a row per allocator")
+        for r in rs:
+            check(r["status"] in ("ok", "error"), f"touch={touch} {r['allocator']}: status "
+                  f"{r['status']} {r['message']}")
+            if r["status"] == "ok":
+                m = mbtest.metrics(r)
+                check_eq((m.get("pvalloc"), m.get("valloc")), ("3", "1"), f"{r['allocator']}: calls")
+        sums = {r["checksum"] for r in rs if r["status"] == "ok"}
+        check(len(sums) == 1, f"touch={touch}: one checksum across allocators: {sums}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--write-kinds":
         # a small trace of every kind of call, e.g. for a fixture
@@ -516,4 +545,5 @@ if __name__ == "__main__":
                     kinds_events(), per_chunk=3)
         sys.exit(0)
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
-                          "record": case_record, "cut": case_cut}))
+                          "record": case_record, "cut": case_cut,
+                          "pvalloc": case_pvalloc}))

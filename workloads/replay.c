@@ -509,22 +509,41 @@ static void *aligned_emulate(unsigned missing, uint64_t align, uint64_t size)
     return malloc(size);
 }
 
-static void *op_emulate(const rop_t *op, unsigned missing, uint64_t page)
+/* valloc/pvalloc's page rounding without wrapping round: size, or size
+ * rounded up to a page (pvalloc, 0 asking for one page); false when that
+ * is no size a block can have (more than PTRDIFF_MAX). */
+static inline bool page_round(const rop_t *op, uint64_t page, uint64_t *size)
+{
+    uint64_t n = op->size;
+    if (op->op == MBT_PVALLOC)
+        n = n > PTRDIFF_MAX ? UINT64_MAX : ((n ?: 1) + page - 1) / page * page;
+    *size = n;
+    return n <= PTRDIFF_MAX;
+}
+
+static void *op_emulate(const rop_t *op, unsigned missing, uint64_t page, uint64_t size)
 {
     switch (op->op) {
-    case MBT_VALLOC: return aligned_emulate(missing, page, op->size);
-    case MBT_PVALLOC: return aligned_emulate(missing, page, (op->size + page - 1) / page * page ?: page);
+    case MBT_VALLOC:
+    case MBT_PVALLOC: return aligned_emulate(missing, page, size);
     default: return aligned_emulate(missing, op->arg, op->size);
     }
 }
 
 /* The call of one op and its writes; the pointer it made (NULL: none or
- * failed; a failed realloc: the old block, and *failed set). */
+ * failed; a failed realloc: the old block, and *failed set).  A valloc or
+ * pvalloc of no possible size is failed without a call: an allocator that
+ * wraps the rounding round would hand back a page to be written far past. */
 static inline void *op_call(const rop_t *op, void *in, uint64_t page, unsigned missing, bool *failed)
 {
     void *q = NULL;
+    uint64_t rounded = op->size;
+    if ((op->op == MBT_VALLOC || op->op == MBT_PVALLOC) && !page_round(op, page, &rounded)) {
+        *failed = true;
+        return NULL;
+    }
     switch (missing & 1u << op->op ? 0 : op->op) {
-    case 0: q = op_emulate(op, missing, page); break;
+    case 0: q = op_emulate(op, missing, page, rounded); break;
     case MBT_MALLOC: q = malloc(op->size); break;
     case MBT_CALLOC:
         q = op->arg && op->size % op->arg == 0 ? calloc(op->arg, op->size / op->arg)
