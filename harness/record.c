@@ -6,6 +6,7 @@
 #include "record.h"
 #include "cli.h"
 #include "elfinfo.h"
+#include "memavail.h"
 #include "registry.h"
 #include "sysinfo.h"
 #include "tools.h"
@@ -292,13 +293,48 @@ static int trace_process(const mbt_trace_t *t, size_t k)
     return 0;
 }
 
+/* The largest peak live bytes of any process against the memory available:
+ * 0; 2 after one line when over and not warn_only; -ENOMEM. */
+static int trace_check_memory(const mbt_trace_t *t, const char *path, bool warn_only)
+{
+    uint64_t peak = 0;
+    uint32_t pid = 0;
+    for (size_t k = 0; k < t->nproc; k++) {
+        mbt_stats_t s;
+        if (t->proc[k].first_image != k)
+            continue;
+        if (mbt_stats_proc(t, k, &s))
+            return -ENOMEM;
+        if (s.peak_live_bytes > peak)
+            peak = s.peak_live_bytes, pid = t->proc[k].pid;
+    }
+    char why[256];
+    if (!mem_check_peak(peak, why, sizeof why))
+        return 0;
+    if (warn_only) {
+        fprintf(stderr, "%s: warning: trace: '%s': process %u: %s\n", prog, path, pid, why);
+        return 0;
+    }
+    return die_usage("trace: '%s': process %u: %s (--over-memory=warn reads it anyway)", path,
+                     pid, why);
+}
+
 int cmd_trace(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: mallocbench trace FILE\nprints what a trace of `mallocbench record` holds: "
-               "its header, and per process\nits threads, calls per operation, frees of blocks "
-               "never seen allocated and\nthe most bytes it held at once.\n");
+        printf("usage: mallocbench trace [--over-memory=refuse|warn] FILE\nprints what a trace "
+               "of `mallocbench record` holds: its header, and per process\nits threads, calls "
+               "per operation, frees of blocks never seen allocated and\nthe most bytes it held "
+               "at once.  A trace whose process held more bytes at once\nthan the memory "
+               "available is refused unless --over-memory=warn.\n");
         return 0;
+    }
+    bool warn_only = false;
+    if (argc == 3 && !strncmp(argv[1], "--over-memory=", 14)) {
+        if (strcmp(argv[1] + 14, "warn") && strcmp(argv[1] + 14, "refuse"))
+            return die_usage("trace: '%s': --over-memory takes refuse or warn", argv[1] + 14);
+        warn_only = !strcmp(argv[1] + 14, "warn");
+        argc--, argv++;
     }
     if (argc != 2)
         return die_usage("trace: one trace file expected (mallocbench trace FILE)");
@@ -309,6 +345,10 @@ int cmd_trace(int argc, char **argv)
         return die_usage("trace: %s", err);
     if (t.truncated_at)
         fprintf(stderr, "%s: warning: trace: %s\n", prog, err);
+    if ((rc = trace_check_memory(&t, argv[1], warn_only))) {
+        mbt_free(&t);
+        return rc < 0 ? die_io("trace: out of memory") : rc;
+    }
     printf("trace: %s, version %u, page size %u\n%s", argv[1], t.version, t.page_size, t.text);
     printf("processes: %zu (%zu images), threads: %zu, events: %llu\n", trace_pids(&t), t.nproc,
            t.nthread, (unsigned long long)t.nevents);

@@ -16,6 +16,9 @@ Usage: test_replay.py MALLOCBENCH CASE [RR_PROG].  Cases:
              whole chunks hold, with one warning naming the byte
   pvalloc    pvalloc and valloc of SIZE_MAX-100 under every installed
              allocator: rows ok or error, never crashed; one checksum
+  over_memory  a 402-byte trace of 8 x 1 TiB never freed: `run` exits 2 with
+             one line naming its peak and the memory available before any
+             sample; so does `trace` (--over-memory=warn reads it)
   timing     timing=recorded keeps the recorded span (0.6 s), fast does not
   record     `mallocbench record` of tests/rr_prog at two iteration counts:
              replayed counts equal the trace's (mbt_stats via `mallocbench
@@ -538,6 +541,32 @@ def case_pvalloc(mb, tmp):
         check(len(sums) == 1, f"touch={touch}: one checksum across allocators: {sums}")
 
 
+def case_over_memory(mb, tmp):
+    """8 blocks of 1 TiB, never freed (a 402-byte trace): refused before any sample,
+    exit 2, one line naming the peak and the memory available."""
+    ev = {(700, 700): [(1000 + i, MALLOC, 0x10000000000 * (i + 1), 1 << 40, 0) for i in range(8)]}
+    path = os.path.join(tmp, "huge.mbt")
+    write_trace(path, [(700, 1, 0, "/bin/huge")], ev, per_chunk=8)
+    check(os.path.getsize(path) < 512, f"a small trace: {os.path.getsize(path)} bytes")
+    peak = str(8 << 40)
+    out = os.path.join(tmp, "huge.csv")
+    t0 = time.monotonic()
+    p = run(mb, "run", "-q", "-w", f"replay:trace={path}", "-a", "glibc", "-r", "1", "-o", out,
+            expect_rc=2)
+    one_line(p, (path, peak, "memory available", "over_memory=warn"))
+    check(not rows(out), "no sample ran")
+    check(time.monotonic() - t0 < 10, "refused at once")
+    p = run(mb, "trace", path, expect_rc=2)
+    one_line(p, (path, peak, "memory available"))
+    check(p.stdout == "", f"`trace` printed nothing: {p.stdout!r}")
+    p = run(mb, "trace", "--over-memory=warn", path)
+    one_line(p, ("warning", peak, "memory available"))
+    check("peak_live_bytes  " + peak in p.stdout, f"--over-memory=warn: the figures printed")
+    # a trace that fits is not refused (the fixture of every kind)
+    run(mb, "trace", os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                                  "replay-kinds.mbt"))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--write-kinds":
         # a small trace of every kind of call, e.g. for a fixture
@@ -546,4 +575,4 @@ if __name__ == "__main__":
         sys.exit(0)
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
                           "record": case_record, "cut": case_cut,
-                          "pvalloc": case_pvalloc}))
+                          "pvalloc": case_pvalloc, "over_memory": case_over_memory}))

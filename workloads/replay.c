@@ -11,6 +11,7 @@
 #include "gate.h"
 #include "hashmap.h"
 #include "hist.h"
+#include "memavail.h"
 #include "region.h"
 #include "trace.h"
 #include "units.h"
@@ -42,6 +43,7 @@
 
 enum { TOUCH_PAGE, TOUCH_NONE, TOUCH_RECORDED };
 enum { TIMING_FAST, TIMING_RECORDED };
+enum { OVER_MEMORY_REFUSE, OVER_MEMORY_WARN };
 enum { F_WAIT = 1, F_PUB = 2 };
 
 /* One replayed call.  in: the object it frees (free, realloc's old block);
@@ -772,8 +774,10 @@ static int replay_load(const wl_args_t *a, mbt_trace_t *t, uint32_t *pid, char *
     return rc;
 }
 
-/* Before any run: the trace parses and its process made calls; a cut tail
- * is a warning, here, once, not from every sample's worker. */
+/* Before any run: the trace parses, its process made calls, and the most
+ * bytes that process held at once fit in the memory available (refused, or
+ * with over_memory=warn a warning); a cut tail is a warning.  Warnings go to
+ * stderr here, once, not from every sample's worker. */
 static int replay_check(const wl_args_t *a, char *err, size_t errlen)
 {
     mbt_trace_t t;
@@ -781,10 +785,27 @@ static int replay_check(const wl_args_t *a, char *err, size_t errlen)
     int rc = replay_load(a, &t, &pid, err, errlen);
     if (rc)
         return rc;
+    const char *path = wl_get_str(a, "trace");
     if (t.truncated_at)
         fprintf(stderr, "mallocbench: warning: replay: %s\n", err);
+    mbt_stats_t s;
+    char why[256];
+    rc = mbt_stats(&t, pid, &s);
+    if (rc)
+        snprintf(err, errlen, "'%s': %s", path, strerror(-rc));
+    else if (mem_check_peak(s.peak_live_bytes, why, sizeof why)) {
+        bool warn = wl_get(a, "over_memory") == OVER_MEMORY_WARN;
+        if (!warn) {
+            snprintf(err, errlen, "'%s': process %u: %s (over_memory=warn runs it anyway)", path,
+                     pid, why);
+            rc = -ENOMEM;
+        } else {
+            fprintf(stderr, "mallocbench: warning: replay: '%s': process %u: %s\n", path, pid,
+                    why);
+        }
+    }
     mbt_free(&t);
-    return 0;
+    return rc;
 }
 
 static int replay_run(const wl_args_t *a, wl_result_t *res)
@@ -841,6 +862,10 @@ static const wl_param_t replay_params[] = {
      "(page where the trace does not say)"},
     {"latency", WLP_UINT, "16", 0, 1000000000, NULL, "ops",
      "time one call in LATENCY (with its writes) for the latency percentiles (0: none)"},
+    {"over_memory", WLP_ENUM, "refuse", 0, 0, "refuse|warn", "",
+     "when the process's peak live bytes are more than the memory available (MemAvailable, "
+     "or the RLIMIT_AS or cgroup limit where lower): refuse the run before it starts, or "
+     "warn and run it"},
 };
 
 const wl_t wl_replay = {
