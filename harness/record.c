@@ -267,6 +267,40 @@ int cmd_record(int argc, char **argv)
 
 /* ---- trace ---------------------------------------------------------------- */
 
+/* Length of the valid UTF-8 sequence at s that is not a C1 control (a
+ * terminal may take U+0080..U+009F as escapes), or 0. */
+static size_t trace_utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (c == 0xc2)
+        lo = 0xa0;
+    for (size_t i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+        if (s[i] < lo || s[i] > hi)
+            return 0;
+    return n;
+}
+
+/* Prints a string from the trace (untrusted) so that it cannot drive the
+ * terminal: control bytes and bytes that are not UTF-8 as \xNN, a backslash
+ * as \\; newlines kept where keep_nl (the header text's lines). */
+static void trace_put_escaped(const char *str, bool keep_nl)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    while (*s) {
+        size_t n = *s >= 0x80 ? trace_utf8_len(s) : 1;
+        if (*s == '\\')
+            fputs("\\\\", stdout);
+        else if ((*s < 0x20 && !(keep_nl && *s == '\n')) || *s == 0x7f || !n)
+            printf("\\x%02X", *s);
+        else
+            fwrite(s, 1, n, stdout);
+        s += n ? n : 1;
+    }
+}
+
 /* One process (every image of its pid): how it started, then its stats. */
 static int trace_process(const mbt_trace_t *t, size_t k)
 {
@@ -275,9 +309,12 @@ static int trace_process(const mbt_trace_t *t, size_t k)
     int rc = mbt_stats_proc(t, k, &s);
     if (rc)
         return rc;
-    printf("process %u: %s, parent %u, %s", p->pid, p->forked ? "fork" : "exec", p->ppid, p->exe);
-    for (size_t j = p->next_image; j; j = t->proc[j].next_image)
-        printf(" -> %s", t->proc[j].exe);
+    printf("process %u: %s, parent %u, ", p->pid, p->forked ? "fork" : "exec", p->ppid);
+    trace_put_escaped(p->exe, false);
+    for (size_t j = p->next_image; j; j = t->proc[j].next_image) {
+        printf(" -> ");
+        trace_put_escaped(t->proc[j].exe, false);
+    }
     uint64_t nev = 0;
     for (int op = 1; op < MBT_OP_COUNT; op++)
         nev += s.count[op];
@@ -349,7 +386,8 @@ int cmd_trace(int argc, char **argv)
         mbt_free(&t);
         return rc < 0 ? die_io("trace: out of memory") : rc;
     }
-    printf("trace: %s, version %u, page size %u\n%s", argv[1], t.version, t.page_size, t.text);
+    printf("trace: %s, version %u, page size %u\n", argv[1], t.version, t.page_size);
+    trace_put_escaped(t.text, true);
     printf("processes: %zu (%zu images), threads: %zu, events: %llu\n", trace_pids(&t), t.nproc,
            t.nthread, (unsigned long long)t.nevents);
     for (size_t k = 0; k < t.nproc && !rc; k++)

@@ -12,6 +12,10 @@ Usage: test_record.py MALLOCBENCH CASE RECORD_PROG.  Cases:
   cut            a recorded trace cut inside a chunk (a full disk) read by
                  `trace` up to its last whole chunk, one warning line naming
                  the byte; cut at a chunk boundary, read whole, no warning.
+  escape         header text and exe paths holding ESC sequences, other
+                 control bytes, a C1 control, bytes that are not UTF-8 and
+                 backslashes: `trace` prints them as \\xNN and \\\\, keeps
+                 UTF-8 and the text's line breaks.
   bad_input      no command, an existing output, an unknown command or
                  allocator refused before anything runs; the command's exit
                  code (and 128+signal) passed through.
@@ -176,6 +180,30 @@ def case_corrupt(mb, tmp):
     run(mb, "trace", path)  # the original still reads
 
 
+def case_escape(mb, tmp):
+    text = "command=evil \x1b]0;pwned\x07 \x1b[2J\ttab\nallocator=glibc\\x\n".encode() + \
+        b"note=caf\xc3\xa9 \xff\xfe \xc2\x9b1m \x7f end\n"
+    exe = b"/bin/\x1b[31mred\\\xe9\nnext"
+    exe2 = b"/bin/ok"
+    out = [struct.pack("<8sIIIIQ", b"MBTRACE\0", 1, HDR, 4096, len(text), 1), text]
+    for e in (exe, exe2):  # an exec: two images of pid 9
+        payload = struct.pack("<IIQII", 9, 1, 1, 0, len(e)) + e
+        out.append(struct.pack("<6I", 0x4B43424D, 2, 9, 9, 0, len(payload)) + payload)
+    path = os.path.join(tmp, "evil.mbt")
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+    p = subprocess.run([mb, "trace", path], capture_output=True)
+    check_eq(p.returncode, 0, f"trace: exit ({p.stderr!r})")
+    o = p.stdout
+    check(not any(c < 0x20 and c != 0x0A or c == 0x7F for c in o), f"no control byte but newlines: {o!r}")
+    o.decode("utf-8")  # raises when a byte is not UTF-8
+    want = (b"command=evil \\x1B]0;pwned\\x07 \\x1B[2J\\x09tab\nallocator=glibc\\\\x\n"
+            b"note=caf\xc3\xa9 \\xFF\\xFE \\xC2\\x9B1m \\x7F end\n")
+    check(want in o, f"header text escaped: {o!r}")
+    check(b"process 9: exec, parent 1, /bin/\\x1B[31mred\\\\\\xE9\\x0Anext -> /bin/ok\n" in o,
+          f"exe paths escaped: {o!r}")
+
+
 def case_cut(mb, tmp):
     path, _ = record(mb, tmp, "ok.mbt", PROG, "10")
     b = open(path, "rb").read()
@@ -224,4 +252,5 @@ def case_bad_input(mb, tmp):
 
 if __name__ == "__main__":
     sys.exit(main({"counts": case_counts, "real_programs": case_real_programs,
-                   "corrupt": case_corrupt, "bad_input": case_bad_input, "cut": case_cut}))
+                   "corrupt": case_corrupt, "bad_input": case_bad_input, "cut": case_cut,
+                   "escape": case_escape}))
