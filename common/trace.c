@@ -50,6 +50,7 @@ typedef struct {
     hmap_t threads;     /* (pid << 32 | tid) -> thread index */
     hmap_t procs;       /* pid -> index of its latest process */
     uint32_t *next_seq; /* per thread */
+    uint64_t *last_t;   /* per thread: time of its latest event */
     size_t *cap;        /* events allocated per thread */
     size_t thread_cap, proc_cap;
 } rd_t;
@@ -183,13 +184,16 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
         mbt_thread_t *nt = realloc(t->thread, cap * sizeof *nt);
         uint32_t *ns = realloc(r->next_seq, cap * sizeof *ns);
         size_t *nc = realloc(r->cap, cap * sizeof *nc);
+        uint64_t *nl = realloc(r->last_t, cap * sizeof *nl);
         if (nt)
             t->thread = nt;
         if (ns)
             r->next_seq = ns;
         if (nc)
             r->cap = nc;
-        if (!nt || !ns || !nc)
+        if (nl)
+            r->last_t = nl;
+        if (!nt || !ns || !nc || !nl)
             return -1;
         r->thread_cap = cap;
     }
@@ -197,6 +201,7 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
     t->thread[i] = (mbt_thread_t){.pid = pid, .tid = tid, .proc = proc};
     r->next_seq[i] = 0;
     r->cap[i] = 0;
+    r->last_t[i] = 0;
     if (hmap_put(&r->threads, key, i))
         return -1;
     t->nthread++;
@@ -238,9 +243,43 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
         unsigned op = MBT_OP(&e);
         if (op == 0 || op >= MBT_OP_COUNT)
             return fail(r, (size_t)(p - r->b), "unknown op %u", op);
+        if (MBT_T(&e) < r->last_t[ti]) /* a replay paced by it would wait forever */
+            return fail(r, (size_t)(p - r->b), "time %llu ns of thread %u/%u is before its "
+                        "previous event's %llu ns", (unsigned long long)MBT_T(&e), pid, tid,
+                        (unsigned long long)r->last_t[ti]);
+        r->last_t[ti] = MBT_T(&e);
         th->ev[th->nev++] = e;
     }
     r->t->nevents += n;
+    return 0;
+}
+
+/* The chunk at off runs past the end: a cut tail when what is there is a
+ * chunk's beginning (its magic, a known kind, a payload a writer makes), read
+ * up to off with a warning in err; else corruption, refused. */
+static int cut_tail(rd_t *r, size_t off)
+{
+    const unsigned char *c = r->b + off;
+    size_t have = r->len - off;
+    unsigned char magic[4];
+    uint32_t kind = have >= CHK(kind) + 4 ? get32(c + CHK(kind)) : MBT_CHUNK_EVENTS;
+    uint32_t plen = have >= CHUNK_LEN ? get32(c + CHK(payload_len)) : 0;
+    for (int i = 0; i < 4; i++)
+        magic[i] = (unsigned char)(MBT_CHUNK_MAGIC >> (8 * i));
+    if (memcmp(c, magic, have < 4 ? have : 4))
+        return fail(r, off, "bad chunk magic in the %zu bytes at the end", have);
+    if (kind != MBT_CHUNK_EVENTS && kind != MBT_CHUNK_PROCESS)
+        return fail(r, off + CHK(kind), "unknown chunk kind %u", kind);
+    if (plen > MBT_PAYLOAD_MAX)
+        return fail(r, off + CHK(payload_len), "payload of %u bytes runs past the end of the "
+                    "file (%zu bytes) and is longer than any chunk (%u)", plen, r->len,
+                    MBT_PAYLOAD_MAX);
+    if (kind == MBT_CHUNK_EVENTS && plen % EV_LEN)
+        return fail(r, off + CHK(payload_len), "events payload of %u bytes is not a multiple of %u",
+                    plen, EV_LEN);
+    r->t->truncated_at = off;
+    fail(r, off, "the last chunk is cut (%zu of %zu bytes): read up to it", have,
+         have < CHUNK_LEN ? (size_t)CHUNK_LEN : CHUNK_LEN + (size_t)plen);
     return 0;
 }
 
@@ -248,8 +287,7 @@ static int parse_chunks(rd_t *r, size_t off)
 {
     while (off < r->len) {
         if (r->len - off < CHUNK_LEN)
-            return fail(r, off, "chunk header truncated (%zu of %u bytes)", r->len - off,
-                        CHUNK_LEN);
+            return cut_tail(r, off);
         const unsigned char *c = r->b + off;
         uint32_t magic = get32(c + CHK(magic)), kind = get32(c + CHK(kind));
         uint32_t pid = get32(c + CHK(pid)), tid = get32(c + CHK(tid));
@@ -259,9 +297,7 @@ static int parse_chunks(rd_t *r, size_t off)
         if (kind != MBT_CHUNK_EVENTS && kind != MBT_CHUNK_PROCESS)
             return fail(r, off + CHK(kind), "unknown chunk kind %u", kind);
         if (plen > r->len - off - CHUNK_LEN)
-            return fail(r, off + CHK(payload_len),
-                        "payload of %u bytes runs past the end of the file "
-                        "(%zu bytes): truncated", plen, r->len);
+            return cut_tail(r, off);
         int rc = kind == MBT_CHUNK_PROCESS ? parse_process(r, off, pid, seq, plen)
                                            : parse_events(r, off, pid, tid, seq, plen);
         if (rc)
@@ -321,6 +357,7 @@ int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t err
     hmap_free(&r.procs);
     free(r.next_seq);
     free(r.cap);
+    free(r.last_t);
     if (rc)
         mbt_free(t);
     return rc;
@@ -350,7 +387,7 @@ int mbt_read(const char *path, mbt_trace_t *t, char *err, size_t errlen)
     rc = mbt_parse(m, len, t, e, sizeof e);
     if (len)
         munmap(m, len);
-    if (rc && errlen)
+    if ((rc || t->truncated_at) && errlen)
         snprintf(err, errlen, "'%s': %s", path, e);
     return rc;
 fail:

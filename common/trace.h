@@ -24,7 +24,10 @@
  *
  * The reader (trace.c) is strict: a bad magic, an unknown version, kind
  * or op, a length past the end, a truncated record, a thread's chunk seq out
- * of order are errors that name the byte offset where the file breaks. */
+ * of order, a thread's time going backwards are errors that name the byte
+ * offset where the file breaks.  One exception: a cut tail (the recording
+ * stopped, or the disk filled, inside the last chunk) is read up to the last
+ * whole chunk, and the trace says where it stopped (truncated_at). */
 #ifndef MB_TRACE_H
 #define MB_TRACE_H
 #include <stddef.h>
@@ -34,6 +37,9 @@
 #define MBT_VERSION 1
 #define MBT_CHUNK_MAGIC 0x4b43424du /* "MBCK" as little-endian bytes */
 #define MBT_TEXT_MAX 65536      /* longest header text */
+#define MBT_PAYLOAD_MAX 131072u /* longest chunk payload a writer makes (the
+                                 * recorder's 4096-event buffer); a longer
+                                 * one past the end is corruption, not a cut */
 
 typedef struct {
     char magic[8];              /* MBT_MAGIC */
@@ -147,10 +153,15 @@ typedef struct {
                                  * chunk) starts new threads */
     size_t *proc_thread;        /* thread indices by process image, in thread order */
     uint64_t nevents;
+    size_t truncated_at;        /* 0: read to the end; else the byte where the
+                                 * file's cut last chunk begins (read up to it) */
 } mbt_trace_t;
 
 /* Parse a whole trace held in memory; 0, or -EINVAL with one line in err:
- * "byte N: <what is wrong>" (or -ENOMEM).  t is freed on error. */
+ * "byte N: <what is wrong>" (or -ENOMEM).  t is freed on error.  A file whose
+ * last chunk is cut (its header, or a payload of at most MBT_PAYLOAD_MAX
+ * bytes, runs past the end) parses up to that chunk: 0, t->truncated_at set
+ * and err holding the warning "byte N: ..."; otherwise err is "" on 0. */
 int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t errlen);
 /* Read and parse a file: as mbt_parse, err prefixed with "'path': ". */
 int mbt_read(const char *path, mbt_trace_t *t, char *err, size_t errlen);

@@ -6,6 +6,7 @@
 #include "record.h"
 #include "cli.h"
 #include "elfinfo.h"
+#include "memavail.h"
 #include "registry.h"
 #include "sysinfo.h"
 #include "tools.h"
@@ -266,6 +267,40 @@ int cmd_record(int argc, char **argv)
 
 /* ---- trace ---------------------------------------------------------------- */
 
+/* Length of the valid UTF-8 sequence at s that is not a C1 control (a
+ * terminal may take U+0080..U+009F as escapes), or 0. */
+static size_t trace_utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (c == 0xc2)
+        lo = 0xa0;
+    for (size_t i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+        if (s[i] < lo || s[i] > hi)
+            return 0;
+    return n;
+}
+
+/* Prints a string from the trace (untrusted) so that it cannot drive the
+ * terminal: control bytes and bytes that are not UTF-8 as \xNN, a backslash
+ * as \\; newlines kept where keep_nl (the header text's lines). */
+static void trace_put_escaped(const char *str, bool keep_nl)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    while (*s) {
+        size_t n = *s >= 0x80 ? trace_utf8_len(s) : 1;
+        if (*s == '\\')
+            fputs("\\\\", stdout);
+        else if ((*s < 0x20 && !(keep_nl && *s == '\n')) || *s == 0x7f || !n)
+            printf("\\x%02X", *s);
+        else
+            fwrite(s, 1, n, stdout);
+        s += n ? n : 1;
+    }
+}
+
 /* One process (every image of its pid): how it started, then its stats. */
 static int trace_process(const mbt_trace_t *t, size_t k)
 {
@@ -274,9 +309,12 @@ static int trace_process(const mbt_trace_t *t, size_t k)
     int rc = mbt_stats_proc(t, k, &s);
     if (rc)
         return rc;
-    printf("process %u: %s, parent %u, %s", p->pid, p->forked ? "fork" : "exec", p->ppid, p->exe);
-    for (size_t j = p->next_image; j; j = t->proc[j].next_image)
-        printf(" -> %s", t->proc[j].exe);
+    printf("process %u: %s, parent %u, ", p->pid, p->forked ? "fork" : "exec", p->ppid);
+    trace_put_escaped(p->exe, false);
+    for (size_t j = p->next_image; j; j = t->proc[j].next_image) {
+        printf(" -> ");
+        trace_put_escaped(t->proc[j].exe, false);
+    }
     uint64_t nev = 0;
     for (int op = 1; op < MBT_OP_COUNT; op++)
         nev += s.count[op];
@@ -292,13 +330,48 @@ static int trace_process(const mbt_trace_t *t, size_t k)
     return 0;
 }
 
+/* The largest peak live bytes of any process against the memory available:
+ * 0; 2 after one line when over and not warn_only; -ENOMEM. */
+static int trace_check_memory(const mbt_trace_t *t, const char *path, bool warn_only)
+{
+    uint64_t peak = 0;
+    uint32_t pid = 0;
+    for (size_t k = 0; k < t->nproc; k++) {
+        mbt_stats_t s;
+        if (t->proc[k].first_image != k)
+            continue;
+        if (mbt_stats_proc(t, k, &s))
+            return -ENOMEM;
+        if (s.peak_live_bytes > peak)
+            peak = s.peak_live_bytes, pid = t->proc[k].pid;
+    }
+    char why[256];
+    if (!mem_check_peak(peak, why, sizeof why))
+        return 0;
+    if (warn_only) {
+        fprintf(stderr, "%s: warning: trace: '%s': process %u: %s\n", prog, path, pid, why);
+        return 0;
+    }
+    return die_usage("trace: '%s': process %u: %s (--over-memory=warn reads it anyway)", path,
+                     pid, why);
+}
+
 int cmd_trace(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: mallocbench trace FILE\nprints what a trace of `mallocbench record` holds: "
-               "its header, and per process\nits threads, calls per operation, frees of blocks "
-               "never seen allocated and\nthe most bytes it held at once.\n");
+        printf("usage: mallocbench trace [--over-memory=refuse|warn] FILE\nprints what a trace "
+               "of `mallocbench record` holds: its header, and per process\nits threads, calls "
+               "per operation, frees of blocks never seen allocated and\nthe most bytes it held "
+               "at once.  A trace whose process held more bytes at once\nthan the memory "
+               "available is refused unless --over-memory=warn.\n");
         return 0;
+    }
+    bool warn_only = false;
+    if (argc == 3 && !strncmp(argv[1], "--over-memory=", 14)) {
+        if (strcmp(argv[1] + 14, "warn") && strcmp(argv[1] + 14, "refuse"))
+            return die_usage("trace: '%s': --over-memory takes refuse or warn", argv[1] + 14);
+        warn_only = !strcmp(argv[1] + 14, "warn");
+        argc--, argv++;
     }
     if (argc != 2)
         return die_usage("trace: one trace file expected (mallocbench trace FILE)");
@@ -307,7 +380,14 @@ int cmd_trace(int argc, char **argv)
     int rc = mbt_read(argv[1], &t, err, sizeof err);
     if (rc)
         return die_usage("trace: %s", err);
-    printf("trace: %s, version %u, page size %u\n%s", argv[1], t.version, t.page_size, t.text);
+    if (t.truncated_at)
+        fprintf(stderr, "%s: warning: trace: %s\n", prog, err);
+    if ((rc = trace_check_memory(&t, argv[1], warn_only))) {
+        mbt_free(&t);
+        return rc < 0 ? die_io("trace: out of memory") : rc;
+    }
+    printf("trace: %s, version %u, page size %u\n", argv[1], t.version, t.page_size);
+    trace_put_escaped(t.text, true);
     printf("processes: %zu (%zu images), threads: %zu, events: %llu\n", trace_pids(&t), t.nproc,
            t.nthread, (unsigned long long)t.nevents);
     for (size_t k = 0; k < t.nproc && !rc; k++)

@@ -46,6 +46,10 @@
 #define BIG_PROBE 64
 #define ARENA_SIZE (64 * 1024)    /* dlsym's allocations before malloc is known */
 #define STAMP_MASK ((1ull << 56) - 1)
+/* The reader takes a chunk cut at the end for a cut tail only when its payload
+ * is one a writer can make: no chunk of ours may be longer. */
+_Static_assert(EV_PER_BUF * MBT_EVENT_SIZE <= MBT_PAYLOAD_MAX, "an events chunk fits MBT_PAYLOAD_MAX");
+_Static_assert(MBT_PROCESS_SIZE + PATH_MAX <= MBT_PAYLOAD_MAX, "a process chunk fits MBT_PAYLOAD_MAX");
 
 /* ---- the real functions ---------------------------------------------------- */
 

@@ -7,8 +7,15 @@ Usage: test_record.py MALLOCBENCH CASE RECORD_PROG.  Cases:
                  difference), unknown frees counted, the constructor's block,
                  the touched pages of a 4 MiB block, times in order.
   real_programs  python3 and sort recorded: they work, the trace reads back.
-  corrupt        truncated and flipped-byte traces refused by `trace` with
-                 the byte offset of the break, exit 2, one line.
+  corrupt        flipped-byte traces and a cut file header refused by
+                 `trace` with the byte offset of the break, exit 2, one line.
+  cut            a recorded trace cut inside a chunk (a full disk) read by
+                 `trace` up to its last whole chunk, one warning line naming
+                 the byte; cut at a chunk boundary, read whole, no warning.
+  escape         header text and exe paths holding ESC sequences, other
+                 control bytes, a C1 control, bytes that are not UTF-8 and
+                 backslashes: `trace` prints them as \\xNN and \\\\, keeps
+                 UTF-8 and the text's line breaks.
   bad_input      no command, an existing output, an unknown command or
                  allocator refused before anything runs; the command's exit
                  code (and 128+signal) passed through.
@@ -161,8 +168,7 @@ def case_corrupt(mb, tmp):
     def flip(at, val):
         return b[:at] + bytes([val]) + b[at + 1:]
 
-    refused(mb, variant("payload.mbt", b[:c0 + CHUNK + EV + 5]), c0 + 20, "truncated")
-    refused(mb, variant("chunkhdr.mbt", b[:c1 + 10]), c1, "chunk header truncated")
+    refused(mb, variant("payload.mbt", flip(c0 + 22, 0x40)), c0 + 20, "longer than any chunk")
     refused(mb, variant("header.mbt", b[:20]), 20, "file header truncated")
     refused(mb, variant("magic.mbt", flip(0, ord("X"))), 0, "bad magic")
     refused(mb, variant("version.mbt", flip(8, 9)), 8, "unknown version 9")
@@ -172,6 +178,54 @@ def case_corrupt(mb, tmp):
     refused(mb, variant("seq.mbt", flip(c1 + 16, 5)), c1 + 16, "chunk seq 5")
     refused(mb, variant("len.mbt", flip(c1 + 20, b[c1 + 20] ^ 0x08)), c1 + 20, "not a multiple of 32")
     run(mb, "trace", path)  # the original still reads
+
+
+def case_escape(mb, tmp):
+    text = "command=evil \x1b]0;pwned\x07 \x1b[2J\ttab\nallocator=glibc\\x\n".encode() + \
+        b"note=caf\xc3\xa9 \xff\xfe \xc2\x9b1m \x7f end\n"
+    exe = b"/bin/\x1b[31mred\\\xe9\nnext"
+    exe2 = b"/bin/ok"
+    out = [struct.pack("<8sIIIIQ", b"MBTRACE\0", 1, HDR, 4096, len(text), 1), text]
+    for e in (exe, exe2):  # an exec: two images of pid 9
+        payload = struct.pack("<IIQII", 9, 1, 1, 0, len(e)) + e
+        out.append(struct.pack("<6I", 0x4B43424D, 2, 9, 9, 0, len(payload)) + payload)
+    path = os.path.join(tmp, "evil.mbt")
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+    p = subprocess.run([mb, "trace", path], capture_output=True)
+    check_eq(p.returncode, 0, f"trace: exit ({p.stderr!r})")
+    o = p.stdout
+    check(not any(c < 0x20 and c != 0x0A or c == 0x7F for c in o), f"no control byte but newlines: {o!r}")
+    o.decode("utf-8")  # raises when a byte is not UTF-8
+    want = (b"command=evil \\x1B]0;pwned\\x07 \\x1B[2J\\x09tab\nallocator=glibc\\\\x\n"
+            b"note=caf\xc3\xa9 \\xFF\\xFE \\xC2\\x9B1m \\x7F end\n")
+    check(want in o, f"header text escaped: {o!r}")
+    check(b"process 9: exec, parent 1, /bin/\\x1B[31mred\\\\\\xE9\\x0Anext -> /bin/ok\n" in o,
+          f"exe paths escaped: {o!r}")
+
+
+def case_cut(mb, tmp):
+    path, _ = record(mb, tmp, "ok.mbt", PROG, "10")
+    b = open(path, "rb").read()
+    _, _, chunks = read_trace(path)
+    ev = [c for c in chunks if c[1] == 1 and c[2] >= 2 * EV]
+    check(len(ev) >= 2, f"chunks {chunks}")
+    c1 = ev[1][0]
+    whole = os.path.join(tmp, "whole.mbt")
+    with open(whole, "wb") as f:
+        f.write(b[:c1])
+    pw = run(mb, "trace", whole)
+    check_eq(pw.stderr, "", "cut at a chunk boundary: no warning")
+    for name, n in (("chunkhdr", c1 + 10), ("payload", c1 + CHUNK + EV + 5),
+                    ("lastbyte", c1 + CHUNK + ev[1][2] - 1)):
+        p_ = os.path.join(tmp, name + ".mbt")
+        with open(p_, "wb") as f:
+            f.write(b[:n])
+        p = run(mb, "trace", p_)
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and f"'{p_}': byte {c1}: the last chunk is cut" in p.stderr and
+              "warning" in p.stderr, f"{name}: one warning naming byte {c1}: {p.stderr!r}")
+        check_eq(p.stdout, pw.stdout.replace(whole, p_), f"{name}: what the whole chunks hold")
 
 
 def case_bad_input(mb, tmp):
@@ -198,4 +252,5 @@ def case_bad_input(mb, tmp):
 
 if __name__ == "__main__":
     sys.exit(main({"counts": case_counts, "real_programs": case_real_programs,
-                   "corrupt": case_corrupt, "bad_input": case_bad_input}))
+                   "corrupt": case_corrupt, "bad_input": case_bad_input, "cut": case_cut,
+                   "escape": case_escape}))

@@ -9,8 +9,16 @@ Usage: test_replay.py MALLOCBENCH CASE [RR_PROG].  Cases:
              and thread count are exactly what this file computes; the
              checksum is one across allocators; a ring of 4 threads handing
              every object on replays without deadlock
-  corrupt    a truncated trace, a flipped byte, a missing pid or file: `run`
-             exits 2 before any sample, naming the file and the byte offset
+  corrupt    a flipped byte, a thread's time going backwards, a missing pid
+             or file: `run` exits 2 before any sample, naming the file and
+             the byte offset
+  cut        a trace whose last chunk is cut (a full disk) replays what its
+             whole chunks hold, with one warning naming the byte
+  pvalloc    pvalloc and valloc of SIZE_MAX-100 under every installed
+             allocator: rows ok or error, never crashed; one checksum
+  over_memory  a 402-byte trace of 8 x 1 TiB never freed: `run` exits 2 with
+             one line naming its peak and the memory available before any
+             sample; so does `trace` (--over-memory=warn reads it)
   timing     timing=recorded keeps the recorded span (0.6 s), fast does not
   record     `mallocbench record` of tests/rr_prog at two iteration counts:
              replayed counts equal the trace's (mbt_stats via `mallocbench
@@ -409,7 +417,14 @@ def case_corrupt(mb, tmp):
     text_len = struct.unpack_from("<I", data, 20)[0]
     proc_len = struct.unpack_from("<I", data, 32 + text_len + 20)[0]
     second = 32 + text_len + 24 + proc_len
-    bad = {"truncated.mbt": (data[:-7], None),
+    # thread 100's second chunk (after 101's first) opens 1 ns before its first chunk ends
+    c2 = second + 24 + struct.unpack_from("<I", data, second + 20)[0]
+    c3 = c2 + 24 + struct.unpack_from("<I", data, c2 + 20)[0]
+    check(struct.unpack_from("<II", data, c3 + 12) == (100, 1), "thread 100's second chunk")
+    t_prev = struct.unpack_from("<Q", data, c2 - 32)[0] >> 8
+    first = struct.unpack_from("<Q", data, c3 + 24)[0]
+    back = data[:c3 + 24] + struct.pack("<Q", ((t_prev - 1) << 8) | (first & 0xFF)) + data[c3 + 32:]
+    bad = {"backwards.mbt": (back, c3 + 24),
            "flipped.mbt": (data[:second] + bytes([data[second] ^ 0x40]) + data[second + 1:], second),
            "magic.mbt": (b"X" + data[1:], 0)}
     for name, (blob, off) in bad.items():
@@ -419,7 +434,7 @@ def case_corrupt(mb, tmp):
         out = os.path.join(tmp, name + ".csv")
         p = run(mb, "run", "-q", "-w", f"replay:trace={path}", "-a", "glibc", "-r", "1", "-o", out,
                 expect_rc=2)
-        want = f"byte {off}:" if off is not None else "byte "
+        want = f"byte {off}:"
         check(path in p.stderr and want in p.stderr, f"{name}: message names file and '{want}': {p.stderr!r}")
         check(not rows(out), f"{name}: no sample ran")
     for spec, want in ((f"replay:trace={good},pid=4242", "no process 4242"),
@@ -454,6 +469,104 @@ def case_timing(mb, tmp):
     check(0 <= walls["fast"] < span / 10, f"timing=fast: {walls['fast']} s")
 
 
+def one_line(p, what):
+    lines = p.stderr.strip().splitlines()
+    check(len(lines) == 1 and all(w in p.stderr for w in what), f"one line with {what}: {p.stderr!r}")
+
+
+def case_cut(mb, tmp):
+    """record on a full disk: the last chunk cut.  What the whole chunks hold
+    replays, with one warning naming the byte where the trace stops."""
+    ev = kinds_events()
+    good = os.path.join(tmp, "good.mbt")
+    write_trace(good, [(100, 1, 0, "/bin/synthetic")], {k: v for k, v in ev.items() if k[0] == 100})
+    data = open(good, "rb").read()
+    offs, off = [], 32 + struct.unpack_from("<I", data, 20)[0]
+    while off < len(data):
+        offs.append(off)
+        off += 24 + struct.unpack_from("<I", data, off + 20)[0]
+    last = offs[-1]
+    whole = data[:last]
+    wpath = os.path.join(tmp, "whole.mbt")
+    with open(wpath, "wb") as f:
+        f.write(whole)
+    for name, blob in (("payload", data[:-7]), ("chunkhdr", data[:last + 10])):
+        path = os.path.join(tmp, name + ".mbt")
+        with open(path, "wb") as f:
+            f.write(blob)
+        out = os.path.join(tmp, name + ".csv")
+        p = run(mb, "run", "-q", "--warmup-runs", "0", "-w", f"replay:trace={path}", "-a", "glibc",
+                "-r", "1", "-o", out)
+        one_line(p, ("warning", path, f"byte {last}:", "cut"))
+        rs, ws = rows(out), replay_rows(mb, tmp, "whole-" + name, f"replay:trace={wpath}", ["glibc"])
+        check(len(rs) == 1 and rs[0]["status"] == "ok", f"{name}: one ok row")
+        check(rs and ws and rs[0]["checksum"] == ws[0]["checksum"],
+              f"{name}: replays what the whole chunks hold (the checksum of the file without the cut chunk)")
+        p = run(mb, "trace", path)
+        one_line(p, ("warning", path, f"byte {last}:", "cut"))
+        check(p.stdout == run(mb, "trace", wpath).stdout.replace(wpath, path),
+              f"{name}: `trace` prints what the whole chunks hold")
+    # corruption at the end, not a cut: refused
+    bad = data[:last] + b"XXXX" + data[last + 4:-7]
+    path = os.path.join(tmp, "badtail.mbt")
+    with open(path, "wb") as f:
+        f.write(bad)
+    one_line(run(mb, "trace", path, expect_rc=2), (path, f"byte {last}:", "bad chunk magic"))
+
+
+def case_pvalloc(mb, tmp):
+    """pvalloc(SIZE_MAX - 100) wraps a page rounding round to one page; its
+    writes must not follow.  valloc too.  Every allocator: ok or error rows."""
+    allocs = installed(mb)
+    if not allocs:
+        print("SKIP: no allocator installed", file=sys.stderr)
+        sys.exit(SKIP)
+    huge = (1 << 64) - 1 - 100
+    ev = {(600, 600): [(1000, MALLOC, 0x1000, 64, 0), (1100, PVALLOC, 0, huge, 0),
+                       (1200, VALLOC, 0, huge, 0), (1300, PVALLOC, 0, 1 << 63, 0),
+                       (1400, PVALLOC, 0x200000, 0, 0), (1500, FREE, 0x1000, 0, 0),
+                       (1600, FREE, 0x200000, 0, 0)]}
+    path = os.path.join(tmp, "pvalloc.mbt")
+    write_trace(path, [(600, 1, 0, "/bin/pvalloc")], ev)
+    for touch in ("page", "none"):
+        rs = replay_rows(mb, tmp, "pvalloc-" + touch, f"replay:trace={path},touch={touch}", allocs)
+        check_eq(len(rs), len(allocs), f"touch={touch}: a row per allocator")
+        for r in rs:
+            check(r["status"] in ("ok", "error"), f"touch={touch} {r['allocator']}: status "
+                  f"{r['status']} {r['message']}")
+            if r["status"] == "ok":
+                m = mbtest.metrics(r)
+                check_eq((m.get("pvalloc"), m.get("valloc")), ("3", "1"), f"{r['allocator']}: calls")
+        sums = {r["checksum"] for r in rs if r["status"] == "ok"}
+        check(len(sums) == 1, f"touch={touch}: one checksum across allocators: {sums}")
+
+
+def case_over_memory(mb, tmp):
+    """8 blocks of 1 TiB, never freed (a 402-byte trace): refused before any sample,
+    exit 2, one line naming the peak and the memory available."""
+    ev = {(700, 700): [(1000 + i, MALLOC, 0x10000000000 * (i + 1), 1 << 40, 0) for i in range(8)]}
+    path = os.path.join(tmp, "huge.mbt")
+    write_trace(path, [(700, 1, 0, "/bin/huge")], ev, per_chunk=8)
+    check(os.path.getsize(path) < 512, f"a small trace: {os.path.getsize(path)} bytes")
+    peak = str(8 << 40)
+    out = os.path.join(tmp, "huge.csv")
+    t0 = time.monotonic()
+    p = run(mb, "run", "-q", "-w", f"replay:trace={path}", "-a", "glibc", "-r", "1", "-o", out,
+            expect_rc=2)
+    one_line(p, (path, peak, "memory available", "over_memory=warn"))
+    check(not rows(out), "no sample ran")
+    check(time.monotonic() - t0 < 10, "refused at once")
+    p = run(mb, "trace", path, expect_rc=2)
+    one_line(p, (path, peak, "memory available"))
+    check(p.stdout == "", f"`trace` printed nothing: {p.stdout!r}")
+    p = run(mb, "trace", "--over-memory=warn", path)
+    one_line(p, ("warning", peak, "memory available"))
+    check("peak_live_bytes  " + peak in p.stdout, f"--over-memory=warn: the figures printed")
+    # a trace that fits is not refused (the fixture of every kind)
+    run(mb, "trace", os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                                  "replay-kinds.mbt"))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--write-kinds":
         # a small trace of every kind of call, e.g. for a fixture
@@ -461,4 +574,5 @@ if __name__ == "__main__":
                     kinds_events(), per_chunk=3)
         sys.exit(0)
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
-                          "record": case_record}))
+                          "record": case_record, "cut": case_cut,
+                          "pvalloc": case_pvalloc, "over_memory": case_over_memory}))

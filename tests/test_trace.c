@@ -1,12 +1,15 @@
 /* test_trace.c - the .mbt reader (common/trace.c) on traces built in memory:
  * a valid one read back thread by thread, each corruption refused with the
- * byte offset of the broken field, every truncation refused, and the stats
+ * byte offset of the broken field, a thread's time going backwards refused,
+ * a cut tail read up to the last whole chunk (truncated_at, a warning) while
+ * a cut inside the file header or corruption at the end is refused, and the stats
  * (counts, unknown frees, peak live bytes across threads merged by time). */
 #include "check.h"
 #include "trace.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 typedef struct {
     unsigned char b[8192];
@@ -199,7 +202,7 @@ static void check_corrupt(void)
     REFUSED(32, 0x41410041, 33, "NUL byte");
     REFUSED(off_ev0, 0x1234, off_ev0, "bad chunk magic");
     REFUSED(off_ev0 + 4, 9, off_ev0 + 4, "unknown chunk kind 9");
-    REFUSED(off_ev0 + 20, 1 << 20, off_ev0 + 20, "truncated");
+    REFUSED(off_ev0 + 20, 1 << 20, off_ev0 + 20, "longer than any chunk");
     REFUSED(off_ev0 + 20, 4 * 32 + 8, off_ev0 + 20, "not a multiple of 32");
     REFUSED(off_ev0 + 24 + 64, MBT_T_OP(30, 0), off_ev0 + 24 + 64, "unknown op 0");
     REFUSED(off_ev0 + 24 + 64, MBT_T_OP(30, MBT_OP_COUNT), off_ev0 + 24 + 64, "unknown op 12");
@@ -211,28 +214,82 @@ static void check_corrupt(void)
     REFUSED(off_proc + 20, 20, off_proc + 20, "shorter than 24");
     REFUSED(off_proc + 24, 101, off_proc + 24, "process pid 101 in a chunk of pid 100");
     REFUSED(off_proc + 44, 3, off_proc + 44, "exe_len 3 does not fill");
-    REFUSED(off_fork + 20, 1 << 20, off_fork + 20, "truncated");
+    REFUSED(off_fork + 20, 1 << 20, off_fork + 20, "longer than any chunk");
+    /* corruption at the very end is not a cut tail */
+    size_t last = b.n - 24 - 64;
+    refused(&b, last + 10, last, 0x1234, last, "bad chunk magic in the 10 bytes", __LINE__);
+    refused(&b, last + 10, last + 4, 7, last + 4, "unknown chunk kind 7", __LINE__);
+    refused(&b, b.n - 1, last + 20, MBT_PAYLOAD_MAX + 32, last + 20, "longer than any chunk",
+            __LINE__);
+    refused(&b, b.n - 1, last + 20, 40, last + 20, "not a multiple of 32", __LINE__);
+}
 
-    /* every truncation is refused, except at a record boundary */
-    size_t bounds[] = {off_proc, off_ev0, off_ev1, off_ev2, off_fork, b.n - 24 - 64};
+/* Time running backwards in a thread (timing=recorded would wait for ever):
+ * refused at the event, within a chunk and across a thread's chunks;
+ * equal times are fine. */
+static void check_time(void)
+{
+    static buf_t b;
+    valid(&b);
+    REFUSED(off_ev0 + 24 + 64, MBT_T_OP(15, MBT_CALLOC), off_ev0 + 24 + 64,
+            "time 15 ns of thread 100/100 is before its previous event's 20 ns");
+    REFUSED(off_ev2 + 24, MBT_T_OP(49, MBT_FREE), off_ev2 + 24,
+            "time 49 ns of thread 100/100 is before its previous event's 50 ns");
+    REFUSED(off_ev1 + 24 + 32, MBT_T_OP(39, MBT_POSIX_MEMALIGN), off_ev1 + 24 + 32,
+            "thread 100/101");
+    buf_t *c = malloc(sizeof *c);
+    *c = b;
+    put32(c->b + off_ev0 + 24 + 64, MBT_T_OP(20, MBT_CALLOC));
+    put32(c->b + off_ev2 + 24, MBT_T_OP(50, MBT_FREE));
+    mbt_trace_t t;
+    char err[256];
+    CHECK_INT(mbt_parse(c->b, c->n, &t, err, sizeof err), 0);
+    CHECK_STR(err, "");
+    mbt_free(&t);
+    free(c);
+}
+
+/* A file cut anywhere after its header reads up to the last whole chunk:
+ * 0, truncated_at the cut chunk's byte and the warning "byte N: ..." in err;
+ * cut at a chunk boundary it is whole.  A cut file header is refused. */
+static void check_cut(void)
+{
+    static buf_t b;
+    valid(&b);
+    size_t starts[] = {off_proc, off_ev0, off_ev1, off_ev2, off_fork, b.n - 24 - 64, b.n};
+    size_t nst = sizeof starts / sizeof *starts;
     for (size_t len = 0; len < b.n; len++) {
+        size_t at = 0; /* start of the chunk len cuts; 0: a boundary */
         bool boundary = false;
-        for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
-            boundary |= len == bounds[i];
+        for (size_t i = 0; i + 1 < nst; i++) {
+            boundary |= len == starts[i];
+            if (len > starts[i] && len < starts[i + 1])
+                at = starts[i];
+        }
         mbt_trace_t t;
-        char err[256];
+        char err[256], want[64];
         int rc = mbt_parse(b.b, len, &t, err, sizeof err);
-        if (boundary ? rc != 0 : rc != -EINVAL || strncmp(err, "byte ", 5)) {
+        snprintf(want, sizeof want, "byte %zu: the last chunk is cut (%zu of ", at, len - at);
+        bool ok = len < off_proc ? rc == -EINVAL && !strncmp(err, "byte ", 5)
+                  : boundary     ? rc == 0 && t.truncated_at == 0 && !err[0]
+                                 : rc == 0 && t.truncated_at == at && !strncmp(err, want, strlen(want));
+        if (!ok) {
             check_failures++;
-            fprintf(stderr, "truncated at %zu: rc %d \"%s\"\n", len, rc, err);
+            fprintf(stderr, "cut at %zu: rc %d truncated_at %zu \"%s\", wanted %zu\n", len, rc,
+                    rc ? 0 : t.truncated_at, err, at);
         }
         if (!rc)
             mbt_free(&t);
     }
-    /* the truncation offsets: inside the header, a chunk header, a payload */
+    /* what a cut file holds: the whole chunks before the cut */
+    mbt_trace_t t;
+    char err[256];
+    CHECK_INT(mbt_parse(b.b, off_ev2 + 30, &t, err, sizeof err), 0);
+    CHECK_INT(t.truncated_at, off_ev2);
+    CHECK_U64(t.nevents, 8);
+    CHECK_INT(t.nproc, 1);
+    mbt_free(&t);
     refused(&b, 20, SIZE_MAX, 0, 20, "file header truncated", __LINE__);
-    refused(&b, off_ev1 + 10, SIZE_MAX, 0, off_ev1, "chunk header truncated (10 of 24", __LINE__);
-    refused(&b, off_ev1 + 40, SIZE_MAX, 0, off_ev1 + 20, "truncated", __LINE__);
 }
 
 /* pid 100 forks 200, then execs: two images of 100 chained, each image's
@@ -294,5 +351,7 @@ int main(void)
     check_valid();
     check_images();
     check_corrupt();
+    check_time();
+    check_cut();
     CHECK_DONE();
 }

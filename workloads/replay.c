@@ -11,6 +11,7 @@
 #include "gate.h"
 #include "hashmap.h"
 #include "hist.h"
+#include "memavail.h"
 #include "region.h"
 #include "trace.h"
 #include "units.h"
@@ -42,6 +43,7 @@
 
 enum { TOUCH_PAGE, TOUCH_NONE, TOUCH_RECORDED };
 enum { TIMING_FAST, TIMING_RECORDED };
+enum { OVER_MEMORY_REFUSE, OVER_MEMORY_WARN };
 enum { F_WAIT = 1, F_PUB = 2 };
 
 /* One replayed call.  in: the object it frees (free, realloc's old block);
@@ -509,22 +511,41 @@ static void *aligned_emulate(unsigned missing, uint64_t align, uint64_t size)
     return malloc(size);
 }
 
-static void *op_emulate(const rop_t *op, unsigned missing, uint64_t page)
+/* valloc/pvalloc's page rounding without wrapping round: size, or size
+ * rounded up to a page (pvalloc, 0 asking for one page); false when that
+ * is no size a block can have (more than PTRDIFF_MAX). */
+static inline bool page_round(const rop_t *op, uint64_t page, uint64_t *size)
+{
+    uint64_t n = op->size;
+    if (op->op == MBT_PVALLOC)
+        n = n > PTRDIFF_MAX ? UINT64_MAX : ((n ?: 1) + page - 1) / page * page;
+    *size = n;
+    return n <= PTRDIFF_MAX;
+}
+
+static void *op_emulate(const rop_t *op, unsigned missing, uint64_t page, uint64_t size)
 {
     switch (op->op) {
-    case MBT_VALLOC: return aligned_emulate(missing, page, op->size);
-    case MBT_PVALLOC: return aligned_emulate(missing, page, (op->size + page - 1) / page * page ?: page);
+    case MBT_VALLOC:
+    case MBT_PVALLOC: return aligned_emulate(missing, page, size);
     default: return aligned_emulate(missing, op->arg, op->size);
     }
 }
 
 /* The call of one op and its writes; the pointer it made (NULL: none or
- * failed; a failed realloc: the old block, and *failed set). */
+ * failed; a failed realloc: the old block, and *failed set).  A valloc or
+ * pvalloc of no possible size is failed without a call: an allocator that
+ * wraps the rounding round would hand back a page to be written far past. */
 static inline void *op_call(const rop_t *op, void *in, uint64_t page, unsigned missing, bool *failed)
 {
     void *q = NULL;
+    uint64_t rounded = op->size;
+    if ((op->op == MBT_VALLOC || op->op == MBT_PVALLOC) && !page_round(op, page, &rounded)) {
+        *failed = true;
+        return NULL;
+    }
     switch (missing & 1u << op->op ? 0 : op->op) {
-    case 0: q = op_emulate(op, missing, page); break;
+    case 0: q = op_emulate(op, missing, page, rounded); break;
     case MBT_MALLOC: q = malloc(op->size); break;
     case MBT_CALLOC:
         q = op->arg && op->size % op->arg == 0 ? calloc(op->arg, op->size / op->arg)
@@ -753,13 +774,37 @@ static int replay_load(const wl_args_t *a, mbt_trace_t *t, uint32_t *pid, char *
     return rc;
 }
 
+/* Before any run: the trace parses, its process made calls, and the most
+ * bytes that process held at once fit in the memory available (refused, or
+ * with over_memory=warn a warning); a cut tail is a warning.  Warnings go to
+ * stderr here, once, not from every sample's worker. */
 static int replay_check(const wl_args_t *a, char *err, size_t errlen)
 {
     mbt_trace_t t;
     uint32_t pid;
     int rc = replay_load(a, &t, &pid, err, errlen);
-    if (!rc)
-        mbt_free(&t);
+    if (rc)
+        return rc;
+    const char *path = wl_get_str(a, "trace");
+    if (t.truncated_at)
+        fprintf(stderr, "mallocbench: warning: replay: %s\n", err);
+    mbt_stats_t s;
+    char why[256];
+    rc = mbt_stats(&t, pid, &s);
+    if (rc)
+        snprintf(err, errlen, "'%s': %s", path, strerror(-rc));
+    else if (mem_check_peak(s.peak_live_bytes, why, sizeof why)) {
+        bool warn = wl_get(a, "over_memory") == OVER_MEMORY_WARN;
+        if (!warn) {
+            snprintf(err, errlen, "'%s': process %u: %s (over_memory=warn runs it anyway)", path,
+                     pid, why);
+            rc = -ENOMEM;
+        } else {
+            fprintf(stderr, "mallocbench: warning: replay: '%s': process %u: %s\n", path, pid,
+                    why);
+        }
+    }
+    mbt_free(&t);
     return rc;
 }
 
@@ -817,6 +862,10 @@ static const wl_param_t replay_params[] = {
      "(page where the trace does not say)"},
     {"latency", WLP_UINT, "16", 0, 1000000000, NULL, "ops",
      "time one call in LATENCY (with its writes) for the latency percentiles (0: none)"},
+    {"over_memory", WLP_ENUM, "refuse", 0, 0, "refuse|warn", "",
+     "when the process's peak live bytes are more than the memory available (MemAvailable, "
+     "or the RLIMIT_AS or cgroup limit where lower): refuse the run before it starts, or "
+     "warn and run it"},
 };
 
 const wl_t wl_replay = {

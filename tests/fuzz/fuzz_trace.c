@@ -14,6 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void check_cut(const mbt_trace_t *t, size_t size, const char *err)
+{
+    unsigned long long at;
+    if (!t->truncated_at) {
+        if (err[0])
+            abort();
+        return;
+    }
+    if (t->truncated_at < MBT_HEADER_SIZE || t->truncated_at >= size ||
+        sscanf(err, "byte %llu: ", &at) != 1 || at != t->truncated_at || strchr(err, '\n'))
+        abort();
+}
+
 static void check_ok(const mbt_trace_t *t, size_t size)
 {
     uint64_t n = 0;
@@ -22,7 +35,8 @@ static void check_ok(const mbt_trace_t *t, size_t size)
         if (th->proc >= t->nproc || t->proc[th->proc].pid != th->pid)
             abort();
         for (size_t j = 0; j < th->nev; j++)
-            if (!mbt_op_name(MBT_OP(&th->ev[j])))
+            if (!mbt_op_name(MBT_OP(&th->ev[j])) ||
+                (j && MBT_T(&th->ev[j]) < MBT_T(&th->ev[j - 1])))
                 abort();
         n += th->nev;
     }
@@ -59,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256];
     int rc = mbt_parse(data, size, &t, err, sizeof err);
     if (rc == 0) {
+        check_cut(&t, size, err);
         check_ok(&t, size);
         mbt_free(&t);
         return 0;
