@@ -2,6 +2,7 @@
  * each row in the file with one write(), so the file is valid at any time. */
 #include "csv.h"
 #include "fileio.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -542,33 +543,18 @@ void csv_print_schema(FILE *out)
             "(`run_id,sample,t_s,rss_kib`: the RSS time series of every sample).\n");
 }
 
-/* A JSON string literal of s (quotes, backslashes and control bytes escaped). */
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 void csv_print_schema_json(FILE *out)
 {
     fprintf(out, "{\n  \"schema_version\": ");
-    json_string(out, CSV_SCHEMA_VERSION);
+    text_json_write(out, CSV_SCHEMA_VERSION);
     fprintf(out, ",\n  \"columns\": [\n");
     for (size_t i = 0; i < COL_COUNT; i++) {
         fprintf(out, "    {\"name\": ");
-        json_string(out, csv_columns[i].name);
+        text_json_write(out, csv_columns[i].name);
         fprintf(out, ", \"type\": \"%s\", \"unit\": ", csv_columns[i].type == CSV_NUM ? "number" : "text");
-        json_string(out, csv_columns[i].unit);
+        text_json_write(out, csv_columns[i].unit);
         fprintf(out, ", \"meaning\": ");
-        json_string(out, csv_columns[i].desc);
+        text_json_write(out, csv_columns[i].desc);
         fprintf(out, "}%s\n", i + 1 < COL_COUNT ? "," : "");
     }
     fprintf(out, "  ]\n}\n");

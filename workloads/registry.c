@@ -2,6 +2,7 @@
  * shared by the harness (to refuse bad input before any run) and the worker. */
 #include "workload.h"
 #include "dist.h"
+#include "text.h"
 #include "units.h"
 
 #include <errno.h>
@@ -29,7 +30,14 @@ static int param_parse(const wl_t *wl, size_t i, const char *val, wl_args_t *a, 
 {
     const wl_param_t *p = &wl->params[i];
     uint64_t *out = &a->v[i];
-    int rc;
+    size_t bad;
+    /* every value reaches the CSV: UTF-8 without control characters (a tab
+     * only in text such as a command); the value itself is not echoed */
+    int rc = text_check(val, p->type == WLP_TEXT, &bad);
+    if (rc) {
+        snprintf(err, errlen, "bad value for %s:%s: %s at byte %zu", wl->name, p->name, text_reason(rc), bad);
+        return -EINVAL;
+    }
     switch (p->type) {
     case WLP_SIZE:
         rc = units_parse_size(val, out);
@@ -45,7 +53,7 @@ static int param_parse(const wl_t *wl, size_t i, const char *val, wl_args_t *a, 
         }
         return 0;
     case WLP_TEXT:
-        if (strlen(val) >= WL_STR_MAX || strpbrk(val, "\n\r")) {
+        if (strlen(val) >= WL_STR_MAX) {
             snprintf(err, errlen, "bad value for %s:%s (one line of at most %d characters)", wl->name,
                      p->name, WL_STR_MAX - 1);
             return -EINVAL;
