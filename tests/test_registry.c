@@ -72,6 +72,14 @@ static void text_params(wl_args_t *a, char *err)
             fprintf(stderr, "spec %zu: rc %d, '%s'\n", i, rc, err);
         }
     }
+    /* exec's spec is "metric=RE,unit=U,better=B,cmd=WORDS": a unit or a word
+     * holding ",NAME=" or ",," must not set another parameter or vanish */
+    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=Z\\,cmd=,better=higher,cmd=true", a, err, 1024), -EINVAL);
+    CHECK_STR(err, "parameter exec:cmd given twice (a value holding \",cmd=\"?)");
+    CHECK_INT(wl_parse_spec("exec:metric=,unit=,better=higher,cmd=echo x,metric=y", a, err, 1024), -EINVAL);
+    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=a,,better=higher,cmd=true", a, err, 1024), -EINVAL);
+    CHECK_INT(wl_parse_spec("tensor_copy:,size=1M", a, err, 1024), -EINVAL);
+    CHECK_INT(wl_parse_spec("tensor_copy:size=1M,", a, err, 1024), 0);
     CHECK_INT(wl_parse_spec("exec:cmd=/bin/echo '\xff\xfe'", a, err, 1024), -EINVAL);
     CHECK_STR(err, "bad value for exec:cmd: not UTF-8 at byte 11");
     CHECK_INT(wl_parse_spec("exec:cmd=printf 'a\tb\xc3\xa9'", a, err, 1024), 0);

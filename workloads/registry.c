@@ -199,10 +199,26 @@ int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen)
     wl_defaults(wl, out);
     if (!colon || !colon[1])
         return 0;
+    bool seen[WL_MAX_PARAMS] = {false};
     for (char *kv = colon + 1; kv;) {
         char *end = item_end(wl, kv);
         char *next = *end ? end + 1 : NULL;
         *end = '\0';
+        /* a parameter given twice is refused: text such as a unit or a
+         * command word holding ",cmd=" would otherwise set another one */
+        size_t klen = strcspn(kv, "=");
+        const wl_param_t *p = kv[klen] == '=' ? param_named(wl, kv, klen) : NULL;
+        if (p && seen[p - wl->params]) {
+            snprintf(err, errlen, "parameter %s:%s given twice (a value holding \",%s=\"?)", wl->name, p->name,
+                     p->name);
+            return -EINVAL;
+        }
+        if (p)
+            seen[p - wl->params] = true;
+        if (!*kv && next) { /* only a last one may be empty: "unit=a,,cmd=" is not unit "a," */
+            snprintf(err, errlen, "empty parameter in '%s' (two commas?)", spec);
+            return -EINVAL;
+        }
         int rc = *kv ? wl_set(out, kv, err, errlen) : 0;
         if (rc)
             return rc;
