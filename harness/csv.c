@@ -18,6 +18,19 @@
 const csv_column_t csv_columns[COL_COUNT] = {CSV_COLUMNS(CSV_DEF)};
 #undef CSV_DEF
 
+bool csv_column_guarded(csv_col_t c)
+{
+    switch (c) {
+    case COL_host: case COL_workload_params: case COL_config: case COL_lib_path: case COL_alloc_version:
+    case COL_malloc_so: case COL_requested_tunables: case COL_effective_tunables: case COL_message:
+    case COL_throughput_unit: case COL_metric: case COL_workload_metrics: case COL_alloc_stats:
+    case COL_counter_notes:
+        return true;
+    default:
+        return false; /* numbers, and text the harness picks from a fixed set */
+    }
+}
+
 void csv_quote(const char *in, char *out, size_t len)
 {
     if (len == 0)
@@ -110,6 +123,8 @@ static void writer_init(csv_writer_t *w, int fd, const char *const *extra_names,
     struct stat st;
     w->fd = fd;
     w->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const char *raw = getenv("MALLOCBENCH_CSV_RAW");
+    w->raw = raw && *raw && strcmp(raw, "0") != 0;
     w->nextra = nextra;
     for (size_t i = 0; i < nextra; i++)
         snprintf(w->extra_names[i], sizeof w->extra_names[i], "%s", extra_names[i]);
@@ -171,8 +186,15 @@ int csv_write_row(csv_writer_t *w, const csv_row_t *r)
     char *line = NULL;
     size_t len = 0, cap = 0;
     int rc = 0;
-    for (size_t i = 0; i < COL_COUNT && !rc; i++)
-        rc = line_add(&line, &len, &cap, r->field[i], i == 0);
+    char guarded[CSV_FIELD_MAX + 1];
+    for (size_t i = 0; i < COL_COUNT && !rc; i++) {
+        const char *f = r->field[i];
+        if (csv_column_guarded((csv_col_t)i) && text_needs_guard(f, w->raw)) {
+            snprintf(guarded, sizeof guarded, "'%s", f); /* fields hold < CSV_FIELD_MAX bytes */
+            f = guarded;
+        }
+        rc = line_add(&line, &len, &cap, f, i == 0);
+    }
     for (size_t i = 0; i < w->nextra && !rc; i++)
         rc = line_add(&line, &len, &cap, i < r->nextra ? r->extra[i] : "", 0);
     if (!rc) {
@@ -555,7 +577,8 @@ void csv_print_schema_json(FILE *out)
         text_json_write(out, csv_columns[i].unit);
         fprintf(out, ", \"meaning\": ");
         text_json_write(out, csv_columns[i].desc);
-        fprintf(out, "}%s\n", i + 1 < COL_COUNT ? "," : "");
+        fprintf(out, ", \"guarded\": %s}%s\n", csv_column_guarded((csv_col_t)i) ? "true" : "false",
+                i + 1 < COL_COUNT ? "," : "");
     }
     fprintf(out, "  ]\n}\n");
 }
