@@ -1,6 +1,7 @@
 /* cli.c - the one-line error printers of the commands (contract: cli.h).
  * Every message is "mallocbench: <what failed, quoting its subject>". */
 #include "cli.h"
+#include "text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,11 +10,14 @@
 
 const char *prog = "mallocbench";
 
+/* One line whatever the subjects quoted: a newline, a control byte or a byte
+ * that is not UTF-8 in a user's text is printed as \xHH. */
 static void vreport(const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s: ", prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char msg[4096], line[4 * sizeof msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    text_escape(msg, line, sizeof line);
+    fprintf(stderr, "%s: %s\n", prog, line);
 }
 
 int die_usage(const char *fmt, ...)

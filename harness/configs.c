@@ -195,6 +195,9 @@ static int parse_allocators(const char *list, alloc_choice_t *out, size_t *n, bo
 {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", list);
+    /* strtok would skip an empty item: a label ",x" would become "x" */
+    if (list[0] == ',' || strstr(list, ",,"))
+        return die_spec("empty item in the allocator list '%s'", list);
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (*n >= SPEC_MAX_CONFIGS)

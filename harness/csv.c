@@ -2,6 +2,7 @@
  * each row in the file with one write(), so the file is valid at any time. */
 #include "csv.h"
 #include "fileio.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,19 @@
 #define CSV_DEF(name, type, unit, desc) {#name, type, unit, desc},
 const csv_column_t csv_columns[COL_COUNT] = {CSV_COLUMNS(CSV_DEF)};
 #undef CSV_DEF
+
+bool csv_column_guarded(csv_col_t c)
+{
+    switch (c) {
+    case COL_host: case COL_workload_params: case COL_config: case COL_lib_path: case COL_alloc_version:
+    case COL_malloc_so: case COL_requested_tunables: case COL_effective_tunables: case COL_message:
+    case COL_throughput_unit: case COL_metric: case COL_workload_metrics: case COL_alloc_stats:
+    case COL_counter_notes:
+        return true;
+    default:
+        return false; /* numbers, and text the harness picks from a fixed set */
+    }
+}
 
 void csv_quote(const char *in, char *out, size_t len)
 {
@@ -109,6 +123,8 @@ static void writer_init(csv_writer_t *w, int fd, const char *const *extra_names,
     struct stat st;
     w->fd = fd;
     w->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const char *raw = getenv("MALLOCBENCH_CSV_RAW");
+    w->raw = raw && *raw && strcmp(raw, "0") != 0;
     w->nextra = nextra;
     for (size_t i = 0; i < nextra; i++)
         snprintf(w->extra_names[i], sizeof w->extra_names[i], "%s", extra_names[i]);
@@ -170,8 +186,15 @@ int csv_write_row(csv_writer_t *w, const csv_row_t *r)
     char *line = NULL;
     size_t len = 0, cap = 0;
     int rc = 0;
-    for (size_t i = 0; i < COL_COUNT && !rc; i++)
-        rc = line_add(&line, &len, &cap, r->field[i], i == 0);
+    char guarded[CSV_FIELD_MAX + 1];
+    for (size_t i = 0; i < COL_COUNT && !rc; i++) {
+        const char *f = r->field[i];
+        if (csv_column_guarded((csv_col_t)i) && text_needs_guard(f, w->raw)) {
+            snprintf(guarded, sizeof guarded, "'%s", f); /* fields hold < CSV_FIELD_MAX bytes */
+            f = guarded;
+        }
+        rc = line_add(&line, &len, &cap, f, i == 0);
+    }
     for (size_t i = 0; i < w->nextra && !rc; i++)
         rc = line_add(&line, &len, &cap, i < r->nextra ? r->extra[i] : "", 0);
     if (!rc) {
@@ -542,34 +565,20 @@ void csv_print_schema(FILE *out)
             "(`run_id,sample,t_s,rss_kib`: the RSS time series of every sample).\n");
 }
 
-/* A JSON string literal of s (quotes, backslashes and control bytes escaped). */
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 void csv_print_schema_json(FILE *out)
 {
     fprintf(out, "{\n  \"schema_version\": ");
-    json_string(out, CSV_SCHEMA_VERSION);
+    text_json_write(out, CSV_SCHEMA_VERSION);
     fprintf(out, ",\n  \"columns\": [\n");
     for (size_t i = 0; i < COL_COUNT; i++) {
         fprintf(out, "    {\"name\": ");
-        json_string(out, csv_columns[i].name);
+        text_json_write(out, csv_columns[i].name);
         fprintf(out, ", \"type\": \"%s\", \"unit\": ", csv_columns[i].type == CSV_NUM ? "number" : "text");
-        json_string(out, csv_columns[i].unit);
+        text_json_write(out, csv_columns[i].unit);
         fprintf(out, ", \"meaning\": ");
-        json_string(out, csv_columns[i].desc);
-        fprintf(out, "}%s\n", i + 1 < COL_COUNT ? "," : "");
+        text_json_write(out, csv_columns[i].desc);
+        fprintf(out, ", \"guarded\": %s}%s\n", csv_column_guarded((csv_col_t)i) ? "true" : "false",
+                i + 1 < COL_COUNT ? "," : "");
     }
     fprintf(out, "  ]\n}\n");
 }

@@ -105,6 +105,16 @@ typedef struct {
 
 extern const csv_column_t csv_columns[COL_COUNT];
 
+/* Whether column c holds text a user or the measured program controls
+ * (labels, parameters, commands, units, messages, what a library reports):
+ * csv_write_row puts a ' before such a cell when a spreadsheet would read
+ * it as a formula (text_needs_guard: = + - @ tab CR, never a plain number);
+ * scripts/mbcsv.py drops it again on exactly these columns ("guarded" in
+ * `mallocbench schema --json`).  MALLOCBENCH_CSV_RAW=1 in the environment
+ * writes such cells as given (a leading ' is still doubled, so that the
+ * reader gives every value back).  docs/output.md. */
+bool csv_column_guarded(csv_col_t c);
+
 /* Quote a field for RFC 4180 CSV when it holds a comma, quote, CR or LF. */
 void csv_quote(const char *in, char *out, size_t len);
 
@@ -124,6 +134,7 @@ void csv_set(csv_row_t *r, csv_col_t c, const char *fmt, ...)
 typedef struct {
     int fd;
     bool regular;             /* a regular file: a failed write is cut back */
+    bool raw;                 /* MALLOCBENCH_CSV_RAW: no formula guard (csv_column_guarded) */
     size_t nextra;
     char extra_names[CSV_EXTRA_MAX][96];
     size_t repaired_bytes;    /* csv_open_append: bytes of a torn last row dropped */
@@ -178,7 +189,8 @@ int csv_write_fields(csv_writer_t *w, char *const *fields, size_t n);
 /* results/SCHEMA.md content. */
 void csv_print_schema(FILE *out);
 /* The same table as JSON for the scripts: {"schema_version": "4", "columns":
- * [{"name", "type": "number"|"text", "unit", "meaning"}, ...]} in header order. */
+ * [{"name", "type": "number"|"text", "unit", "meaning", "guarded"}, ...]} in
+ * header order; guarded: csv_column_guarded. */
 void csv_print_schema_json(FILE *out);
 
 #endif

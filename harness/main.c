@@ -12,6 +12,7 @@
 #include "run.h"
 #include "sidecar.h"
 #include "sysinfo.h"
+#include "text.h"
 #include "tools.h"
 #include "units.h"
 #include "verify.h"
@@ -332,12 +333,38 @@ static void usage(FILE *out)
             "`mallocbench COMMAND --help` for each command's options.\n");
 }
 
+/* Every argument must be UTF-8: labels, tunables, workload parameters, the
+ * command of exec and every path reach the CSV and its JSON sidecar, which
+ * scripts read as UTF-8 (issue 18).  0, or 2 after naming the first that is
+ * not, what it belongs to and the offset of its first bad byte. */
+static int check_arguments(int argc, char **argv)
+{
+    int dash = 0;
+    for (int i = 1; i < argc; i++) {
+        size_t bad;
+        if (!dash && !strcmp(argv[i], "--"))
+            dash = i;
+        if (!text_utf8_check(argv[i], &bad))
+            continue;
+        char what[96] = "";
+        if (dash && i > dash)
+            snprintf(what, sizeof what, " (word %d of the command after --)", i - dash);
+        else if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] && !strchr(argv[i - 1], '='))
+            snprintf(what, sizeof what, " (the value of %.40s)", argv[i - 1]);
+        return die_usage("argument %d%s '%s': not UTF-8 at byte %zu (arguments must be UTF-8)", i, what,
+                         argv[i], bad);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return 2;
     }
+    if (check_arguments(argc, argv))
+        return 2;
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);

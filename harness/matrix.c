@@ -8,6 +8,7 @@
 #include "matrix.h"
 #include "options.h"
 #include "registry.h"
+#include "text.h"
 #include "workload.h"
 
 #include <ctype.h>
@@ -224,6 +225,14 @@ static int parse_line(load_t *l, char *line, char *section, size_t seclen)
     return handler(l, section, key, value);
 }
 
+/* Whether the n bytes at p (copied into line) are not UTF-8; *bad is where. */
+static bool line_not_utf8(const char *p, size_t n, char *line, size_t *bad)
+{
+    memcpy(line, p, n);
+    line[n] = '\0';
+    return text_utf8_check(line, bad) != 0;
+}
+
 int matrix_parse(const char *name, const char *text, size_t len, run_spec_t *s, char *err, size_t errlen)
 {
     load_t *l = calloc(1, sizeof *l);
@@ -243,8 +252,13 @@ int matrix_parse(const char *name, const char *text, size_t len, run_spec_t *s, 
         l->line++;
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t n = (nl ? (size_t)(nl - text) : len) - pos;
+        size_t bad;
         if (memchr(text + pos, '\0', n)) {
             snprintf(l->err, sizeof l->err, "a NUL byte: not a text file");
+            rc = -EINVAL;
+        } else if (n <= MATRIX_LINE_MAX && line_not_utf8(text + pos, n, line, &bad)) {
+            /* labels, parameters and paths reach the CSV, read as UTF-8 */
+            snprintf(l->err, sizeof l->err, "not UTF-8 at byte %zu of the line", bad);
             rc = -EINVAL;
         } else if (n > MATRIX_LINE_MAX) {
             snprintf(l->err, sizeof l->err, "line longer than %d bytes", MATRIX_LINE_MAX);

@@ -1,6 +1,7 @@
 /* sysinfo.c - facts about the machine, read from /proc and /sys, for the
  * sidecar that travels with every CSV. */
 #include "sysinfo.h"
+#include "text.h"
 
 #include <gnu/libc-version.h>
 #include <stdlib.h>
@@ -10,20 +11,10 @@
 
 void sysinfo_json_string(FILE *out, const char *s)
 {
-    if (!s) {
+    if (!s)
         fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
+    else
+        text_json_write(out, s);
 }
 
 /* First line of a file, trimmed; NULL if unreadable. */

@@ -7,8 +7,10 @@ over FIELD_MAX characters, every number column empty or a finite number.  Any
 other input raises CsvError, whose text names the file and the row ('run.csv:
 row 17: 12 fields, the header has 72'); scripts print it in one line and exit
 EXIT_BAD_INPUT.  Rows are numbered from 1, the header not counted.  An empty
-field means "not measured": num() gives None, never 0.  Also the one line the
-scripts print for a missing Debian package (missing_dependency).
+field means "not measured": num() gives None, never 0.  The harness puts a ' before
+a cell of a "guarded" column that a spreadsheet would read as a formula; parse()
+takes it off again (unguard), so rows hold the values as given.  Also the one line
+the scripts print for a missing Debian package (missing_dependency).
 """
 import csv
 import io
@@ -59,17 +61,29 @@ def _load_schema():
 
 
 _SCHEMA = None
+_GUARDED = frozenset()
+FORMULA_START = "=+-@\t\r"
+
+
+def unguard(text):
+    """A guarded column's cell as the harness was given it: one leading ' dropped when the
+    quotes it starts with are followed by a formula character (harness/csv.h
+    csv_column_guarded, common/text.h text_needs_guard; docs/output.md)."""
+    if text.startswith("'") and text.lstrip("'")[:1] in tuple(FORMULA_START):
+        return text[1:]
+    return text
 
 
 def schema():
     """(schema_version, [(column, NUM or TEXT)] in the header's order), as the harness's
     CSV_COLUMNS table gives them (harness/csv.h, through `mallocbench schema --json`);
     CsvError when no schema can be found or it is malformed."""
-    global _SCHEMA
+    global _SCHEMA, _GUARDED
     if _SCHEMA is None:
         data, where_from = _load_schema()
         try:
             cols = [(c["name"], NUM if c["type"] == "number" else TEXT) for c in data["columns"]]
+            _GUARDED = frozenset(c["name"] for c in data["columns"] if c.get("guarded"))
             _SCHEMA = (str(data["schema_version"]), cols)
         except (KeyError, TypeError) as e:
             raise CsvError(f"schema '{where_from}' lacks {e}") from None
@@ -169,7 +183,7 @@ def parse(text, path):
             at = where(path, record)
             if len(fields) != len(header):
                 raise CsvError(f"{at}: {len(fields)} fields, the header has {len(header)}")
-            r = Row(zip(header, fields), path, record)
+            r = Row(((c, unguard(v) if c in _GUARDED else v) for c, v in zip(header, fields)), path, record)
             if r["schema_version"] != SCHEMA:
                 raise CsvError(f"{at}: schema_version {r['schema_version'] or '(empty)'}; these scripts read "
                                f"{SCHEMA}")

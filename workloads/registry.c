@@ -2,6 +2,7 @@
  * shared by the harness (to refuse bad input before any run) and the worker. */
 #include "workload.h"
 #include "dist.h"
+#include "text.h"
 #include "units.h"
 
 #include <errno.h>
@@ -29,7 +30,14 @@ static int param_parse(const wl_t *wl, size_t i, const char *val, wl_args_t *a, 
 {
     const wl_param_t *p = &wl->params[i];
     uint64_t *out = &a->v[i];
-    int rc;
+    size_t bad;
+    /* every value reaches the CSV: UTF-8 without control characters (a tab
+     * only in text such as a command); the value itself is not echoed */
+    int rc = text_check(val, p->type == WLP_TEXT, &bad);
+    if (rc) {
+        snprintf(err, errlen, "bad value for %s:%s: %s at byte %zu", wl->name, p->name, text_reason(rc), bad);
+        return -EINVAL;
+    }
     switch (p->type) {
     case WLP_SIZE:
         rc = units_parse_size(val, out);
@@ -45,7 +53,7 @@ static int param_parse(const wl_t *wl, size_t i, const char *val, wl_args_t *a, 
         }
         return 0;
     case WLP_TEXT:
-        if (strlen(val) >= WL_STR_MAX || strpbrk(val, "\n\r")) {
+        if (strlen(val) >= WL_STR_MAX) {
             snprintf(err, errlen, "bad value for %s:%s (one line of at most %d characters)", wl->name,
                      p->name, WL_STR_MAX - 1);
             return -EINVAL;
@@ -191,10 +199,26 @@ int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen)
     wl_defaults(wl, out);
     if (!colon || !colon[1])
         return 0;
+    bool seen[WL_MAX_PARAMS] = {false};
     for (char *kv = colon + 1; kv;) {
         char *end = item_end(wl, kv);
         char *next = *end ? end + 1 : NULL;
         *end = '\0';
+        /* a parameter given twice is refused: text such as a unit or a
+         * command word holding ",cmd=" would otherwise set another one */
+        size_t klen = strcspn(kv, "=");
+        const wl_param_t *p = kv[klen] == '=' ? param_named(wl, kv, klen) : NULL;
+        if (p && seen[p - wl->params]) {
+            snprintf(err, errlen, "parameter %s:%s given twice (a value holding \",%s=\"?)", wl->name, p->name,
+                     p->name);
+            return -EINVAL;
+        }
+        if (p)
+            seen[p - wl->params] = true;
+        if (!*kv && next) { /* only a last one may be empty: "unit=a,,cmd=" is not unit "a," */
+            snprintf(err, errlen, "empty parameter in '%s' (two commas?)", spec);
+            return -EINVAL;
+        }
         int rc = *kv ? wl_set(out, kv, err, errlen) : 0;
         if (rc)
             return rc;
