@@ -7,6 +7,7 @@
 #include "probe.h"
 #include "region.h"
 #include "exec.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -146,6 +147,16 @@ oom:
     return -ENOMEM;
 }
 
+/* Is the variable nv ("NAME=VALUE") one that extra sets too? */
+static bool env_overridden(const char *nv, char *const *extra, size_t nextra)
+{
+    size_t len = strcspn(nv, "=");
+    for (size_t i = 0; i < nextra; i++)
+        if (!strncmp(nv, extra[i], len) && extra[i][len] == '=')
+            return true;
+    return false;
+}
+
 int run_env(char *const *extra, size_t nextra, char ***envp)
 {
     size_t n = 0;
@@ -156,7 +167,8 @@ int run_env(char *const *extra, size_t nextra, char ***envp)
         return -ENOMEM;
     size_t k = 0;
     for (char **e = environ; *e; e++)
-        if (!alloc_env_is_allocator_var(*e) && !(env[k++] = strdup(*e)))
+        if (!alloc_env_is_allocator_var(*e) && !env_overridden(*e, extra, nextra) &&
+            !(env[k++] = strdup(*e)))
             goto oom;
     for (size_t i = 0; i < nextra; i++)
         if (!(env[k++] = strdup(extra[i])))
@@ -555,47 +567,6 @@ typedef struct {
     int sp[2], pp[2], op[2], gp[2];
 } pipes_t;
 
-bool run_child_bond(pid_t parent)
-{
-    setpgid(0, 0);
-    return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == parent;
-}
-
-bool run_child_ready(const run_opts_t *o)
-{
-    if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
-        return false;
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigaction(SIGINT, &dfl, NULL);
-    sigaction(SIGTERM, &dfl, NULL);
-    sigaction(SIGPIPE, &dfl, NULL);
-    return true;
-}
-
-/* In the forked child: only async-signal-safe calls from here to exec. */
-__attribute__((noreturn)) static void child_exec(const run_opts_t *o, const pipes_t *p, int devnull, pid_t parent,
-                                                 char **argv, char **envp)
-{
-    if (!run_child_bond(parent))
-        _exit(126);
-    int s = fcntl(p->sp[1], F_DUPFD_CLOEXEC, 10), q = fcntl(p->pp[1], F_DUPFD_CLOEXEC, 10);
-    if (s < 0 || q < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(q, CHILD_PROBE_FD) < 0 ||
-        (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(p->op[1], 1) < 0 || dup2(p->op[1], 2) < 0)
-        _exit(126);
-    if (!run_child_ready(o))
-        _exit(125);
-    char go = 0;
-    while (read(p->gp[0], &go, 1) < 0 && errno == EINTR)
-        ;
-    if (go != 'g')
-        _exit(126);
-    execve(ENV_PATH, argv, envp);
-    static const char msg[] = "mallocbench: cannot execute " ENV_PATH "\n";
-    ssize_t ignored = write(2, msg, sizeof msg - 1);
-    (void)ignored;
-    _exit(127);
-}
-
 /* What the watch loop learns about the child's end. */
 typedef struct {
     int wstatus;
@@ -726,24 +697,22 @@ static void collect(child_t *ch, const ending_t *e)
     finish_status(ch, e->wstatus, e->timed_out);
 }
 
-/* Forks the child, lets it go once counters and watchers are ready,
+/* Starts the child, lets it go once counters and watchers are ready,
  * watches it to its end: 0 (the status is in ch->s) or -errno. */
-static int fork_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
+static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
 {
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        int err = -errno;
-        if (devnull >= 0)
-            close(devnull);
-        return err;
-    }
-    if (pid == 0)
-        child_exec(ch->o, p, devnull, parent, argv, envp);
-    if (devnull >= 0)
-        close(devnull);
-    setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
+    /* the sync socket and the probe pipe at the numbers the environment
+     * names, stdin from /dev/null, stdout and stderr into one pipe */
+    const spawn_fd_t fds[] = {{p->sp[1], CHILD_SYNC_FD}, {p->pp[1], CHILD_PROBE_FD},
+                              {SPAWN_DEVNULL, 0}, {p->op[1], 1}, {p->op[1], 2}};
+    spawn_t sp = {.path = ENV_PATH, .argv = argv, .envp = envp, .fds = fds,
+                  .nfds = sizeof fds / sizeof *fds, .cpus = ch->o->pin ? &ch->o->cpus : NULL,
+                  .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
+                  .exec_fail = "mallocbench: cannot execute " ENV_PATH};
+    pid_t pid;
+    int rc = spawn_start(&sp, &pid);
+    if (rc)
+        return rc;
     running_child = pid;
     close(p->sp[1]), p->sp[1] = -1;
     close(p->pp[1]), p->pp[1] = -1;
@@ -800,7 +769,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         rc = ch.probe_buf ? -errno : -ENOMEM;
     else {
         ch.probe_buf[0] = '\0';
-        rc = fork_and_watch(&ch, &p, argv, envp);
+        rc = start_and_watch(&ch, &p, argv, envp);
     }
     free(ch.probe_buf);
     for (int i = 0; i < 2; i++) {
