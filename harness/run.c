@@ -7,6 +7,7 @@
 #include "probe.h"
 #include "region.h"
 #include "exec.h"
+#include "launch.h"
 #include "spawn.h"
 
 #include <errno.h>
@@ -31,6 +32,21 @@ extern char **environ;
 #define OUTPUT_KEEP 4096
 #define PROBE_BUF (64 * 1024)
 #define ENV_PATH "/usr/bin/env"
+
+struct child;
+struct ending;
+
+/* What runs after env(1) and the allocator's variables: the worker, or a
+ * user's command (the exec workload).  One row per kind, chosen once. */
+typedef struct {
+    const wl_t *wl;             /* the workload it runs; NULL: every other */
+    const char *what;           /* its name in messages */
+    int (*check)(const wl_args_t *a, char *err, size_t errlen);  /* before any run */
+    int (*words)(const run_opts_t *o, const wl_args_t *a, char ***words);
+    void (*result)(struct child *ch, const struct ending *e);  /* NULL: it sends its result line */
+} launcher_t;
+
+static const launcher_t *launcher_of(const wl_args_t *a);
 
 static volatile sig_atomic_t interrupted;
 static volatile pid_t running_child;
@@ -93,14 +109,12 @@ void run_free_strv(char **v)
 
 /* The command of a sample, the one --print-commands shows:
  *   env LD_PRELOAD=<lib>:<probe> <allocator vars> <worker> <workload> <params>
- * The child runs exactly this through env(1), so its whole-process counts
+ * (or the user's command in place of the worker and its arguments).  The child runs exactly this through env(1), so its whole-process counts
  * are those `perf stat -- <command>` gives (env's own start-up included). */
 int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, char ***argvp)
 {
-    char params[1024];
-    wl_format_args(a, ' ', params, sizeof params);
     size_t n = 0;
-    char **argv = calloc(c->env.n + WL_MAX_PARAMS + 8, sizeof *argv);
+    char **argv = calloc(c->env.n + 3, sizeof *argv);
     if (!argv)
         return -ENOMEM;
     if (!(argv[n++] = strdup("env")))
@@ -112,34 +126,23 @@ int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, 
     for (size_t i = 0; i < c->env.n; i++)
         if (!(argv[n++] = strdup(c->env.var[i])))
             goto oom;
-    if (wl_is_exec(a)) {
-        /* the user's command in place of the worker */
-        char **words, err[256];
-        if (exec_split(wl_get_str(a, "cmd"), &words, err, sizeof err)) {
-            run_free_strv(argv);
-            return -EINVAL;
-        }
-        size_t nw = 0;
-        while (words[nw])
-            nw++;
-        char **more = realloc(argv, (n + nw + 1) * sizeof *argv);
-        if (!more) {
-            run_free_strv(words);
-            goto oom;
-        }
-        argv = more;
-        memcpy(argv + n, words, (nw + 1) * sizeof *argv);
-        free(words);
-        *argvp = argv;
-        return 0;
+    char **words;
+    int rc = launcher_of(a)->words(o, a, &words);
+    if (rc) {
+        run_free_strv(argv);
+        return rc;
     }
-    if (!(argv[n++] = strdup(o->worker)) || !(argv[n++] = strdup(a->wl->name)))
+    size_t nw = 0;
+    while (words[nw])
+        nw++;
+    char **more = realloc(argv, (n + nw + 1) * sizeof *argv);
+    if (!more) {
+        run_free_strv(words);
         goto oom;
-    char *save = NULL;
-    for (char *t = strtok_r(params, " ", &save); t; t = strtok_r(NULL, " ", &save))
-        if (!(argv[n++] = strdup(t)))
-            goto oom;
-    argv[n] = NULL;
+    }
+    argv = more;
+    memcpy(argv + n, words, (nw + 1) * sizeof *argv);
+    free(words);
     *argvp = argv;
     return 0;
 oom:
@@ -204,7 +207,7 @@ static void print_word(FILE *out, const char *w)
     size_t len = 4 * strlen(w) + 3; /* every character a quote: '\'' */
     char *q = malloc(len);
     char *const one[] = {(char *)w, NULL};
-    fputs(q && exec_quote(one, q, len) == 0 ? q : w, out);
+    fputs(q && launch_quote(one, q, len) == 0 ? q : w, out);
     free(q);
 }
 
@@ -281,10 +284,11 @@ static long proc_rss_kib(int statm_fd)
     return (long)(resident * (unsigned long)(sysconf(_SC_PAGESIZE) / 1024));
 }
 
-typedef struct {
+typedef struct child {
     const run_opts_t *o;
     const run_config_t *c;
     const wl_args_t *a;
+    const launcher_t *l;
     run_sample_t *s;
     cnt_set_t *cnt;
     pid_t pid;
@@ -544,7 +548,7 @@ static void finish_status(child_t *ch, int wstatus, bool timed_out)
         s->status = RUN_ERROR;
         /* a result line that did not parse says why (ch->fail) */
         snprintf(s->message, sizeof s->message, "%s exited without a result%s%s",
-                 wl_is_exec(ch->a) ? "the command" : "worker", ch->fail[0] || *tail ? ": " : "",
+                 ch->l->what, ch->fail[0] || *tail ? ": " : "",
                  ch->fail[0] ? ch->fail : tail);
     } else if (s->proc_mismatch[0]) {
         /* a child of the command escaped the allocator asked for */
@@ -568,7 +572,7 @@ typedef struct {
 } pipes_t;
 
 /* What the watch loop learns about the child's end. */
-typedef struct {
+typedef struct ending {
     int wstatus;
     struct rusage ru;
     bool timed_out;
@@ -637,10 +641,10 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         probe_read(ch, p->pp[0], &probe_eof);
 }
 
-/* An exec sample's result, made here (no worker sends one): the region is
+/* A command's result, made here (no worker sends one): the region is
  * the whole process tree unless the command marked one; the figure is 1 /
  * its wall time, or the number metric=REGEX finds in the output. */
-static void exec_result(child_t *ch, const ending_t *e)
+static void command_result(child_t *ch, const ending_t *e)
 {
     run_sample_t *s = ch->s;
     if (e->timed_out || !WIFEXITED(e->wstatus) || WEXITSTATUS(e->wstatus) != 0)
@@ -660,7 +664,7 @@ static void exec_result(child_t *ch, const ending_t *e)
     memset(r, 0, sizeof *r);
     const char *re = wl_get_str(ch->a, "metric");
     if (*re) {
-        if (exec_metric(re, ch->out_buf, &r->throughput) && exec_metric(re, ch->out_head, &r->throughput)) {
+        if (launch_metric(re, ch->out_buf, &r->throughput) && launch_metric(re, ch->out_head, &r->throughput)) {
             snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
                      "(its first and last 4 KiB)", re);
             return;
@@ -674,6 +678,63 @@ static void exec_result(child_t *ch, const ending_t *e)
     snprintf(r->extra, sizeof r->extra, "processes=%u", s->nproc);
     r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
     s->have_result = true;
+}
+
+/* The worker: its path, the workload's name and its parameters. */
+static int worker_words(const run_opts_t *o, const wl_args_t *a, char ***words)
+{
+    char params[1024], *save = NULL;
+    wl_format_args(a, ' ', params, sizeof params);
+    size_t n = 0;
+    char **v = calloc(WL_MAX_PARAMS + 3, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    if (!(v[n++] = strdup(o->worker)) || !(v[n++] = strdup(a->wl->name)))
+        goto oom;
+    for (char *t = strtok_r(params, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (!(v[n++] = strdup(t)))
+            goto oom;
+    *words = v;
+    return 0;
+oom:
+    run_free_strv(v);
+    return -ENOMEM;
+}
+
+static int worker_check(const wl_args_t *a, char *err, size_t errlen)
+{
+    return a->wl->check ? a->wl->check(a, err, errlen) : 0;
+}
+
+/* A user's command: its shell words in place of the worker. */
+static int command_words(const run_opts_t *o, const wl_args_t *a, char ***words)
+{
+    char err[256];
+    (void)o;
+    return launch_split(wl_get_str(a, "cmd"), words, err, sizeof err);
+}
+
+static int command_check(const wl_args_t *a, char *err, size_t errlen)
+{
+    return launch_check_command(wl_get_str(a, "cmd"), wl_get_str(a, "metric"), err, errlen);
+}
+
+static const launcher_t launchers[] = {
+    {&wl_exec, "the command", command_check, command_words, command_result},
+    {NULL, "worker", worker_check, worker_words, NULL},
+};
+
+static const launcher_t *launcher_of(const wl_args_t *a)
+{
+    const launcher_t *l = launchers;
+    while (l->wl && l->wl != a->wl)
+        l++;
+    return l;
+}
+
+int run_check(const wl_args_t *a, char *err, size_t errlen)
+{
+    return launcher_of(a)->check(a, err, errlen);
 }
 
 /* The figures of a finished child: times, rusage, probe report, status. */
@@ -692,8 +753,8 @@ static void collect(child_t *ch, const ending_t *e)
     out->majflt = e->ru.ru_majflt;
     probe_parse(out, ch->probe_buf);
     output_keys(ch);
-    if (wl_is_exec(ch->a))
-        exec_result(ch, e);
+    if (ch->l->result)
+        ch->l->result(ch, e);
     finish_status(ch, e->wstatus, e->timed_out);
 }
 
@@ -761,7 +822,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         return rc;
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
-    child_t ch = {.o = o, .c = c, .a = a, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
+    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
                   .tag = series_tag ? series_tag : ""};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||

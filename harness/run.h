@@ -89,6 +89,11 @@ void run_free_strv(char **v);
  * a vector from malloc (run_free_strv), or -ENOMEM. */
 int run_env(char *const *extra, size_t nextra, char ***envp);
 
+/* The checks before any run of a workload: its own (wl_t.check), or for
+ * a user's command those of launch_check_command.  0, or -EINVAL with one
+ * line in err. */
+int run_check(const wl_args_t *a, char *err, size_t errlen);
+
 /* Print that command so a user can reproduce one sample by hand, e.g. under
  * `perf stat --`; allocator variables set in our environment get `-u`. */
 int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a);

@@ -97,7 +97,8 @@ struct wl {
      * region_end(); 0 or -errno (e.g. -ENOMEM).  Called with res from
      * wl_result_init.  Threaded workloads call region_begin/region_end from
      * the main thread only, with the other threads parked at a barrier (or
-     * accept that they run on while the harness reads its counters). */
+     * accept that they run on while the harness reads its counters).
+     * NULL: the harness runs it itself (exec: a user's command). */
     int (*run)(const wl_args_t *args, wl_result_t *res);
     bool hidden;                   /* test-only: not shown by `list` */
     /* Parameters that turn this workload into its own upper bound (the
