@@ -4,7 +4,8 @@
  * applies (allocators, tunables, blocks, timeout, CSV, --resume); this file
  * only turns the command line into `run -w exec:...,cmd=...`. */
 #include "cli.h"
-#include "exec.h"
+#include "launch.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static const char *take(const char *name, int argc, char **argv, int *i)
 static int exec_spec(char **cmd, const char *metric, const char *unit, bool lower, char *spec, size_t len)
 {
     char quoted[WL_STR_MAX + 1];
-    if (exec_quote(cmd, quoted, sizeof quoted) || strlen(quoted) >= WL_STR_MAX)
+    if (launch_quote(cmd, quoted, sizeof quoted) || strlen(quoted) >= WL_STR_MAX)
         return die_usage("exec: the command is longer than %d characters once quoted; put it in a script",
                          WL_STR_MAX - 1);
     if ((size_t)snprintf(spec, len, "exec:metric=%s,unit=%s,better=%s,cmd=%s", metric, unit,

@@ -5,6 +5,7 @@
  * variables): perf 6.1 loses the user stacks of a command started through
  * env(1), whose pre-exec maps stay in its view (docs/profile.md). */
 #include "profile.h"
+#include "spawn.h"
 #include "tools.h"
 #include "units.h"
 
@@ -99,25 +100,10 @@ oom:
     return -ENOMEM;
 }
 
-/* In the forked child: stdout to out_fd, stderr to err_fd, then exec. */
-__attribute__((noreturn)) static void spawn_child(const run_opts_t *o, char *const *argv, char *const *envp,
-                                                  int out_fd, int err_fd, pid_t parent)
-{
-    if (!run_child_bond(parent))
-        _exit(126);
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-        _exit(126);
-    if (!run_child_ready(o))
-        _exit(125);
-    execve(argv[0], argv, envp);
-    _exit(127);
-}
-
 /* Runs argv to its end (killed with its group after timeout_s, 0 = none, or
  * on an interrupt): 0 with its wait status, or -errno; -ETIMEDOUT when it
  * was killed on time, -EINTR on an interrupt. */
-static int spawn_wait(const run_opts_t *o, char *const *argv, char *const *envp, const char *out_path,
+static int run_to_end(const run_opts_t *o, char *const *argv, char *const *envp, const char *out_path,
                       const char *log_path, double timeout_s, int *wstatus)
 {
     int err_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -128,16 +114,17 @@ static int spawn_wait(const run_opts_t *o, char *const *argv, char *const *envp,
             close(err_fd);
         return rc;
     }
-    pid_t parent = getpid(), pid = fork();
-    if (pid == 0)
-        spawn_child(o, argv, envp, out_fd, err_fd, parent);
-    int rc = pid < 0 ? -errno : 0;
+    /* stdin from /dev/null, stdout to out_fd, stderr to err_fd */
+    const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {out_fd, 1}, {err_fd, 2}};
+    spawn_t sp = {.path = argv[0], .argv = argv, .envp = envp, .fds = fds, .nfds = 3,
+                  .cpus = o->pin ? &o->cpus : NULL, .group = true, .death_signal = SIGKILL, .go_fd = -1};
+    pid_t pid = 0;
+    int rc = spawn_start(&sp, &pid);
     if (out_fd != err_fd)
         close(out_fd);
     close(err_fd);
     if (rc)
         return rc;
-    setpgid(pid, pid);
     double deadline = timeout_s > 0 ? mono_now() + timeout_s : 0;
     struct timespec tick = {0, 20 * 1000 * 1000};
     for (;;) {
@@ -216,7 +203,7 @@ static int render(profile_t *p, char *summary, size_t len)
                     "--svg", p->svg, "--title", (char *)p->cmd->title, "--allocator-lib",
                     (char *)(p->cmd->alloc_lib ? p->cmd->alloc_lib : ""), NULL};
     int wstatus = 0;
-    int rc = spawn_wait(p->o, argv, environ, p->line, p->log, RENDER_TIMEOUT_S, &wstatus);
+    int rc = run_to_end(p->o, argv, environ, p->line, p->log, RENDER_TIMEOUT_S, &wstatus);
     if (!rc && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) {
         char why[512];
         log_reason(p->log, why, sizeof why);
@@ -244,7 +231,7 @@ static int record(profile_t *p, char *summary, size_t len)
     }
     double timeout = p->o->timeout_s * PROFILE_TIMEOUT_FACTOR;
     int wstatus = 0;
-    rc = spawn_wait(p->o, argv, envp, NULL, p->log, timeout, &wstatus);
+    rc = run_to_end(p->o, argv, envp, NULL, p->log, timeout, &wstatus);
     struct stat st;
     bool have_data = stat(p->data, &st) == 0 && st.st_size > 0;
     if (rc == -ETIMEDOUT)

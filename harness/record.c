@@ -8,6 +8,8 @@
 #include "elfinfo.h"
 #include "memavail.h"
 #include "registry.h"
+#include "run.h"
+#include "spawn.h"
 #include "sysinfo.h"
 #include "tools.h"
 #include "trace.h"
@@ -175,27 +177,45 @@ static int record_header(rec_t *r, uint64_t start_ns)
     return 0;
 }
 
-/* In the child: the environment that preloads the recorder, then exec. */
-static void record_exec(const rec_t *r, uint64_t start_ns)
+/* The command's environment: ours without any allocator variable (an
+ * inherited LD_PRELOAD of another allocator would serve its malloc), then
+ * the recorder first in LD_PRELOAD (its dlsym(RTLD_NEXT) then finds the
+ * allocator's malloc), the allocator's variables and the recorder's. */
+static int record_env(const rec_t *r, uint64_t start_ns, char ***envp)
 {
-    char preload[3 * PATH_MAX + 8], num[32];
-    const char *old = getenv("LD_PRELOAD");
-    /* the recorder first: its dlsym(RTLD_NEXT) then finds the allocator's malloc */
-    snprintf(preload, sizeof preload, "%s%s%s%s%s", r->recorder, r->lib[0] ? ":" : "", r->lib,
-             old && *old ? ":" : "", old && *old ? old : "");
-    snprintf(num, sizeof num, "%llu", (unsigned long long)start_ns);
+    char preload[2 * PATH_MAX + 16], path[PATH_MAX + 32], num[64];
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", r->recorder, r->lib[0] ? ":" : "", r->lib);
+    snprintf(path, sizeof path, "MB_RECORD_PATH=%s", r->tmp);
+    snprintf(num, sizeof num, "MB_RECORD_START_NS=%llu", (unsigned long long)start_ns);
     alloc_env_t env;
-    if (alloc_build_env(r->alloc, NULL, 0, &env) == 0)
-        for (size_t i = 0; i < env.n; i++)
-            putenv(env.var[i]);
-    setenv("LD_PRELOAD", preload, 1);
-    setenv("MB_RECORD_PATH", r->tmp, 1);
-    setenv("MB_RECORD_START_NS", num, 1);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
-    execv(r->exe, r->cmd);
-    fprintf(stderr, "%s: record: cannot execute '%s': %s\n", prog, r->exe, strerror(errno));
-    _exit(127);
+    int rc = alloc_build_env(r->alloc, NULL, 0, &env);
+    if (rc)
+        return rc;
+    char *extra[ALLOC_ENV_MAX + 3];
+    size_t n = 0;
+    extra[n++] = preload;
+    extra[n++] = path;
+    extra[n++] = num;
+    for (size_t i = 0; i < env.n && n < sizeof extra / sizeof *extra; i++)
+        extra[n++] = env.var[i];
+    return run_env(extra, n, envp);
+}
+
+/* Starts the command: in the terminal's process group (^C and the tty
+ * reach it as when it runs alone; the harness ignores ^C and finishes the
+ * trace), and killed with the harness, even by SIGKILL. */
+static int record_start(const rec_t *r, uint64_t start_ns, pid_t *pid)
+{
+    char **envp, fail[PATH_MAX + 64];
+    int rc = record_env(r, start_ns, &envp);
+    if (rc)
+        return rc;
+    snprintf(fail, sizeof fail, "%s: record: cannot execute '%s'", prog, r->exe);
+    spawn_t sp = {.path = r->exe, .argv = r->cmd, .envp = envp, .death_signal = SIGKILL,
+                  .go_fd = -1, .exec_fail = fail, .exec_fail_errno = true};
+    rc = spawn_start(&sp, pid);
+    run_free_strv(envp);
+    return rc;
 }
 
 /* Processes: distinct pids (an exec keeps the pid and adds an image). */
@@ -244,18 +264,17 @@ int cmd_record(int argc, char **argv)
     struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
     sigaction(SIGINT, &ign, &old_int); /* the command gets ^C; we finish its trace */
     sigaction(SIGQUIT, &ign, &old_quit);
-    pid_t pid = fork();
-    if (pid == 0)
-        record_exec(&r, start);
+    pid_t pid = -1;
+    rc = record_start(&r, start, &pid);
     int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while (!rc && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     double wall = (double)(mono_ns() - start) / 1e9;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
-    if (pid < 0) {
+    if (rc) {
         unlink(r.tmp);
-        return die_io("record: cannot fork: %s", strerror(errno));
+        return die_io("record: cannot fork: %s", strerror(-rc));
     }
     if (rename(r.tmp, r.out))
         return die_io("record: cannot rename '%s' to '%s': %s", r.tmp, r.out, strerror(errno));

@@ -8,6 +8,7 @@
 #include "options.h"
 #include "plan.h"
 #include "resolve.h"
+#include "run.h"
 #include "units.h"
 
 #include <errno.h>
@@ -96,7 +97,7 @@ int resolve_spec(const run_spec_t *sp, resolved_t *r)
         if (r->nw >= SPEC_MAX_WORKLOADS)
             return die_spec("too many workloads (at most %d)", SPEC_MAX_WORKLOADS);
         if (wl_parse_spec(sp->workload[i], at, err, sizeof err) ||
-            (at->wl->check && at->wl->check(at, err, sizeof err)))
+            run_check(at, err, sizeof err))
             return die_spec("%s", err);
         bool own = sp->wsweep[i][0];
         const char *sweep = own ? sp->wsweep[i] : sp->sweep;

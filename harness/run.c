@@ -6,7 +6,8 @@
 #include "units.h"
 #include "probe.h"
 #include "region.h"
-#include "exec.h"
+#include "launch.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,21 @@ extern char **environ;
 #define OUTPUT_KEEP 4096
 #define PROBE_BUF (64 * 1024)
 #define ENV_PATH "/usr/bin/env"
+
+struct child;
+struct ending;
+
+/* What runs after env(1) and the allocator's variables: the worker, or a
+ * user's command (the exec workload).  One row per kind, chosen once. */
+typedef struct {
+    const char *name;           /* wl_t.launcher that picks it; NULL: every other */
+    const char *what;           /* its name in messages */
+    int (*check)(const wl_args_t *a, char *err, size_t errlen);  /* before any run */
+    int (*words)(const run_opts_t *o, const wl_args_t *a, char ***words);
+    void (*result)(struct child *ch, const struct ending *e);  /* NULL: it sends its result line */
+} launcher_t;
+
+static const launcher_t *launcher_of(const wl_args_t *a);
 
 static volatile sig_atomic_t interrupted;
 static volatile pid_t running_child;
@@ -92,14 +108,12 @@ void run_free_strv(char **v)
 
 /* The command of a sample, the one --print-commands shows:
  *   env LD_PRELOAD=<lib>:<probe> <allocator vars> <worker> <workload> <params>
- * The child runs exactly this through env(1), so its whole-process counts
+ * (or the user's command in place of the worker and its arguments).  The child runs exactly this through env(1), so its whole-process counts
  * are those `perf stat -- <command>` gives (env's own start-up included). */
 int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, char ***argvp)
 {
-    char params[1024];
-    wl_format_args(a, ' ', params, sizeof params);
     size_t n = 0;
-    char **argv = calloc(c->env.n + WL_MAX_PARAMS + 8, sizeof *argv);
+    char **argv = calloc(c->env.n + 3, sizeof *argv);
     if (!argv)
         return -ENOMEM;
     if (!(argv[n++] = strdup("env")))
@@ -111,39 +125,38 @@ int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, 
     for (size_t i = 0; i < c->env.n; i++)
         if (!(argv[n++] = strdup(c->env.var[i])))
             goto oom;
-    if (wl_is_exec(a)) {
-        /* the user's command in place of the worker */
-        char **words, err[256];
-        if (exec_split(wl_get_str(a, "cmd"), &words, err, sizeof err)) {
-            run_free_strv(argv);
-            return -EINVAL;
-        }
-        size_t nw = 0;
-        while (words[nw])
-            nw++;
-        char **more = realloc(argv, (n + nw + 1) * sizeof *argv);
-        if (!more) {
-            run_free_strv(words);
-            goto oom;
-        }
-        argv = more;
-        memcpy(argv + n, words, (nw + 1) * sizeof *argv);
-        free(words);
-        *argvp = argv;
-        return 0;
+    char **words;
+    int rc = launcher_of(a)->words(o, a, &words);
+    if (rc) {
+        run_free_strv(argv);
+        return rc;
     }
-    if (!(argv[n++] = strdup(o->worker)) || !(argv[n++] = strdup(a->wl->name)))
+    size_t nw = 0;
+    while (words[nw])
+        nw++;
+    char **more = realloc(argv, (n + nw + 1) * sizeof *argv);
+    if (!more) {
+        run_free_strv(words);
         goto oom;
-    char *save = NULL;
-    for (char *t = strtok_r(params, " ", &save); t; t = strtok_r(NULL, " ", &save))
-        if (!(argv[n++] = strdup(t)))
-            goto oom;
-    argv[n] = NULL;
+    }
+    argv = more;
+    memcpy(argv + n, words, (nw + 1) * sizeof *argv);
+    free(words);
     *argvp = argv;
     return 0;
 oom:
     run_free_strv(argv);
     return -ENOMEM;
+}
+
+/* Is the variable nv ("NAME=VALUE") one that extra sets too? */
+static bool env_overridden(const char *nv, char *const *extra, size_t nextra)
+{
+    size_t len = strcspn(nv, "=");
+    for (size_t i = 0; i < nextra; i++)
+        if (!strncmp(nv, extra[i], len) && extra[i][len] == '=')
+            return true;
+    return false;
 }
 
 int run_env(char *const *extra, size_t nextra, char ***envp)
@@ -156,7 +169,8 @@ int run_env(char *const *extra, size_t nextra, char ***envp)
         return -ENOMEM;
     size_t k = 0;
     for (char **e = environ; *e; e++)
-        if (!alloc_env_is_allocator_var(*e) && !(env[k++] = strdup(*e)))
+        if (!alloc_env_is_allocator_var(*e) && !env_overridden(*e, extra, nextra) &&
+            !(env[k++] = strdup(*e)))
             goto oom;
     for (size_t i = 0; i < nextra; i++)
         if (!(env[k++] = strdup(extra[i])))
@@ -192,7 +206,7 @@ static void print_word(FILE *out, const char *w)
     size_t len = 4 * strlen(w) + 3; /* every character a quote: '\'' */
     char *q = malloc(len);
     char *const one[] = {(char *)w, NULL};
-    fputs(q && exec_quote(one, q, len) == 0 ? q : w, out);
+    fputs(q && launch_quote(one, q, len) == 0 ? q : w, out);
     free(q);
 }
 
@@ -269,10 +283,11 @@ static long proc_rss_kib(int statm_fd)
     return (long)(resident * (unsigned long)(sysconf(_SC_PAGESIZE) / 1024));
 }
 
-typedef struct {
+typedef struct child {
     const run_opts_t *o;
     const run_config_t *c;
     const wl_args_t *a;
+    const launcher_t *l;
     run_sample_t *s;
     cnt_set_t *cnt;
     pid_t pid;
@@ -532,7 +547,7 @@ static void finish_status(child_t *ch, int wstatus, bool timed_out)
         s->status = RUN_ERROR;
         /* a result line that did not parse says why (ch->fail) */
         snprintf(s->message, sizeof s->message, "%s exited without a result%s%s",
-                 wl_is_exec(ch->a) ? "the command" : "worker", ch->fail[0] || *tail ? ": " : "",
+                 ch->l->what, ch->fail[0] || *tail ? ": " : "",
                  ch->fail[0] ? ch->fail : tail);
     } else if (s->proc_mismatch[0]) {
         /* a child of the command escaped the allocator asked for */
@@ -555,49 +570,8 @@ typedef struct {
     int sp[2], pp[2], op[2], gp[2];
 } pipes_t;
 
-bool run_child_bond(pid_t parent)
-{
-    setpgid(0, 0);
-    return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == parent;
-}
-
-bool run_child_ready(const run_opts_t *o)
-{
-    if (o->pin && sched_setaffinity(0, sizeof o->cpus, &o->cpus) != 0)
-        return false;
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigaction(SIGINT, &dfl, NULL);
-    sigaction(SIGTERM, &dfl, NULL);
-    sigaction(SIGPIPE, &dfl, NULL);
-    return true;
-}
-
-/* In the forked child: only async-signal-safe calls from here to exec. */
-__attribute__((noreturn)) static void child_exec(const run_opts_t *o, const pipes_t *p, int devnull, pid_t parent,
-                                                 char **argv, char **envp)
-{
-    if (!run_child_bond(parent))
-        _exit(126);
-    int s = fcntl(p->sp[1], F_DUPFD_CLOEXEC, 10), q = fcntl(p->pp[1], F_DUPFD_CLOEXEC, 10);
-    if (s < 0 || q < 0 || dup2(s, CHILD_SYNC_FD) < 0 || dup2(q, CHILD_PROBE_FD) < 0 ||
-        (devnull >= 0 && dup2(devnull, 0) < 0) || dup2(p->op[1], 1) < 0 || dup2(p->op[1], 2) < 0)
-        _exit(126);
-    if (!run_child_ready(o))
-        _exit(125);
-    char go = 0;
-    while (read(p->gp[0], &go, 1) < 0 && errno == EINTR)
-        ;
-    if (go != 'g')
-        _exit(126);
-    execve(ENV_PATH, argv, envp);
-    static const char msg[] = "mallocbench: cannot execute " ENV_PATH "\n";
-    ssize_t ignored = write(2, msg, sizeof msg - 1);
-    (void)ignored;
-    _exit(127);
-}
-
 /* What the watch loop learns about the child's end. */
-typedef struct {
+typedef struct ending {
     int wstatus;
     struct rusage ru;
     bool timed_out;
@@ -666,10 +640,10 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         probe_read(ch, p->pp[0], &probe_eof);
 }
 
-/* An exec sample's result, made here (no worker sends one): the region is
+/* A command's result, made here (no worker sends one): the region is
  * the whole process tree unless the command marked one; the figure is 1 /
  * its wall time, or the number metric=REGEX finds in the output. */
-static void exec_result(child_t *ch, const ending_t *e)
+static void command_result(child_t *ch, const ending_t *e)
 {
     run_sample_t *s = ch->s;
     if (e->timed_out || !WIFEXITED(e->wstatus) || WEXITSTATUS(e->wstatus) != 0)
@@ -689,7 +663,7 @@ static void exec_result(child_t *ch, const ending_t *e)
     memset(r, 0, sizeof *r);
     const char *re = wl_get_str(ch->a, "metric");
     if (*re) {
-        if (exec_metric(re, ch->out_buf, &r->throughput) && exec_metric(re, ch->out_head, &r->throughput)) {
+        if (launch_metric(re, ch->out_buf, &r->throughput) && launch_metric(re, ch->out_head, &r->throughput)) {
             snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
                      "(its first and last 4 KiB)", re);
             return;
@@ -703,6 +677,63 @@ static void exec_result(child_t *ch, const ending_t *e)
     snprintf(r->extra, sizeof r->extra, "processes=%u", s->nproc);
     r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
     s->have_result = true;
+}
+
+/* The worker: its path, the workload's name and its parameters. */
+static int worker_words(const run_opts_t *o, const wl_args_t *a, char ***words)
+{
+    char params[1024], *save = NULL;
+    wl_format_args(a, ' ', params, sizeof params);
+    size_t n = 0;
+    char **v = calloc(WL_MAX_PARAMS + 3, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    if (!(v[n++] = strdup(o->worker)) || !(v[n++] = strdup(a->wl->name)))
+        goto oom;
+    for (char *t = strtok_r(params, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (!(v[n++] = strdup(t)))
+            goto oom;
+    *words = v;
+    return 0;
+oom:
+    run_free_strv(v);
+    return -ENOMEM;
+}
+
+static int worker_check(const wl_args_t *a, char *err, size_t errlen)
+{
+    return a->wl->check ? a->wl->check(a, err, errlen) : 0;
+}
+
+/* A user's command: its shell words in place of the worker. */
+static int command_words(const run_opts_t *o, const wl_args_t *a, char ***words)
+{
+    char err[256];
+    (void)o;
+    return launch_split(wl_get_str(a, "cmd"), words, err, sizeof err);
+}
+
+static int command_check(const wl_args_t *a, char *err, size_t errlen)
+{
+    return launch_check_command(wl_get_str(a, "cmd"), wl_get_str(a, "metric"), err, errlen);
+}
+
+static const launcher_t launchers[] = {
+    {"command", "the command", command_check, command_words, command_result},
+    {NULL, "worker", worker_check, worker_words, NULL},
+};
+
+static const launcher_t *launcher_of(const wl_args_t *a)
+{
+    const launcher_t *l = launchers;
+    while (l->name && !(a->wl->launcher && strcmp(l->name, a->wl->launcher) == 0))
+        l++;
+    return l;
+}
+
+int run_check(const wl_args_t *a, char *err, size_t errlen)
+{
+    return launcher_of(a)->check(a, err, errlen);
 }
 
 /* The figures of a finished child: times, rusage, probe report, status. */
@@ -721,29 +752,27 @@ static void collect(child_t *ch, const ending_t *e)
     out->majflt = e->ru.ru_majflt;
     probe_parse(out, ch->probe_buf);
     output_keys(ch);
-    if (wl_is_exec(ch->a))
-        exec_result(ch, e);
+    if (ch->l->result)
+        ch->l->result(ch, e);
     finish_status(ch, e->wstatus, e->timed_out);
 }
 
-/* Forks the child, lets it go once counters and watchers are ready,
+/* Starts the child, lets it go once counters and watchers are ready,
  * watches it to its end: 0 (the status is in ch->s) or -errno. */
-static int fork_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
+static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
 {
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        int err = -errno;
-        if (devnull >= 0)
-            close(devnull);
-        return err;
-    }
-    if (pid == 0)
-        child_exec(ch->o, p, devnull, parent, argv, envp);
-    if (devnull >= 0)
-        close(devnull);
-    setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
+    /* the sync socket and the probe pipe at the numbers the environment
+     * names, stdin from /dev/null, stdout and stderr into one pipe */
+    const spawn_fd_t fds[] = {{p->sp[1], CHILD_SYNC_FD}, {p->pp[1], CHILD_PROBE_FD},
+                              {SPAWN_DEVNULL, 0}, {p->op[1], 1}, {p->op[1], 2}};
+    spawn_t sp = {.path = ENV_PATH, .argv = argv, .envp = envp, .fds = fds,
+                  .nfds = sizeof fds / sizeof *fds, .cpus = ch->o->pin ? &ch->o->cpus : NULL,
+                  .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
+                  .exec_fail = "mallocbench: cannot execute " ENV_PATH};
+    pid_t pid;
+    int rc = spawn_start(&sp, &pid);
+    if (rc)
+        return rc;
     running_child = pid;
     close(p->sp[1]), p->sp[1] = -1;
     close(p->pp[1]), p->pp[1] = -1;
@@ -792,7 +821,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         return rc;
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
-    child_t ch = {.o = o, .c = c, .a = a, .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
+    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
                   .tag = series_tag ? series_tag : ""};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
@@ -800,7 +829,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         rc = ch.probe_buf ? -errno : -ENOMEM;
     else {
         ch.probe_buf[0] = '\0';
-        rc = fork_and_watch(&ch, &p, argv, envp);
+        rc = start_and_watch(&ch, &p, argv, envp);
     }
     free(ch.probe_buf);
     for (int i = 0; i < 2; i++) {

@@ -84,19 +84,15 @@ int run_command(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, 
 void run_free_strv(char **v);
 
 /* Our environment without any allocator variable (LD_PRELOAD, MB_PROBE_*,
- * every family's), as a clean shell would have it, then extra[0..nextra):
+ * every family's), as a clean shell would have it, nor any that extra sets,
+ * then extra[0..nextra): the one environment builder of every launch site;
  * a vector from malloc (run_free_strv), or -ENOMEM. */
 int run_env(char *const *extra, size_t nextra, char ***envp);
 
-/* In a forked child, first thing (async-signal-safe): it leads its own
- * process group, so that a time-out or an interrupt kills what it started
- * too, and dies with parent, even by SIGKILL (the death signal survives
- * exec); false if parent is already gone. */
-bool run_child_bond(pid_t parent);
-/* In a forked child, last before exec (async-signal-safe): pinned as o asks,
- * SIGINT, SIGTERM and SIGPIPE back to their defaults; false if it cannot be
- * pinned. */
-bool run_child_ready(const run_opts_t *o);
+/* The checks before any run of a workload: its own (wl_t.check), or for
+ * a user's command those of launch_check_command.  0, or -EINVAL with one
+ * line in err. */
+int run_check(const wl_args_t *a, char *err, size_t errlen);
 
 /* Print that command so a user can reproduce one sample by hand, e.g. under
  * `perf stat --`; allocator variables set in our environment get `-u`. */

@@ -2,9 +2,11 @@
  * asked for: the shared object serving malloc, the allocator family behind
  * it, and each tunable's effective value. */
 #include "verify.h"
+#include "spawn.h"
 #include "mb_config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -140,18 +142,17 @@ int verify_loader_tunables(const run_config_t *c, char *err, size_t errlen)
     int p[2];
     if (pipe2(p, O_CLOEXEC))
         return -errno;
-    pid_t pid = fork();
-    if (pid < 0) {
+    char *argv[] = {(char *)MB_LDSO, (char *)"--list-tunables", NULL};
+    char *envp[] = {(char *)c->env.var[0], NULL};
+    const spawn_fd_t out[] = {{p[1], 1}};
+    spawn_t sp = {.path = MB_LDSO, .argv = argv, .envp = envp, .fds = out, .nfds = 1,
+                  .group = true, .death_signal = SIGKILL, .go_fd = -1};
+    pid_t pid;
+    int rc = spawn_start(&sp, &pid);
+    if (rc) {
         close(p[0]);
         close(p[1]);
-        return -errno;
-    }
-    if (pid == 0) {
-        dup2(p[1], 1);
-        char *argv[] = {(char *)MB_LDSO, (char *)"--list-tunables", NULL};
-        char *envp[] = {(char *)c->env.var[0], NULL};
-        execve(MB_LDSO, argv, envp);
-        _exit(127);
+        return rc;
     }
     close(p[1]);
     FILE *f = fdopen(p[0], "r");

@@ -19,12 +19,18 @@ Usage: test_record.py MALLOCBENCH CASE RECORD_PROG.  Cases:
   bad_input      no command, an existing output, an unknown command or
                  allocator refused before anything runs; the command's exit
                  code (and 128+signal) passed through.
+  like_run       as `run` does: an inherited LD_PRELOAD of another allocator
+                 (jemalloc) scrubbed from the command's environment (the
+                 trace says glibc, the command sees only the recorder), and
+                 no orphan left when the harness is killed by SIGKILL.
 """
 import os
 import random
+import signal
 import struct
 import subprocess
 import sys
+import time
 
 from mbtest import check, check_eq, main, run
 
@@ -250,7 +256,54 @@ def case_bad_input(mb, tmp):
     one_line(run(mb, "trace", expect_rc=2), "one trace file expected")
 
 
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+
+def alive(pid):
+    """Is pid a live process (a zombie is not)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def case_like_run(mb, tmp):
+    if not os.path.exists(JEMALLOC):
+        print(f"SKIP: no {JEMALLOC}", file=sys.stderr)
+        sys.exit(77)
+    env = dict(os.environ, LD_PRELOAD=JEMALLOC)
+    out, seen = os.path.join(tmp, "env.mbt"), os.path.join(tmp, "seen")
+    p = subprocess.run([mb, "record", "-o", out, "--", "sh", "-c", f'echo "$LD_PRELOAD" > {seen}'],
+                       env=env, capture_output=True, text=True, timeout=120)
+    check_eq(p.returncode, 0, f"record under LD_PRELOAD={JEMALLOC}: {p.stderr!r}")
+    preload = open(seen).read().strip() if os.path.exists(seen) else ""
+    check("jemalloc" not in preload and "libmbrecord.so" in preload,
+          f"the command's LD_PRELOAD is the recorder's alone: {preload!r}")
+    text = run(mb, "trace", out).stdout
+    check("allocator=glibc libc" in text and "jemalloc" not in text, f"the trace says glibc: {text!r}")
+
+    pidfile = os.path.join(tmp, "pid")
+    h = subprocess.Popen([mb, "record", "-o", os.path.join(tmp, "kill.mbt"), "--", "python3", "-c",
+                          f"import os, time; open({pidfile!r}, 'w').write(str(os.getpid())); time.sleep(60)"],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (os.path.exists(pidfile) and open(pidfile).read()):
+        time.sleep(0.05)
+    pid = int(open(pidfile).read()) if os.path.exists(pidfile) else 0
+    check(pid > 0 and alive(pid), "the recorded command started")
+    h.send_signal(signal.SIGKILL)
+    h.wait()
+    deadline = time.monotonic() + 2
+    while pid and alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    gone = not (pid and alive(pid))
+    if not gone:
+        os.kill(pid, signal.SIGKILL)
+    check(gone, f"the command (pid {pid}) is gone within 2 s of a SIGKILL of the harness")
+
+
 if __name__ == "__main__":
     sys.exit(main({"counts": case_counts, "real_programs": case_real_programs,
                    "corrupt": case_corrupt, "bad_input": case_bad_input, "cut": case_cut,
-                   "escape": case_escape}))
+                   "escape": case_escape, "like_run": case_like_run}))

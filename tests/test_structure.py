@@ -23,6 +23,12 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
     settings, family, sidecar), splits workload_params on ',' or '=' or a label on '[' or
     '@', names a workload (presentation facts come from the sidecar's traits), or reaches
     into another script's private global (compare._ORDER).
+  - processes are started in more than one C file: a call of fork(),
+    vfork(), clone(), clone3() or posix_spawn[p]() (or syscall(SYS_fork...))
+    outside comments and strings, in harness/ common/ workloads/
+    allocators/ record/, is allowed in one file only (harness/spawn.c).  A
+    hook that defines or declares such a function (a preloaded library that
+    intercepts fork) is not a call: its name follows a type, not an operator.
 Checks its own parsers and rules on made-up code first, so it cannot pass by reading nothing.
 """
 import ast
@@ -32,6 +38,12 @@ import sys
 
 MAX_LINES = 100
 LOWER = ("common", "workloads", "allocators")
+LAUNCH_DIRS = ("harness", "common", "workloads", "allocators", "record")
+SPAWNER = "harness/spawn.c"
+# a call: the name after an operator, a bracket, a comma, `return` or a line
+# start, never after a type or an identifier (a declaration or definition)
+LAUNCH = re.compile(r"(?:^|[=(,;{}!&|?:]|\breturn)\s*(?:\(\s*void\s*\)\s*)?"
+                    r"(fork|vfork|clone3?|posix_spawnp?)\s*\(|\bSYS_(?:v?fork|clone3?)\b", re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 FAILS = []
 WL_TABLE = "workloads/workloads.c"
@@ -243,6 +255,16 @@ def script_violations(source, name, workloads, modules):
                 and node.attr.startswith("_") and not node.attr.startswith("__"):
             out.append((line, f"{node.value.id}.{node.attr}: another script's private global"))
     return out
+def strip_c(text):
+    """C text without its comments, string and character literals."""
+    return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                  lambda m: "\n" * m.group(0).count("\n") if m.group(0)[0] == "/" else '""', text, flags=re.S)
+
+
+def launches(text):
+    """Line numbers of the process launches (calls, not hooks) in C text."""
+    code = strip_c(text)
+    return [code.count("\n", 0, m.end()) + 1 for m in LAUNCH.finditer(code)]
 
 
 def self_check():
@@ -267,6 +289,14 @@ def self_check():
             cycle({"a.h": {"b.h"}, "b.h": set()}) is not None:
         fail("the cycle finder is broken")
     workload_self_check()
+    calls = ("int a(void)\n{\n    pid_t p = fork();\n    if (!vfork())\n        x();\n"
+             "    return fork();\n    clone(fn, stack, 0, NULL);\n    syscall(SYS_clone3, &args, 88);\n"
+             "    (void)posix_spawn(&p, \"x\", NULL, NULL, argv, envp);\n}\n")
+    hooks = ("/* fork() here */\npid_t fork(void)\n{\n    return real_fork();\n}\n"
+             "static pid_t vfork(void);\nint x = \"fork()\"[0];\npthread_atfork(fork_prepare, fork_parent, "
+             "fork_child);\nstatic void fork_child(void)\n{\n    my_fork(1);\n}\n// clone(x)\n")
+    if launches(calls) != [3, 4, 6, 7, 8, 9] or launches(hooks) != []:
+        fail(f"the launch finder is broken: {launches(calls)} {launches(hooks)}")
 
 
 def read(path):
@@ -335,9 +365,20 @@ def main():
                     if h in headers and h != "mb_config.h":
                         fail(f"{os.path.relpath(os.path.join(dirpath, f), root)} includes harness/{h}: "
                              f"a lower layer reaches up")
+    sites = {}
+    for d in LAUNCH_DIRS:
+        for dirpath, _, names in os.walk(os.path.join(root, d)):
+            for f in sorted(n for n in names if n.endswith(".c")):
+                path = os.path.join(dirpath, f)
+                lines = launches(read(path))
+                if lines:
+                    sites[os.path.relpath(path, root)] = lines
+    if len(sites) > 1 or (sites and SPAWNER not in sites):
+        fail("processes are started in more than one place (one spawner, " + SPAWNER + "): " +
+             ", ".join(f"{f}:{l}" for f, ls in sorted(sites.items()) for l in ls))
     nwl = check_workloads(root)
     print(f"{len(files)} harness files, {nfunc} functions, {len(headers)} headers, {nwl} workloads, "
-          f"{nscripts} scripts checked", file=sys.stderr)
+          f"{nscripts} scripts checked; process launches: {sites}", file=sys.stderr)
     return 1 if FAILS else 0
 
 

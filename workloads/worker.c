@@ -27,6 +27,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (!args.wl->run) {
+        fprintf(stderr, "mallocbench-worker: workload %s is run by the harness, not the worker\n",
+                args.wl->name);
+        return 2;
+    }
     wl_result_t res;
     wl_result_init(&res);
     int rc = args.wl->run(&args, &res);

@@ -98,7 +98,8 @@ struct wl {
      * region_end(); 0 or -errno (e.g. -ENOMEM).  Called with res from
      * wl_result_init.  Threaded workloads call region_begin/region_end from
      * the main thread only, with the other threads parked at a barrier (or
-     * accept that they run on while the harness reads its counters). */
+     * accept that they run on while the harness reads its counters).
+     * NULL: the harness runs it itself (exec: a user's command). */
     int (*run)(const wl_args_t *args, wl_result_t *res);
     bool hidden;                   /* test-only: not shown by `list` */
     /* Parameters that turn this workload into its own upper bound (the
@@ -118,6 +119,10 @@ struct wl {
      * types and ranges (a trace file that parses, a command that can be
      * preloaded): 0, or -EINVAL with one line in err.  NULL: none. */
     int (*check)(const wl_args_t *args, char *err, size_t errlen);
+    /* Who the harness starts for a sample (the launcher table of
+     * harness/run.c): NULL, the worker running .run; "command", the user's
+     * command in the parameter cmd, in place of the worker. */
+    const char *launcher;
     /* How its rows are presented, a comma list from WL_TRAITS (NULL: none):
      *   idle_region  the measured region is an idle period: its CPU is the
      *                whole process's, and the RSS kept at the end is the figure;

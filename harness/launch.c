@@ -1,0 +1,265 @@
+/* launch.c - what the harness needs to launch a user's command in place of
+ * the worker (contract: launch.h): its shell words split and quoted, the
+ * program judged (can an allocator be preloaded into it?), and the figure
+ * it prints found by a regular expression in its output. */
+#include "launch.h"
+#include "elfinfo.h"
+#include "registry.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- words ------------------------------------------------------------------ */
+
+static int push_word(char ***v, size_t *n, size_t *cap, const char *w, size_t len)
+{
+    if (*n + 2 > *cap) {
+        size_t c = *cap ? *cap * 2 : 8;
+        char **nv = realloc(*v, c * sizeof *nv);
+        if (!nv)
+            return -ENOMEM;
+        *v = nv, *cap = c;
+    }
+    if (!((*v)[*n] = strndup(w, len)))
+        return -ENOMEM;
+    (*v)[++*n] = NULL;
+    return 0;
+}
+
+static void free_words(char **v)
+{
+    for (char **p = v; p && *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* One word from *pp into buf (quotes removed): 0, or -EINVAL. */
+static int next_word(const char **pp, char *buf, size_t *len, char *err, size_t errlen)
+{
+    const char *p = *pp;
+    size_t n = 0;
+    while (*p && !isspace((unsigned char)*p)) {
+        char q = *p;
+        if (q == '\'' || q == '"') {
+            const char *start = p++;
+            while (*p && *p != q) {
+                if (q == '"' && *p == '\\' && strchr("\"\\$`", p[1]))
+                    p++;
+                buf[n++] = *p++;
+            }
+            if (!*p) {
+                snprintf(err, errlen, "unterminated %s quote in the command at '%.20s'",
+                         q == '"' ? "double" : "single", start);
+                return -EINVAL;
+            }
+            p++;
+        } else if (q == '\\' && p[1]) {
+            buf[n++] = p[1];
+            p += 2;
+        } else {
+            buf[n++] = *p++;
+        }
+    }
+    *pp = p;
+    *len = n;
+    return 0;
+}
+
+int launch_split(const char *cmd, char ***argvp, char *err, size_t errlen)
+{
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    char *buf = malloc(strlen(cmd) + 1);
+    if (!buf)
+        return -ENOMEM;
+    int rc = 0;
+    for (const char *p = cmd;;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        size_t len;
+        if ((rc = next_word(&p, buf, &len, err, errlen)) || (rc = push_word(&v, &n, &cap, buf, len)))
+            break;
+    }
+    free(buf);
+    if (!rc && n == 0) {
+        snprintf(err, errlen, "no command given (exec:cmd=..., or mallocbench exec -- CMD ARGS)");
+        rc = -EINVAL;
+    }
+    if (rc) {
+        free_words(v);
+        return rc;
+    }
+    *argvp = v;
+    return 0;
+}
+
+int launch_quote(char *const *argv, char *out, size_t len)
+{
+    static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.,:@%";
+    size_t off = 0;
+    for (char *const *w = argv; *w; w++) {
+        bool bare = **w && strspn(*w, plain) == strlen(*w);
+        if (off && off < len)
+            out[off++] = ' ';
+        if (!bare && off < len)
+            out[off++] = '\'';
+        for (const char *p = *w; *p && off < len; p++) {
+            if (*p == '\'') {
+                const char *esc = "'\\''";
+                for (; *esc && off < len; esc++)
+                    out[off++] = *esc;
+            } else {
+                out[off++] = *p;
+            }
+        }
+        if (!bare && off < len)
+            out[off++] = '\'';
+    }
+    if (off >= len)
+        return -ENAMETOOLONG;
+    out[off] = '\0';
+    return 0;
+}
+
+/* ---- can it be preloaded? ---------------------------------------------------- */
+
+/* The family whose library "needed" is (libjemalloc.so.2 ~ libjemalloc.so*). */
+static const char *allocator_of(const char *needed)
+{
+    size_t stem = strcspn(needed, ".");
+    for (size_t i = 0; i < alloc_count(); i++) {
+        const alloc_info_t *a = alloc_at(i);
+        for (const char *const *so = a->sonames; so && *so; so++)
+            if (strcspn(*so, ".") == stem && !strncmp(*so, needed, stem) && !strncmp(needed + stem, ".so", 3))
+                return a->name;
+    }
+    return NULL;
+}
+
+static int judge_elf(const char *path, const elf_info_t *e, char *err, size_t errlen)
+{
+    if (e->setid) {
+        snprintf(err, errlen, "'%s' is setuid or setgid: the loader ignores LD_PRELOAD for it, so "
+                 "no allocator would be swapped", path);
+        return -EINVAL;
+    }
+    if (!e->elf)
+        return 0;
+    if (!e->dynamic) {
+        snprintf(err, errlen, "'%s' is statically linked: nothing can be preloaded into it, so it "
+                 "would run its built-in malloc under every allocator", path);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < e->nneeded; i++) {
+        const char *fam = allocator_of(e->needed[i]);
+        if (fam) {
+            snprintf(err, errlen, "'%s' links %s itself (%s): a preloaded allocator would not "
+                     "replace it everywhere", path, fam, e->needed[i]);
+            return -EINVAL;
+        }
+    }
+    if (e->defines_malloc) {
+        snprintf(err, errlen, "'%s' defines its own malloc (dynamic symbol table): its own calls "
+                 "would not reach a preloaded allocator", path);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int launch_check_program(const char *name, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    elf_info_t *e = malloc(sizeof *e);
+    if (!e)
+        return -ENOMEM;
+    int rc = elf_which(name, path, sizeof path);
+    if (rc)
+        snprintf(err, errlen, "command '%s' not found%s", name, strchr(name, '/') ? "" : " on PATH");
+    if (!rc && !(rc = elf_inspect(path, e, err, errlen)) && !(rc = judge_elf(path, e, err, errlen)) &&
+        e->script) {
+        /* a script: what runs is its interpreter (through env(1) on PATH) */
+        char interp[PATH_MAX];
+        const char *base = strrchr(e->interp, '/');
+        bool via_env = base && !strcmp(base + 1, "env") && e->interp_arg[0] && e->interp_arg[0] != '-';
+        snprintf(interp, sizeof interp, "%s", via_env ? e->interp_arg : e->interp);
+        if ((rc = elf_which(interp, path, sizeof path)))
+            snprintf(err, errlen, "the interpreter '%s' of '%s' is not found", interp, name);
+        else if (!(rc = elf_inspect(path, e, err, errlen)))
+            rc = judge_elf(path, e, err, errlen);
+    }
+    free(e);
+    return rc ? -EINVAL : 0;
+}
+
+/* ---- the printed figure ------------------------------------------------------ */
+
+static int number_in(const char *s, size_t len, double *value)
+{
+    char buf[128];
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i]) && !(s[i] == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1])))
+            continue;
+        size_t n = len - i < sizeof buf - 1 ? len - i : sizeof buf - 1;
+        memcpy(buf, s + i, n);
+        buf[n] = '\0';
+        char *end;
+        *value = strtod(buf, &end);
+        if (end != buf)
+            return 0;
+    }
+    return -ENOENT;
+}
+
+int launch_metric(const char *re, const char *out, double *value)
+{
+    regex_t rx;
+    if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE))
+        return -EINVAL;
+    int rc = -ENOENT;
+    regmatch_t m[2];
+    for (const char *line = out; *line;) {
+        size_t len = strcspn(line, "\n");
+        char *copy = strndup(line, len);
+        if (copy && regexec(&rx, copy, 2, m, 0) == 0) {
+            /* the group, or without one the rest of the line from the match */
+            size_t from = (size_t)(m[1].rm_so >= 0 ? m[1].rm_so : m[0].rm_so);
+            size_t to = m[1].rm_so >= 0 ? (size_t)m[1].rm_eo : len;
+            double v;
+            if (number_in(copy + from, to - from, &v) == 0)
+                *value = v, rc = 0; /* the last match wins */
+        }
+        free(copy);
+        line += len + (line[len] == '\n');
+    }
+    regfree(&rx);
+    return rc;
+}
+
+/* ---- before any run ---------------------------------------------------------- */
+
+int launch_check_command(const char *cmd, const char *metric, char *err, size_t errlen)
+{
+    char **argv;
+    int rc = launch_split(cmd, &argv, err, errlen);
+    if (rc)
+        return rc;
+    rc = launch_check_program(argv[0], err, errlen);
+    free_words(argv);
+    regex_t rx;
+    if (!rc && *metric) {
+        if (regcomp(&rx, metric, REG_EXTENDED | REG_NEWLINE)) {
+            snprintf(err, errlen, "exec:metric '%s' is not an extended regular expression", metric);
+            return -EINVAL;
+        }
+        regfree(&rx);
+    }
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* launch.h - a user's command run by the harness in place of the worker
+ * (`mallocbench exec -- CMD ARGS`, or `exec:cmd=...` in a matrix): the
+ * command as one line of shell words split and quoted, the refusal of a
+ * program into which an allocator cannot really be preloaded, and the
+ * figure it prints.  The exec workload itself is only a descriptor. */
+#ifndef MB_LAUNCH_H
+#define MB_LAUNCH_H
+
+#include <stddef.h>
+
+/* Words of a command line as a POSIX shell splits them, without any
+ * expansion: '...' literal, "..." with \" \\ \$ \` escapes, \c outside
+ * quotes.  A NULL-terminated vector from malloc (free each word, then it);
+ * -EINVAL with one line in err (unterminated quote, empty command). */
+int launch_split(const char *cmd, char ***argv, char *err, size_t errlen);
+
+/* The words quoted back into one line that launch_split turns into the same
+ * words (single quotes only where needed): 0, or -ENAMETOOLONG. */
+int launch_quote(char *const *argv, char *out, size_t len);
+
+/* Can an allocator be preloaded into the program argv[0] names?  0, or
+ * -EINVAL with the reason in err: not found, a static binary, setuid or
+ * setgid, or one that links an allocator of the registry or defines
+ * malloc itself.  A script is judged by its interpreter. */
+int launch_check_program(const char *name, char *err, size_t errlen);
+
+/* The figure printed by the command: the last line of out that matches
+ * the extended regular expression re; the number in its first group, or
+ * without a group the first number on the line from where the match starts.
+ * 0, or -ENOENT (no match, no number), -EINVAL (bad re). */
+int launch_metric(const char *re, const char *out, double *value);
+
+/* The checks of an exec workload before any run: cmd splits, its program
+ * can take a preloaded allocator, metric (if not "") is an extended regular
+ * expression.  0, or -EINVAL with one line in err. */
+int launch_check_command(const char *cmd, const char *metric, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,99 @@
+/* spawn.c - fork and exec for every launch site (contract: spawn.h).  From
+ * the fork to the exec the child makes only async-signal-safe calls, so the
+ * harness may hold any lock when it spawns. */
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define SPAWN_FD_MAX 16
+#define SPAWN_FD_HIGH 64 /* above any number a map asks for */
+
+/* Its group and its death signal, first thing; false if the harness is
+ * already gone (the death signal would never come). */
+static bool child_bond(const spawn_t *sp, pid_t parent)
+{
+    if (sp->group)
+        setpgid(0, 0);
+    if (!sp->death_signal)
+        return true;
+    return prctl(PR_SET_PDEATHSIG, sp->death_signal) == 0 && getppid() == parent;
+}
+
+/* The fd map: every source copied out of the way first, so that one
+ * target never overwrites a later source. */
+static bool child_fds(const spawn_t *sp)
+{
+    int high[SPAWN_FD_MAX];
+    if (sp->nfds > SPAWN_FD_MAX)
+        return false;
+    for (size_t i = 0; i < sp->nfds; i++) {
+        int from = sp->fds[i].from;
+        if (from == SPAWN_DEVNULL)
+            from = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        high[i] = from < 0 ? -1 : fcntl(from, F_DUPFD_CLOEXEC, SPAWN_FD_HIGH);
+        if (high[i] < 0)
+            return false;
+    }
+    for (size_t i = 0; i < sp->nfds; i++)
+        if (dup2(high[i], sp->fds[i].to) < 0)
+            return false;
+    return true;
+}
+
+static void child_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGPIPE};
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaction(sigs[i], &dfl, NULL);
+}
+
+static void child_say(const char *a, const char *b)
+{
+    ssize_t ignored = write(2, a, strlen(a));
+    if (b)
+        ignored = write(2, b, strlen(b));
+    (void)ignored;
+}
+
+__attribute__((noreturn)) static void child_run(const spawn_t *sp, pid_t parent)
+{
+    /* out of the map's way before the map is applied */
+    int go_fd = sp->go_fd >= 0 ? fcntl(sp->go_fd, F_DUPFD_CLOEXEC, SPAWN_FD_HIGH) : -1;
+    if (!child_bond(sp, parent) || (sp->go_fd >= 0 && go_fd < 0) || !child_fds(sp))
+        _exit(126);
+    if (sp->cpus && sched_setaffinity(0, sizeof *sp->cpus, sp->cpus) != 0)
+        _exit(125);
+    child_signals();
+    if (go_fd >= 0) {
+        char go = 0;
+        while (read(go_fd, &go, 1) < 0 && errno == EINTR)
+            ;
+        if (go != 'g')
+            _exit(126);
+    }
+    execve(sp->path, sp->argv, sp->envp);
+    if (sp->exec_fail) {
+        child_say(sp->exec_fail, sp->exec_fail_errno ? ": " : NULL);
+        child_say(sp->exec_fail_errno ? strerror(errno) : "", "\n");
+    }
+    _exit(127);
+}
+
+int spawn_start(const spawn_t *sp, pid_t *pidp)
+{
+    pid_t parent = getpid(), pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0)
+        child_run(sp, parent);
+    if (sp->group)
+        setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
+    *pidp = pid;
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* spawn.h - the one way the harness starts a process (run, profile, record,
+ * verify, and later serve): fork, set the child up as the caller's spawn_t
+ * says (descriptors, process group, death signal, CPUs, the go-pipe), then
+ * execve with an explicit environment, which run_env (run.h) builds. */
+#ifndef MB_SPAWN_H
+#define MB_SPAWN_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* from: a descriptor of the harness (SPAWN_DEVNULL: /dev/null, read-only),
+ * to: the number the child gets it under. */
+#define SPAWN_DEVNULL (-2)
+typedef struct {
+    int from, to;
+} spawn_fd_t;
+
+typedef struct {
+    const char *path;           /* what execve runs */
+    char *const *argv;
+    char *const *envp;          /* the child's whole environment */
+    const spawn_fd_t *fds;      /* applied in order; every other descriptor is close-on-exec */
+    size_t nfds;
+    const cpu_set_t *cpus;      /* NULL: not pinned */
+    bool group;                 /* leads its own process group (a kill of -pid kills what it starts) */
+    int death_signal;           /* sent to it when the harness dies, even by SIGKILL; 0: none */
+    int go_fd;                  /* -1: exec at once; else wait for a 'g' read from it */
+    const char *exec_fail;      /* written to its stderr when execve fails (NULL: nothing) ... */
+    bool exec_fail_errno;       /* ... followed by ": <strerror>" */
+} spawn_t;
+
+/* Starts the child; 0 with its pid, or -errno when fork failed.  The child
+ * exits 126 when it cannot be set up (or the go-pipe closes without 'g'),
+ * 125 when it cannot be pinned, 127 when execve fails.  SIGINT, SIGQUIT,
+ * SIGTERM and SIGPIPE are at their defaults in it, whatever the harness
+ * does with them. */
+int spawn_start(const spawn_t *sp, pid_t *pid);
+
+#endif
