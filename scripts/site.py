@@ -33,6 +33,7 @@ ROOT = os.path.dirname(HERE)
 STATIC = os.path.join(ROOT, "site")
 sys.path.insert(0, HERE)
 import mbcsv  # noqa: E402  (standard library only: the family colours' fallback)
+import mbdata  # noqa: E402  (standard library only: what a NIGHT is)
 
 # latest.status -> (label, glyph): the glyph repeats the colour for those who cannot see it
 STATUS = {
@@ -173,6 +174,11 @@ def load(path):
         nights = s.get("nights")
         if not isinstance(nights, list) or not all(isinstance(n, str) for n in nights):
             raise BadInput(where + ": 'nights' is not a list of dates")
+        for n in nights:
+            try:
+                mbdata.parse_night(n)
+            except ValueError as e:
+                raise BadInput("%s: %s" % (where, e))
         for k in ALIGNED:
             v = s.get(k)
             if v is None and k in ("lo", "hi", "n", "ratio"):
@@ -195,7 +201,7 @@ def load(path):
 # ---------------------------------------------------------------- down-sampling
 
 def week_of(night):
-    d = datetime.date.fromisoformat(night)
+    d = mbdata.parse_night(night)
     return d - datetime.timedelta(days=d.weekday())
 
 
@@ -252,7 +258,7 @@ SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 def safe_href(url):
     """URL when it is relative or http(s), else None (javascript:, data:, //host, \\\\host)."""
-    if "\\" in url or url.startswith("//") or any(ord(c) < 0x20 or ord(c) == 0x7f for c in url):
+    if "\\" in url or url.startswith("//") or any(ord(c) <= 0x20 or 0x7f <= ord(c) <= 0x9f for c in url):
         return None
     m = SCHEME.match(url)
     return url if not m or m.group(0).lower() in ("http:", "https:") else None
@@ -370,15 +376,25 @@ def copy_report(src, site):
     dst = os.path.join(site, "compare")
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(dst)
-    for ref in sorted(set(re.findall(r"\]\(([^)\s]+)\)", md))):
-        if "://" in ref or ref.startswith("#") or ".." in ref.split("/") or ref.startswith("/"):
+    # the targets of the report's real links and images (the tokens markdown() renders)
+    refs = {m.group("src") or m.group("href") for m in TOKEN.finditer(md) if m.group("img") or m.group("link")}
+    missing = set()
+    for ref in sorted(refs):
+        if SCHEME.match(ref) or ref.startswith(("#", "/", "\\")) or ".." in ref.split("/"):
             continue
         p = os.path.join(src, ref)
         if os.path.isfile(p):
             os.makedirs(os.path.dirname(os.path.join(dst, ref)), exist_ok=True)
             shutil.copyfile(p, os.path.join(dst, ref))
         else:
-            md = md.replace("](%s)" % ref, "](#missing)")
+            missing.add(ref)
+
+    def relink(m):
+        ref = m.group("src") or m.group("href")
+        if (m.group("img") or m.group("link")) and ref in missing:
+            return m.group(0)[:-len(ref) - 1] + "#missing)"
+        return m.group(0)
+    md = TOKEN.sub(relink, md)
     shutil.copyfile(md_path, os.path.join(dst, "report.md"))
     page("mallocbench compare report", '<p><a href="../index.html">&larr; overview</a> \u00b7 '
          '<a href="report.md">report.md</a></p>' + markdown(md), os.path.join(dst, "report.html"), "../")
