@@ -100,8 +100,7 @@ nightly: build
 dashboard: deps deps-site node-deps
 	@mkdir -p $(SITE)
 	$(PYTHON) scripts/detect.py $(HISTORY) --out $(SITE); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
-	@latest=$$(for f in $(HISTORY)/*/*.csv; do case $$f in *.rss.csv) ;; *) [ -f "$$f" ] && echo "$${f##*/} $$f";; esac; done \
-	    | sort | tail -1 | cut -d' ' -f2); \
+	@latest=$$($(PYTHON) scripts/history.py latest $(HISTORY)) || exit 2; \
 	if [ -n "$$latest" ]; then $(PYTHON) scripts/report.py "$$latest" -o $(SITE)/report; fi
 	$(PYTHON) scripts/site.py $(SITE)/series.json $(SITE) --report $(SITE)/report
 

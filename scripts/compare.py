@@ -392,6 +392,8 @@ def fmt_ci(ci, unit, like):
 
 
 def _ratio(x):
+    if x is not None and math.isinf(x):
+        return ">1.8e308x"  # past the largest double (stats._exp): a size, never 'infx'
     return "-" if x is None else f"{x:.3f}x" if x < 10 else f"{x:.1f}x"
 
 
@@ -431,16 +433,18 @@ def _n_text(c):
 
 
 def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
-    """The tables, one per metric, and the footer."""
+    """The tables, one per metric, and the footer; in Markdown every text from the input
+    (labels, units, parameters, file names) is escaped to show as the text it is."""
+    md = mbdata.md_text if markdown else str
     if res.mode != "one run":
-        out.write(f"\nnote: {names[0]} and {names[1]} are "
+        out.write(f"\nnote: {md(names[0])} and {md(names[1])} are "
                   + ("one run each: their samples are compared as independent, so a shift from one run to "
                      "the other (another boot, machine state) is not estimated and shows as a change; give "
                      "several runs per side (--old A.csv B.csv --new C.csv D.csv) to estimate it.\n"
                      if res.mode == "two runs" else
                      "several runs per side: the run is the unit (per-run medians), n counts runs.\n"))
     for line in res.only:
-        out.write(f"{line}\n")
+        out.write(f"{md(line)}\n")
     vs = "vs old" if res.mode != "one run" else f"vs {res.baseline}"
     tables = list(dict.fromkeys(c["table"] for c in res))
     for t in tables:
@@ -473,10 +477,10 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
         title = "primary figure of each workload" if t == PRIMARY else t
         rows = [r for r in table if not isinstance(r, str)]
         if markdown:
-            out.write(f"\n#### {title}\n\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n")
+            out.write(f"\n#### {md(title)}\n\n| " + " | ".join(map(md, head)) + " |\n|" + "---|" * len(head) + "\n")
             for row in table:
-                out.write(f"| **{row}** |" + " |" * (len(head) - 1) + "\n" if isinstance(row, str)
-                          else "| " + " | ".join(row) + " |\n")
+                out.write(f"| **{md(row)}** |" + " |" * (len(head) - 1) + "\n" if isinstance(row, str)
+                          else "| " + " | ".join(map(md, row)) + " |\n")
         else:
             widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
             out.write(f"\n{title}\n")
@@ -484,7 +488,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
             for row in table:
                 out.write(row + "\n" if isinstance(row, str) else
                           "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
-    out.write("\n" + footer(res) + "\n")
+    out.write("\n" + "\n".join(map(md, footer(res).split("\n"))) + "\n")
 
 
 def footer(res):
@@ -578,6 +582,8 @@ def run(argv):
         metrics = [m for m in METRICS if m[0] in args.metric]
     if args.old:
         old, new = [load(p) for p in args.old], [load(p) for p in args.new]
+        for side in (old, new):  # one run given twice on a side would count its samples twice
+            mbdata.check_unique([r for run in side for r in run])
         names = (" ".join(args.old), " ".join(args.new))
         flat = [r for run in old + new for r in run]
         order = config_order(flat, args.old + args.new)

@@ -11,6 +11,10 @@ sidecars written before they carried colours; site.py then falls back).
     history.py machine-id RUN.meta.json            print the machine id
     history.py store RUN.csv HISTORY NIGHT [--force] move RUN.{csv,meta.json,rss.csv} into
                                                      HISTORY/<id>/NIGHT.*  (exit 2 on bad input)
+    history.py latest HISTORY                        print the latest night's CSV (make dashboard)
+
+NIGHT is a real calendar date, YYYY-MM-DD in ASCII digits (mbdata.parse_night); store refuses
+one after tomorrow (UTC); load refuses a CSV named like a night that is not a date.
 """
 import argparse
 import hashlib
@@ -23,7 +27,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
 
-NIGHT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 num = mbcsv.num
 
 
@@ -139,6 +142,38 @@ def aa_pair(configs, tunables):
     return None
 
 
+def _nights(d):
+    """The NIGHTs of one machine's folder; HistoryError for a CSV named like a night that is
+    not a real date (it would sort after every real night); a warning for one in the future."""
+    out = []
+    for f in os.listdir(d):
+        try:
+            n = mbdata.night_of_file(f)
+        except ValueError as e:
+            raise HistoryError(f"'{os.path.join(d, f)}': {e}") from None
+        if n is None:
+            continue
+        if mbdata.night_in_future(n):
+            print(f"history.py: warning: '{os.path.join(d, f)}': night {n} is after tomorrow", file=sys.stderr)
+        out.append(n)
+    return out
+
+
+def latest(history_dir):
+    """The CSV of the latest night over every machine of a history (ties: the machine id),
+    None when there is none; HistoryError as load() for a file named like a night that is not one."""
+    best = None
+    if not os.path.isdir(history_dir):
+        raise HistoryError(f"cannot read '{history_dir}': not a directory")
+    for mid in sorted(os.listdir(history_dir)):
+        d = os.path.join(history_dir, mid)
+        if os.path.isdir(d):
+            for n in _nights(d):
+                if best is None or (n, mid) > best[:2]:
+                    best = (n, mid, os.path.join(d, n + ".csv"))
+    return best[2] if best else None
+
+
 def load(history_dir, machines=None):
     """{'machines': {id: {...}}, 'series': [...]} of a history (docs/dashboard.md), built from
     every <machine>/<NIGHT>.csv.  HistoryError / mbcsv.CsvError for input that is not one."""
@@ -149,7 +184,7 @@ def load(history_dir, machines=None):
         d = os.path.join(history_dir, mid)
         if not os.path.isdir(d) or (machines and mid not in machines):
             continue
-        nights = sorted(f[:-4] for f in os.listdir(d) if f.endswith(".csv") and NIGHT_RE.match(f[:-4]))
+        nights = sorted(_nights(d))
         if not nights:
             continue
         m, series = _load_machine(mid, d, nights)
@@ -168,6 +203,7 @@ def _load_machine(mid, d, nights):
         meta = read_meta(path)
         metas[night] = meta
         rows = mbcsv.read(path)[1]
+        mbdata.check_unique(rows)
         corder = mbcsv.config_order([path], rows)
         cfg_alloc = {}
         tun = {}
@@ -288,8 +324,11 @@ def _night_values(by_night, nights, metric, wl_n):
 def _store(args):
     src = args.run
     meta = read_meta(src)
-    if not NIGHT_RE.match(args.night):
-        raise HistoryError(f"night '{args.night}': not YYYY-MM-DD")
+    try:
+        if mbdata.night_in_future(args.night):
+            raise HistoryError(f"night '{args.night}': after tomorrow (UTC); a night is the date it ran")
+    except ValueError as e:
+        raise HistoryError(str(e)) from None
     mbcsv.read(src)  # refuse what is not a schema-4 CSV before moving anything
     dest = os.path.join(args.history, machine_id(meta))
     os.makedirs(dest, exist_ok=True)
@@ -325,10 +364,16 @@ def main(argv=None):
     p.add_argument("history")
     p.add_argument("night")
     p.add_argument("--force", action="store_true", help="replace a night already stored")
+    p = sub.add_parser("latest", help="print the CSV of the latest night in HISTORY (nothing when it has none)")
+    p.add_argument("history")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "machine-id":
             print(machine_id(read_meta(args.meta)))
+        elif args.cmd == "latest":
+            path = latest(args.history)
+            if path:
+                print(path)
         else:
             _store(args)
     except (HistoryError, mbcsv.CsvError) as e:

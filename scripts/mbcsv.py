@@ -3,7 +3,8 @@ types and the schema version come from the harness (schema(): `mallocbench schem
 
 read() is strict: UTF-8, a schema_version column equal to SCHEMA in every row,
 every schema column present, as many fields in a row as in the header, no field
-over FIELD_MAX characters, every number column empty or a finite number.  Any
+over FIELD_MAX characters, no control character outside `message`, every number
+column empty or a finite number of magnitude 0 or NUM_MIN..NUM_MAX.  Any
 other input raises CsvError, whose text names the file and the row ('run.csv:
 row 17: 12 fields, the header has 72'); scripts print it in one line and exit
 EXIT_BAD_INPUT.  Rows are numbered from 1, the header not counted.  An empty
@@ -16,12 +17,17 @@ import csv
 import io
 import math
 import os
+import re
 import sys
 
 EXIT_BAD_INPUT = 2
 FIELD_MAX = 128 * 1024  # the csv module's own default limit; the harness writes at most 2 KiB
 
 NUM, TEXT = "number", "text"
+# the one column that may hold several lines (a child's stderr); scripts show it through
+# mbdata.printable.  Any other field with a control character (C0, DEL, C1) is refused.
+FREE_TEXT = ("message",)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -120,12 +126,19 @@ def where(path, row):
     return f"{path}: header" if row == 0 else f"{path}: row {row}"
 
 
+# A measurement's magnitude: 0 or within [1e-100, 1e100].  Beyond it a ratio, product or sum of
+# two values could leave the range of a double and print as inf or nan; no counter, time or
+# rate comes near it, so a value outside is refused like one that is not a number.
+NUM_MAX, NUM_MIN = 1e100, 1e-100
+
+
 def parse_number(text):
-    """A CSV cell as a finite float, None when empty; ValueError for anything else."""
+    """A CSV cell as a finite float within the NUM_MIN..NUM_MAX magnitude (or 0), None when
+    empty; ValueError for anything else."""
     if text == "":
         return None
     v = float(text)  # ValueError for junk, '1.5x', '1,5'
-    if not math.isfinite(v):
+    if not math.isfinite(v) or abs(v) > NUM_MAX or 0 < abs(v) < NUM_MIN:
         raise ValueError(text)
     return v
 
@@ -140,7 +153,8 @@ def num(r, col):
         return parse_number(v)
     except ValueError:
         at = where(r.path, r.row) + ": " if isinstance(r, Row) else ""
-        raise CsvError(f"{at}{col} {_quote(v)} is not a finite number") from None
+        raise CsvError(f"{at}{col} {_quote(v)} is not a finite number of magnitude 0 or "
+                       f"{NUM_MIN:g}..{NUM_MAX:g}") from None
 
 
 def _quote(text, limit=40):
@@ -190,6 +204,11 @@ def parse(text, path):
             for col, v in zip(header, fields):
                 if len(v) > FIELD_MAX:
                     raise CsvError(f"{at}: {col} is {len(v)} characters long, more than {FIELD_MAX}")
+                if col not in FREE_TEXT:
+                    bad = _CONTROL.search(v)
+                    if bad:
+                        raise CsvError(f"{at}: {col} holds control character 0x{ord(bad.group(0)):02x} at "
+                                       f"offset {bad.start()}; a label, unit or parameter is one line of text")
             for col in NUMBERS:
                 num(r, col)
             rows.append(r)

@@ -7,6 +7,7 @@ render; every figure computed from columns, every parse of workload_params and e
 sidecar path is here (tests/test_structure.py holds them to it).
 """
 import csv
+import datetime
 import json
 import os
 import re
@@ -120,6 +121,78 @@ def counter_notes(text):
         if sep and name and not why.startswith("scaled"):
             out[name.strip()] = why.strip()
     return out
+
+
+# ---- text from the input, shown as text ------------------------------------------------------
+# Labels, units, commands and parameters may hold anything the user typed: mbcsv refuses a
+# control character in a CSV's text columns; what else reaches the output goes through these.
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_MD_SPECIAL = re.compile(r"[\\`*|>&]|<(?=[A-Za-z/!?])|\](?=\()|!(?=\[)")
+_MD_ALT = re.compile(r"[\\`*|>&\[\]]|<(?=[A-Za-z/!?])|!(?=\[)")
+
+
+def printable(text):
+    """text with every control character (C0, DEL, C1: newlines, ESC sequences) as \\xNN, and
+    a lone surrogate (a sidecar's undecodable byte) as \\uNNNN."""
+    return _CONTROL.sub(lambda m: ("\\x%02x" if ord(m.group(0)) < 0x100 else "\\u%04x") % ord(m.group(0)), str(text))
+
+
+def md_text(text):
+    """text for a Markdown line or table cell that renders as exactly that text: control
+    characters as \\xNN, and a backslash escape before what could start markup (\\ ` * | > &,
+    a < that could open a tag, the ]( of a link, the ![ of an image)."""
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), printable(text))
+
+
+def md_alt(text):
+    """text as an image's alt text in Markdown: md_text with every [ and ] escaped too."""
+    return _MD_ALT.sub(lambda m: "\\" + m.group(0), printable(text))
+
+
+def md_code(text):
+    """text as a Markdown code span: fenced by one backtick more than its longest run."""
+    t = printable(text)
+    run = max((len(r) for r in re.findall(r"`+", t)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
+# ---- nights ---------------------------------------------------------------------------------
+
+_NIGHT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z", re.ASCII)
+NIGHT_AHEAD = 1  # days after today (UTC) a night may name: tomorrow, for a clock a little ahead
+
+
+def parse_night(text):
+    """A NIGHT (HISTORY/<machine>/<NIGHT>.csv) as a datetime.date: YYYY-MM-DD in ASCII digits,
+    nothing before or after, a real calendar date.  ValueError naming the text otherwise:
+    2026-13-45 and 9999-99-99 would sort after every real night and stay the latest forever."""
+    if not isinstance(text, str) or not _NIGHT.match(text):
+        raise ValueError(f"night {text!r}: not YYYY-MM-DD")
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"night {text!r}: not a calendar date") from None
+
+
+def night_in_future(text, today=None):
+    """True when a valid NIGHT is later than tomorrow (UTC): a night that has not happened."""
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    return parse_night(text) > today + datetime.timedelta(days=NIGHT_AHEAD)
+
+
+def night_of_file(name):
+    """The NIGHT of a history file name 'NIGHT.csv', None for a file that is not a night's CSV
+    (a sidecar, another file).  ValueError for a name shaped like a night that is not one."""
+    if not name.endswith(".csv") or name.endswith(".rss.csv"):
+        return None
+    stem = name[:-4]
+    if not re.match(r"\d{4}-\d{2}-\d{2}", stem) and not _NIGHT.match(stem):
+        return None
+    parse_night(stem)
+    return stem
 
 
 # ---- the metric registry -------------------------------------------------------------------
@@ -364,9 +437,23 @@ def group(rows):
     return out
 
 
+def check_unique(rows):
+    """mbcsv.CsvError naming both rows when two rows are one sample (the same run_id and
+    sample): a CSV concatenated with itself, or passed twice, would count every sample twice."""
+    seen = {}
+    for r in rows:
+        key = (r["run_id"], r["sample"])
+        if key in seen:
+            a = seen[key]
+            raise mbcsv.CsvError(f"{mbcsv.where(r.path, r.row)}: run {key[0]!r} sample {key[1]!r} again "
+                                 f"(first at {mbcsv.where(a.path, a.row)}); each sample counts once")
+        seen[key] = r
+
+
 def load(paths):
     """A Run of one CSV path or a list of them; mbcsv.CsvError for input that is not a
-    mallocbench CSV of the schema.  A missing or unreadable sidecar is no sidecar."""
+    mallocbench CSV of the schema, or that holds one sample twice (check_unique).  A missing
+    or unreadable sidecar is no sidecar."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     rows, metas, rss = [], [], {}
     for p in paths:
@@ -375,6 +462,7 @@ def load(paths):
         if meta is not None:
             metas.append(meta)
         read_rss(p, rss)
+    check_unique(rows)
     for series in rss.values():
         series.sort()
     return Run(paths, rows, metas, rss)

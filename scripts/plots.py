@@ -747,16 +747,17 @@ def draw_rss_vs_cpu(data, outdir, footnote, written):
         if ax not in used:
             ax.axis("off")
     fams = sorted({data.family[c] for g in groups for c in data.configs_of(g)}, key=family_rank)
-    handles = [Line2D([], [], marker="o", linestyle="", markeredgecolor="black", label=f,
-                      color=data.style[next(c for c in data.configs if data.family[c] == f)]["colour"])
-               for f in fams]
-    handles.append(Line2D([], [], color="#888888", linestyle="--", label="Pareto frontier (nothing below-left)"))
-    handles.append(Line2D([], [], color="black", marker=r"$\rightarrow$", linestyle="", markersize=12,
-                          label="from the allocator's defaults to a tuned setting"))
     fig.suptitle("What a tunable buys in memory and costs in CPU (lower-left is better): one point per config, "
                  "medians of its samples", fontsize=12)
-    fig.legend(handles=handles, loc="upper center", fontsize=9, ncol=len(handles), frameon=False,
-               bbox_to_anchor=(0.5, 1 - 0.45 / fig.get_figheight()))
+    with plt.rc_context({"text.parse_math": True}):  # the arrow marker is mathtext; a family's '$' escaped
+        handles = [Line2D([], [], marker="o", linestyle="", markeredgecolor="black", label=f.replace("$", r"\$"),
+                          color=data.style[next(c for c in data.configs if data.family[c] == f)]["colour"])
+                   for f in fams]
+        handles.append(Line2D([], [], color="#888888", linestyle="--", label="Pareto frontier (nothing below-left)"))
+        handles.append(Line2D([], [], color="black", marker=r"$\rightarrow$", linestyle="", markersize=12,
+                              label="from the allocator's defaults to a tuned setting"))
+        fig.legend(handles=handles, loc="upper center", fontsize=9, ncol=len(handles), frameon=False,
+                   bbox_to_anchor=(0.5, 1 - 0.45 / fig.get_figheight()))
     fig.tight_layout(rect=(0, 0.03, 1, 1 - 0.85 / fig.get_figheight()))
     for ax, items in labels.items():
         place_labels(ax, items)
@@ -951,8 +952,9 @@ def make_plots(csv_paths, outdir, machine_note=None, written=None):
     written = [] if written is None else written
     data = load(csv_paths)
     os.makedirs(outdir, exist_ok=True)
+    # text.parse_math off: a label holding '$' is text, not TeX (an unbalanced one was a traceback)
     plt.rcParams.update({"svg.hashsalt": "mallocbench", "font.size": 10, "axes.titlesize": 10,
-                         "path.simplify": True})
+                         "path.simplify": True, "text.parse_math": False})
     footnote = machine_footnote(data, machine_note)
     manifest = []
     if data.rows:

@@ -174,16 +174,18 @@ def main(argv=None):
     m = meta.get("machine", {})
     md = io.StringIO()
     md.write("# mallocbench report\n\n")
-    md.write(f"- data: `{os.path.basename(args.csv)}` ({len(rows)} ok samples)\n")
+    # every text from the CSV or its sidecar is escaped (mbdata.md_text, md_code): shown as text
+    t, code = mbdata.md_text, mbdata.md_code
+    md.write(f"- data: {code(os.path.basename(args.csv))} ({len(rows)} ok samples)\n")
     if meta:
-        md.write(f"- machine: {m.get('cpu_model')}, {m.get('cores_online')} cores, "
-                 f"{(m.get('mem_total_kib') or 0) / 2**20:.0f} GiB, kernel {m.get('kernel')}, THP "
-                 f"{m.get('thp_enabled')}, glibc {m.get('glibc_version')}\n")
-        md.write(f"- started {meta.get('started')}, commit `{meta.get('git_commit')}`\n")
-        md.write(f"- command: `{' '.join(meta.get('command', []))}`\n")
+        md.write(f"- machine: {t(m.get('cpu_model'))}, {t(m.get('cores_online'))} cores, "
+                 f"{(m.get('mem_total_kib') or 0) / 2**20:.0f} GiB, kernel {t(m.get('kernel'))}, THP "
+                 f"{t(m.get('thp_enabled'))}, glibc {t(m.get('glibc_version'))}\n")
+        md.write(f"- started {t(meta.get('started'))}, commit {code(meta.get('git_commit'))}\n")
+        md.write(f"- command: {code(' '.join(map(str, meta.get('command', []))))}\n")
     md.write("\n## What this shows\n\n")
     for title, text in what_it_shows(run, args.baseline):
-        md.write(f"- **{title}**: {text}\n")
+        md.write(f"- **{t(title)}**: {t(text)}\n")
     md.write("\n## Summary\n")
     buf = io.StringIO()
     summary.render(summary.summarize(rows, args.baseline, order), args.baseline, True, buf)
@@ -193,10 +195,10 @@ def main(argv=None):
         md.write("\nNot drawn (--no-plots).\n")
     else:
         for p in plots.make_plots([args.csv], args.outdir):
-            md.write(f"\n### {p['title']}\n\n![{p['title']}]({os.path.basename(p['png'])})\n\n"
-                     f"{p.get('caption', '')}\n")
+            md.write(f"\n### {t(p['title'])}\n\n![{mbdata.md_alt(p['title'])}]({os.path.basename(p['png'])})\n\n"
+                     f"{t(p.get('caption', ''))}\n")
     md.write("\n## Statistics against the baseline\n")
-    md.write(f"\nEach configuration against {args.baseline}, paired by block: the change is the Hodges-Lehmann "
+    md.write(f"\nEach configuration against {t(args.baseline)}, paired by block: the change is the Hodges-Lehmann "
              "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
              "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
     buf = io.StringIO()

@@ -33,6 +33,7 @@ ROOT = os.path.dirname(HERE)
 STATIC = os.path.join(ROOT, "site")
 sys.path.insert(0, HERE)
 import mbcsv  # noqa: E402  (standard library only: the family colours' fallback)
+import mbdata  # noqa: E402  (standard library only: what a NIGHT is)
 
 # latest.status -> (label, glyph): the glyph repeats the colour for those who cannot see it
 STATUS = {
@@ -44,6 +45,10 @@ STATUS = {
 METRIC_ORDER = ["throughput", "user cpu", "sys cpu", "faults per gb", "madvise", "munmap", "brk", "peak rss"]
 TABLE_NIGHTS = 30  # nights in a series page's table (the plots hold them all): keeps pages small
 UPLOT = ("uPlot.iife.min.js", "uPlot.min.css")
+# every page: scripts, styles and images from the site's own files only; inline style
+# attributes for the family swatches (their colours are checked #RRGGBB); no inline script
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "object-src 'none'; base-uri 'none'; form-action 'none'")
 
 
 class BadInput(Exception):
@@ -169,6 +174,11 @@ def load(path):
         nights = s.get("nights")
         if not isinstance(nights, list) or not all(isinstance(n, str) for n in nights):
             raise BadInput(where + ": 'nights' is not a list of dates")
+        for n in nights:
+            try:
+                mbdata.parse_night(n)
+            except ValueError as e:
+                raise BadInput("%s: %s" % (where, e))
         for k in ALIGNED:
             v = s.get(k)
             if v is None and k in ("lo", "hi", "n", "ratio"):
@@ -191,7 +201,7 @@ def load(path):
 # ---------------------------------------------------------------- down-sampling
 
 def week_of(night):
-    d = datetime.date.fromisoformat(night)
+    d = mbdata.parse_night(night)
     return d - datetime.timedelta(days=d.weekday())
 
 
@@ -229,20 +239,72 @@ def downsample(s, full, max_weeks):
 
 
 # ---------------------------------------------------------------- markdown (the compare report)
+#
+# One pass over each line: a token is a backslash escape, an image, a link, a code span or
+# bold; everything else is text.  Every piece of text and every attribute is HTML-escaped as
+# it is written out, last, so no input becomes markup.  A link keeps its target only when it
+# is relative or http(s); an image only when it is relative (the site fetches nothing from
+# outside); anything else is shown as the text it is.
 
-INLINE = [
-    (re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)"), lambda m: '<img src="%s" alt="%s">' % (m.group(2), m.group(1))),
-    (re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)"), lambda m: '<a href="%s">%s</a>' % (m.group(2), m.group(1))),
-    (re.compile(r"`([^`]+)`"), lambda m: "<code>%s</code>" % m.group(1)),
-    (re.compile(r"\*\*([^*]+)\*\*"), lambda m: "<strong>%s</strong>" % m.group(1)),
-]
+TOKEN = re.compile(r"""
+    \\(?P<esc>[!-/:-@\[-`{-~])
+  | (?P<img>!\[(?P<alt>(?:\\.|[^\]\\])*)\]\((?P<src>[^()\s]+)\))
+  | (?P<link>\[(?P<text>(?:\\.|[^\]\\])+)\]\((?P<href>[^()\s]+)\))
+  | (?P<tick>`+)(?P<code>.+?)(?<!`)(?P=tick)(?!`)
+  | \*\*(?P<strong>[^*]+)\*\*
+""", re.X)
+SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
-def inline(text):
-    t = html.escape(text, quote=True)
-    for rx, sub in INLINE:
-        t = rx.sub(sub, t)
-    return t
+def safe_href(url):
+    """URL when it is relative or http(s), else None (javascript:, data:, //host, \\\\host)."""
+    if "\\" in url or url.startswith("//") or any(ord(c) <= 0x20 or 0x7f <= ord(c) <= 0x9f for c in url):
+        return None
+    m = SCHEME.match(url)
+    return url if not m or m.group(0).lower() in ("http:", "https:") else None
+
+
+def safe_src(url):
+    """URL when it is relative and inside the site's folder tree, else None: no image loads from outside."""
+    if safe_href(url) is None or SCHEME.match(url) or url.startswith("/"):
+        return None
+    return url
+
+
+def unescape_md(text):
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+def inline(text, links=True):
+    out, pos = [], 0
+    for m in TOKEN.finditer(text):
+        out.append(esc(text[pos:m.start()]))
+        pos = m.end()
+        if m.group("esc") is not None:
+            out.append(esc(m.group("esc")))
+        elif m.group("img") is not None:
+            src = safe_src(m.group("src")) if links else None
+            out.append('<img src="%s" alt="%s">' % (esc(src), esc(unescape_md(m.group("alt")))) if src else esc(m.group(0)))
+        elif m.group("link") is not None:
+            href = safe_href(m.group("href")) if links else None
+            out.append('<a href="%s">%s</a>' % (esc(href), inline(m.group("text"), False)) if href else esc(m.group(0)))
+        elif m.group("tick") is not None:
+            code = m.group("code")
+            if len(code) > 2 and code[0] == code[-1] == " " and code.strip(" "):
+                code = code[1:-1]
+            out.append("<code>%s</code>" % esc(code))
+        else:
+            out.append("<strong>%s</strong>" % inline(m.group("strong"), links))
+    out.append(esc(text[pos:]))
+    return "".join(out)
+
+
+def table_cells(line):
+    """The cells of a pipe-table row; a backslash-escaped | stays in its cell."""
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    cells = re.findall(r"((?:\\.|[^|\\])*)(\||$)", body)
+    return [c.strip() for c, _ in cells[:-1]]
 
 
 def markdown(md):
@@ -271,7 +333,7 @@ def markdown(md):
             flush()
             rows = []
             while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
+                rows.append(table_cells(lines[i]))
                 i += 1
             body = [r for r in rows[1:] if not all(re.fullmatch(r":?-+:?", c) for c in r)]
             out.append("<table><tr>%s</tr>%s</table>" % (
@@ -314,15 +376,25 @@ def copy_report(src, site):
     dst = os.path.join(site, "compare")
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(dst)
-    for ref in sorted(set(re.findall(r"\]\(([^)\s]+)\)", md))):
-        if "://" in ref or ref.startswith("#") or ".." in ref.split("/") or ref.startswith("/"):
+    # the targets of the report's real links and images (the tokens markdown() renders)
+    refs = {m.group("src") or m.group("href") for m in TOKEN.finditer(md) if m.group("img") or m.group("link")}
+    missing = set()
+    for ref in sorted(refs):
+        if SCHEME.match(ref) or ref.startswith(("#", "/", "\\")) or ".." in ref.split("/"):
             continue
         p = os.path.join(src, ref)
         if os.path.isfile(p):
             os.makedirs(os.path.dirname(os.path.join(dst, ref)), exist_ok=True)
             shutil.copyfile(p, os.path.join(dst, ref))
         else:
-            md = md.replace("](%s)" % ref, "](#missing)")
+            missing.add(ref)
+
+    def relink(m):
+        ref = m.group("src") or m.group("href")
+        if (m.group("img") or m.group("link")) and ref in missing:
+            return m.group(0)[:-len(ref) - 1] + "#missing)"
+        return m.group(0)
+    md = TOKEN.sub(relink, md)
     shutil.copyfile(md_path, os.path.join(dst, "report.md"))
     page("mallocbench compare report", '<p><a href="../index.html">&larr; overview</a> \u00b7 '
          '<a href="report.md">report.md</a></p>' + markdown(md), os.path.join(dst, "report.html"), "../")
@@ -333,9 +405,10 @@ def copy_report(src, site):
 
 def page(title, body, path, up="", scripts=(), body_attr=""):
     head = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta http-equiv="Content-Security-Policy" content="%s">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<title>%s</title><link rel="icon" href="data:,">'
-            '<link rel="stylesheet" href="%sassets/site.css">' % (esc(title), up))
+            '<link rel="stylesheet" href="%sassets/site.css">' % (esc(CSP), esc(title), up))
     if scripts:
         head += '<link rel="stylesheet" href="%sassets/uPlot.min.css">' % up
     tail = "".join('<script src="%s%s"></script>' % (up, s) for s in scripts)

@@ -327,9 +327,17 @@ class Change:
         return 1.0 if self.kind == "ratio" else 0.0
 
 
+def _exp(x):
+    """math.exp, inf past the largest double (never an OverflowError traceback)."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
 def _finish(kind, est, lo, hi, p, method, n, n_base, min_p, level, med, base_med, paired):
     if kind == "ratio":
-        est, lo, hi = math.exp(est), None if lo is None else math.exp(lo), None if hi is None else math.exp(hi)
+        est, lo, hi = _exp(est), None if lo is None else _exp(lo), None if hi is None else _exp(hi)
     return Change(kind, est, lo, hi, p, n, n_base, method, min_p, _le(min_p, 1 - level), level, med, base_med,
                   paired)
 

@@ -99,7 +99,7 @@ def summarize(rows, baseline, order=None):
             "p50 us": fmt(med([num(r, "latency_p50_us") for r in ok]), ".3g", ""),
             "p99 us": fmt(med([num(r, "latency_p99_us") for r in ok]), ".3g", ""),
             "p99.9 us": fmt(med([num(r, "latency_p999_us") for r in ok]), ".3g", ""),
-            "notes": "; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120],
+            "notes": mbdata.printable("; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120]),
         }
         if config == baseline:
             base[(wl, params)] = line["_t"]
@@ -132,9 +132,10 @@ def render(lines, baseline, markdown, out):
         used = [c for c in cols if c not in OPTIONAL or any(l[c] for l in ls)]
         table = [[str(l[c]) for c in used] for l in ls]
         if markdown:
-            out.write(f"\n### {title}\n\n| " + " | ".join(used) + " |\n|" + "---|" * len(used) + "\n")
+            md = mbdata.md_text
+            out.write(f"\n### {md(title)}\n\n| " + " | ".join(map(md, used)) + " |\n|" + "---|" * len(used) + "\n")
             for row in table:
-                out.write("| " + " | ".join(row) + " |\n")
+                out.write("| " + " | ".join(map(md, row)) + " |\n")
         else:
             widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(used)]
             out.write(f"\n{title}\n")
@@ -176,12 +177,14 @@ def render_curve(lines, param, markdown, out):
                 row += [l["faults/MiB"], fmt(l["_t"] / 1e9, ".2f") if l and l["_t"] is not None else "-"] \
                     if l else ["-", "-"]
             table.append(row)
-        out.write(f"\n{wl} ({rest}) against {param}\n")
         if markdown:
-            out.write("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n")
+            md = mbdata.md_text
+            out.write(f"\n{md(f'{wl} ({rest}) against {param}')}\n")
+            out.write("\n| " + " | ".join(map(md, head)) + " |\n|" + "---|" * len(head) + "\n")
             for row in table:
-                out.write("| " + " | ".join(row) + " |\n")
+                out.write("| " + " | ".join(map(md, row)) + " |\n")
         else:
+            out.write(f"\n{wl} ({rest}) against {param}\n")
             widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(head)]
             out.write("  ".join(h.rjust(w) for h, w in zip(head, widths)) + "\n")
             for row in table:

@@ -3,7 +3,8 @@
 parsed as the harness writes them (a WLP_TEXT `cmd=` value holds commas and runs to the end),
 the metric registry's formulas, configurations from their columns, the presentation traits
 read from the sidecar (none, and names sorted, for a sidecar without `workloads`), and the
-schema from `mallocbench schema --json` (a missing one is one line, exit 2).
+schema from `mallocbench schema --json` (a missing one is one line, exit 2); the pure helpers of
+issue 18 (NIGHT, text shown as text in Markdown, a sample counted once).
 Usage: test_mbdata.py FIXTURE.csv [HARNESS] (with HARNESS, also the schema from
 `HARNESS schema --json` for scripts far from any schema.json)."""
 import json
@@ -117,12 +118,46 @@ def test_harness_schema(fixture, tmp, harness):
     check(p.returncode == 0 and "tensor_copy" in p.stdout, f"schema from MB_HARNESS: {p.returncode} {p.stderr!r}")
 
 
+def test_text():
+    """The pure helpers of issue 18: NIGHT, text shown as text, one sample once."""
+    check_eq(str(mbdata.parse_night("2024-02-29")), "2024-02-29", "parse_night: a leap day")
+    for bad in ("2026-13-45", "9999-99-99", "2025-02-29", "2026-11-01\n", "2026-11-01 ", "26-11-01",
+                "\u0662\u0660\u0662\u0666-11-01", "2026/11/01", None):
+        try:
+            mbdata.parse_night(bad)
+            check(False, f"parse_night({bad!r}) accepted")
+        except ValueError:
+            pass
+    import datetime
+    today = datetime.date(2026, 12, 3)
+    check(not mbdata.night_in_future("2026-12-04", today), "tomorrow is not the future")
+    check(mbdata.night_in_future("2026-12-05", today), "the day after tomorrow is")
+    check_eq(mbdata.night_of_file("2026-11-01.rss.csv"), None, "night_of_file: a sidecar")
+    check_eq(mbdata.night_of_file("notes.csv"), None, "night_of_file: another CSV")
+    check_eq(mbdata.night_of_file("2026-11-01.csv"), "2026-11-01", "night_of_file")
+    check_eq(mbdata.printable("a\x1b[1m\nb\x85"), "a\\x1b[1m\\x0ab\\x85", "printable")
+    check_eq(mbdata.md_text("jemalloc[dirty_decay_ms=-1] < 0.8%"), "jemalloc[dirty_decay_ms=-1] < 0.8%",
+             "md_text leaves ordinary labels alone")
+    check_eq(mbdata.md_text("[a](z)|`x`*<b>&"), "[a\\](z)\\|\\`x\\`\\*\\<b\\>\\&", "md_text escapes markup")
+    check_eq(mbdata.md_alt("t [a](z)"), "t \\[a\\](z)", "md_alt escapes brackets")
+    check_eq(mbdata.md_code("a``b"), "```a``b```", "md_code: a longer fence")
+    check_eq(mbdata.md_code("`a"), "`` `a ``", "md_code: padded where the text starts with a backtick")
+    rows = [mbdata.mbcsv.Row({"run_id": "r", "sample": s}, "f.csv", i + 1) for i, s in enumerate("010")]
+    try:
+        mbdata.check_unique(rows)
+        check(False, "check_unique: a sample twice accepted")
+    except mbdata.mbcsv.CsvError as e:
+        check_eq(str(e), "f.csv: row 3: run 'r' sample '0' again (first at f.csv: row 1); each sample counts once",
+                 "check_unique's message")
+
+
 def main():
     fixture = sys.argv[1]
     tmp = tempfile.mkdtemp()
     try:
         test_params()
         test_metrics()
+        test_text()
         test_run(fixture, tmp)
         test_schema(fixture, tmp)
         if len(sys.argv) > 2:

@@ -1,6 +1,7 @@
 // test_site.mjs SITE [SCREENSHOT.png] - the built dashboard in a real browser:
 // puppeteer-core drives Debian's chromium (headless, no download) over file://
-// through every page and checks no console errors, no failed requests, no
+// through every page and checks no console errors (CSP violations among them),
+// no script dialogs, no failed requests, no request outside the site, no
 // broken local links or images, and that the overview shows one cell per
 // series in data.js; saves a screenshot of the overview.  Builds nothing.
 // Exit 0 pass, 1 with one line per failure, 77 skip (no chromium or node_modules).
@@ -36,6 +37,8 @@ try {
   let current = "";
   page.on("console", (m) => { if (m.type() === "error") fail(current, `console error: ${m.text()}`); });
   page.on("pageerror", (e) => fail(current, `uncaught: ${e.message}`));
+  // a script dialog is a script the site did not write (issue 18: stored XSS): fail, dismiss
+  page.on("dialog", async (d) => { fail(current, `script dialog (${d.type()}): ${d.message()}`); await d.dismiss(); });
   page.on("requestfailed", (r) => fail(current, `request failed: ${r.url()} (${r.failure()?.errorText})`));
   page.on("response", (r) => { if (r.status() >= 400) fail(current, `HTTP ${r.status()}: ${r.url()}`); });
   // a request outside the site is a failure too: the page must fetch nothing

@@ -1,11 +1,13 @@
 #!/bin/sh
-# test_site.sh PYTHON NODE SRCROOT OUTDIR [history] - the dashboard checked in
+# test_site.sh PYTHON NODE SRCROOT OUTDIR [history|hostile] - the dashboard checked in
 # chromium.  Default: scripts/site.py builds OUTDIR/site-fixture from the
 # hand-made fixture series.json (every status); with `history`, a synthetic
 # history of 30 nights x 2 machines (tests/make_history.py) goes through the
 # detector first (PYTHON needs scipy), as `make dashboard` does, with two
 # families no script names (scudo, tbbmalloc).  Each family's swatch must be
-# its sidecar colour (the fallback for the fixture, which has none).
+# its sidecar colour (the fallback for the fixture, which has none).  With
+# `hostile`, the histories of tests/test_hostile.py's hostile labels and commands
+# (issue 18): any dialog, console error or request outside the site fails.
 # tests/test_site.mjs opens every page and writes the overview's screenshot.
 # Exit 77 (skip) without node, node_modules (`npm ci`) or chromium.
 set -eu
@@ -30,6 +32,22 @@ swatch() {
     grep -q "<th><span class=\"sw\" style=\"background:$3\"></span>$2</th>" "$1/index.html" \
         || { echo "test_site: FAIL: index.html: $2's column swatch is not $3"; exit 1; }
 }
+if [ "${5:-}" = hostile ]; then
+    # tests/test_hostile.py's seeded cases (hostile labels, units, parameters, commands), each
+    # kept as a history's site in $OUT/site-hostile/site-K, every one opened in chromium
+    rm -rf "$OUT/site-hostile"
+    mkdir -p "$OUT/site-hostile"
+    MB_HOSTILE_SITE="$OUT/site-hostile" "$PYTHON" "$SRC/tests/test_hostile.py" \
+        "$SRC/tests/fixtures/small-run.csv" "" 8 || { echo "test_site: test_hostile.py failed"; exit 1; }
+    n=0
+    for site in "$OUT"/site-hostile/site-*; do
+        [ -f "$site/index.html" ] || continue
+        "$NODE" "$SRC/tests/test_site.mjs" "$site" || exit 1
+        n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] || { echo "test_site: FAIL: no hostile site was built"; exit 1; }
+    exit 0
+fi
 if [ "${5:-}" = history ]; then
     rm -rf "$OUT/site-history-data" "$OUT/site-history"
     # scudo and tbbmalloc: families no script names, coloured by their sidecars only
