@@ -1,6 +1,6 @@
 /* mimalloc.c - mimalloc 2.0.9 (Debian's libmimalloc2.0).  Settings through
  * MIMALLOC_<NAME>, read back with mi_option_get(index); the indices are
- * mi_option_t of 2.0.x (tests/test_registry.c checks them against
+ * mi_option_t of 2.0.x (tests/unit/test_registry.c checks them against
  * mimalloc.h), and 2.1 renumbers them, so another version is refused. */
 #include "family.h"
 

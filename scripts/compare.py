@@ -18,7 +18,7 @@ change), too few (this n cannot reach significance).  alpha = 0.05 per cell
 unless --family primary (Bonferroni over each workload's primary metric) or
 --family bh (Benjamini-Hochberg over the table, false-coverage-rate CIs).
 Output: a terminal table, --markdown, --csv-out FILE.  analyse() is the whole
-computation on rows in memory (tests and tests/bench_verdicts.py call it).
+computation on rows in memory (tests and tests/bench/bench_verdicts.py call it).
 Input that is not a mallocbench CSV (scripts/mbcsv.py) is refused in one line
 naming the file and row, exit 2.
 """

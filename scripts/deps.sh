@@ -12,9 +12,9 @@ PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 # `deps.sh test`: also what `make test` needs for its sanitizer and fuzz build
 # (clang, compiler-rt with ASan/UBSan/libFuzzer, llvm-symbolizer for reports)
 [ "${1:-}" = test ] && PKGS="$PKGS clang-14 libclang-rt-14-dev llvm-14"
-# and the dashboard's browser test (tests/test_site.mjs drives Debian's chromium)
+# and the dashboard's browser test (tests/integration/test_site.mjs drives Debian's chromium)
 [ "${1:-}" = test ] && PKGS="$PKGS chromium"
-# and the real programs tests/test_exec.py runs under every allocator (xz, sort)
+# and the real programs tests/integration/test_exec.py runs under every allocator (xz, sort)
 [ "${1:-}" = test ] && PKGS="$PKGS xz-utils coreutils"
 
 missing=""

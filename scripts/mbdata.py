@@ -4,7 +4,7 @@ tunables from the allocator / requested_tunables columns, workloads with the pre
 traits their descriptors export through the sidecar, and the rows grouped), and the one
 registry of derived metrics (METRICS: key, name, unit, better, kind, function).  Scripts
 render; every figure computed from columns, every parse of workload_params and every
-sidecar path is here (tests/test_structure.py holds them to it).
+sidecar path is here (tests/unit/test_structure.py holds them to it).
 """
 import csv
 import datetime

@@ -8,7 +8,7 @@
  * only on the sizes and values written, never on addresses or timing.
  * Nothing but the objects is allocated inside the measured loop and no
  * object is read back; alloc=stub swaps malloc/free for a trivial allocator
- * to measure what the loop itself costs (tests/bench_churn.py). */
+ * to measure what the loop itself costs (tests/bench/bench_churn.py). */
 #include "dist.h"
 #include "gate.h"
 #include "hashmap.h"

@@ -131,7 +131,7 @@ struct wl {
      * Exported, with metric and lower_is_better, by `list workloads --json`
      * and in the sidecar's "workloads", in table order (the plot order). */
     const char *traits;
-    /* The smoke test's specs (tests/test_run.py, read through `list
+    /* The smoke test's specs (tests/integration/test_run.py, read through `list
      * workloads --json`): one or more, separated by ';', each short and
      * run under every allocator; "{fixtures}" stands for tests/fixtures.
      * Every visible workload has one. */

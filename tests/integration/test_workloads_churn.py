@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""test_workloads_churn.py - arena_churn end to end through the harness.
+
+Usage: test_workloads_churn.py MALLOCBENCH.  A short run under every
+installed allocator, and with the stub allocator, must end ok with one
+checksum (it depends on the seed and parameters, never on the allocator or
+on which thread freed what), count its ops, report latency percentiles and
+its own figures; a different seed gives a different checksum; one thread
+and three threads (a ring of queues) work too; remote=0/50/100 hand over
+none, half and all of the frees.  Exit 77 = skip.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
+import mbtest
+from mbtest import SKIP, check, installed, rows, run
+
+
+def run_rows(mb, tmp, name, *args):
+    out = os.path.join(tmp, name + ".csv")
+    p = run(mb, "run", "-q", "-o", out, *args, expect_rc=None)
+    check(p.returncode == 0, f"{' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+    return rows(out)
+
+
+def metrics(row):
+    return {k: int(v) for k, v in mbtest.metrics(row).items()}
+
+
+def check_row(r, threads, ops):
+    what = f"{r['allocator']} {r['workload_params']}"
+    check(r["status"] == "ok", f"{what}: status {r['status']} {r['message']}")
+    if r["status"] != "ok":
+        return
+    check(r["throughput_unit"] == "ops/s" and float(r["throughput"]) > 0, f"{what}: throughput")
+    check(int(r["region_ops"]) == threads * ops, f"{what}: region_ops {r['region_ops']}")
+    check(int(r["region_bytes"]) >= 16 * threads * ops, f"{what}: region_bytes {r['region_bytes']}")
+    check(r["latency_what"] == "op", f"{what}: latency_what {r['latency_what']!r}")
+    p = [float(r[k]) for k in ("latency_p50_us", "latency_p99_us", "latency_p999_us", "latency_max_us")]
+    check(0 < p[0] <= p[1] <= p[2] <= p[3], f"{what}: latency percentiles {p}")
+    check(int(r["latency_count"]) == threads * ((ops + 63) // 64), f"{what}: latency_count {r['latency_count']}")
+    m = metrics(r)
+    check(m.get("small", 0) + m.get("medium", 0) + m.get("large", 0) == threads * ops,
+          f"{what}: small+medium+large {m}")
+    check(all(k in m for k in ("remote_frees", "queue_full", "local_frees")), f"{what}: metrics {m}")
+    check(m.get("remote_frees", 0) > 0, f"{what}: no remote frees: {m}")
+
+
+def case_churn(mb, tmp):
+    allocs = installed(mb)
+    if not allocs:
+        print("SKIP: no allocator installed", file=sys.stderr)
+        sys.exit(SKIP)
+    ops = 20000
+    base = f"arena_churn:ops={ops},warmup=2000,live=200,seed=7"
+    rows = run_rows(mb, tmp, "all", "-w", base, "-w", base + ",alloc=stub", "-a", ",".join(allocs),
+                    "-r", "1")
+    check(len(rows) == 2 * len(allocs), f"{len(rows)} rows for {len(allocs)} allocators x 2")
+    for r in rows:
+        check_row(r, 2, ops)
+    sums = {r["checksum"] for r in rows if r["status"] == "ok"}
+    check(len(sums) == 1, f"one checksum across allocators and the stub: {sums}")
+
+    # the seed matters; thread counts 1 and 3 (queues in a ring) work
+    other = run_rows(mb, tmp, "seed", "-w", base.replace("seed=7", "seed=8"), "-a", "glibc", "-r", "1")
+    check(len(other) == 1 and other[0]["checksum"] not in sums, "another seed, another checksum")
+    for threads in (1, 3):
+        rs = run_rows(mb, tmp, f"t{threads}", "-w", f"{base},threads={threads}",
+                      "-a", ",".join(allocs), "-r", "1")
+        for r in rs:
+            check_row(r, threads, ops)
+        check(len({r["checksum"] for r in rs}) == 1, f"threads={threads}: one checksum")
+
+    # large objects, every page written: the faults are counted in the region
+    rs = run_rows(mb, tmp, "large", "-w", "arena_churn:ops=2000,warmup=0,small=0,medium=0,large=1,"
+                  "live=4,remote=0,touch=4K", "-a", "glibc", "-r", "1")
+    check(len(rs) == 1 and rs[0]["status"] == "ok", "large-only run")
+    if rs and rs[0]["status"] == "ok" and rs[0]["region_minor_faults"] != "":
+        check(int(rs[0]["region_minor_faults"]) > 0, f"faults in the region: {rs[0]['region_minor_faults']}")
+
+    # remote=R: R% of the frees are handed to the next thread (those that find
+    # its queue full are freed locally and counted in queue_full as well)
+    shares = {}
+    for remote in (0, 50, 100):
+        rs = run_rows(mb, tmp, f"remote{remote}", "-w", f"{base},remote={remote}", "-a", "glibc", "-r", "1")
+        check(len(rs) == 1 and rs[0]["status"] == "ok", f"remote={remote}: one ok row")
+        if len(rs) != 1 or rs[0]["status"] != "ok":
+            continue
+        m = metrics(rs[0])
+        frees = m.get("remote_frees", 0) + m.get("local_frees", 0)
+        handed = m.get("remote_frees", 0) + m.get("queue_full", 0)
+        shares[remote] = handed / frees if frees else float("nan")
+        check(frees >= 2 * ops * 9 // 10, f"remote={remote}: {frees} frees for {2 * ops} ops")
+        if remote == 0:
+            check(m.get("remote_frees") == 0 and m.get("queue_full") == 0,
+                  f"remote=0: nothing handed over: {m}")
+        elif remote == 100:
+            check(m.get("local_frees") == m.get("queue_full"), f"remote=100: every local free is a full queue: {m}")
+        else:
+            check(0.45 <= shares[remote] <= 0.55, f"remote=50: {shares[remote]:.3f} of the frees handed over: {m}")
+    print(f"share handed over by remote=: {shares}", file=sys.stderr)
+
+    # bad input is refused before any run
+    p = run(mb, "run", "-q", "-w", "arena_churn:remote=101", "-a", "glibc", "-o", os.path.join(tmp, "bad.csv"),
+            expect_rc=None)
+    check(p.returncode == 2 and "remote" in p.stderr, f"remote=101 refused: {p.returncode} {p.stderr}")
+
+
+if __name__ == "__main__":
+    sys.exit(mbtest.main({"churn": case_churn}))

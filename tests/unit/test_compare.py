@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""test_compare.py - scripts/compare.py on rows built in memory (analyse, render,
+write_csv) and end to end on the fixture: a 10x change flagged, A/A not, units
+per row, readable times, 0->x for counts, geomeans over a named set of
+throughputs only, two-run matching by label or family and tunables with the
+"only in" line, several runs per side, family options; the default baseline is the
+run's first configuration (compare and summary on tests/fixtures/new-families.csv).
+Exit 77 without scipy.
+Usage: test_compare.py [FIXTURE.csv]"""
+import csv
+import io
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+import compare  # noqa: E402
+import stats  # noqa: E402
+
+try:
+    import scipy  # noqa: F401
+except ImportError:
+    print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
+from mbtest import FAILS, check  # noqa: E402
+
+
+def row(wl, config, block, tput, unit="B/s", allocator=None, tunables="", metric="copy bandwidth", better="higher",
+        params="p", **cols):
+    r = {"schema_version": compare.mbcsv.SCHEMA, "status": "ok", "workload": wl, "workload_params": params,
+         "config": config, "allocator": allocator or config.split("[")[0].split("@")[0],
+         "requested_tunables": tunables, "block": str(block), "throughput": f"{tput:.6g}",
+         "throughput_unit": unit, "metric": metric, "metric_better": better, "region_wall_s": "1"}
+    r.update({k: str(v) for k, v in cols.items()})
+    return r
+
+
+def run_rows(rng, configs, n=10, workloads=(("tensor_copy", "B/s", "copy bandwidth", "higher", 1e9),),
+             noise=0.02, extra=None):
+    """configs: {config: multiplier}; a 5% block effect shared by all."""
+    out = []
+    for b in range(n):
+        beta = math.exp(rng.gauss(0, 0.05))
+        for wl, unit, metric, better, scale in workloads:
+            for config, mult in configs.items():
+                cols = extra(wl, config, b) if extra else {}
+                out.append(row(wl, config, b, scale * mult * beta * (1 + rng.gauss(0, noise)), unit=unit,
+                               metric=metric, better=better, **cols))
+    return out
+
+
+def cell(res, config, wl=None, table=compare.PRIMARY):
+    got = [c for c in res if c["config"] == config and not c["is_base"] and c["table"] == table
+           and (wl is None or c["workload"] == wl)]
+    return got[0] if got else None
+
+
+PRIMARY = [compare.METRICS[0]]
+rng = random.Random(3)
+
+# ---- one run: 10x found, A/A not, both directions, paired -------------------------------------
+rs = run_rows(rng, {"glibc": 1, "jemalloc": 1, "tcmalloc": 10.9, "slow": 0.95})
+res = compare.analyse(rs, baseline="glibc", metrics=PRIMARY)
+t = cell(res, "tcmalloc")
+check(t["verdict"] == "improved" and t["change"].paired and 10 < t["change"].estimate < 12,
+      f"tcmalloc 10.9x at 10 blocks: {t['verdict']} {t['change']}")
+check(cell(res, "jemalloc")["verdict"] in ("~", "within noise"), f"A/A: {cell(res, 'jemalloc')['verdict']}")
+check(cell(res, "slow")["verdict"] == "regressed", f"5% slower: {cell(res, 'slow')['verdict']}")
+# order: first appearance, baseline row first in its workload
+check([c["config"] for c in res][:4] == ["glibc", "jemalloc", "tcmalloc", "slow"], "order of first appearance")
+# 6 blocks: 10x is still found (the old design printed ~ with Holm p = 0.108)
+res6 = compare.analyse(run_rows(rng, {"glibc": 1, "tcmalloc": 10.9}, n=6), baseline="glibc", metrics=PRIMARY)
+check(cell(res6, "tcmalloc")["verdict"] == "improved", "10.9x at 6 blocks is improved")
+# lower is better (schema 4 metric_better): a larger value is a regression
+lw = run_rows(rng, {"glibc": 1, "je": 1.2}, workloads=(("lat", "us", "step time", "lower", 63200),))
+check(cell(compare.analyse(lw, metrics=PRIMARY), "je")["verdict"] == "regressed", "lower is better: +20% regressed")
+# a missing block drops that pair, and n says so
+rs5 = [r for r in run_rows(rng, {"glibc": 1, "x": 1.5}, n=8) if not (r["config"] == "x" and r["block"] == "3")]
+c = cell(compare.analyse(rs5, metrics=PRIMARY), "x")
+check(c["change"].n == 7 and c["n"] == 7 and c["n_base"] == 8 and compare._n_text(c) == "7 of 7/8",
+      f"n of a dropped block: {compare._n_text(c)}")
+
+# the default baseline is the run's first configuration (as hyperfine's reference), whatever its family
+rf = run_rows(rng, {"scudo": 1, "glibc": 1.5, "tbbmalloc": 0.5})
+resf = compare.analyse(rf, metrics=PRIMARY)
+check(resf.baseline == "scudo" and [c["config"] for c in resf if c["is_base"]] == ["scudo"],
+      f"no --baseline: the first configuration to appear: {resf.baseline}")
+check(cell(resf, "glibc")["verdict"] == "improved" and cell(resf, "tbbmalloc")["verdict"] == "regressed",
+      "no --baseline: the others against scudo")
+resf = compare.analyse(rf, metrics=PRIMARY, order={"tbbmalloc": 0, "scudo": 1, "glibc": 2})
+check(resf.baseline == "tbbmalloc", f"no --baseline: the first of the run's order: {resf.baseline}")
+check(compare.analyse(rf, metrics=PRIMARY, baseline="glibc").baseline == "glibc", "an explicit baseline wins")
+
+# ---- units per row, readable times, 0->x ------------------------------------------------------
+wls = (("tensor_copy", "B/s", "copy bandwidth", "higher", 1.22e9), ("arena_churn", "ops/s", "allocations per second",
+                                                                    "higher", 6.0e5),
+       ("idle_release", "fraction", "fraction returned", "higher", 0.9))
+
+
+def extra(wl, config, b):
+    return {"region_madvise_calls": 823 if config == "jemalloc" else 0, "latency_p99_us": 63200,
+            "region_sys_s": 0.01 * (3 + b % 2)}
+
+
+rs = run_rows(rng, {"glibc": 1, "jemalloc": 1.3, "tcmalloc": 5}, workloads=wls, extra=extra)
+res = compare.analyse(rs, metrics=compare.METRICS)
+out = io.StringIO()
+compare.render(res, False, out)
+text = out.getvalue()
+lines = text.splitlines()
+tc = [ln for ln in lines if ln.strip().startswith("tcmalloc")]
+check(any("GB/s" in ln for ln in tc) and any("M ops/s" in ln for ln in tc), f"each row in its unit: {tc[:3]}")
+check("e+" not in text and "e-0" not in text, "no exponent anywhere in the table")
+check("63.2 ms" in text, "a 63200 us latency printed as 63.2 ms")
+check("0→823" in text, "madvise 0 -> 823 printed as 0→823")
+check("inf" not in text, "no infinite ratio")
+check("tensor_copy (p): copy bandwidth, B/s, higher is better" in text, "workload title names its metric")
+m = cell(res, "jemalloc", "tensor_copy", "madvise per s")
+check(m["change"].kind == "diff" and m["verdict"] == "regressed", f"0 -> 823 madvise: {m['verdict']}")
+# geomean: the throughputs only (not idle_release's fraction), the set named, with a CI
+geo = [c for c in res if c["geomean"] and c["table"] == compare.PRIMARY]
+check(len(geo) == 2 and geo[0]["params"] == "tensor_copy, arena_churn", f"geomean set: {[g['params'] for g in geo]}")
+g = [c for c in geo if c["config"] == "tcmalloc"][0]
+check(g["change"].lo is not None and 4.5 < g["change"].estimate < 5.5 and g["verdict"] == "improved",
+      f"geomean of tcmalloc with a CI: {g['change']}")
+check("geometric mean over tensor_copy, arena_churn" in text, "geomean set printed")
+# a workload where a configuration has a zero ratio leaves the geomean set
+rz = run_rows(rng, {"glibc": 1, "a": 1.1}, workloads=wls[:2]) + [
+    row("third", cfg, b, 0.0 if cfg == "a" else 5.0, unit="ops/s") for b in range(10) for cfg in ("glibc", "a")]
+geo = [c for c in compare.analyse(rz, metrics=PRIMARY) if c["geomean"]]
+check(len(geo) == 1 and "third" not in geo[0]["params"], f"a zero throughput leaves the set: {geo}")
+# footer: m cells, expected false flags, the verdict words
+check("cells tested at alpha = 0.05 each; about" in text and "false flags expected when nothing changed" in text,
+      "footer with m and expected false flags")
+check("within noise:" in text and "~: the interval includes no change" in text, "verdict words explained")
+# too few
+r4 = run_rows(rng, {"glibc": 1, "x": 2}, n=4)
+res4 = compare.analyse(r4, metrics=PRIMARY)
+o4 = io.StringIO()
+compare.render(res4, False, o4)
+check(cell(res4, "x")["verdict"] == "too few" and "too few: n=4 pairs: no difference can be detected" in
+      o4.getvalue(), "n=4: too few, said in the footer")
+
+# ---- multiplicity options ---------------------------------------------------------------------
+resp = compare.analyse(rs, metrics=compare.METRICS, family="primary")
+prim = [c for c in resp if c["primary"] and not c["is_base"]]
+other = [c for c in resp if not c["primary"] and not c["is_base"]]
+check(all(abs(c["level"] - (1 - 0.05 / len(prim))) < 1e-12 for c in prim) and all(c["level"] == 0.95 for c in other),
+      "--family primary: Bonferroni on primary cells only")
+resb = compare.analyse(rs, metrics=compare.METRICS, family="bh")
+tested = [c for c in resb if not c["is_base"] and c["change"] is not None]
+r, level = stats.bh_level([c["change"].p for c in tested])
+check(all(abs(c["level"] - level) < 1e-12 for c in tested), "--family bh: one FCR level")
+bad = [c for c in tested if "ties" not in c["change"].method and c["change"].lo is not None and
+       (not (c["change"].lo <= c["change"].no_change <= c["change"].hi)) != (c["change"].p <= r * 0.05 / len(tested))]
+check(not bad, f"--family bh: CI excludes no change exactly for the selected cells: {len(bad)} differ")
+
+# ---- two runs: matching, only-in, unpaired caveat, several runs --------------------------------
+old = run_rows(rng, {"glibc": 1, "jemalloc": 1, "jemalloc[dirty_decay_ms=-1]": 1.2})
+for r in old:
+    if "[" in r["config"]:
+        r["requested_tunables"] = "dirty_decay_ms=-1"
+new = run_rows(rng, {"glibc": 1, "jemalloc@/opt/je/libjemalloc.so.2": 0.9, "mimalloc": 2})
+res2 = compare.analyse(old, new, names=("old.csv", "new.csv"), metrics=PRIMARY)
+c = cell(res2, "jemalloc@/opt/je/libjemalloc.so.2")
+check(c is not None and c["baseline"] == "jemalloc (old.csv)" and not c["change"].paired,
+      "jemalloc@/path matched to jemalloc by family and tunables, unpaired")
+check(c is not None and c["verdict"] == "regressed", f"the new jemalloc 10% slower: {c and c['verdict']}")
+check("only in new.csv: mimalloc" in res2.only, f"only-in line for new: {res2.only}")
+check("only in old.csv: jemalloc[dirty_decay_ms=-1]" in res2.only, f"only-in line for old: {res2.only}")
+o2 = io.StringIO()
+compare.render(res2, False, o2, ("old.csv", "new.csv"))
+check("only in new.csv: mimalloc" in o2.getvalue() and "is not estimated" in o2.getvalue(),
+      "two runs: only-in line and the run-to-run caveat printed")
+# label match wins over family match; an ambiguous family match is not made
+m, oo, on = compare.match_configs([row("w", "je-new", 0, 1, allocator="jemalloc"), row("w", "jemalloc", 0, 1)],
+                                  [row("w", "je-new", 0, 1, allocator="jemalloc"), row("w", "jemalloc@/a", 0, 1),
+                                   row("w", "jemalloc@/b", 0, 1)])
+check(m == {"je-new": "je-new"} and oo == ["jemalloc"] and on == ["jemalloc@/a", "jemalloc@/b"],
+      f"ambiguous family match refused: {m} {oo} {on}")
+# several runs per side: the run is the unit
+runs_old = [run_rows(rng, {"glibc": 1}, n=3) for _ in range(6)]
+runs_new = [run_rows(rng, {"glibc": 1.5}, n=3) for _ in range(6)]
+res3 = compare.analyse(runs_old, runs_new, metrics=PRIMARY)
+c = cell(res3, "glibc")
+check(res3.mode == "several runs" and c["change"].n == 6 and c["change"].n_base == 6 and c["verdict"] == "improved",
+      f"several runs: n counts runs: {c and c['change']}")
+
+# ---- CSV out ---------------------------------------------------------------------------------
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "cells.csv")
+    compare.write_csv(res, path)
+    with open(path, newline="") as f:
+        got = list(csv.DictReader(f))
+    need = ["workload", "workload_params", "metric", "unit", "better", "config", "baseline", "n", "n_base", "median",
+            "base_median", "kind", "estimate", "lo", "hi", "level", "p", "method", "verdict"]
+    check(all(k in got[0] for k in need), f"CSV columns: {list(got[0])}")
+    t = [g for g in got if g["config"] == "tcmalloc" and g["metric"] == "throughput" and g["workload"] == "arena_churn"]
+    check(t and t[0]["unit"] == "ops/s" and t[0]["figure"] == "allocations per second" and t[0]["verdict"] == "improved",
+          f"CSV row of a cell: {t}")
+    # end to end on the fixture, as a user runs it (one line of stderr at most, exit 0)
+    fixture = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "fixtures", "small-run.csv")
+    p = subprocess.run([sys.executable, os.path.join(HERE, "..", "scripts", "compare.py"), fixture,
+                        "--csv-out", path, "--markdown"], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0 and "#### primary figure of each workload" in p.stdout, f"fixture: {p.stderr[-300:]}")
+    first = [ln.split("|")[1].strip() for ln in p.stdout.splitlines() if ln.startswith("| ") and "**" not in ln
+             and "config" not in ln][:2]
+    check(first == ["glibc", "jemalloc"], f"the sidecar's order: {first}")
+    p = subprocess.run([sys.executable, os.path.join(HERE, "..", "scripts", "compare.py"), fixture, fixture],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0 and "only in" not in p.stdout, f"a run against itself: {p.stderr[-300:]}")
+    # the default baseline on the command line: the sidecar's first configuration
+    # (tests/fixtures/new-families.csv lists scudo, glibc, tbbmalloc); --baseline wins; unknown: one line
+    nf = os.path.join(os.path.dirname(os.path.abspath(fixture)), "new-families.csv")
+    for script in ("compare.py", "summary.py"):
+        cmd = [sys.executable, os.path.join(HERE, "..", "scripts", script), nf]
+        for extra, want in (([], "vs scudo"), (["--baseline", "glibc"], "vs glibc")):
+            p = subprocess.run(cmd + extra, capture_output=True, text=True, timeout=300)
+            check(p.returncode == 0 and want in p.stdout and ("vs scudo" in p.stdout) == (want == "vs scudo"),
+                  f"{script} {' '.join(extra) or '(no --baseline)'}: {want!r} ({p.returncode}, {p.stderr[-300:]!r})")
+        p = subprocess.run(cmd + ["--baseline", "nope"], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "'nope'" in p.stderr
+              and "scudo, glibc, tbbmalloc" in p.stderr and not p.stdout,
+              f"{script} --baseline nope: one line naming it and the run's configurations: {p.stderr!r}")
+        p = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=300)
+        check("first configuration" in " ".join(p.stdout.split()), f"{script} --help names the default baseline")
+
+if FAILS:
+    print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+    sys.exit(1)
+print("ok")

@@ -1,0 +1,268 @@
+#!/usr/bin/python3
+"""test_detect.py - the nightly detector (scripts/detect.py) and history reader
+(scripts/history.py) on synthetic histories (tests/make_history.py) with planted changes: a 5%
+step found at its night, A/A noise and one outlier night raising nothing, a slow drift reported,
+a recovered regression kept, environment and machine labels, a count that moves by one call,
+pending vs confirmed, exit 3 only for a confirmed regression on the latest night, reports that
+never move when nights are added, a new series that is not a regression, missing counters that
+are null with a reason, each family's sidecar colour carried to series.json and the site's
+colours (the fallback where sidecars carry none).  Exit 77 (skip) without scipy."""
+import csv
+import importlib.util
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+sys.path.insert(0, HERE)
+try:
+    import numpy  # noqa: F401
+    import scipy  # noqa: F401
+except ImportError:
+    print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
+    sys.exit(77)
+import detect  # noqa: E402
+import history  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
+import make_history  # noqa: E402
+
+FAILS = []
+TMP = tempfile.mkdtemp(prefix="test_detect.")
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def noisy(rng, n, sd=0.01, f=lambda i: 0.0):
+    return [1e9 * (1 + f(i)) * math.exp(rng.gauss(0, sd)) for i in range(n)]
+
+
+def aa(n, value=0.0277):
+    return [value] * n
+
+
+def run(events, nights, name, **kw):
+    d = os.path.join(TMP, name)
+    ids = make_history.write(d, nights, make_history.MACHINES[:kw.pop("machines", 1)], events=events, **kw)
+    out = os.path.join(TMP, name + ".out")
+    rc = detect.main([d, "--out", out])
+    with open(os.path.join(out, "alerts.csv"), newline="") as f:
+        alerts = list(csv.DictReader(f))
+    with open(os.path.join(out, "series.json")) as f:
+        js = json.load(f)
+    return rc, alerts, js, ids
+
+
+def night(i):
+    return make_history.night_name(i)
+
+
+def pick(alerts, **kw):
+    return [a for a in alerts if all(a[k] == v for k, v in kw.items())]
+
+
+# ---- the detector on arrays (many seeds) ---------------------------------------------------------
+# a 5% step after 20 nights: found at night 20 (+-1), a regression, confirmed
+for seed in range(20):
+    rng = random.Random(seed)
+    recs, _ = detect.replay(detect.Series(noisy(rng, 40, f=lambda i: -0.05 if i >= 20 else 0), "timing",
+                                          "higher", aa(40)))
+    check(len(recs) == 1 and abs(recs[0]["i"] - 20) <= 1 and detect.direction(recs[0]["diff"], "higher")
+          == "regression", f"seed {seed}: a 5% step at night 20: {[(r['i'], r['change_pct']) for r in recs]}")
+
+# 60 nights of A/A-level noise: no alert (over many seeds: at most one seed in 50)
+fa = 0
+for seed in range(50):
+    rng = random.Random(100 + seed)
+    recs, pend = detect.replay(detect.Series(noisy(rng, 60), "timing", "higher", aa(60)))
+    fa += bool(recs) or pend is not None
+check(fa <= 1, f"A/A noise: {fa} of 50 sixty-night series raised an alert")
+
+# one outlier night (+15%, -15%) is not a change point, wherever it falls
+for at in (5, 20, 37, 39):
+    for size in (0.15, -0.15):
+        rng = random.Random(at)
+        recs, pend = detect.replay(detect.Series(noisy(rng, 40, f=lambda i: size if i == at else 0), "timing",
+                                                 "higher", aa(40)))
+        check(not recs, f"one outlier night {at} ({size:+.0%}) is not a change point: {[r['i'] for r in recs]}")
+        check((pend is None) == (at != 39), f"an outlier on the latest night {at} is pending, no earlier one")
+
+# 0.5%/night drift over 20 nights (never 3% a night) is reported as a regression
+for seed in range(10):
+    rng = random.Random(200 + seed)
+    recs, _ = detect.replay(detect.Series(noisy(rng, 50, f=lambda i: -0.005 * min(max(0, i - 15), 20)), "timing",
+                                          "higher", aa(50)))
+    check(any(detect.direction(r["diff"], "higher") == "regression" and 15 <= r["i"] <= 40 for r in recs),
+          f"seed {seed}: a 0.5%/night drift is reported: {[(r['i'], r['change_pct']) for r in recs]}")
+
+# a deterministic count that moves by one call: a change at that night; a one-night blip is not
+recs, _ = detect.replay(detect.Series([40.0] * 20 + [41.0] * 10, "count", "lower"))
+check(len(recs) == 1 and recs[0]["i"] == 20, f"a count 40 -> 41: {[(r['i'], r['diff']) for r in recs]}")
+recs, _ = detect.replay(detect.Series([40.0] * 20 + [41.0] + [40.0] * 9, "count", "lower"))
+check(not recs, "one night of 41 calls among 40s is not a change")
+# a count with its own spread: a move within it is nothing
+rng = random.Random(3)
+recs, _ = detect.replay(detect.Series([1000 + rng.gauss(0, 30) + (20 if i >= 20 else 0) for i in range(40)],
+                                      "count", "lower"))
+check(not recs, f"a 20-call move in a count whose nights vary by 30: {[r['i'] for r in recs]}")
+
+# stability: what is reported as of night k is reported with the same night for every later k
+rng = random.Random(7)
+vals = noisy(rng, 60, f=lambda i: (-0.06 if 20 <= i < 35 else 0) + (-0.004 * max(0, i - 40)))
+seen = {}
+for k in range(10, 61):
+    recs, _ = detect.replay(detect.Series(vals[:k], "timing", "higher", aa(k)))
+    now = {(r["i"], r["diff"] > 0): r["detected"] for r in recs}
+    for key, det in seen.items():
+        check(now.get(key) == det, f"as of night {k}: the change at night {key[0]} (first reported at night "
+                                   f"{det}) is {'moved or gone' if key not in now else 'reported at ' + str(now[key])}")
+    seen.update(now)
+check(any(abs(i - 20) <= 1 and not up for i, up in seen) and any(abs(i - 35) <= 1 and up for i, up in seen),
+      f"a regression at 20 and its recovery at 35 are both in the record: {sorted(seen)}")
+
+# pending after one night, confirmed after two
+rng = random.Random(11)
+base = noisy(rng, 30)
+recs, pend = detect.replay(detect.Series(base[:29] + [base[29] * 0.9], "timing", "higher", aa(30)))
+check(not recs and pend is not None and pend["i"] == 29, "one slow latest night: pending, nothing recorded")
+recs, pend = detect.replay(detect.Series(base[:28] + [base[28] * 0.9, base[29] * 0.9], "timing", "higher", aa(30)))
+check(len(recs) == 1 and recs[0]["i"] == 28 and recs[0]["state"] == "confirmed" and recs[0]["detected"] == 29,
+      f"two slow latest nights: confirmed at the first: {recs}")
+
+# ---- through files: history.py, detect.py's labels, exit code, series.json ------------------------
+JE = dict(config="jemalloc", workload="tensor_copy", metric="throughput")
+# the recovered regression stays in the record; its night and both directions
+rc, alerts, js, ids = run([dict(kind="step", machine=0, night=20, size=-0.08, until=32, **JE)], 45, "recover")
+mine = pick(alerts, config="jemalloc", workload="tensor_copy", metric="throughput")
+check(any(a["direction"] == "regression" and night(19) <= a["night"] <= night(21) for a in mine)
+      and any(a["direction"] == "improvement" and night(31) <= a["night"] <= night(33) for a in mine),
+      f"regression at 20 and recovery at 32 both in alerts.csv: {[(a['night'], a['direction']) for a in mine]}")
+check(len(alerts) == len(mine), f"nothing else alerted: {[(a['config'], a['metric'], a['night']) for a in alerts if a not in mine]}")
+check(rc == 0, f"exit {rc} for a history whose regression is long past (expected 0)")
+
+# exit 3 for a confirmed regression on the latest night; 0 while it is one night old (pending)
+rc, alerts, js, _ = run([dict(kind="step", machine=0, night=28, size=-0.10, **JE)], 30, "gate")
+check(rc == 3, f"a 10% regression on the last two nights: exit {rc}, expected 3")
+check([a["status"] for a in alerts] == ["confirmed"], f"...and one confirmed alert: {alerts}")
+s = next(s for s in js["series"] if s["config"] == "jemalloc" and s["metric"] == "throughput"
+         and s["workload"] == "tensor_copy")
+check(s["latest"]["status"] == "regression", f"latest.status regression: {s['latest']}")
+rc, alerts, js, _ = run([dict(kind="step", machine=0, night=29, size=-0.10, **JE)], 30, "pending")
+check(rc == 0 and [a["status"] for a in alerts] == ["pending"], f"one slow night: pending, exit 0 ({rc}, {alerts})")
+rc, alerts, js, _ = run([dict(kind="step", machine=0, night=28, size=+0.10, **JE)], 30, "improved")
+check(rc == 0 and [a["direction"] for a in alerts] == ["improvement"], f"a confirmed improvement: exit 0 ({rc})")
+
+# environment: a change on the night jemalloc's version changes
+rc, alerts, js, ids = run([dict(kind="env", machine=0, night=15, what="jemalloc", to="5.3.1", allocator="jemalloc",
+                                workload="tensor_copy", metric="throughput", size=-0.08)], 30, "env")
+je = pick(alerts, config="jemalloc", workload="tensor_copy", metric="throughput")
+check(je and all(a["status"] == "environment" for a in je), f"a change with jemalloc 5.3.1: environment: {je}")
+m = js["machines"][ids[0]]
+check(any("jemalloc 5.3.0 -> 5.3.1" == e["what"] and e["night"] == night(15) for e in m["environment"]),
+      f"series.json lists the version change: {m['environment']}")
+check(rc == 0, "an environment change does not fail the gate")
+
+# machine: every configuration 7% faster together (no fingerprint change): `machine`, ratios quiet
+rc, alerts, js, _ = run([dict(kind="machine", machine=0, night=15, workload="tensor_copy", metric="throughput",
+                              size=0.07)], 30, "machine")
+tc = pick(alerts, workload="tensor_copy", metric="throughput")
+check(tc and all(a["status"] == "machine" and a["basis"] == "median" for a in tc),
+      f"a machine-wide move is `machine`: {[(a['config'], a['status'], a['basis']) for a in tc]}")
+check(len(tc) == len(alerts), "nothing else")
+
+# the baseline alone moves: its own change, not every other configuration's ratio
+rc, alerts, js, _ = run([dict(kind="step", machine=0, night=15, config="glibc", workload="tensor_copy",
+                              metric="throughput", size=-0.08)], 30, "baseline")
+check([(a["config"], a["direction"]) for a in alerts] == [("glibc", "regression")],
+      f"the baseline's regression, no mirrored ratio improvements: {[(a['config'], a['basis']) for a in alerts]}")
+
+# a count (tcmalloc munmap 0 -> 1 call), a new series, a dropped one, a missing counter
+rc, alerts, js, ids = run([
+    dict(kind="step", machine=0, night=12, config="tcmalloc", workload="arena_churn", metric="munmap", size=1,
+         additive=True),
+    dict(kind="absent", machine=0, config="je-keep", **{"from": 10}),
+    dict(kind="absent", machine=0, config="tcmalloc", until=25),
+    dict(kind="missing", machine=0, night=18, counter="madvise"),
+], 30, "matrix")
+mu = pick(alerts, config="tcmalloc", metric="munmap", workload="arena_churn")
+check(len(mu) == 1 and mu[0]["night"] == night(12) and mu[0]["direction"] == "regression",
+      f"a deterministic count that moves by 1 call is a change at its night: {mu}")
+check(not pick(alerts, config="je-keep"), "a configuration added to the matrix is a new series, not a change")
+check(all(a["config"] == "tcmalloc" and a["metric"] == "munmap" for a in alerts),
+      f"nothing but that: {[(a['config'], a['metric'], a['night']) for a in alerts]}")
+jk = [s for s in js["series"] if s["config"] == "je-keep" and s["metric"] == "throughput"]
+check(jk and all(s["nights"][0] == night(10) for s in jk), "the new series starts on its first night")
+tcs = [s for s in js["series"] if s["config"] == "tcmalloc" and s["metric"] == "throughput"]
+check(tcs and all(s["latest"]["status"] == "missing" for s in tcs), "a dropped series' latest status is missing")
+mad = [s for s in js["series"] if s["metric"] == "madvise"]
+for s in mad:
+    i = s["nights"].index(night(18)) if night(18) in s["nights"] else None
+    check(i is not None and s["median"][i] is None and any(m["night"] == night(18) and "not counted" in m["why"]
+                                                           for m in s["missing"]),
+          f"{s['id']}: the night madvise was not counted is null with the reason")
+check(any(m["night"] == night(18) for m in js["machines"][ids[0]]["missing_counters"]),
+      "the machine lists its missing counters")
+
+# 60 nights of A/A noise through files (throughput, CPU, counts, RSS of every configuration): nothing
+rc, alerts, js, ids = run([], 60, "quiet", machines=2)
+check(not alerts and rc == 0, f"a quiet 60-night history on 2 machines raised {len(alerts)}: "
+                              f"{[(a['config'], a['metric'], a['night'], a['change_pct']) for a in alerts][:5]}")
+check(len(js["machines"]) == 2 and len(ids) == 2 and ids[0] != ids[1], "two machines, two ids")
+
+# family colours: carried from the sidecars into series.json (null where none is given, as in
+# sidecars written before colours), and the site's colour per family: the sidecar's, else the fallback
+spec = importlib.util.spec_from_file_location("mb_site", os.path.join(HERE, "..", "scripts", "site.py"))
+mb_site = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mb_site)
+fams = [("scudo", "scudo", "", "14.0.6"), ("glibc", "glibc", "", "2.36"), ("tbbmalloc", "tbbmalloc", "", "2021.8")]
+rc, alerts, js, ids = run([], 8, "colours", configs=fams, colours={"scudo": "#E69F00", "tbbmalloc": "#56B4E9"})
+got = {(s["allocator"], s["colour"]) for s in js["series"]}
+check(got == {("scudo", "#E69F00"), ("glibc", None), ("tbbmalloc", "#56B4E9")},
+      f"series.json carries each family's sidecar colour, null without one: {sorted(got, key=str)}")
+fb = history.mbcsv.FALLBACK_COLOURS
+check(mb_site.family_colours(js["series"]) == {"scudo": "#E69F00", "glibc": fb[0], "tbbmalloc": "#56B4E9"},
+      f"site: the sidecar's colours, the fallback for glibc: {mb_site.family_colours(js['series'])}")
+rc, alerts, js, ids = run([], 8, "no-colours", configs=fams, colours={})
+check(all(s["colour"] is None for s in js["series"]), "sidecars without colours: every series' colour is null")
+check(mb_site.family_colours(js["series"]) == dict(zip(["scudo", "glibc", "tbbmalloc"], fb)),
+      f"site without colours: the fallback in family order: {mb_site.family_colours(js['series'])}")
+
+# machine ids: stable, readable, different for different hardware; store refuses to overwrite
+meta = {"machine": {"cpu_model": "AMD EPYC 7763 64-Core Processor", "cores_online": 2, "mem_total_kib": 24683584,
+                    "kernel": "6.18.44-fc", "thp_enabled": "madvise"}}
+mid = history.machine_id(meta)
+check(mid.startswith("amd-epyc-7763-2c-24g-k6-madvise-") and len(mid.rsplit("-", 1)[1]) == 6, f"machine id {mid}")
+meta2 = json.loads(json.dumps(meta))
+meta2["machine"]["kernel"] = "6.19.1"
+check(history.machine_id(meta2) == mid, "a kernel minor update keeps the machine id")
+meta2["machine"]["cores_online"] = 4
+check(history.machine_id(meta2) != mid, "other cores: another machine")
+run_dir = os.path.join(TMP, "store")
+os.makedirs(run_dir)
+for suf in (".csv", ".meta.json", ".rss.csv"):
+    shutil.copy(os.path.join(HERE, "fixtures", "small-run" + suf), os.path.join(run_dir, "run" + suf))
+hist_dir = os.path.join(TMP, "store-history")
+check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 0, "store a run")
+fid = history.machine_id(history.read_meta(os.path.join(HERE, "fixtures", "small-run.csv")))
+check(all(os.path.exists(os.path.join(hist_dir, fid, "2026-12-02" + s)) for s in (".csv", ".meta.json", ".rss.csv")),
+      "stored as HISTORY/<id>/NIGHT.*")
+for suf in (".csv", ".meta.json", ".rss.csv"):
+    shutil.copy(os.path.join(HERE, "fixtures", "small-run" + suf), os.path.join(run_dir, "run" + suf))
+check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 2,
+      "storing a night twice is refused")
+check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02", "--force"]) == 0, "--force")
+check(detect.main([os.path.join(TMP, "nothing-here"), "--out", os.path.join(TMP, "x")]) == 2, "no history: exit 2")
+
+shutil.rmtree(TMP, ignore_errors=True)
+if FAILS:
+    print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+    sys.exit(1)
+print("ok")

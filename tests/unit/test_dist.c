@@ -1,0 +1,151 @@
+/* test_dist.c - size distributions: fixed, list order, log-uniform bounds
+ * and determinism per seed, shapes files with bad lines rejected by line
+ * number; the seeded generator. */
+#include "../check.h"
+#include "dist.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+static dist_t d;
+
+static const char *write_file(const char *text)
+{
+    static char path[] = "/tmp/mb-test-shapes-XXXXXX";
+    strcpy(path, "/tmp/mb-test-shapes-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        return NULL;
+    close(fd);
+    return path;
+}
+
+int main(void)
+{
+    char err[512], spec[600];
+    uint64_t rng = rng_seed(1);
+
+    CHECK_INT(dist_parse("16M", &d, err, sizeof err), 0);
+    CHECK_INT(d.kind, DIST_FIXED);
+    CHECK_U64(dist_next(&d, &rng), 16777216);
+    CHECK_U64(dist_max(&d), 16777216);
+
+    CHECK_INT(dist_parse("1M/4K/16M", &d, err, sizeof err), 0);
+    CHECK_INT(d.kind, DIST_LIST);
+    CHECK_U64(dist_next(&d, &rng), 1048576);
+    CHECK_U64(dist_next(&d, &rng), 4096);
+    CHECK_U64(dist_next(&d, &rng), 16777216);
+    CHECK_U64(dist_next(&d, &rng), 1048576); /* cycles */
+    CHECK_U64(dist_max(&d), 16777216);
+
+    /* log-uniform: in bounds, both ends reached roughly as often per octave */
+    CHECK_INT(dist_parse("64K..64M", &d, err, sizeof err), 0);
+    CHECK_INT(d.kind, DIST_LOGUNIFORM);
+    uint64_t a = rng_seed(42), b = rng_seed(42), c = rng_seed(43);
+    int low_octave = 0, high_octave = 0, differ = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t x = dist_next(&d, &a), y = dist_next(&d, &b), z = dist_next(&d, &c);
+        CHECK(x >= 65536 && x <= 67108864);
+        if (x != y) {
+            CHECK_U64(x, y);
+            break;
+        }
+        differ += x != z;
+        low_octave += x < 131072;
+        high_octave += x >= 33554432;
+    }
+    CHECK(differ > 99000);                           /* another seed, another sequence */
+    CHECK(low_octave > 9000 && low_octave < 11000);  /* 10 octaves: ~10% each */
+    CHECK(high_octave > 9000 && high_octave < 11000);
+
+    /* bad specs */
+    CHECK_INT(dist_parse("", &d, err, sizeof err), -EINVAL);
+    CHECK_INT(dist_parse("16Q", &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "'16Q'") != NULL);
+    CHECK_INT(dist_parse("0", &d, err, sizeof err), -EINVAL);
+    CHECK_INT(dist_parse("64M..64K", &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "low bound") != NULL);
+    CHECK_INT(dist_parse("1M//2M", &d, err, sizeof err), 0); /* empty items are skipped... */
+    CHECK_INT(dist_parse("1M/", &d, err, sizeof err), -EINVAL); /* ...but not a dangling one */
+    CHECK_INT(dist_parse("64K..", &d, err, sizeof err), -EINVAL);
+
+    /* shapes */
+    uint64_t bytes;
+    CHECK_INT(dist_parse_shape("1024x1024x4 float32", &bytes, err, sizeof err), 0);
+    CHECK_U64(bytes, 16777216);
+    CHECK_INT(dist_parse_shape("  64 bfloat16   # bias", &bytes, err, sizeof err), 0);
+    CHECK_U64(bytes, 128);
+    CHECK_INT(dist_parse_shape("# comment", &bytes, err, sizeof err), 0);
+    CHECK_U64(bytes, 0);
+    CHECK_INT(dist_parse_shape("", &bytes, err, sizeof err), 0);
+    CHECK_INT(dist_parse_shape("1024x1024 float8", &bytes, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "'float8'") != NULL);
+    CHECK_INT(dist_parse_shape("1024x float32", &bytes, err, sizeof err), -EINVAL);
+    CHECK_INT(dist_parse_shape("1024x1024", &bytes, err, sizeof err), -EINVAL);
+    CHECK_INT(dist_parse_shape("0x16 float32", &bytes, err, sizeof err), -EINVAL);
+    CHECK_INT(dist_parse_shape("99999999999x99999999999 float64", &bytes, err, sizeof err), -ERANGE);
+    CHECK_INT(dist_parse_shape("16 float32 extra", &bytes, err, sizeof err), -EINVAL);
+
+    const char *path = write_file("# a tiny model\n1024x1024x4 float32\n\n4096 int8\n");
+    CHECK(path != NULL);
+    snprintf(spec, sizeof spec, "@%s", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
+    CHECK_INT(d.kind, DIST_SHAPES);
+    CHECK_INT(d.n, 2);
+    CHECK_U64(dist_next(&d, &rng), 16777216);
+    CHECK_U64(dist_next(&d, &rng), 4096);
+    CHECK_U64(dist_next(&d, &rng), 16777216);
+    unlink(path);
+
+    path = write_file("1024 float32\n# ok so far\n1024x1024 float8\n");
+    snprintf(spec, sizeof spec, "@%s", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), -EINVAL);
+    char want[600];
+    snprintf(want, sizeof want, "%s:3: unknown dtype 'float8'", path);
+    CHECK_STR(err, want);
+    unlink(path);
+    path = write_file("# nothing\n");
+    snprintf(spec, sizeof spec, "@%s", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "no tensor shapes") != NULL);
+    unlink(path);
+    CHECK(dist_parse("@/nonexistent/shapes.txt", &d, err, sizeof err) < 0);
+    CHECK(strstr(err, "/nonexistent/shapes.txt") != NULL);
+
+    /* the shapes text itself: not NUL-terminated, last line without a
+     * newline, line numbers, long lines, NUL bytes, too many tensors */
+    static const char text[] = "16 float32\n\n# c\n4 int8XXXX";
+    CHECK_INT(dist_parse_shapes_text("t", text, strlen(text) - 4, &d, err, sizeof err), 0);
+    CHECK_INT(d.n, 2);
+    CHECK_U64(d.v[0], 64);
+    CHECK_U64(d.v[1], 4);
+    CHECK_INT(dist_parse_shapes_text("t", text, strlen(text), &d, err, sizeof err), -EINVAL);
+    CHECK_STR(err, "t:4: unknown dtype 'int8XXXX'");
+    CHECK_INT(dist_parse_shapes_text("t", "", 0, &d, err, sizeof err), -EINVAL);
+    CHECK_STR(err, "t: no tensor shapes");
+    CHECK_INT(dist_parse_shapes_text("t", "1 int8\n2 in\0t8\n", 15, &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "t:2: a NUL byte") != NULL);
+    static char big[DIST_MAX * 8 + 600];
+    size_t n = 0;
+    for (int i = 0; i <= DIST_MAX; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "1 int8\n");
+    CHECK_INT(dist_parse_shapes_text("t", big, n - 7, &d, err, sizeof err), 0);
+    CHECK_INT(d.n, DIST_MAX);
+    CHECK_INT(dist_parse_shapes_text("t", big, n, &d, err, sizeof err), -E2BIG);
+    memset(big, ' ', 510);
+    memcpy(big + 510 - 6, "1 int8\n", 7);
+    CHECK_INT(dist_parse_shapes_text("t", big, 511, &d, err, sizeof err), 0); /* 510 + newline */
+    memset(big, ' ', 511);
+    memcpy(big + 511 - 6, "1 int8\n", 7);
+    CHECK_INT(dist_parse_shapes_text("t", big, 512, &d, err, sizeof err), -EINVAL);
+    CHECK_STR(err, "t:1: line too long");
+
+    /* the generator: 0 is never a state, seeds are scrambled apart */
+    CHECK(rng_seed(0) != 0);
+    CHECK(rng_seed(1) != rng_seed(2));
+    uint64_t s = rng_seed(7);
+    for (int i = 0; i < 1000; i++)
+        CHECK(rng_below(&s, 10) < 10);
+    CHECK_U64(rng_below(&s, 1), 0);
+    CHECK_DONE();
+}

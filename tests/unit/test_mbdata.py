@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""test_mbdata.py - the scripts' data layer (scripts/mbdata.py) on its own: workload_params
+parsed as the harness writes them (a WLP_TEXT `cmd=` value holds commas and runs to the end),
+the metric registry's formulas, configurations from their columns, the presentation traits
+read from the sidecar (none, and names sorted, for a sidecar without `workloads`), and the
+schema from `mallocbench schema --json` (a missing one is one line, exit 2); the pure helpers of
+issue 18 (NIGHT, text shown as text in Markdown, a sample counted once).
+Usage: test_mbdata.py FIXTURE.csv [HARNESS] (with HARNESS, also the schema from
+`HARNESS schema --json` for scripts far from any schema.json)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(HERE, "..", "scripts")
+sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
+from mbtest import FAILS, check, check_eq  # noqa: E402
+import mbdata  # noqa: E402
+
+
+def test_params():
+    P = mbdata.parse_params
+    check_eq(P("size=16M,count=2"), [("size", "16M"), ("count", "2")], "plain params")
+    check_eq(P(""), [], "no params")
+    # the exec workload: metric, unit, better, then cmd last; its value runs to the end
+    text = "metric=,unit=,better=higher,cmd=sh -c 'a, b'"
+    check_eq(P(text), [("metric", ""), ("unit", ""), ("better", "higher"), ("cmd", "sh -c 'a, b'")],
+             "cmd= holding a comma")
+    check_eq(mbdata.param_of(text, "cmd"), "sh -c 'a, b'", "param_of cmd")
+    check_eq(mbdata.param_of(text, "better"), "higher", "param_of before cmd")
+    check_eq(P("metric=,unit=,better=lower,cmd=env A=1,B=2 prog x,y=z"),
+             [("metric", ""), ("unit", ""), ("better", "lower"), ("cmd", "env A=1,B=2 prog x,y=z")],
+             "cmd= holding ',NAME=' runs to the end")
+    check_eq(P("size=1M/4M,seed=1"), [("size", "1M/4M"), ("seed", "1")], "a list value")
+    check_eq(P("a=1,x y,b=2"), [("a", "1,x y"), ("b", "2")], "a part that is not NAME= continues the value")
+    check_eq(mbdata.params_without("size=16M,count=2,seed=1", "size"), "count=2,seed=1", "params_without")
+    check_eq(mbdata.format_params(P(text)), text, "format_params inverts parse_params")
+    check_eq(mbdata.parse_size("16M"), 16 << 20, "parse_size")
+    check(mbdata.size_key("256K") < mbdata.size_key("4M"), "size_key orders sizes")
+
+
+def test_metrics():
+    r = {"region_minor_faults": "4096", "region_bytes": str(16 << 20), "region_user_s": "1", "region_sys_s": "3",
+         "rss_peak_kib": "2048", "throughput": "5", "region_wall_s": "2", "region_madvise_calls": "10"}
+    check_eq(mbdata.faults_per_mib(r), 256.0, "faults per MiB: every page of 16 MiB")
+    check_eq(mbdata.faults_per_gb(r), 4096 / (16 << 20) * 1e9, "faults per GB")
+    check_eq(mbdata.sys_share(r), 0.75, "sys share")
+    check_eq(mbdata.METRIC["peak_rss"].fn(r), 2.0, "peak RSS in MiB")
+    check_eq(mbdata.METRIC["madvise_per_s"].fn(r), 5.0, "madvise per s")
+    check_eq(mbdata.faults_per_mib({"region_minor_faults": "3", "region_bytes": ""}), None,
+             "no bytes: not measured, not 0")
+    check_eq(mbdata.cpu_seconds({"total_user_s": "1", "total_sys_s": "1", "region_user_s": "0.5",
+                                 "region_sys_s": "0"}, {"idle_region"}), 2.0, "idle_region: whole-process CPU")
+    keys = [m.key for m in mbdata.METRICS]
+    check_eq(len(keys), len(set(keys)), "metric keys are unique")
+    for m in mbdata.METRICS:
+        check(m.better in (None, "higher", "lower") and m.kind in ("timing", "count", "size"), f"metric {m.key}")
+
+
+def copy_run(fixture, dst, edit=None):
+    shutil.copy(fixture, dst)
+    meta = mbdata.read_meta(fixture)
+    if edit:
+        edit(meta)
+    with open(mbdata.sidecar(dst, ".meta.json"), "w") as f:
+        json.dump(meta, f)
+    return dst
+
+
+def test_run(fixture, tmp):
+    run = mbdata.load(fixture)
+    check(run.ok and len(run.ok) == len(run.rows), "every fixture row ok")
+    check_eq(run.traits("idle_release"), frozenset({"idle_region"}), "traits from the sidecar")
+    check_eq(run.with_trait("size_curve"), ["tensor_copy"], "size_curve workloads")
+    check(run.workload_rank("tensor_copy") < run.workload_rank("arena_churn"), "registry order from the sidecar")
+    cfg = run.configs["jemalloc[dirty_decay_ms=-1]"]
+    check_eq((cfg.family, cfg.tunables), ("jemalloc", "dirty_decay_ms=-1"), "a configuration from its columns")
+    check_eq(run.family_default(cfg.name), "jemalloc", "its family's defaults")
+    check_eq(run.family_default("glibc"), None, "a default has no default")
+    curves = run.curves()
+    check_eq(len(curves), 1, "one size curve")
+    check(run.rss, "the RSS series read")
+    # an older sidecar without `workloads`: no traits, workloads by name
+    old = copy_run(fixture, os.path.join(tmp, "old.csv"), lambda m: m.pop("workloads", None))
+    run = mbdata.load(old)
+    check_eq(run.traits("idle_release"), frozenset(), "no workloads in the sidecar: no traits")
+    check_eq(run.curves(), {}, "no size_curve trait: no curve")
+    check(run.workload_rank("arena_churn") < run.workload_rank("tensor_copy"), "no order given: by name")
+
+
+def test_schema(fixture, tmp):
+    """No schema to be found: one line naming what to do, exit 2, no traceback."""
+    env = dict(os.environ, MB_SCHEMA=os.path.join(tmp, "missing.json"))
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "summary.py"), fixture], capture_output=True,
+                       text=True, env=env)
+    check_eq(p.returncode, 2, "no schema: exit 2")
+    check(p.stderr.count("\n") == 1 and "schema" in p.stderr and "Traceback" not in p.stderr,
+          f"no schema: one line: {p.stderr!r}")
+
+
+def test_harness_schema(fixture, tmp, harness):
+    """Scripts copied where no schema.json lies beside them or in build/: the harness named by
+    MB_HARNESS (as `mallocbench compare` sets it) gives the schema."""
+    copy = os.path.join(tmp, "lone", "scripts")
+    os.makedirs(copy)
+    for f in ("summary.py", "mbcsv.py", "mbdata.py"):
+        shutil.copy(os.path.join(SCRIPTS, f), copy)
+    env = {k: v for k, v in os.environ.items() if k != "MB_SCHEMA"}
+    p = subprocess.run([sys.executable, os.path.join(copy, "summary.py"), fixture], capture_output=True, text=True,
+                       env=env)
+    check(p.returncode == 2 and "no CSV schema" in p.stderr, f"no schema anywhere: {p.returncode} {p.stderr!r}")
+    env["MB_HARNESS"] = harness
+    p = subprocess.run([sys.executable, os.path.join(copy, "summary.py"), fixture], capture_output=True, text=True,
+                       env=env)
+    check(p.returncode == 0 and "tensor_copy" in p.stdout, f"schema from MB_HARNESS: {p.returncode} {p.stderr!r}")
+
+
+def test_text():
+    """The pure helpers of issue 18: NIGHT, text shown as text, one sample once."""
+    check_eq(str(mbdata.parse_night("2024-02-29")), "2024-02-29", "parse_night: a leap day")
+    for bad in ("2026-13-45", "9999-99-99", "2025-02-29", "2026-11-01\n", "2026-11-01 ", "26-11-01",
+                "\u0662\u0660\u0662\u0666-11-01", "2026/11/01", None):
+        try:
+            mbdata.parse_night(bad)
+            check(False, f"parse_night({bad!r}) accepted")
+        except ValueError:
+            pass
+    import datetime
+    today = datetime.date(2026, 12, 3)
+    check(not mbdata.night_in_future("2026-12-04", today), "tomorrow is not the future")
+    check(mbdata.night_in_future("2026-12-05", today), "the day after tomorrow is")
+    check_eq(mbdata.night_of_file("2026-11-01.rss.csv"), None, "night_of_file: a sidecar")
+    check_eq(mbdata.night_of_file("notes.csv"), None, "night_of_file: another CSV")
+    check_eq(mbdata.night_of_file("2026-11-01.csv"), "2026-11-01", "night_of_file")
+    check_eq(mbdata.printable("a\x1b[1m\nb\x85"), "a\\x1b[1m\\x0ab\\x85", "printable")
+    check_eq(mbdata.md_text("jemalloc[dirty_decay_ms=-1] < 0.8%"), "jemalloc[dirty_decay_ms=-1] < 0.8%",
+             "md_text leaves ordinary labels alone")
+    check_eq(mbdata.md_text("[a](z)|`x`*<b>&"), "[a\\](z)\\|\\`x\\`\\*\\<b\\>\\&", "md_text escapes markup")
+    check_eq(mbdata.md_alt("t [a](z)"), "t \\[a\\](z)", "md_alt escapes brackets")
+    check_eq(mbdata.md_code("a``b"), "```a``b```", "md_code: a longer fence")
+    check_eq(mbdata.md_code("`a"), "`` `a ``", "md_code: padded where the text starts with a backtick")
+    rows = [mbdata.mbcsv.Row({"run_id": "r", "sample": s}, "f.csv", i + 1) for i, s in enumerate("010")]
+    try:
+        mbdata.check_unique(rows)
+        check(False, "check_unique: a sample twice accepted")
+    except mbdata.mbcsv.CsvError as e:
+        check_eq(str(e), "f.csv: row 3: run 'r' sample '0' again (first at f.csv: row 1); each sample counts once",
+                 "check_unique's message")
+
+
+def main():
+    fixture = sys.argv[1]
+    tmp = tempfile.mkdtemp()
+    try:
+        test_params()
+        test_metrics()
+        test_text()
+        test_run(fixture, tmp)
+        test_schema(fixture, tmp)
+        if len(sys.argv) > 2:
+            test_harness_schema(fixture, tmp, sys.argv[2])
+    finally:
+        shutil.rmtree(tmp)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+/* test_plan.c - block order (a permutation, fixed by seed and block, and
+ * another for another seed), shards that partition the plan, the median's
+ * confidence interval against values worked out by hand, and the CSV reader
+ * against the writer. */
+#include "../check.h"
+#include "csv.h"
+#include "plan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(void)
+{
+    size_t a[10], b[10], c[10];
+    plan_block_order(7, 0, 10, a);
+    plan_block_order(7, 0, 10, b);
+    plan_block_order(7, 1, 10, c);
+    int seen[10] = {0}, same = 1, differ = 0;
+    for (int i = 0; i < 10; i++) {
+        CHECK(a[i] < 10);
+        seen[a[i]]++;
+        same &= a[i] == b[i];
+        differ += a[i] != c[i];
+    }
+    for (int i = 0; i < 10; i++)
+        CHECK_INT(seen[i], 1);
+    CHECK(same);
+    CHECK(differ > 0); /* another block, another order */
+
+    /* another seed, another order; one seed, the order it has always had
+     * (rows of a resumed run or of shards name samples by it) */
+    static const size_t seed7[10] = {9, 5, 8, 6, 1, 2, 4, 7, 0, 3};
+    static const size_t seed7_b1[10] = {6, 4, 5, 0, 9, 8, 1, 2, 7, 3};
+    static const size_t seed1[10] = {9, 0, 1, 4, 8, 2, 3, 7, 6, 5};
+    size_t d[10];
+    plan_block_order(1, 0, 10, d);
+    plan_block_order(7, 1, 10, c);
+    int seeds_differ = 0;
+    for (int i = 0; i < 10; i++) {
+        seeds_differ += a[i] != d[i];
+        CHECK_INT(a[i], seed7[i]);
+        CHECK_INT(c[i], seed7_b1[i]);
+        CHECK_INT(d[i], seed1[i]);
+    }
+    CHECK(seeds_differ > 0);
+    int distinct = 0; /* eight seeds, block 0: eight orders */
+    size_t o[8][10];
+    for (unsigned sd = 0; sd < 8; sd++) {
+        plan_block_order(100 + sd, 0, 10, o[sd]);
+        int dup = 0;
+        for (unsigned e = 0; e < sd; e++)
+            dup |= memcmp(o[sd], o[e], sizeof o[sd]) == 0;
+        distinct += !dup;
+    }
+    CHECK_INT(distinct, 8);
+
+    /* shards: every (block, position) in exactly one of N */
+    for (unsigned n = 1; n <= 4; n++)
+        for (unsigned blk = 0; blk < 3; blk++)
+            for (size_t p = 0; p < 7; p++) {
+                int owners = 0;
+                for (unsigned k = 1; k <= n; k++)
+                    owners += plan_in_shard(blk, p, 7, k, n);
+                CHECK_INT(owners, 1);
+            }
+    unsigned k, n;
+    CHECK_INT(plan_parse_shard("2/3", &k, &n), 0);
+    CHECK_INT(k, 2);
+    CHECK_INT(n, 3);
+    CHECK_INT(plan_parse_shard("0/3", &k, &n), -EINVAL);
+    CHECK_INT(plan_parse_shard("4/3", &k, &n), -EINVAL);
+    CHECK_INT(plan_parse_shard("1/", &k, &n), -EINVAL);
+    CHECK_INT(plan_parse_shard("1/2x", &k, &n), -EINVAL);
+
+    /* median CI: n = 10 -> ranks floor(5 - 3.099) = 1 .. ceil(6 + 3.099) = 10;
+     * n = 20 -> ranks floor(10 - 4.383) = 5 .. ceil(11 + 4.383) = 16 */
+    double v[20], lo, hi;
+    for (int i = 0; i < 20; i++)
+        v[i] = i + 1;
+    CHECK(!plan_median_ci(v, 5, &lo, &hi));
+    CHECK(plan_median_ci(v, 10, &lo, &hi));
+    CHECK(lo == 1 && hi == 10);
+    CHECK(plan_median_ci(v, 20, &lo, &hi));
+    CHECK(lo == 5 && hi == 16);
+    CHECK(plan_median(v, 20) == 10.5);
+    CHECK(plan_median(v, 5) == 3);
+    CHECK(plan_hash(PLAN_HASH_INIT, "ab") != plan_hash(plan_hash(PLAN_HASH_INIT, "a"), "b"));
+
+    /* the reader reads what the writer wrote */
+    char path[] = "/tmp/mb-test-plan-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    csv_writer_t w;
+    CHECK_INT(csv_open(&w, path, NULL, 0), 0);
+    csv_row_t *r = malloc(sizeof *r);
+    csv_row_clear(r);
+    csv_set(r, COL_message, "%s", "two\nlines, \"quoted\"");
+    csv_set(r, COL_block, "%d", 3);
+    CHECK_INT(csv_write_row(&w, r), 0);
+    csv_close(&w);
+    csv_table_t t;
+    char err[256];
+    CHECK_INT(csv_read(path, &t, err, sizeof err), 0);
+    CHECK_INT(t.nrows, 1);
+    CHECK_INT(t.ncols, COL_COUNT);
+    CHECK_STR(t.rows[0][csv_col(&t, "message")], "two\nlines, \"quoted\"");
+    CHECK_STR(t.rows[0][csv_col(&t, "block")], "3");
+    CHECK_INT(csv_col(&t, "nope"), -1);
+    csv_table_free(&t);
+    const char *extra[] = {"total_cycles"};
+    CHECK_INT(csv_open_append(&w, path, extra, 1, err, sizeof err), -EPROTO);
+    CHECK(strstr(err, "columns differ") != NULL);
+    CHECK_INT(csv_open_append(&w, path, NULL, 0, err, sizeof err), 0);
+    CHECK_INT(csv_write_row(&w, r), 0);
+    csv_close(&w);
+    CHECK_INT(csv_read(path, &t, err, sizeof err), 0);
+    CHECK_INT(t.nrows, 2);
+    csv_table_free(&t);
+    unlink(path);
+    free(r);
+    CHECK_DONE();
+}
