@@ -28,5 +28,10 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv);
 int cmd_merge(int argc, char **argv);
 /* `exec [RUN OPTIONS] -- CMD ARGS`: run of the exec pseudo-workload (execcmd.c). */
 int cmd_exec(int argc, char **argv, int full_argc, char **full_argv);
+/* cmd_list.c, cmd_calibrate.c, cmd_compare.c, cmd_schema.c; record.h has record and trace */
+int cmd_list(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_schema(int argc, char **argv);
 
 #endif

@@ -28,6 +28,9 @@ NUM, TEXT = "number", "text"
 # mbdata.printable.  Any other field with a control character (C0, DEL, C1) is refused.
 FREE_TEXT = ("message",)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# a tab is text in a command or regex (WLP_TEXT parameters: the harness accepts it there)
+_CONTROL_BUT_TAB = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+TAB_TEXT = ("workload_params",)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -205,7 +208,7 @@ def parse(text, path):
                 if len(v) > FIELD_MAX:
                     raise CsvError(f"{at}: {col} is {len(v)} characters long, more than {FIELD_MAX}")
                 if col not in FREE_TEXT:
-                    bad = _CONTROL.search(v)
+                    bad = (_CONTROL_BUT_TAB if col in TAB_TEXT else _CONTROL).search(v)
                     if bad:
                         raise CsvError(f"{at}: {col} holds control character 0x{ord(bad.group(0)):02x} at "
                                        f"offset {bad.start()}; a label, unit or parameter is one line of text")

@@ -29,6 +29,7 @@ import stat
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib
 from mbtest import check, check_eq, main, metrics, rows, run, installed
 
 BUILD = sys.argv[3] if len(sys.argv) > 3 else os.path.dirname(os.path.abspath(sys.argv[1]))
