@@ -60,8 +60,10 @@ static void kill_group(pid_t pid)
 /* At exit of the harness, however it returns: no sample outlives it. */
 static void kill_running_child(void)
 {
-    if (running_child > 0)
+    if (running_child > 0) {
         kill_group(running_child);
+        spawn_kill_stragglers(NULL, 0);
+    }
 }
 
 __attribute__((constructor)) static void register_child_reaper(void)
@@ -305,6 +307,8 @@ typedef struct child {
     size_t probe_len;
     char fail[512];
     double t_begin, t_end;          /* the region markers, when the program sent them */
+    pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
+    size_t nkeep;
 } child_t;
 
 static void rss_sample(child_t *ch)
@@ -629,7 +633,9 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         kill_group(pid);
         wait4(pid, &e->wstatus, 0, &e->ru);
     }
-    kill(-pid, SIGKILL); /* whatever the sample left running in its group */
+    /* whatever the sample left running, in its group or not (setsid) */
+    ch->s->stragglers = spawn_kill_stragglers(ch->keep, ch->nkeep);
+    kill(-pid, SIGKILL);
     running_child = 0;
     /* what the child wrote just before it exited */
     for (int i = 0; i < 64 && !sync_eof; i++)
@@ -757,6 +763,19 @@ static void collect(child_t *ch, const ending_t *e)
     finish_status(ch, e->wstatus, e->timed_out);
 }
 
+/* Orphans of the sample reparent to the harness; what is our child
+ * already is not the sample's. */
+static int sample_reaper(child_t *ch)
+{
+    int n = spawn_subreaper();
+    if (!n)
+        n = spawn_children(ch->keep, sizeof ch->keep / sizeof *ch->keep);
+    if (n < 0)
+        return n;
+    ch->nkeep = (size_t)n;
+    return 0;
+}
+
 /* Starts the child, lets it go once counters and watchers are ready,
  * watches it to its end: 0 (the status is in ch->s) or -errno. */
 static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
@@ -770,7 +789,9 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
                   .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
                   .exec_fail = "mallocbench: cannot execute " ENV_PATH};
     pid_t pid;
-    int rc = spawn_start(&sp, &pid);
+    int rc = sample_reaper(ch);
+    if (!rc)
+        rc = spawn_start(&sp, &pid);
     if (rc)
         return rc;
     running_child = pid;

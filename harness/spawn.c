@@ -3,11 +3,15 @@
  * harness may hold any lock when it spawns. */
 #include "spawn.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SPAWN_FD_MAX 16
@@ -96,4 +100,91 @@ int spawn_start(const spawn_t *sp, pid_t *pidp)
         setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
     *pidp = pid;
     return 0;
+}
+
+int spawn_subreaper(void)
+{
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
+/* The parent and the state letter of a process from /proc/PID/stat. */
+static int proc_ppid_state(const char *pid, pid_t *ppid, char *state)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    long pp;
+    if (!p || sscanf(p + 1, " %c %ld", state, &pp) != 2)
+        return -EIO;
+    *ppid = (pid_t)pp;
+    return 0;
+}
+
+/* Our children, with whether each is still running (not a zombie).  Every
+ * /proc entry is read: /proc/PID/task/TID/children needs a kernel option. */
+static int children_of_self(pid_t *pids, bool *live, size_t max)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -errno;
+    pid_t self = getpid();
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) && n < max;) {
+        pid_t ppid;
+        char state;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || proc_ppid_state(e->d_name, &ppid, &state))
+            continue;
+        if (ppid != self)
+            continue;
+        if (live)
+            live[n] = state != 'Z' && state != 'X';
+        pids[n++] = (pid_t)strtol(e->d_name, NULL, 10);
+    }
+    closedir(d);
+    return (int)n;
+}
+
+int spawn_children(pid_t *pids, size_t max)
+{
+    return children_of_self(pids, NULL, max);
+}
+
+static bool kept(pid_t pid, const pid_t *keep, size_t nkeep)
+{
+    for (size_t i = 0; i < nkeep; i++)
+        if (keep[i] == pid)
+            return true;
+    return false;
+}
+
+unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep)
+{
+    enum { BATCH = 256, ROUNDS = 1000 };
+    pid_t pids[BATCH];
+    bool live[BATCH];
+    unsigned killed = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        int n = children_of_self(pids, live, BATCH);
+        size_t acted = 0;
+        for (int i = 0; i < n; i++) {
+            if (kept(pids[i], keep, nkeep))
+                continue;
+            if (live[i] && kill(pids[i], SIGKILL) == 0)
+                killed++;
+            while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+                ;
+            acted++;
+        }
+        if (!acted)
+            break;
+    }
+    return killed;
 }

@@ -38,4 +38,20 @@ typedef struct {
  * does with them. */
 int spawn_start(const spawn_t *sp, pid_t *pid);
 
+/* Makes the harness the reaper of every orphan its children leave behind
+ * (PR_SET_CHILD_SUBREAPER): a daemon that a sample starts with setsid or a
+ * double fork reparents to us, not to init, so spawn_kill_stragglers finds
+ * it.  0, or -errno. */
+int spawn_subreaper(void);
+
+/* Our children now, up to max of them (the ones to leave alone later):
+ * how many were found, or -errno. */
+int spawn_children(pid_t *pids, size_t max);
+
+/* Kills (SIGKILL) and reaps every child of ours not in keep[0..nkeep),
+ * again and again until none is left, so that the descendants of a killed
+ * one, which reparent to us, go too.  Returns how many were still running
+ * (zombies are only reaped, not counted). */
+unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep);
+
 #endif

@@ -20,6 +20,9 @@ metric       --metric takes the printed figure, its unit and direction; no match
 descendants  the preload follows fork and exec: processes counted, and a child
              that links its own allocator makes the row an error.
 matrix       exec as a workload of a matrix file.
+stragglers   a daemon the command starts with setsid outlives it: the harness
+             (a child subreaper) kills it at the end of the sample and the row
+             counts it in stragglers_killed.
 """
 import os
 import random
@@ -234,6 +237,28 @@ def case_matrix(mb, tmp):
     check_eq([(r["status"], r["throughput"]) for r in rs], [("ok", "7")] * 2, "matrix exec rows")
     check(rs and "cmd=sh -c 'echo a, b; echo score 7'" in rs[0]["workload_params"],
           f"workload_params: {rs[0]['workload_params'] if rs else None}")
+
+
+def alive(pid):
+    """Is pid a running process (not a zombie, not gone)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def case_stragglers(mb, tmp):
+    pidfile = os.path.join(tmp, "daemon.pid")
+    script = (f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 20' & "
+              f"while [ ! -s {pidfile} ]; do sleep 0.01; done; echo started")
+    r = exec_rows(mb, tmp, "daemon", ["sh", "-c", script], "-a", "glibc", "-r", "1")[0]
+    with open(pidfile) as f:
+        pid = int(f.read())
+    check(not alive(pid), f"the setsid daemon {pid} is gone after the sample")
+    check_eq((r["status"], r.get("stragglers_killed")), ("ok", "1"), "stragglers: the daemon is counted")
+    r = exec_rows(mb, tmp, "none", ["/bin/true"], "-a", "glibc", "-r", "1")[0]
+    check_eq(r.get("stragglers_killed"), "0", "stragglers: none left by /bin/true")
 
 
 if __name__ == "__main__":
