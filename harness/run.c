@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,7 +44,16 @@ typedef struct {
     int (*check)(const wl_args_t *a, char *err, size_t errlen);  /* before any run */
     int (*words)(const run_opts_t *o, const wl_args_t *a, char ***words);
     void (*result)(struct child *ch, const struct ending *e);  /* NULL: it sends its result line */
+    bool sync_token;            /* its lines on fd 3 carry the sample's secret (the worker) */
 } launcher_t;
+
+/* The sample's secrets (docs/proof.md): hex from getrandom, one for the
+ * probe in the process started, one for the probe in its descendants, one
+ * for the worker's lines on fd 3. */
+#define TOKEN_LEN 32
+typedef struct {
+    char probe[TOKEN_LEN + 1], dprobe[TOKEN_LEN + 1], sync[TOKEN_LEN + 1];
+} tokens_t;
 
 static const launcher_t *launcher_of(const wl_args_t *a);
 
@@ -185,19 +195,48 @@ oom:
     return -ENOMEM;
 }
 
-/* env(1)'s own environment: ours without any allocator variable (so env
- * itself runs as it would from a clean shell), plus the MB_* plumbing. */
-static int build_env(const char *probe_keys, char ***envp)
+static int token_make(char *out)
 {
-    char sync[32], probe[32], parent[32];
+    unsigned char raw[TOKEN_LEN / 2];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+static int tokens_make(tokens_t *t, bool sync)
+{
+    int rc = token_make(t->probe);
+    if (!rc)
+        rc = token_make(t->dprobe);
+    if (!rc && sync)
+        rc = token_make(t->sync);
+    return rc;
+}
+
+/* env(1)'s own environment: ours without any allocator variable (so env
+ * itself runs as it would from a clean shell), plus the MB_* plumbing and
+ * the sample's secrets. */
+static int build_env(const char *probe_keys, const tokens_t *t, char ***envp)
+{
+    char sync[32], probe[32], parent[32], tp[64], td[64], ts[64];
+    snprintf(tp, sizeof tp, "%s=%s", MB_PROBE_TOKEN_ENV, t->probe);
+    snprintf(td, sizeof td, "%s=%s", MB_PROBE_DTOKEN_ENV, t->dprobe);
+    snprintf(ts, sizeof ts, "%s=%s", MB_SYNC_TOKEN_ENV, t->sync);
     snprintf(sync, sizeof sync, "%s=%d", MB_SYNC_FD_ENV, CHILD_SYNC_FD);
     snprintf(probe, sizeof probe, "%s=%d", MB_PROBE_FD_ENV, CHILD_PROBE_FD);
     snprintf(parent, sizeof parent, "%s=%ld", MB_PROBE_PARENT_ENV, (long)getpid());
     char *read = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys);
     if (!read)
         return -ENOMEM;
-    char *const plumbing[] = {sync, probe, read, parent};
-    int rc = run_env(plumbing, 4, envp);
+    char *const plumbing[] = {sync, probe, read, parent, tp, td, ts};
+    int rc = run_env(plumbing, t->sync[0] ? 7 : 6, envp);
     free(read);
     return rc;
 }
@@ -297,7 +336,9 @@ typedef struct child {
     double t0;
     FILE *series;
     const char *tag;
-    char sync_buf[WL_RESULT_LINE_MAX];
+    char sync_buf[WL_RESULT_LINE_MAX + 2 * TOKEN_LEN];
+    const tokens_t *tok;
+    char forged[192];               /* the first line without the sample's secret */
     size_t sync_len;
     char out_buf[OUTPUT_KEEP];      /* the last bytes of the child's output ... */
     size_t out_len;
@@ -323,11 +364,38 @@ static void rss_sample(child_t *ch)
         fprintf(ch->series, "%s,%.4f,%ld\n", ch->tag, now_s() - ch->t0, rss);
 }
 
+/* The line after its "<token> ", or NULL when it does not start so. */
+static char *untoken(char *line, const char *token)
+{
+    size_t n = strlen(token);
+    if (!n || strncmp(line, token, n) || line[n] != ' ')
+        return NULL;
+    return line + n + 1;
+}
+
+/* Notes the first line that came without the sample's secret. */
+static void forged(child_t *ch, int fd, const char *line)
+{
+    if (ch->forged[0])
+        return;
+    snprintf(ch->forged, sizeof ch->forged, "forged report on fd %d (a line without the sample's "
+             "token): '%.80s'", fd, line);
+    for (char *q = ch->forged; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+}
+
 /* One line from the worker on the sync socket; markers are answered only
- * after the counters are read, so the region is exactly bracketed. */
-static void sync_line(child_t *ch, char *line, int sync_fd)
+ * after the counters are read, so the region is exactly bracketed.  A
+ * command (no token) may send markers only. */
+static void sync_line(child_t *ch, char *raw, int sync_fd)
 {
     run_sample_t *s = ch->s;
+    char *line = ch->tok->sync[0] ? untoken(raw, ch->tok->sync) : raw;
+    if (!line || (!ch->tok->sync[0] && strcmp(line, "begin") && strcmp(line, "end"))) {
+        forged(ch, CHILD_SYNC_FD, raw);
+        return;
+    }
     if (!strcmp(line, "begin") || !strcmp(line, "end")) {
         bool begin = line[0] == 'b';
         double u = NAN, sy = NAN;
@@ -451,11 +519,19 @@ static void probe_descendant(run_sample_t *s, const char *pid, const char *val)
                  "(%.*s), not %s", pid, vso[sl] ? vso + sl + 1 : "?", (int)sl, vso, (int)fl, val, so);
 }
 
-static void probe_parse(run_sample_t *s, char *buf)
+/* The probe's lines: the process's own under its token, descendants'
+ * proc: lines under theirs; any other line is a forgery. */
+static void probe_parse(child_t *ch, char *buf)
 {
+    run_sample_t *s = ch->s;
     char *save = NULL;
     s->nproc = 1;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *raw = strtok_r(buf, "\n", &save); raw; raw = strtok_r(NULL, "\n", &save)) {
+        char *line = untoken(raw, ch->tok->probe);
+        if (!line && (!(line = untoken(raw, ch->tok->dprobe)) || strncmp(line, "proc:", 5))) {
+            forged(ch, CHILD_PROBE_FD, raw);
+            continue;
+        }
         char *eq = strchr(line, '=');
         if (eq && !strncmp(line, "proc:", 5)) {
             *eq = '\0';
@@ -547,6 +623,11 @@ static void finish_status(child_t *ch, int wstatus, bool timed_out)
         s->status = RUN_ERROR;
         snprintf(s->message, sizeof s->message, "exit code %d: %s", WEXITSTATUS(wstatus),
                  ch->fail[0] ? ch->fail : *tail ? tail : "(no output)");
+    } else if (ch->forged[0]) {
+        /* the proof or the result did not come from the probe or the worker */
+        s->status = RUN_ERROR;
+        s->untrusted = true;
+        snprintf(s->message, sizeof s->message, "%s", ch->forged);
     } else if (!s->have_result) {
         s->status = RUN_ERROR;
         /* a result line that did not parse says why (ch->fail) */
@@ -725,8 +806,8 @@ static int command_check(const wl_args_t *a, char *err, size_t errlen)
 }
 
 static const launcher_t launchers[] = {
-    {"command", "the command", command_check, command_words, command_result},
-    {NULL, "worker", worker_check, worker_words, NULL},
+    {"command", "the command", command_check, command_words, command_result, false},
+    {NULL, "worker", worker_check, worker_words, NULL, true},
 };
 
 static const launcher_t *launcher_of(const wl_args_t *a)
@@ -756,7 +837,7 @@ static void collect(child_t *ch, const ending_t *e)
     out->maxrss_kib = e->ru.ru_maxrss;
     out->minflt = e->ru.ru_minflt;
     out->majflt = e->ru.ru_majflt;
-    probe_parse(out, ch->probe_buf);
+    probe_parse(ch, ch->probe_buf);
     output_keys(ch);
     if (ch->l->result)
         ch->l->result(ch, e);
@@ -834,7 +915,10 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     char keys[2048];
     alloc_probe_keys(c->alloc, keys, sizeof keys);
     char **envp = NULL, **argv = NULL;
-    int rc = build_env(keys, &envp);
+    tokens_t tok = {"", "", ""};
+    int rc = tokens_make(&tok, launcher_of(a)->sync_token);
+    if (!rc)
+        rc = build_env(keys, &tok, &envp);
     if (!rc)
         rc = run_command(o, c, a, &argv);
     if (rc) {
@@ -842,7 +926,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         return rc;
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
-    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
+    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1, .series = rss_series,
                   .tag = series_tag ? series_tag : ""};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||

@@ -23,9 +23,14 @@ matrix       exec as a workload of a matrix file.
 stragglers   a daemon the command starts with setsid outlives it: the harness
              (a child subreaper) kills it at the end of the sample and the row
              counts it in stragglers_killed.
+forged       a command that writes its own proc:/key=value lines to fd 4 or a
+             result line to fd 3 is not taken as proof or result: the row is
+             an error "forged report on fd N"; the probe's secret is not in
+             the command's environment nor in /proc/PID/environ.
 """
 import os
 import random
+import re
 import shlex
 import shutil
 import stat
@@ -259,6 +264,27 @@ def case_stragglers(mb, tmp):
     check_eq((r["status"], r.get("stragglers_killed")), ("ok", "1"), "stragglers: the daemon is counted")
     r = exec_rows(mb, tmp, "none", ["/bin/true"], "-a", "glibc", "-r", "1")[0]
     check_eq(r.get("stragglers_killed"), "0", "stragglers: none left by /bin/true")
+
+
+def case_forged(mb, tmp):
+    cases = {
+        "probe_key": ("echo malloc_so=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 >&4", 4),
+        "probe_proc": ("echo 'proc:1=glibc|/usr/lib/x86_64-linux-gnu/libc.so.6|/bin/sh' >&4", 4),
+        "result": ("echo 'result workload=exec throughput=1' >&3", 3),
+        "fail": ("echo 'fail nothing' >&3", 3),
+    }
+    for name, (script, fd) in cases.items():
+        r = exec_rows(mb, tmp, name, ["sh", "-c", script], "-a", "glibc", "-r", "1")[0]
+        check(r["status"] == "error" and f"forged report on fd {fd}" in r["message"],
+              f"forged {name}: {r['status']}: {r['message']}")
+        check_eq(r["total_minor_faults"], "", f"forged {name}: an untrusted row reports no figures")
+    seen = os.path.join(tmp, "env.txt")
+    script = f"(tr '\\0' '\\n' < /proc/$$/environ; echo; env; sh -c env) > {seen}"
+    r = exec_rows(mb, tmp, "env", ["sh", "-c", script], "-a", "glibc", "-r", "1")[0]
+    check_eq(r["status"], "ok", f"reading the environment is no forgery: {r['message']}")
+    text = open(seen).read()
+    check("MB_PROBE_TOKEN=" in text, f"the scrubbed variable is in /proc/PID/environ: {text[:200]!r}")
+    check(not re.search(r"MB_PROBE_TOKEN=[0-9a-f]{8}", text), "the probe's token is not readable")
 
 
 if __name__ == "__main__":
