@@ -344,6 +344,7 @@ typedef struct child {
     size_t out_len;
     char out_head[OUTPUT_KEEP];     /* ... and the first: allocators report at start-up */
     size_t head_len;
+    unsigned long long out_total;   /* bytes of output in all: more than a window keeps? */
     char *probe_buf;
     size_t probe_len;
     char fail[512];
@@ -465,6 +466,7 @@ static void out_read(child_t *ch, int fd, int *eof)
         return;
     }
     size_t add = (size_t)n, head = OUTPUT_KEEP - 1 - ch->head_len;
+    ch->out_total += add;
     head = head < add ? head : add;
     memcpy(ch->out_head + ch->head_len, buf, head);
     ch->head_len += head;
@@ -727,6 +729,26 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         probe_read(ch, p->pp[0], &probe_eof);
 }
 
+/* The figure metric=re finds in the output kept (its last 4 KiB, else its
+ * first): 0, or -errno with the reason in ch->fail. */
+static int command_metric(child_t *ch, const char *re, double *v)
+{
+    bool cut = ch->out_total > ch->out_len;
+    int rc = launch_metric(re, ch->out_buf, cut, false, v);
+    if (rc == -ENOENT)
+        rc = launch_metric(re, ch->out_head, false, ch->out_total > ch->head_len, v);
+    if (rc == -ERANGE)
+        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched a number that is not finite (inf, nan, "
+                 "or beyond a double's range)", re);
+    else if (rc == -EMSGSIZE)
+        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched a line cut by the %d-byte window of "
+                 "output kept: its figure may have lost digits", re, OUTPUT_KEEP - 1);
+    else if (rc)
+        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
+                 "(its first and last 4 KiB)", re);
+    return rc;
+}
+
 /* A command's result, made here (no worker sends one): the region is
  * the whole process tree unless the command marked one; the figure is 1 /
  * its wall time, or the number metric=REGEX finds in the output. */
@@ -750,11 +772,8 @@ static void command_result(child_t *ch, const ending_t *e)
     memset(r, 0, sizeof *r);
     const char *re = wl_get_str(ch->a, "metric");
     if (*re) {
-        if (launch_metric(re, ch->out_buf, &r->throughput) && launch_metric(re, ch->out_head, &r->throughput)) {
-            snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
-                     "(its first and last 4 KiB)", re);
+        if (command_metric(ch, re, &r->throughput))
             return;
-        }
         snprintf(r->unit, sizeof r->unit, "%s", wl_get_str(ch->a, "unit"));
     } else {
         r->throughput = region > 0 ? 1.0 / region : NAN;

@@ -16,7 +16,8 @@ refuse       a static, a setuid, a jemalloc-linked and a malloc-defining program
 region       a program that marks its region (include/mallocbench.h): the region
              columns count the marked work only.
 metric       --metric takes the printed figure, its unit and direction; no match
-             is a row with status error.
+             is a row with status error; a sign is kept; 1e999 (not finite)
+             and a line cut by the kept window of output are errors.
 descendants  the preload follows fork and exec: processes counted, and a child
              that links its own allocator makes the row an error.
 matrix       exec as a workload of a matrix file.
@@ -208,6 +209,16 @@ def case_metric(mb, tmp):
     r = exec_rows(mb, tmp, "metric3", ["sh", "-c", "echo nothing"], "-a", "glibc", "-r", "1",
                   "--metric", "rate: ([0-9.]+)")[0]
     check(r["status"] == "error" and "matched no number" in r["message"], f"metric: no match: {r['message']}")
+    r = exec_rows(mb, tmp, "metric4", ["sh", "-c", "echo 'x: -2.5'"], "-a", "glibc", "-r", "1", "--metric", "x:")[0]
+    check_eq((r["status"], r["throughput"]), ("ok", "-2.5"), "metric: the sign is kept")
+    r = exec_rows(mb, tmp, "metric5", ["sh", "-c", "echo 'x: 1e999'"], "-a", "glibc", "-r", "1", "--metric", "x:")[0]
+    check(r["status"] == "error" and "not finite" in r["message"] and r["throughput"] == "",
+          f"metric: 1e999 is an error, not inf: {r['status']}: {r['message']}: {r['throughput']}")
+    # 123456, then 4090 bytes: the 4095 bytes kept start at "3456"
+    cut = "printf '123456\\n'; head -c 4089 /dev/zero | tr '\\0' x; echo"
+    r = exec_rows(mb, tmp, "metric6", ["sh", "-c", cut], "-a", "glibc", "-r", "1", "--metric", "^([0-9]+)$")[0]
+    check(r["status"] == "error" and "cut" in r["message"] and r["throughput"] == "",
+          f"metric: a line the window cut is an error: {r['status']}: {r['message']}: {r['throughput']}")
     p = run(mb, "exec", "--metric", "(unclosed", "--", "true", expect_rc=2)
     check("not an extended regular expression" in p.stderr, f"metric: bad regex: {p.stderr!r}")
     # a failing command is a row with its exit code, not a harness error
