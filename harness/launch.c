@@ -183,7 +183,11 @@ int launch_check_program(const char *name, char *err, size_t errlen)
     if (!e)
         return -ENOMEM;
     int rc = elf_which(name, path, sizeof path);
-    if (rc)
+    if (rc == -EISDIR)
+        snprintf(err, errlen, "'%s' is a directory, not a program", path);
+    else if (rc == -EACCES)
+        snprintf(err, errlen, "'%s' is not executable (no execute permission, or not a regular file)", path);
+    else if (rc)
         snprintf(err, errlen, "command '%s' not found%s", name, strchr(name, '/') ? "" : " on PATH");
     if (!rc && !(rc = elf_inspect(path, e, err, errlen)) && !(rc = judge_elf(path, e, err, errlen)) &&
         e->script) {

@@ -8,6 +8,7 @@
 #include "region.h"
 #include "launch.h"
 #include "spawn.h"
+#include "ending.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -349,6 +350,8 @@ typedef struct child {
     size_t probe_len;
     char fail[512];
     double t_begin, t_end;          /* the region markers, when the program sent them */
+    int fail_fd;                    /* spawn's: why the child never ran its program */
+    long oom_before;                /* /proc/vmstat oom_kill when it started */
     pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
     size_t nkeep;
 } child_t;
@@ -603,28 +606,47 @@ static const char *last_line(char *buf)
     return nl ? nl + 1 : buf;
 }
 
-static void finish_status(child_t *ch, int wstatus, bool timed_out)
+/* What the watch loop learns about the child's end. */
+typedef struct ending {
+    int wstatus;
+    struct rusage ru;
+    bool timed_out;
+    int stop_signal;        /* it stopped (SIGSTOP, SIGTSTP...): killed then */
+    double t_end;
+} ending_t;
+
+/* What the harness saw of the child's end, for ending_describe. */
+static void ending_facts(const child_t *ch, const struct ending *e, const char *tail, ending_facts_t *f)
+{
+    f->timed_out = e->timed_out;
+    f->timeout_s = ch->o->timeout_s;
+    f->interrupted = interrupted;
+    f->stop_signal = e->stop_signal;
+    long now = ending_oom_kills();
+    f->oom_kills = now >= 0 && ch->oom_before >= 0 ? now - ch->oom_before : -1;
+    f->tail = tail;
+    f->fail = ch->fail;
+}
+
+static void finish_status(child_t *ch, const struct ending *e)
 {
     run_sample_t *s = ch->s;
     char out_copy[OUTPUT_KEEP];
     snprintf(out_copy, sizeof out_copy, "%s", ch->out_buf);
     const char *tail = last_line(out_copy);
-    char why[256];
+    char why[256], what[128];
     const char *rejected = rejection(ch, why, sizeof why);
-    if (timed_out) {
-        s->status = RUN_TIMEOUT;
-        snprintf(s->message, sizeof s->message, "killed after %.3g s (--timeout)", ch->o->timeout_s);
-    } else if (interrupted) {
-        s->status = RUN_ERROR;
-        snprintf(s->message, sizeof s->message, "interrupted");
-    } else if (WIFSIGNALED(wstatus)) {
-        s->status = RUN_CRASHED;
-        snprintf(s->message, sizeof s->message, "killed by signal %d (%s)%s%s", WTERMSIG(wstatus),
-                 strsignal(WTERMSIG(wstatus)), *tail ? ": " : "", tail);
-    } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
-        s->status = RUN_ERROR;
-        snprintf(s->message, sizeof s->message, "exit code %d: %s", WEXITSTATUS(wstatus),
-                 ch->fail[0] ? ch->fail : *tail ? tail : "(no output)");
+    ending_facts_t f = {.wstatus = e->wstatus};
+    ending_facts(ch, e, tail, &f);
+    if (ch->fail_fd >= 0 && spawn_failure(ch->fail_fd, what, sizeof what, &f.setup_errno) == 0)
+        f.setup_what = what;
+    static const run_status_t as_run[] = {
+        [ENDING_OK] = RUN_OK, [ENDING_ERROR] = RUN_ERROR,
+        [ENDING_CRASHED] = RUN_CRASHED, [ENDING_TIMEOUT] = RUN_TIMEOUT,
+    };
+    ending_status_t st = ending_describe(&f, s->message, sizeof s->message);
+    if (st != ENDING_OK) {
+        s->status = as_run[st];
     } else if (ch->forged[0]) {
         /* the proof or the result did not come from the probe or the worker */
         s->status = RUN_ERROR;
@@ -657,13 +679,16 @@ typedef struct {
     int sp[2], pp[2], op[2], gp[2];
 } pipes_t;
 
-/* What the watch loop learns about the child's end. */
-typedef struct ending {
-    int wstatus;
-    struct rusage ru;
-    bool timed_out;
-    double t_end;
-} ending_t;
+/* Has the child stopped?  A stopped child would only sit out its time. */
+static int stop_signal_of(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 && si.si_pid == pid &&
+        si.si_code == CLD_STOPPED)
+        return si.si_status;
+    return 0;
+}
 
 /* Reads the child's three channels and samples its RSS until it exits (or
  * is killed on time-out or interrupt), then drains what it wrote last. */
@@ -682,8 +707,8 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
             if (next_sample < t)
                 next_sample = t + o->sample_interval_s;
         }
-        if (!killed && (t >= deadline || interrupted)) {
-            e->timed_out = t >= deadline && !interrupted;
+        if (!killed && (t >= deadline || interrupted || (e->stop_signal = stop_signal_of(pid)))) {
+            e->timed_out = t >= deadline && !interrupted && !e->stop_signal;
             kill_group(pid);
             killed = 1;
         }
@@ -860,7 +885,7 @@ static void collect(child_t *ch, const ending_t *e)
     output_keys(ch);
     if (ch->l->result)
         ch->l->result(ch, e);
-    finish_status(ch, e->wstatus, e->timed_out);
+    finish_status(ch, e);
 }
 
 /* Orphans of the sample reparent to the harness; what is our child
@@ -887,7 +912,7 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     spawn_t sp = {.path = ENV_PATH, .argv = argv, .envp = envp, .fds = fds,
                   .nfds = sizeof fds / sizeof *fds, .cpus = ch->o->pin ? &ch->o->cpus : NULL,
                   .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
-                  .exec_fail = "mallocbench: cannot execute " ENV_PATH};
+                  .exec_fail = "mallocbench: cannot execute " ENV_PATH, .fail_fd = &ch->fail_fd};
     pid_t pid;
     int rc = sample_reaper(ch);
     if (!rc)
@@ -911,6 +936,7 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     fcntl(p->pp[0], F_SETFL, O_NONBLOCK);
     fcntl(p->op[0], F_SETFL, O_NONBLOCK);
 
+    ch->oom_before = ending_oom_kills();
     ch->t0 = now_s();
     if (write(p->gp[1], "g", 1) != 1)
         kill_group(pid);
@@ -945,7 +971,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         return rc;
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
-    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1, .series = rss_series,
+    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1, .fail_fd = -1, .series = rss_series,
                   .tag = series_tag ? series_tag : ""};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
@@ -956,6 +982,8 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         rc = start_and_watch(&ch, &p, argv, envp);
     }
     free(ch.probe_buf);
+    if (ch.fail_fd >= 0)
+        close(ch.fail_fd);
     for (int i = 0; i < 2; i++) {
         if (p.sp[i] >= 0) close(p.sp[i]);
         if (p.pp[i] >= 0) close(p.pp[i]);

@@ -15,7 +15,28 @@
 #include <unistd.h>
 
 #define SPAWN_FD_MAX 16
-#define SPAWN_FD_HIGH 64 /* above any number a map asks for */
+
+/* The steps of the child's set-up, as spawn_failure names them. */
+enum { STEP_BOND, STEP_GO_FD, STEP_FDS, STEP_CPUS, STEP_GO, STEP_EXEC };
+static const char *const step_names[] = {
+    "join its process group or take its death signal", "keep the go-pipe",
+    "set up its descriptors", "be pinned to its CPUs", "get the go from the harness", "execute",
+};
+
+typedef struct {
+    int step, err;
+} spawn_fail_t;
+
+/* Above every number the map asks for, so a copy is never overwritten by a
+ * target (and low enough for a small RLIMIT_NOFILE: not a fixed 64). */
+static int fd_floor(const spawn_t *sp)
+{
+    int top = 2;
+    for (size_t i = 0; i < sp->nfds && i < SPAWN_FD_MAX; i++)
+        if (sp->fds[i].to > top)
+            top = sp->fds[i].to;
+    return top + 1;
+}
 
 /* Its group and its death signal, first thing; false if the harness is
  * already gone (the death signal would never come). */
@@ -33,13 +54,15 @@ static bool child_bond(const spawn_t *sp, pid_t parent)
 static bool child_fds(const spawn_t *sp)
 {
     int high[SPAWN_FD_MAX];
-    if (sp->nfds > SPAWN_FD_MAX)
+    if (sp->nfds > SPAWN_FD_MAX) {
+        errno = E2BIG;
         return false;
+    }
     for (size_t i = 0; i < sp->nfds; i++) {
         int from = sp->fds[i].from;
         if (from == SPAWN_DEVNULL)
             from = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        high[i] = from < 0 ? -1 : fcntl(from, F_DUPFD_CLOEXEC, SPAWN_FD_HIGH);
+        high[i] = from < 0 ? -1 : fcntl(from, F_DUPFD_CLOEXEC, fd_floor(sp));
         if (high[i] < 0)
             return false;
     }
@@ -65,37 +88,78 @@ static void child_say(const char *a, const char *b)
     (void)ignored;
 }
 
-__attribute__((noreturn)) static void child_run(const spawn_t *sp, pid_t parent)
+/* The failed step and its errno to the harness, then the exit code. */
+__attribute__((noreturn)) static void child_fail(int fail_fd, int step, int err, int code)
+{
+    spawn_fail_t f = {step, err ? err : EIO};
+    if (fail_fd >= 0)
+        (void)!write(fail_fd, &f, sizeof f);
+    _exit(code);
+}
+
+__attribute__((noreturn)) static void child_run(const spawn_t *sp, pid_t parent, int fail_fd)
 {
     /* out of the map's way before the map is applied */
-    int go_fd = sp->go_fd >= 0 ? fcntl(sp->go_fd, F_DUPFD_CLOEXEC, SPAWN_FD_HIGH) : -1;
-    if (!child_bond(sp, parent) || (sp->go_fd >= 0 && go_fd < 0) || !child_fds(sp))
-        _exit(126);
+    if (fail_fd >= 0 && fail_fd < fd_floor(sp))
+        fail_fd = fcntl(fail_fd, F_DUPFD_CLOEXEC, fd_floor(sp));
+    int go_fd = sp->go_fd >= 0 ? fcntl(sp->go_fd, F_DUPFD_CLOEXEC, fd_floor(sp)) : -1;
+    if (!child_bond(sp, parent))
+        child_fail(fail_fd, STEP_BOND, errno ? errno : ESRCH, 126);
+    if (sp->go_fd >= 0 && go_fd < 0)
+        child_fail(fail_fd, STEP_GO_FD, errno, 126);
+    if (!child_fds(sp))
+        child_fail(fail_fd, STEP_FDS, errno, 126);
     if (sp->cpus && sched_setaffinity(0, sizeof *sp->cpus, sp->cpus) != 0)
-        _exit(125);
+        child_fail(fail_fd, STEP_CPUS, errno, 125);
     child_signals();
     if (go_fd >= 0) {
         char go = 0;
-        while (read(go_fd, &go, 1) < 0 && errno == EINTR)
+        ssize_t n;
+        while ((n = read(go_fd, &go, 1)) < 0 && errno == EINTR)
             ;
         if (go != 'g')
-            _exit(126);
+            child_fail(fail_fd, STEP_GO, n < 0 ? errno : EPIPE, 126);
     }
     execve(sp->path, sp->argv, sp->envp);
+    int err = errno;
     if (sp->exec_fail) {
         child_say(sp->exec_fail, sp->exec_fail_errno ? ": " : NULL);
-        child_say(sp->exec_fail_errno ? strerror(errno) : "", "\n");
+        child_say(sp->exec_fail_errno ? strerror(err) : "", "\n");
     }
-    _exit(127);
+    child_fail(fail_fd, STEP_EXEC, err, 127);
+}
+
+int spawn_failure(int fd, char *what, size_t len, int *err)
+{
+    spawn_fail_t f;
+    ssize_t n;
+    while ((n = read(fd, &f, sizeof f)) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)sizeof f || f.step < 0 || f.step > STEP_EXEC)
+        return -ENOENT;
+    snprintf(what, len, "%s", step_names[f.step]);
+    *err = f.err;
+    return 0;
 }
 
 int spawn_start(const spawn_t *sp, pid_t *pidp)
 {
-    pid_t parent = getpid(), pid = fork();
-    if (pid < 0)
+    int fp[2] = {-1, -1};
+    if (sp->fail_fd && pipe2(fp, O_CLOEXEC))
         return -errno;
+    pid_t parent = getpid(), pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        if (fp[0] >= 0)
+            close(fp[0]), close(fp[1]);
+        return -err;
+    }
     if (pid == 0)
-        child_run(sp, parent);
+        child_run(sp, parent, fp[1]);
+    if (sp->fail_fd) {
+        close(fp[1]);
+        *sp->fail_fd = fp[0];
+    }
     if (sp->group)
         setpgid(pid, pid); /* also here: no window in which a kill of the group misses it */
     *pidp = pid;

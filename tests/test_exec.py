@@ -28,6 +28,10 @@ forged       a command that writes its own proc:/key=value lines to fd 4 or a
              result line to fd 3 is not taken as proof or result: the row is
              an error "forged report on fd N"; the probe's secret is not in
              the command's environment nor in /proc/PID/environ.
+diagnostics  each failure says what it is: under RLIMIT_NOFILE 16 the child's
+             set-up errno (not "exit code 126: (no output)") and a failed
+             run; a non-executable file and a directory named as such; a
+             child that stops itself "stopped (SIGSTOP)", not a time-out.
 """
 import os
 import random
@@ -296,6 +300,28 @@ def case_forged(mb, tmp):
     text = open(seen).read()
     check("MB_PROBE_TOKEN=" in text, f"the scrubbed variable is in /proc/PID/environ: {text[:200]!r}")
     check(not re.search(r"MB_PROBE_TOKEN=[0-9a-f]{8}", text), "the probe's token is not readable")
+
+
+def case_diagnostics(mb, tmp):
+    import resource
+    out = os.path.join(tmp, "nofile.csv")
+    p = subprocess.run([mb, "exec", "-q", "-o", out, "-a", "glibc", "-r", "1", "--", "/bin/true"],
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16)))
+    said = p.stderr + "".join(r["message"] for r in rows(out))
+    check(p.returncode != 0, f"RLIMIT_NOFILE 16: the run fails: exit {p.returncode}")
+    check("Too many open files" in said and "126" not in said, f"RLIMIT_NOFILE 16: the errno: {said!r}")
+    plain = os.path.join(tmp, "plain")
+    open(plain, "w").write("#!/bin/sh\ntrue\n")
+    os.chmod(plain, 0o644)
+    p = run(mb, "exec", "-q", "-o", os.path.join(tmp, "x.csv"), "--", plain, expect_rc=2)
+    check("is not executable" in p.stderr and "not found" not in p.stderr, f"non-executable: {p.stderr!r}")
+    p = run(mb, "exec", "-q", "-o", os.path.join(tmp, "x.csv"), "--", tmp, expect_rc=2)
+    check("is a directory" in p.stderr and "cannot be read" not in p.stderr, f"a directory: {p.stderr!r}")
+    r = exec_rows(mb, tmp, "stop", ["sh", "-c", "kill -STOP $$"], "-a", "glibc", "-r", "1", "--timeout", "30")[0]
+    check(r["status"] == "error" and r["message"].startswith("stopped (SIGSTOP)"),
+          f"a stopped child: {r['status']}: {r['message']}")
+    check(float(r["total_wall_s"] or 99) < 10, f"a stopped child is not waited out: {r['total_wall_s']} s")
 
 
 if __name__ == "__main__":
