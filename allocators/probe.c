@@ -51,17 +51,57 @@ static struct {
     void *malloc_base;            /* load base of the object serving malloc */
     char malloc_name[PATH_MAX];   /* dli_fname as loaded */
     char malloc_path[PATH_MAX];   /* its realpath */
+    char token[72];               /* prefix of every line: the sample's secret */
 } pb = { .state = PB_OFF, .fd = -1 };
+
+extern char **environ;
+
+/* The value of the variable name, copied into out; when scrub, the string is
+ * then overwritten where it lies (so /proc/self/environ no longer shows
+ * it) and the variable removed, so the program never sees it. */
+static void pb_take_env(const char *name, char *out, size_t len, bool scrub)
+{
+    size_t n = strlen(name);
+    out[0] = '\0';
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, name, n) || (*e)[n] != '=')
+            continue;
+        char *v = *e + n + 1;
+        if (strlen(v) < len)
+            memcpy(out, v, strlen(v) + 1);
+        if (scrub)
+            memset(v, 'x', strlen(v));
+    }
+    if (scrub)
+        unsetenv(name);
+}
 
 /* Room for a read-back value: a path plus a sentence. */
 #define PB_VAL_MAX (PATH_MAX + 512)
 
 /* ---- output: one static buffer, written with one write loop ------------ */
-#define PB_RESERVE 128          /* kept free for the closing lines */
+#define PB_RESERVE 512          /* kept free for the closing lines (and their tokens) */
 static char pb_buf[64 * 1024];
 static size_t pb_len;
 static bool pb_truncated;
 static char pb_tmp[PATH_MAX];   /* scratch for realpath */
+
+/* The line's prefix: "<token> " (nothing when run by hand, without one). */
+static size_t pb_prefix_len(void)
+{
+    size_t tl = strlen(pb.token);
+    return tl ? tl + 1 : 0;
+}
+
+static void pb_put_prefix(void)
+{
+    size_t tl = strlen(pb.token);
+    if (!tl)
+        return;
+    memcpy(pb_buf + pb_len, pb.token, tl);
+    pb_len += tl;
+    pb_buf[pb_len++] = ' ';
+}
 
 /* Appends one "text\n" line, control characters turned into '?' so a value
  * can never break the line format; a line that does not fit is dropped. */
@@ -82,10 +122,11 @@ static void pb_line(const char *fmt, ...)
         if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
             line[i] = '?';
     size_t room = sizeof pb_buf - PB_RESERVE;
-    if (pb_len + len + 1 > room) {
+    if (pb_len + pb_prefix_len() + len + 1 > room) {
         pb_truncated = true;
         return;
     }
+    pb_put_prefix();
     memcpy(pb_buf + pb_len, line, len);
     pb_len += len;
     pb_buf[pb_len++] = '\n';
@@ -96,10 +137,12 @@ static void pb_close_line(const char *text)
 {
     if (pb_truncated) {
         static const char t[] = "probe_truncated=1\n";
+        pb_put_prefix();
         memcpy(pb_buf + pb_len, t, sizeof t - 1);
         pb_len += sizeof t - 1;
         pb_truncated = false;
     }
+    pb_put_prefix();
     size_t len = strlen(text);
     memcpy(pb_buf + pb_len, text, len);
     pb_len += len;
@@ -370,6 +413,12 @@ static void pb_constructor(void)
     /* a process the harness did not start itself (the command's children) */
     const char *parent = getenv(MB_PROBE_PARENT_ENV);
     pb.descendant = parent && *parent && strtol(parent, NULL, 10) != (long)getppid();
+    /* the process the harness started takes its secret out of the
+     * environment before main; a descendant's stays for its own children */
+    if (pb.descendant)
+        pb_take_env(MB_PROBE_DTOKEN_ENV, pb.token, sizeof pb.token, false);
+    else
+        pb_take_env(MB_PROBE_TOKEN_ENV, pb.token, sizeof pb.token, true);
     pb.state = PB_PENDING;
 }
 

@@ -5,6 +5,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,28 +15,50 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* 0 when path is a regular file we may execute, else why not:
+ * -ENOENT, -EISDIR, -EACCES (not executable, or not a regular file). */
+static int runnable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -errno;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0)
+        return -EACCES;
+    return 0;
+}
+
 int elf_which(const char *name, char *out, size_t len)
 {
     if (!*name)
         return -ENOENT;
     if (strchr(name, '/')) {
         snprintf(out, len, "%s", name);
-        return access(name, X_OK) == 0 ? 0 : -errno;
+        return runnable(name);
     }
     const char *path = getenv("PATH");
     if (!path || !*path)
         path = "/usr/local/bin:/usr/bin:/bin";
+    int why = -ENOENT; /* as execvp: a match that cannot run says why */
+    char first[PATH_MAX] = "";
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
-        struct stat st;
         snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", name);
-        if (access(out, X_OK) == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
+        int rc = runnable(out);
+        if (rc == 0)
             return 0;
+        if (rc != -ENOENT && why == -ENOENT) {
+            why = rc;
+            snprintf(first, sizeof first, "%s", out);
+        }
         p += n;
         if (*p == ':')
             p++;
     }
-    return -ENOENT;
+    if (first[0])
+        snprintf(out, len, "%s", first);
+    return why;
 }
 
 static bool in_file(size_t size, uint64_t off, uint64_t len)

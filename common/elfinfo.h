@@ -29,7 +29,9 @@ typedef struct {
 int elf_inspect(const char *path, elf_info_t *out, char *err, size_t errlen);
 
 /* The file execvp would run for name (a path with '/' as is, else the
- * first executable match on PATH): 0, or -ENOENT. */
+ * first executable match on PATH): 0, or -ENOENT (none), -EISDIR (a
+ * directory), -EACCES (not executable, or not a regular file); with a
+ * match on PATH that cannot run, out names it. */
 int elf_which(const char *name, char *out, size_t len);
 
 #endif

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CSV_SCHEMA_VERSION "4"
+#define CSV_SCHEMA_VERSION "5"
 
 /* X(name, type, unit, description): type CSV_NUM (empty or a finite number)
  * or CSV_TEXT; `mallocbench schema --json` gives the scripts this table. */
@@ -88,6 +88,7 @@
     X(rss_peak_kib, CSV_NUM, "KiB", "peak of the RSS sampled from /proc/PID/statm during the run") \
     X(rss_final_kib, CSV_NUM, "KiB", "RSS at the end of the measured region (what the allocator kept)") \
     X(rss_samples, CSV_NUM, "count", "RSS samples taken (time series in <output>.rss.csv)") \
+    X(stragglers_killed, CSV_NUM, "count", "processes of the sample still running when it ended (a daemon, a setsid'd or double-forked grandchild: they reparent to the harness, its child subreaper), killed then so they cannot compete with later samples") \
     X(alloc_stats, CSV_TEXT, "", "allocator statistics at exit, from inside the child: name=value;...") \
     X(counter_notes, CSV_TEXT, "", "counters not counted and why, or scaled because multiplexed: name: reason;...")
 

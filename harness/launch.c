@@ -9,11 +9,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- words ------------------------------------------------------------------ */
 
@@ -181,7 +183,11 @@ int launch_check_program(const char *name, char *err, size_t errlen)
     if (!e)
         return -ENOMEM;
     int rc = elf_which(name, path, sizeof path);
-    if (rc)
+    if (rc == -EISDIR)
+        snprintf(err, errlen, "'%s' is a directory, not a program", path);
+    else if (rc == -EACCES)
+        snprintf(err, errlen, "'%s' is not executable (no execute permission, or not a regular file)", path);
+    else if (rc)
         snprintf(err, errlen, "command '%s' not found%s", name, strchr(name, '/') ? "" : " on PATH");
     if (!rc && !(rc = elf_inspect(path, e, err, errlen)) && !(rc = judge_elf(path, e, err, errlen)) &&
         e->script) {
@@ -201,24 +207,77 @@ int launch_check_program(const char *name, char *err, size_t errlen)
 
 /* ---- the printed figure ------------------------------------------------------ */
 
+/* Length of the number at s[0..len) by the strict grammar
+ * [-+]?(digits[.digits]|.digits)([eE][-+]?digits)?, or 0. */
+static size_t number_len(const char *s, size_t len)
+{
+    size_t i = 0, digits = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        i++;
+    while (i < len && isdigit((unsigned char)s[i]))
+        i++, digits++;
+    if (i + 1 < len && s[i] == '.' && isdigit((unsigned char)s[i + 1]))
+        for (i++; i < len && isdigit((unsigned char)s[i]); i++)
+            digits++;
+    if (!digits)
+        return 0;
+    size_t e = i + 1;
+    if (e < len && (s[e] == '-' || s[e] == '+'))
+        e++;
+    if (i < len && (s[i] == 'e' || s[i] == 'E') && e < len && isdigit((unsigned char)s[e])) {
+        while (e < len && isdigit((unsigned char)s[e]))
+            e++;
+        i = e;
+    }
+    return i;
+}
+
+/* Does a word inf, infinity or nan (any case, signed or not) start at s[i]? */
+static bool not_finite_word(const char *s, size_t i, size_t len)
+{
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        i++;
+    size_t n = len - i < 3 ? len - i : 3;
+    if (n < 3 || (strncasecmp(s + i, "inf", 3) && strncasecmp(s + i, "nan", 3)))
+        return false;
+    size_t w = i + 3;
+    if (!strncasecmp(s + i, "inf", 3) && len - w >= 5 && !strncasecmp(s + w, "inity", 5))
+        w += 5;
+    return w == len || !isalnum((unsigned char)s[w]);
+}
+
+/* The first number in s[0..len): a sign counts when it does not join a
+ * word ("run-3" holds 3, "x: -2.5" holds -2.5).  0, -ENOENT (none), or
+ * -ERANGE (inf, nan, or out of a double's range). */
 static int number_in(const char *s, size_t len, double *value)
 {
     char buf[128];
     for (size_t i = 0; i < len; i++) {
-        if (!isdigit((unsigned char)s[i]) && !(s[i] == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1])))
+        bool word_before = i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '.');
+        bool sign = (s[i] == '-' || s[i] == '+') && !word_before;
+        if (!word_before && not_finite_word(s, i, len))
+            return -ERANGE;
+        if (!sign && !isdigit((unsigned char)s[i]) && s[i] != '.')
             continue;
-        size_t n = len - i < sizeof buf - 1 ? len - i : sizeof buf - 1;
+        size_t n = number_len(s + i, len - i);
+        if (!n)
+            continue;
+        if (n >= sizeof buf)
+            return -ERANGE;
         memcpy(buf, s + i, n);
         buf[n] = '\0';
         char *end;
-        *value = strtod(buf, &end);
-        if (end != buf)
-            return 0;
+        errno = 0;
+        double v = strtod(buf, &end);
+        if (end != buf + n || !isfinite(v) || (errno == ERANGE && v != 0))
+            return -ERANGE;
+        *value = v;
+        return 0;
     }
     return -ENOENT;
 }
 
-int launch_metric(const char *re, const char *out, double *value)
+int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value)
 {
     regex_t rx;
     if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE))
@@ -233,8 +292,14 @@ int launch_metric(const char *re, const char *out, double *value)
             size_t from = (size_t)(m[1].rm_so >= 0 ? m[1].rm_so : m[0].rm_so);
             size_t to = m[1].rm_so >= 0 ? (size_t)m[1].rm_eo : len;
             double v;
-            if (number_in(copy + from, to - from, &v) == 0)
-                *value = v, rc = 0; /* the last match wins */
+            int got = number_in(copy + from, to - from, &v);
+            if (got != -ENOENT) /* the last match wins */
+                rc = got;
+            if (!got)
+                *value = v;
+            /* a line the window cut: its figure may have lost digits */
+            if (got != -ENOENT && ((cut_start && line == out) || (cut_end && !line[len])))
+                rc = -EMSGSIZE;
         }
         free(copy);
         line += len + (line[len] == '\n');

@@ -6,6 +6,7 @@
 #ifndef MB_LAUNCH_H
 #define MB_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Words of a command line as a POSIX shell splits them, without any
@@ -26,9 +27,14 @@ int launch_check_program(const char *name, char *err, size_t errlen);
 
 /* The figure printed by the command: the last line of out that matches
  * the extended regular expression re; the number in its first group, or
- * without a group the first number on the line from where the match starts.
- * 0, or -ENOENT (no match, no number), -EINVAL (bad re). */
-int launch_metric(const char *re, const char *out, double *value);
+ * without a group the first number on the line from where the match starts,
+ * parsed strictly ([-+]?digits[.digits][e[-+]digits], a sign that joins no
+ * word).  cut_start / cut_end: out is a window of a longer output, cut
+ * before its first line / after its last.  0 with a finite *value, or
+ * -ENOENT (no match, no number), -EINVAL (bad re), -ERANGE (inf, nan, or
+ * beyond a double), -EMSGSIZE (the matching line touches a cut edge, so
+ * its figure may have lost digits). */
+int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value);
 
 /* The checks of an exec workload before any run: cmd splits, its program
  * can take a preloaded allocator, metric (if not "") is an extended regular

@@ -218,6 +218,25 @@ static int record_start(const rec_t *r, uint64_t start_ns, pid_t *pid)
     return rc;
 }
 
+/* Runs the command to its end, then kills and reaps whatever it left
+ * running (a daemon that setsid'd reparents to us, the subreaper), so that
+ * no traced process appends to the trace once it is finished. */
+static int record_run(const rec_t *r, uint64_t start, pid_t *pid, int *status, unsigned *stragglers)
+{
+    pid_t keep[64];
+    int nkeep = spawn_subreaper();
+    if (!nkeep)
+        nkeep = spawn_children(keep, sizeof keep / sizeof *keep);
+    if (nkeep < 0)
+        return nkeep;
+    int rc = record_start(r, start, pid);
+    while (!rc && waitpid(*pid, status, 0) < 0 && errno == EINTR)
+        ;
+    if (!rc)
+        *stragglers = spawn_kill_stragglers(keep, (size_t)nkeep);
+    return rc;
+}
+
 /* Processes: distinct pids (an exec keeps the pid and adds an image). */
 static size_t trace_pids(const mbt_trace_t *t)
 {
@@ -265,19 +284,21 @@ int cmd_record(int argc, char **argv)
     sigaction(SIGINT, &ign, &old_int); /* the command gets ^C; we finish its trace */
     sigaction(SIGQUIT, &ign, &old_quit);
     pid_t pid = -1;
-    rc = record_start(&r, start, &pid);
     int status = 0;
-    while (!rc && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    unsigned stragglers = 0;
+    rc = record_run(&r, start, &pid, &status, &stragglers);
     double wall = (double)(mono_ns() - start) / 1e9;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     if (rc) {
         unlink(r.tmp);
-        return die_io("record: cannot fork: %s", strerror(-rc));
+        return die_io("record: cannot start the command: %s", strerror(-rc));
     }
     if (rename(r.tmp, r.out))
         return die_io("record: cannot rename '%s' to '%s': %s", r.tmp, r.out, strerror(errno));
+    if (stragglers)
+        fprintf(stderr, "%s: record: killed %u process%s the command left running, before finishing "
+                "the trace\n", prog, stragglers, stragglers == 1 ? "" : "es");
     int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
     if (record_summary(&r, wall))
         return code ? code : 1;

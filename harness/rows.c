@@ -112,6 +112,7 @@ static void fill_figures(csv_row_t *row, const wl_args_t *a, const run_sample_t 
     if (s->rss_samples || s->rss_peak_kib > 0)
         csv_set(row, COL_rss_peak_kib, "%ld", s->rss_peak_kib);
     csv_set(row, COL_rss_samples, "%zu", s->rss_samples);
+    csv_set(row, COL_stragglers_killed, "%u", s->stragglers);
     /* allocator statistics the probe reported at exit */
     size_t off = 0;
     for (size_t i = 0; i < s->nprobe && off < CSV_FIELD_MAX; i++)

@@ -8,6 +8,7 @@
 #include "region.h"
 #include "launch.h"
 #include "spawn.h"
+#include "ending.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,7 +45,16 @@ typedef struct {
     int (*check)(const wl_args_t *a, char *err, size_t errlen);  /* before any run */
     int (*words)(const run_opts_t *o, const wl_args_t *a, char ***words);
     void (*result)(struct child *ch, const struct ending *e);  /* NULL: it sends its result line */
+    bool sync_token;            /* its lines on fd 3 carry the sample's secret (the worker) */
 } launcher_t;
+
+/* The sample's secrets (docs/proof.md): hex from getrandom, one for the
+ * probe in the process started, one for the probe in its descendants, one
+ * for the worker's lines on fd 3. */
+#define TOKEN_LEN 32
+typedef struct {
+    char probe[TOKEN_LEN + 1], dprobe[TOKEN_LEN + 1], sync[TOKEN_LEN + 1];
+} tokens_t;
 
 static const launcher_t *launcher_of(const wl_args_t *a);
 
@@ -60,8 +71,10 @@ static void kill_group(pid_t pid)
 /* At exit of the harness, however it returns: no sample outlives it. */
 static void kill_running_child(void)
 {
-    if (running_child > 0)
+    if (running_child > 0) {
         kill_group(running_child);
+        spawn_kill_stragglers(NULL, 0);
+    }
 }
 
 __attribute__((constructor)) static void register_child_reaper(void)
@@ -183,19 +196,48 @@ oom:
     return -ENOMEM;
 }
 
-/* env(1)'s own environment: ours without any allocator variable (so env
- * itself runs as it would from a clean shell), plus the MB_* plumbing. */
-static int build_env(const char *probe_keys, char ***envp)
+static int token_make(char *out)
 {
-    char sync[32], probe[32], parent[32];
+    unsigned char raw[TOKEN_LEN / 2];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+static int tokens_make(tokens_t *t, bool sync)
+{
+    int rc = token_make(t->probe);
+    if (!rc)
+        rc = token_make(t->dprobe);
+    if (!rc && sync)
+        rc = token_make(t->sync);
+    return rc;
+}
+
+/* env(1)'s own environment: ours without any allocator variable (so env
+ * itself runs as it would from a clean shell), plus the MB_* plumbing and
+ * the sample's secrets. */
+static int build_env(const char *probe_keys, const tokens_t *t, char ***envp)
+{
+    char sync[32], probe[32], parent[32], tp[64], td[64], ts[64];
+    snprintf(tp, sizeof tp, "%s=%s", MB_PROBE_TOKEN_ENV, t->probe);
+    snprintf(td, sizeof td, "%s=%s", MB_PROBE_DTOKEN_ENV, t->dprobe);
+    snprintf(ts, sizeof ts, "%s=%s", MB_SYNC_TOKEN_ENV, t->sync);
     snprintf(sync, sizeof sync, "%s=%d", MB_SYNC_FD_ENV, CHILD_SYNC_FD);
     snprintf(probe, sizeof probe, "%s=%d", MB_PROBE_FD_ENV, CHILD_PROBE_FD);
     snprintf(parent, sizeof parent, "%s=%ld", MB_PROBE_PARENT_ENV, (long)getpid());
     char *read = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys);
     if (!read)
         return -ENOMEM;
-    char *const plumbing[] = {sync, probe, read, parent};
-    int rc = run_env(plumbing, 4, envp);
+    char *const plumbing[] = {sync, probe, read, parent, tp, td, ts};
+    int rc = run_env(plumbing, t->sync[0] ? 7 : 6, envp);
     free(read);
     return rc;
 }
@@ -295,16 +337,23 @@ typedef struct child {
     double t0;
     FILE *series;
     const char *tag;
-    char sync_buf[WL_RESULT_LINE_MAX];
+    char sync_buf[WL_RESULT_LINE_MAX + 2 * TOKEN_LEN];
+    const tokens_t *tok;
+    char forged[192];               /* the first line without the sample's secret */
     size_t sync_len;
     char out_buf[OUTPUT_KEEP];      /* the last bytes of the child's output ... */
     size_t out_len;
     char out_head[OUTPUT_KEEP];     /* ... and the first: allocators report at start-up */
     size_t head_len;
+    unsigned long long out_total;   /* bytes of output in all: more than a window keeps? */
     char *probe_buf;
     size_t probe_len;
     char fail[512];
     double t_begin, t_end;          /* the region markers, when the program sent them */
+    int fail_fd;                    /* spawn's: why the child never ran its program */
+    long oom_before;                /* /proc/vmstat oom_kill when it started */
+    pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
+    size_t nkeep;
 } child_t;
 
 static void rss_sample(child_t *ch)
@@ -319,11 +368,38 @@ static void rss_sample(child_t *ch)
         fprintf(ch->series, "%s,%.4f,%ld\n", ch->tag, now_s() - ch->t0, rss);
 }
 
+/* The line after its "<token> ", or NULL when it does not start so. */
+static char *untoken(char *line, const char *token)
+{
+    size_t n = strlen(token);
+    if (!n || strncmp(line, token, n) || line[n] != ' ')
+        return NULL;
+    return line + n + 1;
+}
+
+/* Notes the first line that came without the sample's secret. */
+static void forged(child_t *ch, int fd, const char *line)
+{
+    if (ch->forged[0])
+        return;
+    snprintf(ch->forged, sizeof ch->forged, "forged report on fd %d (a line without the sample's "
+             "token): '%.80s'", fd, line);
+    for (char *q = ch->forged; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+}
+
 /* One line from the worker on the sync socket; markers are answered only
- * after the counters are read, so the region is exactly bracketed. */
-static void sync_line(child_t *ch, char *line, int sync_fd)
+ * after the counters are read, so the region is exactly bracketed.  A
+ * command (no token) may send markers only. */
+static void sync_line(child_t *ch, char *raw, int sync_fd)
 {
     run_sample_t *s = ch->s;
+    char *line = ch->tok->sync[0] ? untoken(raw, ch->tok->sync) : raw;
+    if (!line || (!ch->tok->sync[0] && strcmp(line, "begin") && strcmp(line, "end"))) {
+        forged(ch, CHILD_SYNC_FD, raw);
+        return;
+    }
     if (!strcmp(line, "begin") || !strcmp(line, "end")) {
         bool begin = line[0] == 'b';
         double u = NAN, sy = NAN;
@@ -393,6 +469,7 @@ static void out_read(child_t *ch, int fd, int *eof)
         return;
     }
     size_t add = (size_t)n, head = OUTPUT_KEEP - 1 - ch->head_len;
+    ch->out_total += add;
     head = head < add ? head : add;
     memcpy(ch->out_head + ch->head_len, buf, head);
     ch->head_len += head;
@@ -447,11 +524,19 @@ static void probe_descendant(run_sample_t *s, const char *pid, const char *val)
                  "(%.*s), not %s", pid, vso[sl] ? vso + sl + 1 : "?", (int)sl, vso, (int)fl, val, so);
 }
 
-static void probe_parse(run_sample_t *s, char *buf)
+/* The probe's lines: the process's own under its token, descendants'
+ * proc: lines under theirs; any other line is a forgery. */
+static void probe_parse(child_t *ch, char *buf)
 {
+    run_sample_t *s = ch->s;
     char *save = NULL;
     s->nproc = 1;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *raw = strtok_r(buf, "\n", &save); raw; raw = strtok_r(NULL, "\n", &save)) {
+        char *line = untoken(raw, ch->tok->probe);
+        if (!line && (!(line = untoken(raw, ch->tok->dprobe)) || strncmp(line, "proc:", 5))) {
+            forged(ch, CHILD_PROBE_FD, raw);
+            continue;
+        }
         char *eq = strchr(line, '=');
         if (eq && !strncmp(line, "proc:", 5)) {
             *eq = '\0';
@@ -521,28 +606,52 @@ static const char *last_line(char *buf)
     return nl ? nl + 1 : buf;
 }
 
-static void finish_status(child_t *ch, int wstatus, bool timed_out)
+/* What the watch loop learns about the child's end. */
+typedef struct ending {
+    int wstatus;
+    struct rusage ru;
+    bool timed_out;
+    int stop_signal;        /* it stopped (SIGSTOP, SIGTSTP...): killed then */
+    double t_end;
+} ending_t;
+
+/* What the harness saw of the child's end, for ending_describe. */
+static void ending_facts(const child_t *ch, const struct ending *e, const char *tail, ending_facts_t *f)
+{
+    f->timed_out = e->timed_out;
+    f->timeout_s = ch->o->timeout_s;
+    f->interrupted = interrupted;
+    f->stop_signal = e->stop_signal;
+    long now = ending_oom_kills();
+    f->oom_kills = now >= 0 && ch->oom_before >= 0 ? now - ch->oom_before : -1;
+    f->tail = tail;
+    f->fail = ch->fail;
+}
+
+static void finish_status(child_t *ch, const struct ending *e)
 {
     run_sample_t *s = ch->s;
     char out_copy[OUTPUT_KEEP];
     snprintf(out_copy, sizeof out_copy, "%s", ch->out_buf);
     const char *tail = last_line(out_copy);
-    char why[256];
+    char why[256], what[128];
     const char *rejected = rejection(ch, why, sizeof why);
-    if (timed_out) {
-        s->status = RUN_TIMEOUT;
-        snprintf(s->message, sizeof s->message, "killed after %.3g s (--timeout)", ch->o->timeout_s);
-    } else if (interrupted) {
+    ending_facts_t f = {.wstatus = e->wstatus};
+    ending_facts(ch, e, tail, &f);
+    if (ch->fail_fd >= 0 && spawn_failure(ch->fail_fd, what, sizeof what, &f.setup_errno) == 0)
+        f.setup_what = what;
+    static const run_status_t as_run[] = {
+        [ENDING_OK] = RUN_OK, [ENDING_ERROR] = RUN_ERROR,
+        [ENDING_CRASHED] = RUN_CRASHED, [ENDING_TIMEOUT] = RUN_TIMEOUT,
+    };
+    ending_status_t st = ending_describe(&f, s->message, sizeof s->message);
+    if (st != ENDING_OK) {
+        s->status = as_run[st];
+    } else if (ch->forged[0]) {
+        /* the proof or the result did not come from the probe or the worker */
         s->status = RUN_ERROR;
-        snprintf(s->message, sizeof s->message, "interrupted");
-    } else if (WIFSIGNALED(wstatus)) {
-        s->status = RUN_CRASHED;
-        snprintf(s->message, sizeof s->message, "killed by signal %d (%s)%s%s", WTERMSIG(wstatus),
-                 strsignal(WTERMSIG(wstatus)), *tail ? ": " : "", tail);
-    } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
-        s->status = RUN_ERROR;
-        snprintf(s->message, sizeof s->message, "exit code %d: %s", WEXITSTATUS(wstatus),
-                 ch->fail[0] ? ch->fail : *tail ? tail : "(no output)");
+        s->untrusted = true;
+        snprintf(s->message, sizeof s->message, "%s", ch->forged);
     } else if (!s->have_result) {
         s->status = RUN_ERROR;
         /* a result line that did not parse says why (ch->fail) */
@@ -570,13 +679,16 @@ typedef struct {
     int sp[2], pp[2], op[2], gp[2];
 } pipes_t;
 
-/* What the watch loop learns about the child's end. */
-typedef struct ending {
-    int wstatus;
-    struct rusage ru;
-    bool timed_out;
-    double t_end;
-} ending_t;
+/* Has the child stopped?  A stopped child would only sit out its time. */
+static int stop_signal_of(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 && si.si_pid == pid &&
+        si.si_code == CLD_STOPPED)
+        return si.si_status;
+    return 0;
+}
 
 /* Reads the child's three channels and samples its RSS until it exits (or
  * is killed on time-out or interrupt), then drains what it wrote last. */
@@ -595,8 +707,8 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
             if (next_sample < t)
                 next_sample = t + o->sample_interval_s;
         }
-        if (!killed && (t >= deadline || interrupted)) {
-            e->timed_out = t >= deadline && !interrupted;
+        if (!killed && (t >= deadline || interrupted || (e->stop_signal = stop_signal_of(pid)))) {
+            e->timed_out = t >= deadline && !interrupted && !e->stop_signal;
             kill_group(pid);
             killed = 1;
         }
@@ -629,7 +741,9 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         kill_group(pid);
         wait4(pid, &e->wstatus, 0, &e->ru);
     }
-    kill(-pid, SIGKILL); /* whatever the sample left running in its group */
+    /* whatever the sample left running, in its group or not (setsid) */
+    ch->s->stragglers = spawn_kill_stragglers(ch->keep, ch->nkeep);
+    kill(-pid, SIGKILL);
     running_child = 0;
     /* what the child wrote just before it exited */
     for (int i = 0; i < 64 && !sync_eof; i++)
@@ -638,6 +752,26 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         out_read(ch, p->op[0], &out_eof);
     for (int i = 0; i < 64 && !probe_eof; i++)
         probe_read(ch, p->pp[0], &probe_eof);
+}
+
+/* The figure metric=re finds in the output kept (its last 4 KiB, else its
+ * first): 0, or -errno with the reason in ch->fail. */
+static int command_metric(child_t *ch, const char *re, double *v)
+{
+    bool cut = ch->out_total > ch->out_len;
+    int rc = launch_metric(re, ch->out_buf, cut, false, v);
+    if (rc == -ENOENT)
+        rc = launch_metric(re, ch->out_head, false, ch->out_total > ch->head_len, v);
+    if (rc == -ERANGE)
+        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched a number that is not finite (inf, nan, "
+                 "or beyond a double's range)", re);
+    else if (rc == -EMSGSIZE)
+        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched a line cut by the %d-byte window of "
+                 "output kept: its figure may have lost digits", re, OUTPUT_KEEP - 1);
+    else if (rc)
+        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
+                 "(its first and last 4 KiB)", re);
+    return rc;
 }
 
 /* A command's result, made here (no worker sends one): the region is
@@ -663,11 +797,8 @@ static void command_result(child_t *ch, const ending_t *e)
     memset(r, 0, sizeof *r);
     const char *re = wl_get_str(ch->a, "metric");
     if (*re) {
-        if (launch_metric(re, ch->out_buf, &r->throughput) && launch_metric(re, ch->out_head, &r->throughput)) {
-            snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
-                     "(its first and last 4 KiB)", re);
+        if (command_metric(ch, re, &r->throughput))
             return;
-        }
         snprintf(r->unit, sizeof r->unit, "%s", wl_get_str(ch->a, "unit"));
     } else {
         r->throughput = region > 0 ? 1.0 / region : NAN;
@@ -719,8 +850,8 @@ static int command_check(const wl_args_t *a, char *err, size_t errlen)
 }
 
 static const launcher_t launchers[] = {
-    {"command", "the command", command_check, command_words, command_result},
-    {NULL, "worker", worker_check, worker_words, NULL},
+    {"command", "the command", command_check, command_words, command_result, false},
+    {NULL, "worker", worker_check, worker_words, NULL, true},
 };
 
 static const launcher_t *launcher_of(const wl_args_t *a)
@@ -750,11 +881,24 @@ static void collect(child_t *ch, const ending_t *e)
     out->maxrss_kib = e->ru.ru_maxrss;
     out->minflt = e->ru.ru_minflt;
     out->majflt = e->ru.ru_majflt;
-    probe_parse(out, ch->probe_buf);
+    probe_parse(ch, ch->probe_buf);
     output_keys(ch);
     if (ch->l->result)
         ch->l->result(ch, e);
-    finish_status(ch, e->wstatus, e->timed_out);
+    finish_status(ch, e);
+}
+
+/* Orphans of the sample reparent to the harness; what is our child
+ * already is not the sample's. */
+static int sample_reaper(child_t *ch)
+{
+    int n = spawn_subreaper();
+    if (!n)
+        n = spawn_children(ch->keep, sizeof ch->keep / sizeof *ch->keep);
+    if (n < 0)
+        return n;
+    ch->nkeep = (size_t)n;
+    return 0;
 }
 
 /* Starts the child, lets it go once counters and watchers are ready,
@@ -768,9 +912,11 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     spawn_t sp = {.path = ENV_PATH, .argv = argv, .envp = envp, .fds = fds,
                   .nfds = sizeof fds / sizeof *fds, .cpus = ch->o->pin ? &ch->o->cpus : NULL,
                   .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
-                  .exec_fail = "mallocbench: cannot execute " ENV_PATH};
+                  .exec_fail = "mallocbench: cannot execute " ENV_PATH, .fail_fd = &ch->fail_fd};
     pid_t pid;
-    int rc = spawn_start(&sp, &pid);
+    int rc = sample_reaper(ch);
+    if (!rc)
+        rc = spawn_start(&sp, &pid);
     if (rc)
         return rc;
     running_child = pid;
@@ -790,6 +936,7 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     fcntl(p->pp[0], F_SETFL, O_NONBLOCK);
     fcntl(p->op[0], F_SETFL, O_NONBLOCK);
 
+    ch->oom_before = ending_oom_kills();
     ch->t0 = now_s();
     if (write(p->gp[1], "g", 1) != 1)
         kill_group(pid);
@@ -813,7 +960,10 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     char keys[2048];
     alloc_probe_keys(c->alloc, keys, sizeof keys);
     char **envp = NULL, **argv = NULL;
-    int rc = build_env(keys, &envp);
+    tokens_t tok = {"", "", ""};
+    int rc = tokens_make(&tok, launcher_of(a)->sync_token);
+    if (!rc)
+        rc = build_env(keys, &tok, &envp);
     if (!rc)
         rc = run_command(o, c, a, &argv);
     if (rc) {
@@ -821,7 +971,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         return rc;
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
-    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .statm_fd = -1, .series = rss_series,
+    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1, .fail_fd = -1, .series = rss_series,
                   .tag = series_tag ? series_tag : ""};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
@@ -832,6 +982,8 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         rc = start_and_watch(&ch, &p, argv, envp);
     }
     free(ch.probe_buf);
+    if (ch.fail_fd >= 0)
+        close(ch.fail_fd);
     for (int i = 0; i < 2; i++) {
         if (p.sp[i] >= 0) close(p.sp[i]);
         if (p.pp[i] >= 0) close(p.pp[i]);

@@ -58,6 +58,9 @@ typedef struct {
     /* RSS */
     long rss_peak_kib, rss_final_kib;
     size_t rss_samples;
+    /* processes of the sample still running when it ended (daemons, a
+     * setsid'd grandchild), killed then so none competes with the next */
+    unsigned stragglers;
     /* the worker's result line (result.h): have_result when one came whole */
     bool have_result;
     wl_report_t res;

@@ -29,6 +29,8 @@ typedef struct {
     int go_fd;                  /* -1: exec at once; else wait for a 'g' read from it */
     const char *exec_fail;      /* written to its stderr when execve fails (NULL: nothing) ... */
     bool exec_fail_errno;       /* ... followed by ": <strerror>" */
+    int *fail_fd;               /* non-NULL: gets a descriptor from which, once the child
+                                 * has ended, spawn_failure reads why it never ran its program */
 } spawn_t;
 
 /* Starts the child; 0 with its pid, or -errno when fork failed.  The child
@@ -37,5 +39,27 @@ typedef struct {
  * SIGTERM and SIGPIPE are at their defaults in it, whatever the harness
  * does with them. */
 int spawn_start(const spawn_t *sp, pid_t *pid);
+
+/* Why the child of spawn_start never ran its program: 0 with the step
+ * ("set up its descriptors", "execute '/usr/bin/env'") in what and its
+ * errno in *err, or -ENOENT when it did run it (or the reason is not
+ * known).  Read once the child has ended; the caller closes fd. */
+int spawn_failure(int fd, char *what, size_t len, int *err);
+
+/* Makes the harness the reaper of every orphan its children leave behind
+ * (PR_SET_CHILD_SUBREAPER): a daemon that a sample starts with setsid or a
+ * double fork reparents to us, not to init, so spawn_kill_stragglers finds
+ * it.  0, or -errno. */
+int spawn_subreaper(void);
+
+/* Our children now, up to max of them (the ones to leave alone later):
+ * how many were found, or -errno. */
+int spawn_children(pid_t *pids, size_t max);
+
+/* Kills (SIGKILL) and reaps every child of ours not in keep[0..nkeep),
+ * again and again until none is left, so that the descendants of a killed
+ * one, which reparent to us, go too.  Returns how many were still running
+ * (zombies are only reaped, not counted). */
+unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep);
 
 #endif

@@ -8,6 +8,10 @@
 #include "workload.h"
 
 #define MB_SYNC_FD_ENV "MB_SYNC_FD"
+/* The sample's secret: the worker takes it from the environment at load
+ * (and scrubs it there) and starts every line it sends with "<token> ";
+ * the harness takes a line without it for a forgery. */
+#define MB_SYNC_TOKEN_ENV "MB_SYNC_TOKEN"
 
 void region_begin(void);
 void region_end(void);

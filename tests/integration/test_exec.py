@@ -16,13 +16,26 @@ refuse       a static, a setuid, a jemalloc-linked and a malloc-defining program
 region       a program that marks its region (include/mallocbench.h): the region
              columns count the marked work only.
 metric       --metric takes the printed figure, its unit and direction; no match
-             is a row with status error.
+             is a row with status error; a sign is kept; 1e999 (not finite)
+             and a line cut by the kept window of output are errors.
 descendants  the preload follows fork and exec: processes counted, and a child
              that links its own allocator makes the row an error.
 matrix       exec as a workload of a matrix file.
+stragglers   a daemon the command starts with setsid outlives it: the harness
+             (a child subreaper) kills it at the end of the sample and the row
+             counts it in stragglers_killed.
+forged       a command that writes its own proc:/key=value lines to fd 4 or a
+             result line to fd 3 is not taken as proof or result: the row is
+             an error "forged report on fd N"; the probe's secret is not in
+             the command's environment nor in /proc/PID/environ.
+diagnostics  each failure says what it is: under RLIMIT_NOFILE 16 the child's
+             set-up errno (not "exit code 126: (no output)") and a failed
+             run; a non-executable file and a directory named as such; a
+             child that stops itself "stopped (SIGSTOP)", not a time-out.
 """
 import os
 import random
+import re
 import shlex
 import shutil
 import stat
@@ -201,6 +214,16 @@ def case_metric(mb, tmp):
     r = exec_rows(mb, tmp, "metric3", ["sh", "-c", "echo nothing"], "-a", "glibc", "-r", "1",
                   "--metric", "rate: ([0-9.]+)")[0]
     check(r["status"] == "error" and "matched no number" in r["message"], f"metric: no match: {r['message']}")
+    r = exec_rows(mb, tmp, "metric4", ["sh", "-c", "echo 'x: -2.5'"], "-a", "glibc", "-r", "1", "--metric", "x:")[0]
+    check_eq((r["status"], r["throughput"]), ("ok", "-2.5"), "metric: the sign is kept")
+    r = exec_rows(mb, tmp, "metric5", ["sh", "-c", "echo 'x: 1e999'"], "-a", "glibc", "-r", "1", "--metric", "x:")[0]
+    check(r["status"] == "error" and "not finite" in r["message"] and r["throughput"] == "",
+          f"metric: 1e999 is an error, not inf: {r['status']}: {r['message']}: {r['throughput']}")
+    # 123456, then 4090 bytes: the 4095 bytes kept start at "3456"
+    cut = "printf '123456\\n'; head -c 4089 /dev/zero | tr '\\0' x; echo"
+    r = exec_rows(mb, tmp, "metric6", ["sh", "-c", cut], "-a", "glibc", "-r", "1", "--metric", "^([0-9]+)$")[0]
+    check(r["status"] == "error" and "cut" in r["message"] and r["throughput"] == "",
+          f"metric: a line the window cut is an error: {r['status']}: {r['message']}: {r['throughput']}")
     p = run(mb, "exec", "--metric", "(unclosed", "--", "true", expect_rc=2)
     check("not an extended regular expression" in p.stderr, f"metric: bad regex: {p.stderr!r}")
     # a failing command is a row with its exit code, not a harness error
@@ -235,6 +258,71 @@ def case_matrix(mb, tmp):
     check_eq([(r["status"], r["throughput"]) for r in rs], [("ok", "7")] * 2, "matrix exec rows")
     check(rs and "cmd=sh -c 'echo a, b; echo score 7'" in rs[0]["workload_params"],
           f"workload_params: {rs[0]['workload_params'] if rs else None}")
+
+
+def alive(pid):
+    """Is pid a running process (not a zombie, not gone)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def case_stragglers(mb, tmp):
+    pidfile = os.path.join(tmp, "daemon.pid")
+    script = (f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 20' & "
+              f"while [ ! -s {pidfile} ]; do sleep 0.01; done; echo started")
+    r = exec_rows(mb, tmp, "daemon", ["sh", "-c", script], "-a", "glibc", "-r", "1")[0]
+    with open(pidfile) as f:
+        pid = int(f.read())
+    check(not alive(pid), f"the setsid daemon {pid} is gone after the sample")
+    check_eq((r["status"], r.get("stragglers_killed")), ("ok", "1"), "stragglers: the daemon is counted")
+    r = exec_rows(mb, tmp, "none", ["/bin/true"], "-a", "glibc", "-r", "1")[0]
+    check_eq(r.get("stragglers_killed"), "0", "stragglers: none left by /bin/true")
+
+
+def case_forged(mb, tmp):
+    cases = {
+        "probe_key": ("echo malloc_so=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 >&4", 4),
+        "probe_proc": ("echo 'proc:1=glibc|/usr/lib/x86_64-linux-gnu/libc.so.6|/bin/sh' >&4", 4),
+        "result": ("echo 'result workload=exec throughput=1' >&3", 3),
+        "fail": ("echo 'fail nothing' >&3", 3),
+    }
+    for name, (script, fd) in cases.items():
+        r = exec_rows(mb, tmp, name, ["sh", "-c", script], "-a", "glibc", "-r", "1")[0]
+        check(r["status"] == "error" and f"forged report on fd {fd}" in r["message"],
+              f"forged {name}: {r['status']}: {r['message']}")
+        check_eq(r["total_minor_faults"], "", f"forged {name}: an untrusted row reports no figures")
+    seen = os.path.join(tmp, "env.txt")
+    script = f"(tr '\\0' '\\n' < /proc/$$/environ; echo; env; sh -c env) > {seen}"
+    r = exec_rows(mb, tmp, "env", ["sh", "-c", script], "-a", "glibc", "-r", "1")[0]
+    check_eq(r["status"], "ok", f"reading the environment is no forgery: {r['message']}")
+    text = open(seen).read()
+    check("MB_PROBE_TOKEN=" in text, f"the scrubbed variable is in /proc/PID/environ: {text[:200]!r}")
+    check(not re.search(r"MB_PROBE_TOKEN=[0-9a-f]{8}", text), "the probe's token is not readable")
+
+
+def case_diagnostics(mb, tmp):
+    import resource
+    out = os.path.join(tmp, "nofile.csv")
+    p = subprocess.run([mb, "exec", "-q", "-o", out, "-a", "glibc", "-r", "1", "--", "/bin/true"],
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16)))
+    said = p.stderr + "".join(r["message"] for r in rows(out))
+    check(p.returncode != 0, f"RLIMIT_NOFILE 16: the run fails: exit {p.returncode}")
+    check("Too many open files" in said and "126" not in said, f"RLIMIT_NOFILE 16: the errno: {said!r}")
+    plain = os.path.join(tmp, "plain")
+    open(plain, "w").write("#!/bin/sh\ntrue\n")
+    os.chmod(plain, 0o644)
+    p = run(mb, "exec", "-q", "-o", os.path.join(tmp, "x.csv"), "--", plain, expect_rc=2)
+    check("is not executable" in p.stderr and "not found" not in p.stderr, f"non-executable: {p.stderr!r}")
+    p = run(mb, "exec", "-q", "-o", os.path.join(tmp, "x.csv"), "--", tmp, expect_rc=2)
+    check("is a directory" in p.stderr and "cannot be read" not in p.stderr, f"a directory: {p.stderr!r}")
+    r = exec_rows(mb, tmp, "stop", ["sh", "-c", "kill -STOP $$"], "-a", "glibc", "-r", "1", "--timeout", "30")[0]
+    check(r["status"] == "error" and r["message"].startswith("stopped (SIGSTOP)"),
+          f"a stopped child: {r['status']}: {r['message']}")
+    check(float(r["total_wall_s"] or 99) < 10, f"a stopped child is not waited out: {r['total_wall_s']} s")
 
 
 if __name__ == "__main__":

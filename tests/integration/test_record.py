@@ -23,9 +23,13 @@ Usage: test_record.py MALLOCBENCH CASE RECORD_PROG.  Cases:
                  (jemalloc) scrubbed from the command's environment (the
                  trace says glibc, the command sees only the recorder), and
                  no orphan left when the harness is killed by SIGKILL.
+  daemon         a grandchild that setsid's and keeps allocating is killed
+                 when the command exits, before the trace is finished: it is
+                 gone, record says so, and the trace no longer grows.
 """
 import os
 import random
+import shlex
 import signal
 import struct
 import subprocess
@@ -304,7 +308,26 @@ def case_like_run(mb, tmp):
     check(gone, f"the command (pid {pid}) is gone within 2 s of a SIGKILL of the harness")
 
 
+def case_daemon(mb, tmp):
+    out, pidfile = os.path.join(tmp, "d.mbt"), os.path.join(tmp, "daemon.pid")
+    daemon = (f"import os, time; open({pidfile!r}, 'w').write(str(os.getpid()))\n"
+              "end = time.time() + 20\nwhile time.time() < end: [bytearray(100) for _ in range(1000)]")
+    script = (f"setsid python3 -c {shlex.quote(daemon)} & "
+              f"while [ ! -s {pidfile} ]; do sleep 0.01; done")
+    p = subprocess.run([mb, "record", "-o", out, "--", "sh", "-c", script], capture_output=True, text=True,
+                       timeout=120)
+    check_eq(p.returncode, 0, f"record of a command that leaves a daemon: {p.stderr!r}")
+    pid = int(open(pidfile).read())
+    check(not alive(pid), f"the daemon {pid} is gone when record returns")
+    check("killed 1 process the command left running" in p.stderr, f"record says so: {p.stderr!r}")
+    size = os.path.getsize(out)
+    time.sleep(0.5)
+    check_eq(os.path.getsize(out), size, "the finished trace does not grow")
+    run(mb, "trace", out)
+
+
 if __name__ == "__main__":
     sys.exit(main({"counts": case_counts, "real_programs": case_real_programs,
                    "corrupt": case_corrupt, "bad_input": case_bad_input, "cut": case_cut,
-                   "escape": case_escape, "like_run": case_like_run}))
+                   "escape": case_escape, "like_run": case_like_run,
+                   "daemon": case_daemon}))
