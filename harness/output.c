@@ -221,7 +221,13 @@ int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err,
         /* new: never over an existing file unless --force; a default name
          * another run took in the same second becomes the next free one */
         for (unsigned attempt = 0;; attempt++) {
-            if ((rc = out_lock(o, err, errlen)))
+            rc = out_lock(o, err, errlen);
+            if (rc == -EWOULDBLOCK && o->chosen && attempt < 1000) {
+                default_name(o->csv, sizeof o->csv, attempt + 1); /* another run's */
+                set_sidecars(o, o->csv);
+                continue;
+            }
+            if (rc)
                 return rc;
             int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL);
             int fd = open(o->csv, flags, 0644);
