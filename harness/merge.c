@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "csv.h"
 #include "fileio.h"
+#include "outfile.h"
 #include "output.h"
 #include "sysinfo.h"
 
@@ -90,12 +91,13 @@ static int merge_meta(const char *out, char **in, int nin)
     return rc;
 }
 
-/* OUT.rss.csv: every shard's series, one header, whole lines only. */
+/* OUT.rss.csv: every shard's series, one header, whole lines only,
+ * through outfile_open. */
 static int merge_rss(const char *out, char **in, int nin)
 {
-    char meta[4096], rss[4096], dst[4096], tmp[4200];
+    char meta[4096], rss[4096], dst[4096], err[4200];
     out_sidecar_paths(out, meta, dst, sizeof dst);
-    snprintf(tmp, sizeof tmp, "%s.tmp", dst);
+    outfile_t of = {.fd = -1};
     FILE *o = NULL;
     int rc = 0, nfound = 0;
     for (int i = 0; i < nin && !rc; i++) {
@@ -103,8 +105,11 @@ static int merge_rss(const char *out, char **in, int nin)
         FILE *f = fopen(rss, "re");
         if (!f)
             continue;
-        if (!o && !(o = fopen(tmp, "we"))) {
-            rc = -errno;
+        if (!o && ((rc = outfile_open(&of, dst, err, sizeof err)) || !(o = fdopen(of.fd, "w")))) {
+            if (!rc) {
+                rc = -errno;
+                outfile_abort(&of);
+            }
             fclose(f);
             break;
         }
@@ -127,10 +132,11 @@ static int merge_rss(const char *out, char **in, int nin)
             rc = -EIO;
         if (fclose(o) && !rc)
             rc = -errno;
-        if (!rc && rename(tmp, dst))
-            rc = -errno;
+        of.fd = -1; /* closed with o */
         if (rc)
-            unlink(tmp);
+            outfile_abort(&of);
+        else
+            rc = outfile_commit(&of, err, sizeof err);
     }
     return rc;
 }
@@ -233,26 +239,28 @@ static int collect_rows(char **in, int nin, const csv_table_t *t, bool mixed, mr
     return 0;
 }
 
-/* The merged CSV, under a temporary name renamed when complete; the header
- * is the first file's, extra event columns included. */
+/* The merged CSV through outfile_open (a temporary name renamed when
+ * complete, under the output's lock; a device or FIFO written in place);
+ * the header is the first file's, extra event columns included. */
 static int write_merged(const char *out, const csv_table_t *t0, const mrow_t *rows, size_t n)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    csv_writer_t w = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    outfile_t f;
+    char err[PATH_MAX + 128];
+    int rc = outfile_open(&f, out, err, sizeof err);
+    if (rc)
+        return die_for(rc, "%s", err);
+    csv_writer_t w = {.fd = f.fd};
+    const char *name = f.direct ? out : f.tmp;
     size_t hl = strlen(t0->header_line);
-    int rc = 0;
-    if (w.fd < 0 || write(w.fd, t0->header_line, hl) != (ssize_t)hl || write(w.fd, "\n", 1) != 1)
-        rc = die_io("cannot write '%s': %s", tmp, strerror(errno));
+    if (write(w.fd, t0->header_line, hl) != (ssize_t)hl || write(w.fd, "\n", 1) != 1)
+        rc = die_io("cannot write '%s': %s", name, strerror(errno));
     for (size_t i = 0; i < n && !rc; i++)
         if ((rc = csv_write_fields(&w, rows[i].fields, t0->ncols)))
-            rc = die_io("cannot write '%s': %s", tmp, strerror(-rc));
-    if (w.fd >= 0)
-        csv_close(&w);
-    if (!rc && rename(tmp, out))
-        rc = die_io("cannot write '%s': %s", out, strerror(errno));
+            rc = die_io("cannot write '%s': %s", name, strerror(-rc));
     if (rc)
-        unlink(tmp);
+        outfile_abort(&f);
+    else if ((rc = outfile_commit(&f, err, sizeof err)))
+        rc = die_io("%s", err);
     return rc;
 }
 
@@ -292,13 +300,15 @@ int cmd_merge(int argc, char **argv)
         rc = collect_rows(in, nin, t, mixed, rows, &n, &plan);
     if (!rc)
         rc = write_merged(out, &t[0], rows, n);
-    if (!rc) {
+    if (!rc && !outfile_is_special(out)) { /* a device or FIFO gets the CSV only, as with run */
         int src = merge_meta(out, in, nin);
         if (!src)
             src = merge_rss(out, in, nin);
         if (src)
             fprintf(stderr, "%s: merge: warning: cannot write the sidecars of '%s': %s\n", prog, out,
                     strerror(-src));
+    }
+    if (!rc) {
         fprintf(stderr, "%s: merged %zu samples of plan %s from %d files into %s\n", prog, n, plan ? plan : "-",
                 nin, out);
     }

@@ -176,6 +176,24 @@ static int open_series(out_t *o, char *err, size_t errlen)
     return 0;
 }
 
+/* The lock on the CSV, held until out_close: taken before anything is
+ * truncated, repaired or appended, so a second run (--force or --resume)
+ * is refused naming the first's pid.  A device is not locked. */
+static int out_lock(out_t *o, char *err, size_t errlen)
+{
+    pid_t holder;
+    int rc = outfile_lock(&o->lock, o->csv, &holder, err, errlen);
+    o->locked = rc == 0;
+    return rc;
+}
+
+static void out_unlock(out_t *o)
+{
+    if (o->locked)
+        outfile_unlock(&o->lock);
+    o->locked = false;
+}
+
 int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err, size_t errlen)
 {
     int rc;
@@ -191,6 +209,8 @@ int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err,
         if (rc)
             snprintf(err, errlen, "cannot write '%s': %s", o->csv, strerror(-rc));
     } else if (o->resume && o->exists) {
+        if ((rc = out_lock(o, err, errlen)))
+            return rc;
         rc = csv_open_append(&o->w, o->csv, extra_names, nextra, err, errlen);
         if (!rc && o->w.repaired_bytes)
             fprintf(stderr, "mallocbench: %s: dropped a torn last row (%zu bytes, cut short by a kill or a "
@@ -201,18 +221,28 @@ int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err,
         /* new: never over an existing file unless --force; a default name
          * another run took in the same second becomes the next free one */
         for (unsigned attempt = 0;; attempt++) {
+            rc = out_lock(o, err, errlen);
+            if (rc == -EWOULDBLOCK && o->chosen && attempt < 1000) {
+                default_name(o->csv, sizeof o->csv, attempt + 1); /* another run's */
+                set_sidecars(o, o->csv);
+                continue;
+            }
+            if (rc)
+                return rc;
             int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL);
             int fd = open(o->csv, flags, 0644);
             if (fd < 0 && errno == EEXIST && o->chosen && attempt < 1000) {
+                out_unlock(o);
                 default_name(o->csv, sizeof o->csv, attempt + 1);
                 set_sidecars(o, o->csv);
                 continue;
             }
             if (fd < 0) {
                 rc = -errno;
-                snprintf(err, errlen, errno == EEXIST ? "'%s' appeared while the proof ran: add --resume or "
+                out_unlock(o);
+                snprintf(err, errlen, rc == -EEXIST ? "'%s' appeared while the proof ran: add --resume or "
                                                         "--force" : "cannot write '%s': %s",
-                         o->csv, strerror(errno));
+                         o->csv, strerror(-rc));
                 return rc;
             }
             rc = csv_open_fd(&o->w, fd, extra_names, nextra);
@@ -221,12 +251,15 @@ int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err,
             break;
         }
     }
-    if (rc)
+    if (rc) {
+        out_unlock(o);
         return rc;
+    }
     if (o->sidecars) {
         rc = open_series(o, err, errlen);
         if (rc) {
             csv_close(&o->w);
+            out_unlock(o);
             return rc;
         }
     }
@@ -301,11 +334,15 @@ int out_write_sidecar(const char *path, const char *json, bool keep_previous)
     size_t plen = 0;
     if (keep_previous && file_read_all(path, 64u << 20, &prev, &plen))
         prev = NULL;
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "we");
+    outfile_t of;
+    char err[PATH_MAX + 128];
+    int rc = outfile_open(&of, path, err, sizeof err);
+    FILE *f = rc ? NULL : fdopen(of.fd, "w");
     if (!f) {
-        int rc = -errno;
+        if (!rc) {
+            rc = -errno;
+            outfile_abort(&of);
+        }
         free(prev);
         return rc;
     }
@@ -332,13 +369,14 @@ int out_write_sidecar(const char *path, const char *json, bool keep_previous)
         fwrite(json, 1, n, f);
     }
     free(prev);
-    int rc = ferror(f) ? -EIO : 0;
+    rc = ferror(f) ? -EIO : 0;
     if (fclose(f) && !rc)
         rc = -errno;
-    if (!rc && rename(tmp, path))
-        rc = -errno;
+    of.fd = -1; /* closed with f */
     if (rc)
-        unlink(tmp);
+        outfile_abort(&of);
+    else
+        rc = outfile_commit(&of, err, sizeof err);
     return rc;
 }
 
@@ -348,4 +386,5 @@ void out_close(out_t *o)
     if (o->series)
         fclose(o->series);
     o->series = NULL;
+    out_unlock(o);
 }

@@ -10,6 +10,7 @@
 #ifndef MB_OUTPUT_H
 #define MB_OUTPUT_H
 #include "csv.h"
+#include "outfile.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -27,6 +28,8 @@ typedef struct {
     bool sidecars;               /* .meta.json and .rss.csv are written */
     char meta[PATH_MAX], rss[PATH_MAX];
     /* after out_open */
+    outfile_lock_t lock;         /* held on the CSV from out_open to out_close */
+    bool locked;
     csv_writer_t w;
     FILE *series;
     off_t series_good;           /* the RSS series ends in whole samples up to here */
@@ -39,8 +42,9 @@ typedef struct {
 int out_check(out_t *o, const char *output, const char *sidecars, bool resume, bool force,
               char *err, size_t errlen);
 
-/* Create (O_EXCL), replace (--force) or reopen (--resume) the CSV and the
- * RSS series.  For a default name that another run took meanwhile, the
+/* Lock the CSV (outfile_lock: a second writer, --resume included, is
+ * refused naming the holder's pid; a device is not locked), then create
+ * (O_EXCL), replace (--force) or reopen (--resume) it and the RSS series.  For a default name that another run took meanwhile, the
  * next free name is chosen.  Notes on a repaired file go to stderr. */
 int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err, size_t errlen);
 
@@ -52,7 +56,8 @@ void out_series_mark(out_t *o);
 /* Undo the lines since the last mark (the row could not be written). */
 void out_series_rollback(out_t *o);
 
-/* Write text to path through path.tmp and a rename.  When keep_previous is
+/* Write text to path through path.tmp and a rename (outfile_open: a
+ * device or FIFO is written in place).  When keep_previous is
  * set and path holds a JSON object, it is kept inside the new one under
  * "previous" (a resumed run keeps the first run's machine and command). */
 int out_write_sidecar(const char *path, const char *json, bool keep_previous);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "elfinfo.h"
 #include "memavail.h"
+#include "outfile.h"
 #include "registry.h"
 #include "run.h"
 #include "spawn.h"
@@ -39,7 +40,7 @@ typedef struct {
     char lib[PATH_MAX];         /* "" for the allocator in libc */
     char recorder[PATH_MAX];
     char exe[PATH_MAX];         /* the command found on PATH */
-    char tmp[PATH_MAX];         /* absolute: the command may chdir */
+    outfile_t of;               /* the trace: of.tmp is absolute (the command may chdir) */
 } rec_t;
 
 static void record_usage(FILE *out)
@@ -73,6 +74,9 @@ static int record_args(int argc, char **argv, rec_t *r)
     if (!*r->out)
         return die_usage("record: empty output file name");
     struct stat st;
+    if (outfile_is_special(r->out))
+        return die_usage("record: cannot write '%s': a trace must be a regular file (the recorded "
+                         "processes append to it)", r->out);
     if (!r->force && stat(r->out, &st) == 0)
         return die_usage("record: '%s' exists (use --force to replace it)", r->out);
     return 0;
@@ -150,29 +154,27 @@ static void record_text(const rec_t *r, char *text, size_t len)
                  sysconf(_SC_NPROCESSORS_ONLN), when);
 }
 
-/* FILE.tmp with the file header: 0 or 1. */
+/* FILE.tmp with the file header, under FILE's lock (outfile_open): 0, 1 or 2. */
 static int record_header(rec_t *r, uint64_t start_ns)
 {
-    char cwd[PATH_MAX], text[8192];
-    if (r->out[0] == '/' || !getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
-    if ((size_t)snprintf(r->tmp, sizeof r->tmp, "%s%s%s.tmp", cwd, cwd[0] ? "/" : "", r->out) >=
-        sizeof r->tmp)
-        return die_usage("record: output path too long: '%s'", r->out);
+    char text[8192], err[PATH_MAX + 128];
+    int rc = outfile_open(&r->of, r->out, err, sizeof err);
+    if (rc)
+        return die_for(rc, "record: %s", err);
     record_text(r, text, sizeof text);
     mbt_header_t h = {.version = MBT_VERSION, .header_len = sizeof h,
                       .page_size = (uint32_t)sysconf(_SC_PAGESIZE),
                       .text_len = (uint32_t)strlen(text), .start_ns = start_ns};
     memcpy(h.magic, MBT_MAGIC, sizeof h.magic);
-    int fd = open(r->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return die_usage("record: cannot create '%s': %s", r->tmp, strerror(errno));
+    int fd = r->of.fd;
     bool ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
               write(fd, text, h.text_len) == (ssize_t)h.text_len;
-    int err = errno;
+    int e = errno;
+    r->of.fd = -1; /* the recorded processes append to the file by its name */
     if (close(fd) || !ok) {
-        unlink(r->tmp);
-        return die_io("record: cannot write '%s': %s", r->tmp, strerror(ok ? errno : err));
+        e = ok ? errno : e;
+        outfile_abort(&r->of);
+        return die_io("record: cannot write '%s': %s", r->of.tmp, strerror(e));
     }
     return 0;
 }
@@ -185,7 +187,7 @@ static int record_env(const rec_t *r, uint64_t start_ns, char ***envp)
 {
     char preload[2 * PATH_MAX + 16], path[PATH_MAX + 32], num[64];
     snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", r->recorder, r->lib[0] ? ":" : "", r->lib);
-    snprintf(path, sizeof path, "MB_RECORD_PATH=%s", r->tmp);
+    snprintf(path, sizeof path, "MB_RECORD_PATH=%s", r->of.tmp);
     snprintf(num, sizeof num, "MB_RECORD_START_NS=%llu", (unsigned long long)start_ns);
     alloc_env_t env;
     int rc = alloc_build_env(r->alloc, NULL, 0, &env);
@@ -291,14 +293,16 @@ int cmd_record(int argc, char **argv)
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     if (rc) {
-        unlink(r.tmp);
+        outfile_abort(&r.of);
         return die_io("record: cannot start the command: %s", strerror(-rc));
     }
-    if (rename(r.tmp, r.out))
-        return die_io("record: cannot rename '%s' to '%s': %s", r.tmp, r.out, strerror(errno));
+    char err[PATH_MAX + 128];
+    if (outfile_commit(&r.of, err, sizeof err))
+        return die_io("record: %s", err);
     if (stragglers)
         fprintf(stderr, "%s: record: killed %u process%s the command left running, before finishing "
-                "the trace\n", prog, stragglers, stragglers == 1 ? "" : "es");
+                "the trace
+", prog, stragglers, stragglers == 1 ? "" : "es");
     int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
     if (record_summary(&r, wall))
         return code ? code : 1;

@@ -13,6 +13,7 @@ import os
 import random
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -353,9 +354,90 @@ def case_interrupted_sample(mb, tmp):
           f"after the resume every row is ok: {[(r['status'], r['message']) for r in rs]}")
 
 
+def make_device(path):
+    """A character device like /dev/null (c 1 3) at path, or skip (needs root)."""
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except OSError as e:
+        print(f"SKIP: cannot mknod {path}: {e}", file=sys.stderr)
+        sys.exit(SKIP)
+
+
+def is_device(path):
+    return stat.S_ISCHR(os.stat(path).st_mode)
+
+
+def case_force_devices(mb, tmp):
+    """record --force and merge --force never replace a device or a FIFO: record refuses one in a
+    line (the recorded processes append to the trace), merge writes the CSV into it (no sidecars)."""
+    dev = os.path.join(tmp, "mynull")
+    make_device(dev)
+    p = run(mb, "record", "--force", "-o", dev, "--", "/bin/true", expect_rc=2)
+    check(is_device(dev), f"record --force left the device a device: {os.stat(dev)}")
+    check("regular file" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"record refuses a device in one line: {p.stderr!r}")
+    shard = os.path.join(tmp, "shard.csv")
+    run(mb, "run", "-q", "-w", SPEC, "-a", "glibc", "-r", "1", "--no-limit", "-o", shard)
+    run(mb, "merge", "--force", "-o", dev, shard)
+    check(is_device(dev), f"merge --force left the device a device: {os.stat(dev)}")
+    left = sorted(f for f in os.listdir(tmp) if f.startswith("mynull") and f != "mynull")
+    check(left == [], f"no sidecar, temporary or lock file beside the device: {left}")
+    fifo = os.path.join(tmp, "pipe")
+    os.mkfifo(fifo)
+    cat = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.1)
+    m = run(mb, "merge", "--force", "-o", fifo, shard, expect_rc=None)
+    still = stat.S_ISFIFO(os.stat(fifo).st_mode)
+    if not (m.returncode == 0 and still):
+        cat.kill()  # the FIFO it opened was replaced: nobody will write to it
+    got = cat.communicate(timeout=60)[0]
+    check(m.returncode == 0 and still, f"merge --force wrote into the FIFO, not over it: {m.stderr!r}")
+    check(len(list(csv.DictReader(io.StringIO(got)))) == 1, f"the reader got the merged row: {got[:200]!r}")
+    p = run(mb, "record", "--force", "-o", fifo, "--", "/bin/true", expect_rc=2)
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode), "record --force left the FIFO a FIFO")
+
+
+LONG = ["run", "-q", "-w", "tensor_copy:size=8M,count=2,steps=40,warmup=1", "-a", "glibc", "-r", "24",
+        "--seed", "5", "--no-limit", "--warmup-runs", "0"]
+
+
+def second_writer(mb, tmp, mode):
+    """Start a run, then the same output again with mode while the first writes its rows: the second
+    is refused in one line naming the first's pid, and the file holds the first run's rows only."""
+    out = os.path.join(tmp, "same.csv")
+    first = subprocess.Popen([mb, *LONG, "-o", out, "--force"], stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and first.poll() is None and len(rows(out)) < 2:
+        time.sleep(0.01)
+    check(first.poll() is None, "the first run still writes when the second starts")
+    p = run(mb, *LONG, "-o", out, mode, expect_rc=None)
+    still = first.poll() is None
+    err = first.communicate(timeout=300)[1]
+    check(first.returncode == 0, f"the first run finished: {err!r}")
+    check(p.returncode in (1, 2), f"the second writer ({mode}) refused: exit {p.returncode} {p.stderr!r}")
+    check(len(p.stderr.strip().splitlines()) == 1 and f"process {first.pid}" in p.stderr,
+          f"one line naming the holder's pid {first.pid}: {p.stderr!r}")
+    check(still or p.returncode != 0, "the first still ran when the second was refused")
+    rs = rows(out)
+    ids = {r["run_id"] for r in rs}
+    check(len(ids) == 1 and len(rs) == 24, f"one run's rows only: {len(rs)} rows of {len(ids)} runs")
+    check(not os.path.exists(out + ".lock"), "the lock file is removed at the end")
+
+
+def case_lock_force(mb, tmp):
+    """Two `run --force -o same.csv` at once: the second is refused naming the first's pid."""
+    second_writer(mb, tmp, "--force")
+
+
+def case_lock_resume(mb, tmp):
+    """A --resume while the first run still writes is refused the same way."""
+    second_writer(mb, tmp, "--resume")
+
+
 def case_crash_consistency(mb, tmp):
     """SIGKILL at random moments (20 trials): the CSV left is one merge accepts, and --resume
-    completes it to exactly the sample set of a run left alone."""
+    completes it to exactly the sample set of a run left alone.  In every other trial a second
+    writer (--resume or --force) races the first: refused naming its pid, it adds no row."""
     allocs = [a for a in installed(mb) if a in ("glibc", "jemalloc")]
     args = ["run", "-q", "-w", "tensor_copy:size=2M,count=2,steps=8,warmup=1", "-a", ",".join(allocs), "-r", "4",
             "--seed", "17", "--no-limit", "--warmup-runs", "0"]
@@ -366,7 +448,7 @@ def case_crash_consistency(mb, tmp):
     rng = random.Random(1234)
     total = len(rows(whole))
     per_sample = span / (total + 2)
-    partial = 0
+    partial = refused = 0
     for trial in range(20):
         out = os.path.join(tmp, f"c{trial}.csv")
         p = subprocess.Popen([mb, *args, "-o", out], stderr=subprocess.DEVNULL)
@@ -379,6 +461,16 @@ def case_crash_consistency(mb, tmp):
             deadline = time.time() + 60
             while time.time() < deadline and p.poll() is None and lines(out) - 1 < k:
                 time.sleep(0.002)
+            if trial % 2 == 0 and p.poll() is None:
+                # a second writer racing the first: refused naming its pid while it writes
+                mode = "--resume" if trial % 4 == 0 else "--force"
+                r = run(mb, *args, "-o", out, mode, expect_rc=None)
+                if r.returncode != 0:
+                    refused += 1
+                    check(f"process {p.pid}" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+                          f"trial {trial}: the racing {mode} is refused naming pid {p.pid}: {r.stderr!r}")
+                else:
+                    check(p.poll() is not None, f"trial {trial}: the racing {mode} ran beside the first")
             time.sleep(rng.uniform(0, per_sample))
         p.kill()
         p.wait()
@@ -390,8 +482,9 @@ def case_crash_consistency(mb, tmp):
             partial += 0 < len(rows(out)) < len(rows(whole))
         run(mb, *args, "-o", out, "--resume")
         check(keys(out) == keys(whole), f"trial {trial}: resumed to the whole plan ({len(rows(out))} rows)")
-    print(f"20 kills, {partial} left a partial file", file=sys.stderr)
+    print(f"20 kills, {partial} left a partial file, {refused} racing writers refused", file=sys.stderr)
     check(partial >= 5, f"the kills landed mid-run often enough to test something: {partial}")
+    check(refused >= 2, f"the racing writers met the first one often enough: {refused}")
 
 
 if __name__ == "__main__":
