@@ -301,8 +301,7 @@ int cmd_record(int argc, char **argv)
         return die_io("record: %s", err);
     if (stragglers)
         fprintf(stderr, "%s: record: killed %u process%s the command left running, before finishing "
-                "the trace
-", prog, stragglers, stragglers == 1 ? "" : "es");
+                "the trace\n", prog, stragglers, stragglers == 1 ? "" : "es");
     int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
     if (record_summary(&r, wall))
         return code ? code : 1;
