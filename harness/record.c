@@ -262,6 +262,8 @@ static int record_summary(const rec_t *r, double wall_s)
     fprintf(stderr, "%s: recorded %llu events, %zu threads, %zu processes, %lld bytes in '%s' "
             "(wall %.3f s)\n", prog, (unsigned long long)t.nevents, t.nthread, trace_pids(&t), bytes,
             r->out, wall_s);
+    if (t.truncated_at)  /* a full disk, or a process killed mid-write: err says where */
+        fprintf(stderr, "%s: record: '%s': %s\n", prog, r->out, err);
     if (!t.nproc)
         fprintf(stderr, "%s: record: no process of the command loaded the recorder (a static "
                 "program, or one that dropped LD_PRELOAD)\n", prog);
