@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -56,24 +57,55 @@ static struct {
 
 extern char **environ;
 
-/* The value of the variable name, copied into out; when scrub, the string is
- * then overwritten where it lies (so /proc/self/environ no longer shows
- * it) and the variable removed, so the program never sees it. */
-static void pb_take_env(const char *name, char *out, size_t len, bool scrub)
+/* The value of the variable name, copied into out (at most len - 1 bytes). */
+static void pb_take_env(const char *name, char *out, size_t len)
 {
     size_t n = strlen(name);
     out[0] = '\0';
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, name, n) || (*e)[n] != '=')
             continue;
-        char *v = *e + n + 1;
+        const char *v = *e + n + 1;
         if (strlen(v) < len)
             memcpy(out, v, strlen(v) + 1);
-        if (scrub)
-            memset(v, 'x', strlen(v));
     }
-    if (scrub)
-        unsetenv(name);
+}
+
+/* The secret of the process the harness started, which every image of it
+ * needs: a wrapper (a shell script, pyenv's shim, env) execs the real
+ * program in the same process, whose probe must sign its report too.  The
+ * first image moves the secret out of the environment into a memfd left
+ * open across exec, and overwrites the variable's value where it lies with
+ * "@<fd>" (so neither environ nor /proc/PID/environ shows the secret); a
+ * later image finds "@<fd>" and reads the secret back from the memfd. */
+static void pb_take_token(char *out, size_t len)
+{
+    size_t n = strlen(MB_PROBE_TOKEN_ENV);
+    out[0] = '\0';
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, MB_PROBE_TOKEN_ENV, n) || (*e)[n] != '=')
+            continue;
+        char *v = *e + n + 1;
+        size_t vlen = strlen(v);
+        if (v[0] == '@') {
+            ssize_t got = pread((int)strtol(v + 1, NULL, 10), out, len - 1, 0);
+            out[got > 0 ? got : 0] = '\0';
+            return;
+        }
+        if (vlen >= len || vlen < 8)
+            return;
+        memcpy(out, v, vlen + 1);
+        int fd = memfd_create("mb-probe-token", 0);
+        if (fd < 0 || write(fd, out, vlen) != (ssize_t)vlen) {
+            if (fd >= 0)
+                close(fd);
+            memset(v, 'x', vlen);   /* no later image can sign: it is reported forged */
+            return;
+        }
+        memset(v, '\0', vlen);
+        snprintf(v, vlen + 1, "@%d", fd);
+        return;
+    }
 }
 
 /* Room for a read-back value: a path plus a sentence. */
@@ -416,9 +448,9 @@ static void pb_constructor(void)
     /* the process the harness started takes its secret out of the
      * environment before main; a descendant's stays for its own children */
     if (pb.descendant)
-        pb_take_env(MB_PROBE_DTOKEN_ENV, pb.token, sizeof pb.token, false);
+        pb_take_env(MB_PROBE_DTOKEN_ENV, pb.token, sizeof pb.token);
     else
-        pb_take_env(MB_PROBE_TOKEN_ENV, pb.token, sizeof pb.token, true);
+        pb_take_token(pb.token, sizeof pb.token);
     pb.state = PB_PENDING;
 }
 

@@ -39,9 +39,10 @@
  * in one write, and no statistics. */
 #define MB_PROBE_PARENT_ENV "MB_PROBE_PARENT"
 /* Every line the probe writes starts with "<token> ": the secret of the
- * sample (MB_PROBE_TOKEN, read and scrubbed from the environment in the
- * constructor, before main), or in a descendant MB_PROBE_DTOKEN, which
- * descendants pass on.  A line without it is a forgery (docs/proof.md). */
+ * sample (MB_PROBE_TOKEN, moved by the first image of the process started
+ * into a memfd, its value overwritten with "@<fd>" before main, so that a
+ * later image after exec reads it back), or in a descendant MB_PROBE_DTOKEN,
+ * which descendants pass on.  A line without it is a forgery (docs/proof.md). */
 #define MB_PROBE_TOKEN_ENV "MB_PROBE_TOKEN"
 #define MB_PROBE_DTOKEN_ENV "MB_PROBE_DTOKEN"
 #endif

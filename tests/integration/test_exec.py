@@ -301,6 +301,11 @@ def case_forged(mb, tmp):
     text = open(seen).read()
     check("MB_PROBE_TOKEN=" in text, f"the scrubbed variable is in /proc/PID/environ: {text[:200]!r}")
     check(not re.search(r"MB_PROBE_TOKEN=[0-9a-f]{8}", text), "the probe's token is not readable")
+    # a wrapper that execs the program: the second image of the same process signs its report too
+    r = exec_rows(mb, tmp, "wrapper", ["sh", "-c", "sort -n /dev/null; exec sort -n /dev/null"],
+                  "-a", "glibc", "-r", "1")[0]
+    check_eq(r["status"], "ok", f"a program exec'd by its wrapper is proven: {r['message']}")
+    check("processes=2" in r["workload_metrics"], f"sh and the sort it ran, not the exec: {r['workload_metrics']}")
 
 
 def case_diagnostics(mb, tmp):
