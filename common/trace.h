@@ -1,5 +1,5 @@
 /* trace.h - the allocation trace (.mbt): what `mallocbench record` writes
- * (record/recorder.c, preloaded into the program) and what the `replay`
+ * (record/mbrecord.c, preloaded into the program) and what the `replay`
  * workload reads (workloads/replay.c).  The byte layout is documented for
  * users in docs/trace.md; this header is its one definition in code.
  *

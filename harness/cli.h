@@ -26,9 +26,14 @@ int die_spec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_run(int argc, char **argv, int full_argc, char **full_argv);
 int cmd_merge(int argc, char **argv);
-/* `exec [RUN OPTIONS] -- CMD ARGS`: run of the exec pseudo-workload (execcmd.c). */
+/* `exec [RUN OPTIONS] -- CMD ARGS`: run of the exec pseudo-workload (cmd_exec.c). */
 int cmd_exec(int argc, char **argv, int full_argc, char **full_argv);
-/* cmd_list.c, cmd_calibrate.c, cmd_compare.c, cmd_schema.c; record.h has record and trace */
+/* mallocbench record [-o FILE] [-a ALLOCATOR[=LIB]] [--force] -- CMD ARGS...
+ * (cmd_record.c): the command's exit code (128+signal), 2 on bad usage or
+ * input; mallocbench trace FILE: 0, or 2 (one line with the byte offset). */
+int cmd_record(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+/* cmd_list.c, cmd_calibrate.c, cmd_compare.c, cmd_schema.c */
 int cmd_list(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

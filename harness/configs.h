@@ -4,7 +4,7 @@
  * are printed in one line that names the spec entry's matrix line. */
 #ifndef MB_CONFIGS_H
 #define MB_CONFIGS_H
-#include "run.h"
+#include "sample.h"
 #include "spec.h"
 
 #include <stddef.h>

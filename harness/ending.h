@@ -1,15 +1,15 @@
 /* ending.h - what the end of a sample's process means: its wait status and
  * what the harness saw around it (a time-out, an interrupt, a stop, the
  * child's own set-up failure, the OOM killer) turned into a status and one
- * line of message.  ending_describe is pure, so run.c's finish_status and
+ * line of message.  ending_describe is pure, so sample.c's finish_status and
  * any later judge of a sample share one wording. */
 #ifndef MB_ENDING_H
 #define MB_ENDING_H
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The sample's status as the end alone decides it (run.h's run_status_t
- * names the same four; this header stands alone so that run.c, and the
+/* The sample's status as the end alone decides it (sample.h's run_status_t
+ * names the same four; this header stands alone so that sample.c, and the
  * judge after it, include it without a cycle). */
 typedef enum { ENDING_OK, ENDING_ERROR, ENDING_CRASHED, ENDING_TIMEOUT } ending_status_t;
 

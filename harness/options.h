@@ -7,7 +7,7 @@
  * naming its source ("--adaptive: ..." or "adaptive: ..."). */
 #ifndef MB_OPTIONS_H
 #define MB_OPTIONS_H
-#include "run.h"
+#include "sample.h"
 #include "spec.h"
 
 #include <getopt.h>

@@ -5,7 +5,7 @@
  * what is sampled and how to read the picture. */
 #ifndef MB_PROFILE_H
 #define MB_PROFILE_H
-#include "run.h"
+#include "sample.h"
 
 #include <stddef.h>
 

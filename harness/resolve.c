@@ -8,7 +8,7 @@
 #include "options.h"
 #include "plan.h"
 #include "resolve.h"
-#include "run.h"
+#include "sample.h"
 #include "units.h"
 
 #include <errno.h>

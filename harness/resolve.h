@@ -6,7 +6,7 @@
 #ifndef MB_RESOLVE_H
 #define MB_RESOLVE_H
 #include "options.h"
-#include "run.h"
+#include "sample.h"
 #include "spec.h"
 #include "workload.h"
 

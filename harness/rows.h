@@ -1,12 +1,12 @@
 /* rows.h - one CSV row (csv.h) per sample: the run's identity, the
- * configuration, the status, and each figure of the sample (run.h) in its
+ * configuration, the status, and each figure of the sample (sample.h) in its
  * column: the fixed counters where CNT_FIXED_EVENTS says, the worker's
  * result where WL_RESULT_FIELDS says.  What was not measured stays empty. */
 #ifndef MB_ROWS_H
 #define MB_ROWS_H
 #include "counters.h"
 #include "csv.h"
-#include "run.h"
+#include "sample.h"
 #include "workload.h"
 
 #include <stddef.h>

@@ -8,7 +8,7 @@
  * sidecar inside its own ("previous"). */
 #ifndef MB_SIDECAR_H
 #define MB_SIDECAR_H
-#include "run.h"
+#include "sample.h"
 #include "workload.h"
 
 #include <stdbool.h>

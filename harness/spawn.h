@@ -1,7 +1,7 @@
 /* spawn.h - the one way the harness starts a process (run, profile, record,
  * verify, and later serve): fork, set the child up as the caller's spawn_t
  * says (descriptors, process group, death signal, CPUs, the go-pipe), then
- * execve with an explicit environment, which run_env (run.h) builds. */
+ * execve with an explicit environment, which run_env (sample.h) builds. */
 #ifndef MB_SPAWN_H
 #define MB_SPAWN_H
 

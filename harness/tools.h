@@ -4,7 +4,7 @@
  * scripts it runs: the installed data directory, else the source tree. */
 #ifndef MB_TOOLS_H
 #define MB_TOOLS_H
-#include "run.h"
+#include "sample.h"
 
 #include <stddef.h>
 

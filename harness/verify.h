@@ -5,7 +5,7 @@
  * A failed proof is an error naming the cause, never a number. */
 #ifndef MB_VERIFY_H
 #define MB_VERIFY_H
-#include "run.h"
+#include "sample.h"
 
 /* Check one sample's probe report against its configuration.  On failure
  * sets s->status = RUN_ERROR with the reason and returns -1.  effective

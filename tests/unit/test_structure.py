@@ -354,11 +354,39 @@ def check_tests_layout(root):
         fail(what)
 
 
+CMD_DEF = re.compile(r"^int cmd_(\w+)\(", re.M)
+
+
+def command_problems(files):
+    """Each command's entry point int cmd_NAME(...) lives in harness/cmd_NAME.c (perf's
+    layout: one file per command over library files named for what they own), and a
+    cmd_*.c file holds its command: one line per breach, for {file name: text}."""
+    out = []
+    for f, text in sorted(files.items()):
+        for name in CMD_DEF.findall(text):
+            if f != f"cmd_{name}.c" and not (f.startswith("cmd_") and name.startswith(f[4:-2] + "_")) \
+                    and not (f == "cmd_record.c" and name == "trace"):
+                out.append(f"harness/{f} defines cmd_{name}: a command lives in harness/cmd_{name}.c")
+        if f.startswith("cmd_") and f.endswith(".c") and f"int cmd_{f[4:-2]}(" not in text:
+            out.append(f"harness/{f} defines no cmd_{f[4:-2]}")
+    return out
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..")
     self_check()
     nscripts = check_scripts(root)
     check_tests_layout(root)
+    if command_problems({"cmd_a.c": "int cmd_a(int n)\n{\n}\n", "b.c": "int cmd_b(void)\n"}) != [
+            "harness/b.c defines cmd_b: a command lives in harness/cmd_b.c"] or \
+            command_problems({"cmd_c.c": "static int c(void);\n"}) != ["harness/cmd_c.c defines no cmd_c"]:
+        fail("the command check is broken")
+    hdir_ = os.path.join(root, "harness")
+    cmd_files = {f: read(os.path.join(hdir_, f)) for f in os.listdir(hdir_) if f.endswith(".c")}
+    if len([f for f in cmd_files if f.startswith("cmd_")]) < 5:
+        fail("fewer than 5 harness/cmd_*.c: the command check read nothing")
+    for what in command_problems(cmd_files):
+        fail(what)
     hdir = os.path.join(root, "harness")
     files = sorted(f for f in os.listdir(hdir) if f.endswith((".c", ".h")))
     headers = {f for f in files if f.endswith(".h")}

@@ -6,7 +6,7 @@
  * report, a setting not read back, not verifiable, or not in effect. */
 #include "../check.h"
 #include "registry.h"
-#include "run.h"
+#include "sample.h"
 #include "verify.h"
 
 #include <errno.h>

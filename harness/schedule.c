@@ -1,9 +1,9 @@
-/* execute.c - running the plan of one invocation (contract: execute.h):
- * one fresh child per sample through run.c, its row written whole or not at
+/* schedule.c - running the plan of one invocation (contract: schedule.h):
+ * one fresh child per sample through sample.c, its row written whole or not at
  * all, each workload's limit measured at the start of the block that uses
  * it, adaptive runs stopped once every cell has converged. */
 #include "cli.h"
-#include "execute.h"
+#include "schedule.h"
 #include "plan.h"
 #include "registry.h"
 #include "units.h"

@@ -1,10 +1,10 @@
-/* run.h - one sample: one fresh child process running the worker under one
+/* sample.h - one sample: one fresh child process running the worker under one
  * allocator configuration, counted from exec to exit, with the measured
  * region's counters read at the worker's region markers, RSS sampled from
  * /proc, and the probe's report from inside the child.  A crash, a kill or
  * a time-out is a status in the sample, never an error of the harness. */
-#ifndef MB_RUN_H
-#define MB_RUN_H
+#ifndef MB_SAMPLE_H
+#define MB_SAMPLE_H
 #include "counters.h"
 #include "registry.h"
 #include "result.h"

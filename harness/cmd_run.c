@@ -1,11 +1,11 @@
-/* runner.c - `mallocbench run` as a short sequence: resolve the spec (the
+/* cmd_run.c - `mallocbench run` as a short sequence: resolve the spec (the
  * command line, the matrix, the registries, the outputs, the seed), prove
- * every configuration, open the outputs, execute the plan (execute.c) with
+ * every configuration, open the outputs, execute the plan (schedule.c) with
  * a progress report after each sample, summarize.  One cleanup path. */
 #include "cli.h"
 #include "counters.h"
 #include "csv.h"
-#include "execute.h"
+#include "schedule.h"
 #include "output.h"
 #include "plan.h"
 #include "profile.h"

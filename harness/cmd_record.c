@@ -1,15 +1,14 @@
-/* record.c - `mallocbench record` and `mallocbench trace` (contract: record.h).
+/* cmd_record.c - `mallocbench record` and `mallocbench trace` (contract: cli.h).
  * record checks its inputs, writes the trace's file header to FILE.tmp,
  * runs the command with libmbrecord.so preloaded in front of the allocator
  * (each process of it appends its own chunks), renames the file and reads
  * it back; trace prints what a trace holds, or the byte where it breaks. */
-#include "record.h"
 #include "cli.h"
 #include "elfinfo.h"
 #include "memavail.h"
 #include "outfile.h"
 #include "registry.h"
-#include "run.h"
+#include "sample.h"
 #include "spawn.h"
 #include "sysinfo.h"
 #include "tools.h"

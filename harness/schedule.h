@@ -1,18 +1,18 @@
-/* execute.h - the state of one `run` invocation, and running its plan:
+/* schedule.h - the state of one `run` invocation, and running its plan:
  * work scales (read back by --resume, calibrated by --min-time), warm-up,
  * then the blocks, each in its shuffled order, one row per sample written
  * whole, until the plan is done, has converged (--adaptive), is out of
- * budget or is interrupted.  runner.c builds the state and reports on it;
- * execute.c runs the samples. */
-#ifndef MB_EXECUTE_H
-#define MB_EXECUTE_H
+ * budget or is interrupted.  cmd_run.c builds the state and reports on it;
+ * schedule.c runs the samples. */
+#ifndef MB_SCHEDULE_H
+#define MB_SCHEDULE_H
 #include "counters.h"
 #include "csv.h"
 #include "options.h"
 #include "output.h"
 #include "resolve.h"
 #include "rows.h"
-#include "run.h"
+#include "sample.h"
 #include "spec.h"
 
 #include <limits.h>
@@ -26,7 +26,7 @@ typedef struct run_ctx run_ctx_t;
  * configuration k of its cell. */
 typedef void run_progress_fn(const run_ctx_t *c, unsigned b, size_t w, size_t k);
 
-/* Everything one invocation holds; freed in one place (runner.c). */
+/* Everything one invocation holds; freed in one place (cmd_run.c). */
 struct run_ctx {
     run_spec_t sp;
     run_cli_t cli;

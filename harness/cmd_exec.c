@@ -1,4 +1,4 @@
-/* execcmd.c - `mallocbench exec [RUN OPTIONS] [--metric RE [--unit U]
+/* cmd_exec.c - `mallocbench exec [RUN OPTIONS] [--metric RE [--unit U]
  * [--lower-is-better]] -- CMD ARGS...`: a `run` of the pseudo-workload
  * exec (workloads/exec.h) whose command is CMD ARGS.  Everything of `run`
  * applies (allocators, tunables, blocks, timeout, CSV, --resume); this file

@@ -1,8 +1,8 @@
-/* run.c - one sample, one child: fork, stop before exec while the counters
+/* sample.c - one sample, one child: fork, stop before exec while the counters
  * are opened on the child, release, then poll the child's pidfd, its region
  * markers, its output and the probe's report while sampling RSS, until it
  * exits or its time is up. */
-#include "run.h"
+#include "sample.h"
 #include "units.h"
 #include "probe.h"
 #include "region.h"

@@ -1,4 +1,4 @@
-/* recorder.c - libmbrecord.so, preloaded by `mallocbench record` in front of
+/* mbrecord.c - libmbrecord.so, preloaded by `mallocbench record` in front of
  * the allocator: every malloc-family call and every thread's start and end
  * become 32-byte events (common/trace.h) in a per-thread buffer that is
  * appended to the trace at MB_RECORD_PATH, one writev() per chunk, when full,

@@ -1,4 +1,4 @@
-/* merge.c - `mallocbench merge`: join the CSVs of the shards of one plan
+/* cmd_merge.c - `mallocbench merge`: join the CSVs of the shards of one plan
  * into one file, in plan order, with their sidecars: the RSS series are
  * concatenated and the .meta.json files kept inside one.  Refuses files of
  * another schema, another plan (matrix_id), samples present twice, and a
