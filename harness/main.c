@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "counters.h"
 #include "csv.h"
+#include "judge.h"
 #include "mb_config.h"
 #include "record.h"
 #include "registry.h"
@@ -15,7 +16,6 @@
 #include "text.h"
 #include "tools.h"
 #include "units.h"
-#include "verify.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -72,21 +72,24 @@ static int cmd_calibrate(int argc, char **argv)
     static run_config_t glibc; /* the system allocator: no allocator in the way */
     glibc.alloc = alloc_system();
     snprintf(glibc.label, sizeof glibc.label, "%s", glibc.alloc->name);
-    run_sample_t *s = malloc(sizeof *s);
+    run_sample_t *s = calloc(1, sizeof *s);
     if (!s)
         return 1;
     double bw[5], fault[5];
     int n = 0;
     for (int r = 0; r < 5; r++) {
-        if (run_sample(&o, &glibc, &a, NULL, s, NULL, NULL) || s->status != RUN_OK) {
+        int rc = run_sample(&o, &glibc, &a, NULL, s);
+        if (!rc)
+            judge_status(&o, &glibc, s);
+        if (rc || s->status != RUN_OK) {
             fprintf(stderr, "%s: calibrate: %s\n", prog, s->message);
-            free(s);
+            run_sample_free(s);
             return 1;
         }
         bw[n] = s->res.throughput;
         fault[n++] = extra_value(s->res.extra, "fault_ns");
     }
-    free(s);
+    run_sample_free(s);
     qsort(bw, (size_t)n, sizeof *bw, cmp_double);
     qsort(fault, (size_t)n, sizeof *fault, cmp_double);
     char size[32];
@@ -281,7 +284,7 @@ static int list_allocators(void)
             continue;
         }
         char version[128], err[1024];
-        if (verify_preflight(&o, &c, version, sizeof version, err, sizeof err))
+        if (judge_preflight(&o, &c, version, sizeof version, err, sizeof err))
             printf("%-10s %-10s %-48s error: %s\n", a->name, "broken", c.lib[0] ? c.lib : "(libc)", err);
         else
             printf("%-10s %-10s %-48s %s\n", a->name, "yes", c.lib[0] ? c.lib : "(libc)", version);

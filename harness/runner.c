@@ -6,6 +6,7 @@
 #include "counters.h"
 #include "csv.h"
 #include "execute.h"
+#include "judge.h"
 #include "output.h"
 #include "plan.h"
 #include "profile.h"
@@ -14,7 +15,6 @@
 #include "sysinfo.h"
 #include "tools.h"
 #include "units.h"
-#include "verify.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -124,7 +124,7 @@ static void ctx_free(run_ctx_t *c)
     free(c->cell_args);
     free(c->cell_scale);
     free(c->row);
-    free(c->s);
+    run_sample_free(c->s);
     free(c);
 }
 
@@ -190,7 +190,7 @@ static int preflight(run_ctx_t *c)
 {
     char err[1024];
     for (size_t k = 0; k < c->r.ncfg; k++) {
-        if (verify_preflight(&c->cli.o, &c->r.cfg[k], c->r.versions[k], sizeof c->r.versions[k], err,
+        if (judge_preflight(&c->cli.o, &c->r.cfg[k], c->r.versions[k], sizeof c->r.versions[k], err,
                              sizeof err)) {
             fprintf(stderr, "%s: %s\n", prog, err);
             return run_interrupted() ? 130 : 1;
@@ -283,7 +283,7 @@ static int ctx_alloc(run_ctx_t *c)
     c->cell_args = calloc(cells, sizeof *c->cell_args);
     c->cell_scale = calloc(cells, sizeof *c->cell_scale);
     c->row = malloc(sizeof *c->row);
-    c->s = malloc(sizeof *c->s);
+    c->s = calloc(1, sizeof *c->s);
     if (!c->order || !c->done || !c->tput || !c->ntput || !c->converged || !c->cell_args || !c->cell_scale ||
         !c->row || !c->s)
         return -ENOMEM;
