@@ -17,9 +17,9 @@
 #include <time.h>
 
 /* The workload's own upper bound (wl_t.limit): one sample of the same spec
- * with the allocator taken out of the loop, run under glibc without
- * counters; its throughput, or NAN. */
-static double measure_limit(const run_opts_t *o, const wl_args_t *a)
+ * with the allocator taken out of the loop, run under the plan's system
+ * allocator without counters; its throughput, or NAN. */
+static double measure_limit(const run_opts_t *o, const run_config_t *system, const wl_args_t *a)
 {
     if (!a->wl->limit)
         return NAN;
@@ -30,16 +30,12 @@ static double measure_limit(const run_opts_t *o, const wl_args_t *a)
     for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
         if (wl_set(&lim, kv, err, sizeof err))
             return NAN;
-    static run_config_t glibc; /* the system allocator */
-    memset(&glibc, 0, sizeof glibc);
-    glibc.alloc = alloc_system();
-    snprintf(glibc.label, sizeof glibc.label, "%s", glibc.alloc->name);
     run_sample_t *s = calloc(1, sizeof *s);
     if (!s)
         return NAN;
     double v = NAN;
-    if (run_sample(o, &glibc, &lim, NULL, s) == 0) {
-        judge_status(o, &glibc, s);
+    if (run_sample(o, system, &lim, NULL, s) == 0) {
+        judge_status(o, system, s);
         if (s->status == RUN_OK && s->have_result)
             v = s->res.throughput;
     }
@@ -72,7 +68,7 @@ double execute_cell_ci(const double *v, size_t n)
  * the output cannot take another row). */
 static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progress)
 {
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     bool tty = c->tty;
     size_t cell = c->order[p], w = cell / r->ncfg, k = cell % r->ncfg;
     char ts[40];
@@ -91,8 +87,8 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
     c->spent += mono_now() - t0;
     char effective[CSV_FIELD_MAX];
     judge_sample(&c->cli.o, &r->cfg[k], c->s, effective, sizeof effective);
-    row_fill(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], r->versions[k], (int)b, c->s, effective,
-             c->cnt, ts, r->limits[w], c->cell_scale[cell]);
+    row_fill(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], c->st.versions[k], (int)b, c->s, effective,
+             c->cnt, ts, c->st.limits[w], c->cell_scale[cell]);
     /* the RSS lines first, then the row: a row is there only when all of
      * its sample is; a failed write leaves both files ending whole */
     const char *failed;
@@ -120,7 +116,7 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
  * invocations, whatever this one's --min-time. */
 static void load_scales(run_ctx_t *c)
 {
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     const csv_table_t *t = &c->prev;
     int cw = csv_col(t, "workload"), cp = csv_col(t, "workload_params"), cc = csv_col(t, "config"),
         cs = csv_col(t, "work_scale");
@@ -154,7 +150,7 @@ static void load_scales(run_ctx_t *c)
 static void calibrate_cells(run_ctx_t *c)
 {
     bool tty = c->tty;
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     double want = c->sp.min_time_s;
     if (want <= 0) { /* the work as given, unless a resumed file said otherwise */
         for (size_t i = 0; i < r->ncells; i++)
@@ -209,7 +205,7 @@ static void calibrate_cells(run_ctx_t *c)
 static void warm_up(run_ctx_t *c)
 {
     bool tty = c->tty;
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     plan_block_order(c->sp.seed, 0, r->ncells, c->order);
     for (unsigned wu = 0; wu < c->sp.warmup_runs && !run_interrupted(); wu++)
         for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
@@ -229,8 +225,8 @@ static void warm_up(run_ctx_t *c)
  * has converged.  Returns the exit code and the blocks run in *nblocks. */
 static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
 {
-    resolved_t *r = &c->r;
-    run_spec_t *sp = &c->sp;
+    const resolved_t *r = &c->r;
+    const run_spec_t *sp = &c->sp;
     unsigned k = c->cli.shard_k, n = c->cli.shard_n;
     unsigned b;
     for (b = 0; b < c->blocks && !run_interrupted(); b++) {
@@ -249,7 +245,7 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
             for (size_t p = 0; p < r->ncells && !used; p++)
                 used = c->order[p] / r->ncfg == w && plan_in_shard(b, p, r->ncells, k, n) &&
                        !c->done[b * r->ncells + p] && !c->converged[c->order[p]];
-            r->limits[w] = used ? measure_limit(&c->cli.o, &r->wl[w]) : NAN;
+            c->st.limits[w] = used ? measure_limit(&c->cli.o, &r->system, &r->wl[w]) : NAN;
         }
         for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
             if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||
@@ -267,7 +263,7 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
 
 int execute_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
 {
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     if (c->cli.resume && c->out.exists)
         load_scales(c);
     calibrate_cells(c);

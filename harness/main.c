@@ -69,27 +69,32 @@ static int cmd_calibrate(int argc, char **argv)
         if (wl_set(&a, kv, err, sizeof err))
             return die_usage("%s", err);
     }
-    static run_config_t glibc; /* the system allocator: no allocator in the way */
-    glibc.alloc = alloc_system();
-    snprintf(glibc.label, sizeof glibc.label, "%s", glibc.alloc->name);
+    run_config_t *glibc = calloc(1, sizeof *glibc); /* the system allocator: none in the way */
     run_sample_t *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!glibc || !s) {
+        free(glibc);
+        free(s);
         return 1;
+    }
+    glibc->alloc = alloc_system();
+    snprintf(glibc->label, sizeof glibc->label, "%s", glibc->alloc->name);
     double bw[5], fault[5];
     int n = 0;
     for (int r = 0; r < 5; r++) {
-        int rc = run_sample(&o, &glibc, &a, NULL, s);
+        int rc = run_sample(&o, glibc, &a, NULL, s);
         if (!rc)
-            judge_status(&o, &glibc, s);
+            judge_status(&o, glibc, s);
         if (rc || s->status != RUN_OK) {
             fprintf(stderr, "%s: calibrate: %s\n", prog, s->message);
             run_sample_free(s);
+            free(glibc);
             return 1;
         }
         bw[n] = s->res.throughput;
         fault[n++] = extra_value(s->res.extra, "fault_ns");
     }
     run_sample_free(s);
+    free(glibc);
     qsort(bw, (size_t)n, sizeof *bw, cmp_double);
     qsort(fault, (size_t)n, sizeof *fault, cmp_double);
     char size[32];
@@ -267,15 +272,17 @@ static int list_allocators(void)
     char worker[PATH_MAX], probe[PATH_MAX];
     if (find_tools(&o, worker, probe, sizeof worker))
         return 2;
+    run_config_t *c = malloc(sizeof *c);
+    if (!c)
+        return 1;
     printf("%-10s %-10s %-48s %s\n", "allocator", "installed", "library", "version (read from inside a child)");
     for (size_t i = 0; i < alloc_count(); i++) {
         const alloc_info_t *a = alloc_at(i);
-        static run_config_t c;
-        memset(&c, 0, sizeof c);
-        c.alloc = a;
-        snprintf(c.label, sizeof c.label, "%s", a->name);
-        (void)alloc_build_env(a, NULL, 0, &c.env); /* what the family always sets */
-        if (!alloc_is_system(a) && alloc_locate(a, c.lib, sizeof c.lib)) {
+        memset(c, 0, sizeof *c);
+        c->alloc = a;
+        snprintf(c->label, sizeof c->label, "%s", a->name);
+        (void)alloc_build_env(a, NULL, 0, &c->env); /* what the family always sets */
+        if (!alloc_is_system(a) && alloc_locate(a, c->lib, sizeof c->lib)) {
             char want[256];
             size_t off = 0;
             for (const char *const *so = a->sonames; *so; so++)
@@ -284,11 +291,12 @@ static int list_allocators(void)
             continue;
         }
         char version[128], err[1024];
-        if (judge_preflight(&o, &c, version, sizeof version, err, sizeof err))
-            printf("%-10s %-10s %-48s error: %s\n", a->name, "broken", c.lib[0] ? c.lib : "(libc)", err);
+        if (judge_preflight(&o, c, version, sizeof version, err, sizeof err))
+            printf("%-10s %-10s %-48s error: %s\n", a->name, "broken", c->lib[0] ? c->lib : "(libc)", err);
         else
-            printf("%-10s %-10s %-48s %s\n", a->name, "yes", c.lib[0] ? c.lib : "(libc)", version);
+            printf("%-10s %-10s %-48s %s\n", a->name, "yes", c->lib[0] ? c->lib : "(libc)", version);
     }
+    free(c);
     return 0;
 }
 
