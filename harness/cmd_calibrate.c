@@ -3,6 +3,7 @@
  * under glibc through run_sample, medians of five samples. */
 #include "cli.h"
 #include "counters.h"
+#include "judge.h"
 #include "csv.h"
 #include "mb_config.h"
 #include "registry.h"
@@ -64,24 +65,32 @@ int cmd_calibrate(int argc, char **argv)
         if (wl_set(&a, kv, err, sizeof err))
             return die_usage("%s", err);
     }
-    static run_config_t glibc; /* the system allocator: no allocator in the way */
-    glibc.alloc = alloc_system();
-    snprintf(glibc.label, sizeof glibc.label, "%s", glibc.alloc->name);
-    run_sample_t *s = malloc(sizeof *s);
-    if (!s)
+    run_config_t *glibc = calloc(1, sizeof *glibc); /* the system allocator: none in the way */
+    run_sample_t *s = calloc(1, sizeof *s);
+    if (!glibc || !s) {
+        free(glibc);
+        free(s);
         return 1;
+    }
+    glibc->alloc = alloc_system();
+    snprintf(glibc->label, sizeof glibc->label, "%s", glibc->alloc->name);
     double bw[5], fault[5];
     int n = 0;
     for (int r = 0; r < 5; r++) {
-        if (run_sample(&o, &glibc, &a, NULL, s, NULL, NULL) || s->status != RUN_OK) {
+        int rc = run_sample(&o, glibc, &a, NULL, s);
+        if (!rc)
+            judge_status(&o, glibc, s);
+        if (rc || s->status != RUN_OK) {
             fprintf(stderr, "%s: calibrate: %s\n", prog, s->message);
-            free(s);
+            run_sample_free(s);
+            free(glibc);
             return 1;
         }
         bw[n] = s->res.throughput;
         fault[n++] = extra_value(s->res.extra, "fault_ns");
     }
-    free(s);
+    run_sample_free(s);
+    free(glibc);
     qsort(bw, (size_t)n, sizeof *bw, cmp_double);
     qsort(fault, (size_t)n, sizeof *fault, cmp_double);
     char size[32];

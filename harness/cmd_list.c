@@ -3,6 +3,7 @@
  * registries; --json is the workloads' descriptors for tests and scripts. */
 #include "cli.h"
 #include "counters.h"
+#include "judge.h"
 #include "csv.h"
 #include "mb_config.h"
 #include "registry.h"
@@ -158,15 +159,17 @@ static int list_allocators(void)
     char worker[PATH_MAX], probe[PATH_MAX];
     if (find_tools(&o, worker, probe, sizeof worker))
         return 2;
+    run_config_t *c = malloc(sizeof *c);
+    if (!c)
+        return 1;
     printf("%-10s %-10s %-48s %s\n", "allocator", "installed", "library", "version (read from inside a child)");
     for (size_t i = 0; i < alloc_count(); i++) {
         const alloc_info_t *a = alloc_at(i);
-        static run_config_t c;
-        memset(&c, 0, sizeof c);
-        c.alloc = a;
-        snprintf(c.label, sizeof c.label, "%s", a->name);
-        (void)alloc_build_env(a, NULL, 0, &c.env); /* what the family always sets */
-        if (!alloc_is_system(a) && alloc_locate(a, c.lib, sizeof c.lib)) {
+        memset(c, 0, sizeof *c);
+        c->alloc = a;
+        snprintf(c->label, sizeof c->label, "%s", a->name);
+        (void)alloc_build_env(a, NULL, 0, &c->env); /* what the family always sets */
+        if (!alloc_is_system(a) && alloc_locate(a, c->lib, sizeof c->lib)) {
             char want[256];
             size_t off = 0;
             for (const char *const *so = a->sonames; *so; so++)
@@ -175,11 +178,12 @@ static int list_allocators(void)
             continue;
         }
         char version[128], err[1024];
-        if (verify_preflight(&o, &c, version, sizeof version, err, sizeof err))
-            printf("%-10s %-10s %-48s error: %s\n", a->name, "broken", c.lib[0] ? c.lib : "(libc)", err);
+        if (judge_preflight(&o, c, version, sizeof version, err, sizeof err))
+            printf("%-10s %-10s %-48s error: %s\n", a->name, "broken", c->lib[0] ? c->lib : "(libc)", err);
         else
-            printf("%-10s %-10s %-48s %s\n", a->name, "yes", c.lib[0] ? c.lib : "(libc)", version);
+            printf("%-10s %-10s %-48s %s\n", a->name, "yes", c->lib[0] ? c->lib : "(libc)", version);
     }
+    free(c);
     return 0;
 }
 

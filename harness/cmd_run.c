@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "counters.h"
 #include "csv.h"
+#include "judge.h"
 #include "schedule.h"
 #include "output.h"
 #include "plan.h"
@@ -14,7 +15,6 @@
 #include "sysinfo.h"
 #include "tools.h"
 #include "units.h"
-#include "verify.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -124,7 +124,7 @@ static void ctx_free(run_ctx_t *c)
     free(c->cell_args);
     free(c->cell_scale);
     free(c->row);
-    free(c->s);
+    run_sample_free(c->s);
     free(c);
 }
 
@@ -155,7 +155,7 @@ static int choose_seed(run_ctx_t *c)
 
 static void print_plan(run_ctx_t *c)
 {
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     for (unsigned b = 0; b < (unsigned)c->sp.reps; b++) {
         plan_block_order(c->sp.seed, b, r->ncells, c->order);
         for (size_t p = 0; p < r->ncells; p++) {
@@ -190,13 +190,13 @@ static int preflight(run_ctx_t *c)
 {
     char err[1024];
     for (size_t k = 0; k < c->r.ncfg; k++) {
-        if (verify_preflight(&c->cli.o, &c->r.cfg[k], c->r.versions[k], sizeof c->r.versions[k], err,
+        if (judge_preflight(&c->cli.o, &c->r.cfg[k], c->st.versions[k], sizeof c->st.versions[k], err,
                              sizeof err)) {
             fprintf(stderr, "%s: %s\n", prog, err);
             return run_interrupted() ? 130 : 1;
         }
         if (!c->cli.quiet)
-            fprintf(stderr, "%s: %-40s %s %s\n", prog, c->r.cfg[k].label, c->r.versions[k],
+            fprintf(stderr, "%s: %-40s %s %s\n", prog, c->r.cfg[k].label, c->st.versions[k],
                     c->r.cfg[k].lib[0] ? c->r.cfg[k].lib : "(libc)");
     }
     return 0;
@@ -213,12 +213,12 @@ static int open_outputs(run_ctx_t *c, int full_argc, char **full_argv)
     if (rc)
         return die_for(rc, "%s", err);
     for (size_t w = 0; w < c->r.nw; w++)
-        c->r.limits[w] = NAN; /* measured block by block, beside the samples they bound */
+        c->st.limits[w] = NAN; /* measured block by block, beside the samples they bound */
     if (!c->out.sidecars)
         return 0;
     rc = sidecar_write(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
-                       c->r.cfg, c->r.ncfg, c->r.versions, &c->cli.o, c->r.wl,
-                       c->sp.limit ? c->r.limits : NULL, c->r.nw);
+                       c->r.cfg, c->r.ncfg, c->st.versions, &c->cli.o, c->r.wl,
+                       c->sp.limit ? c->st.limits : NULL, c->r.nw);
     if (rc)
         fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, c->out.meta, strerror(-rc));
     return 0;
@@ -283,7 +283,7 @@ static int ctx_alloc(run_ctx_t *c)
     c->cell_args = calloc(cells, sizeof *c->cell_args);
     c->cell_scale = calloc(cells, sizeof *c->cell_scale);
     c->row = malloc(sizeof *c->row);
-    c->s = malloc(sizeof *c->s);
+    c->s = calloc(1, sizeof *c->s);
     if (!c->order || !c->done || !c->tput || !c->ntput || !c->converged || !c->cell_args || !c->cell_scale ||
         !c->row || !c->s)
         return -ENOMEM;

@@ -1,6 +1,7 @@
 /* output.c - the run's output files: refuse before the proof, create or
- * repair after it, and keep the CSV and its RSS series ending in whole
- * samples whatever happens (see output.h). */
+ * repair after it, write each sample's RSS lines and row, and keep the CSV
+ * and its RSS series ending in whole samples whatever happens (see
+ * output.h). */
 #include "output.h"
 #include "fileio.h"
 #include "sysinfo.h"
@@ -266,22 +267,28 @@ int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err,
     return 0;
 }
 
-int out_series_flush(out_t *o)
+static void series_rollback(out_t *o);
+
+/* Push the series' lines to the file; on failure cut it back to the last
+ * whole sample.  -errno. */
+static int series_flush(out_t *o)
 {
     if (!o->series || fflush(o->series) == 0)
         return 0;
     int rc = errno ? -errno : -EIO;
-    out_series_rollback(o);
+    series_rollback(o);
     return rc;
 }
 
-void out_series_mark(out_t *o)
+/* A row is written: the series is whole up to here. */
+static void series_mark(out_t *o)
 {
     if (o->series)
         o->series_good = lseek(fileno(o->series), 0, SEEK_END);
 }
 
-void out_series_rollback(out_t *o)
+/* Undo the lines since the last mark (the row could not be written). */
+static void series_rollback(out_t *o)
 {
     if (!o->series)
         return;
@@ -296,6 +303,26 @@ void out_series_rollback(out_t *o)
         if (!o->series)
             close(keep);
     }
+}
+
+int out_write_sample(out_t *o, const char *run_id, size_t sample, const run_sample_t *s, const csv_row_t *row,
+                     const char **failed)
+{
+    *failed = NULL;
+    for (size_t i = 0; o->series && i < s->nrss; i++)
+        fprintf(o->series, "%s,%zu,%.4f,%ld\n", run_id, sample, s->rss[i].t, s->rss[i].rss_kib);
+    int rc = series_flush(o);
+    if (rc) {
+        *failed = o->rss;
+        return rc;
+    }
+    if ((rc = csv_write_row(&o->w, row))) {
+        series_rollback(o);
+        *failed = o->csv;
+        return rc;
+    }
+    series_mark(o);
+    return 0;
 }
 
 void out_sidecar_paths(const char *csv, char *meta, char *rss, size_t len)

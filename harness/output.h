@@ -11,6 +11,7 @@
 #define MB_OUTPUT_H
 #include "csv.h"
 #include "outfile.h"
+#include "sample.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -48,13 +49,12 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
  * next free name is chosen.  Notes on a repaired file go to stderr. */
 int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err, size_t errlen);
 
-/* After each sample, before its row: push its RSS lines to the file; on
- * failure cut the series back to the last whole sample.  -errno. */
-int out_series_flush(out_t *o);
-/* Its row is written: the series is whole up to here. */
-void out_series_mark(out_t *o);
-/* Undo the lines since the last mark (the row could not be written). */
-void out_series_rollback(out_t *o);
+/* One judged sample: its RSS lines ("run_id,sample,t_s,rss_kib", one per
+ * reading kept in s) and then its row, both or neither: a failed write
+ * leaves both files ending at the last whole sample.  0, or -errno with
+ * *failed naming the file that could not be written. */
+int out_write_sample(out_t *o, const char *run_id, size_t sample, const run_sample_t *s, const csv_row_t *row,
+                     const char **failed);
 
 /* Write text to path through path.tmp and a rename (outfile_open: a
  * device or FIFO is written in place).  When keep_previous is

@@ -118,6 +118,9 @@ int resolve_spec(const run_spec_t *sp, resolved_t *r)
     if (configs_resolve(sp, r->cfg, &r->ncfg))
         return 2;
     r->ncells = r->nw * r->ncfg;
+    memset(&r->system, 0, sizeof r->system);
+    r->system.alloc = alloc_system();
+    snprintf(r->system.label, sizeof r->system.label, "%s", r->system.alloc->name);
     r->nextra = 0;
     spec_at(sp, sp->events_line);
     snprintf(r->evbuf, sizeof r->evbuf, "%s", sp->events);

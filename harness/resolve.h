@@ -13,13 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Everything one invocation works with, resolved from the spec. */
+/* The plan: everything one invocation works with, resolved from the spec,
+ * and read-only once resolve_spec returns (what changes during the run is
+ * in execute.h's run_state_t). */
 typedef struct {
     size_t nw, ncfg, ncells;
     wl_args_t wl[SPEC_MAX_WORKLOADS];
     run_config_t cfg[SPEC_MAX_CONFIGS];
-    char versions[SPEC_MAX_CONFIGS][128];
-    double limits[SPEC_MAX_WORKLOADS];
+    run_config_t system;          /* the system allocator: a workload's limit runs under it */
     const char *extra[SPEC_MAX_EVENTS];
     size_t nextra;
     char evbuf[SPEC_TEXT];

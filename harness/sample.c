@@ -1,7 +1,7 @@
 /* sample.c - one sample, one child: fork, stop before exec while the counters
  * are opened on the child, release, then poll the child's pidfd, its region
  * markers, its output and the probe's report while sampling RSS, until it
- * exits or its time is up. */
+ * exits or its time is up.  It only observes: judge.c gives the status. */
 #include "sample.h"
 #include "units.h"
 #include "probe.h"
@@ -30,7 +30,7 @@ extern char **environ;
 
 #define CHILD_SYNC_FD 3
 #define CHILD_PROBE_FD 4
-#define OUTPUT_KEEP 4096
+#define OUTPUT_KEEP RUN_OUTPUT_KEEP
 #define PROBE_BUF (64 * 1024)
 #define ENV_PATH "/usr/bin/env"
 
@@ -335,20 +335,15 @@ typedef struct child {
     pid_t pid;
     int statm_fd;
     double t0;
-    FILE *series;
-    const char *tag;
     char sync_buf[WL_RESULT_LINE_MAX + 2 * TOKEN_LEN];
     const tokens_t *tok;
     char forged[192];               /* the first line without the sample's secret */
     size_t sync_len;
-    char out_buf[OUTPUT_KEEP];      /* the last bytes of the child's output ... */
-    size_t out_len;
-    char out_head[OUTPUT_KEEP];     /* ... and the first: allocators report at start-up */
-    size_t head_len;
+    size_t out_len;                 /* s->out_tail: the last bytes of the child's output ... */
+    size_t head_len;                /* s->out_head: ... and the first: allocators report at start-up */
     unsigned long long out_total;   /* bytes of output in all: more than a window keeps? */
     char *probe_buf;
     size_t probe_len;
-    char fail[512];
     double t_begin, t_end;          /* the region markers, when the program sent them */
     int fail_fd;                    /* spawn's: why the child never ran its program */
     long oom_before;                /* /proc/vmstat oom_kill when it started */
@@ -364,8 +359,16 @@ static void rss_sample(child_t *ch)
     if (rss > ch->s->rss_peak_kib)
         ch->s->rss_peak_kib = rss;
     ch->s->rss_samples++;
-    if (ch->series)
-        fprintf(ch->series, "%s,%.4f,%ld\n", ch->tag, now_s() - ch->t0, rss);
+    run_sample_t *s = ch->s;
+    if (s->nrss == s->rss_cap) {
+        size_t cap = s->rss_cap ? 2 * s->rss_cap : 256;
+        run_rss_point_t *more = realloc(s->rss, cap * sizeof *more);
+        if (!more)
+            return; /* the reading counts; the series lacks it */
+        s->rss = more;
+        s->rss_cap = cap;
+    }
+    s->rss[s->nrss++] = (run_rss_point_t){now_s() - ch->t0, rss};
 }
 
 /* The line after its "<token> ", or NULL when it does not start so. */
@@ -429,11 +432,11 @@ static void sync_line(child_t *ch, char *raw, int sync_fd)
         char why[256];
         if (wl_result_parse(line, &s->res, why, sizeof why) == 0)
             s->have_result = true;
-        else if (!ch->fail[0])
-            snprintf(ch->fail, sizeof ch->fail, "bad result line: %s", why);
-    } else if (!strncmp(line, "fail ", 5) && !ch->fail[0]) {
+        else if (!ch->s->fail[0])
+            snprintf(ch->s->fail, sizeof ch->s->fail, "bad result line: %s", why);
+    } else if (!strncmp(line, "fail ", 5) && !ch->s->fail[0]) {
         /* the first failure is the cause; later ones are its consequences */
-        snprintf(ch->fail, sizeof ch->fail, "%s", line + 5);
+        snprintf(ch->s->fail, sizeof ch->s->fail, "%s", line + 5);
     }
 }
 
@@ -471,23 +474,23 @@ static void out_read(child_t *ch, int fd, int *eof)
     size_t add = (size_t)n, head = OUTPUT_KEEP - 1 - ch->head_len;
     ch->out_total += add;
     head = head < add ? head : add;
-    memcpy(ch->out_head + ch->head_len, buf, head);
+    memcpy(ch->s->out_head + ch->head_len, buf, head);
     ch->head_len += head;
-    ch->out_head[ch->head_len] = '\0';
+    ch->s->out_head[ch->head_len] = '\0';
     /* keep the last OUTPUT_KEEP-1 bytes */
     if (add >= OUTPUT_KEEP - 1) {
-        memcpy(ch->out_buf, buf + add - (OUTPUT_KEEP - 1), OUTPUT_KEEP - 1);
+        memcpy(ch->s->out_tail, buf + add - (OUTPUT_KEEP - 1), OUTPUT_KEEP - 1);
         ch->out_len = OUTPUT_KEEP - 1;
     } else {
         if (ch->out_len + add > OUTPUT_KEEP - 1) {
             size_t drop = ch->out_len + add - (OUTPUT_KEEP - 1);
-            memmove(ch->out_buf, ch->out_buf + drop, ch->out_len - drop);
+            memmove(ch->s->out_tail, ch->s->out_tail + drop, ch->out_len - drop);
             ch->out_len -= drop;
         }
-        memcpy(ch->out_buf + ch->out_len, buf, add);
+        memcpy(ch->s->out_tail + ch->out_len, buf, add);
         ch->out_len += add;
     }
-    ch->out_buf[ch->out_len] = '\0';
+    ch->s->out_tail[ch->out_len] = '\0';
 }
 
 static void probe_read(child_t *ch, int fd, int *eof)
@@ -571,39 +574,10 @@ static void probe_set(run_sample_t *s, const char *key, const char *val)
 static void output_keys(child_t *ch)
 {
     char copy[OUTPUT_KEEP], key[128], val[256], *save = NULL;
-    snprintf(copy, sizeof copy, "%s", ch->out_head);
+    snprintf(copy, sizeof copy, "%s", ch->s->out_head);
     for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
         if (alloc_output_line(ch->c->alloc, l, key, sizeof key, val, sizeof val))
             probe_set(ch->s, key, val);
-}
-
-/* The allocator's own complaint about a setting, as one line (two when the
- * first ends with ':' and names what follows), or NULL. */
-static const char *rejection(const child_t *ch, char *line, size_t len)
-{
-    const char *at = alloc_rejection(ch->c->alloc, ch->out_head);
-    if (!at)
-        at = alloc_rejection(ch->c->alloc, ch->out_buf);
-    if (!at)
-        return NULL;
-    size_t n = strcspn(at, "\n");
-    if (n && at[n - 1] == ':' && at[n] == '\n')
-        n += 1 + strcspn(at + n + 1, "\n");
-    snprintf(line, len, "%.*s", (int)n, at);
-    for (char *q = line; *q; q++)
-        if (*q == '\n' || *q == '\t')
-            *q = ' ';
-    return line;
-}
-
-/* The last non-empty line of the child's output, for messages. */
-static const char *last_line(char *buf)
-{
-    size_t len = strlen(buf);
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-        buf[--len] = '\0';
-    char *nl = strrchr(buf, '\n');
-    return nl ? nl + 1 : buf;
 }
 
 /* What the watch loop learns about the child's end. */
@@ -614,64 +588,6 @@ typedef struct ending {
     int stop_signal;        /* it stopped (SIGSTOP, SIGTSTP...): killed then */
     double t_end;
 } ending_t;
-
-/* What the harness saw of the child's end, for ending_describe. */
-static void ending_facts(const child_t *ch, const struct ending *e, const char *tail, ending_facts_t *f)
-{
-    f->timed_out = e->timed_out;
-    f->timeout_s = ch->o->timeout_s;
-    f->interrupted = interrupted;
-    f->stop_signal = e->stop_signal;
-    long now = ending_oom_kills();
-    f->oom_kills = now >= 0 && ch->oom_before >= 0 ? now - ch->oom_before : -1;
-    f->tail = tail;
-    f->fail = ch->fail;
-}
-
-static void finish_status(child_t *ch, const struct ending *e)
-{
-    run_sample_t *s = ch->s;
-    char out_copy[OUTPUT_KEEP];
-    snprintf(out_copy, sizeof out_copy, "%s", ch->out_buf);
-    const char *tail = last_line(out_copy);
-    char why[256], what[128];
-    const char *rejected = rejection(ch, why, sizeof why);
-    ending_facts_t f = {.wstatus = e->wstatus};
-    ending_facts(ch, e, tail, &f);
-    if (ch->fail_fd >= 0 && spawn_failure(ch->fail_fd, what, sizeof what, &f.setup_errno) == 0)
-        f.setup_what = what;
-    static const run_status_t as_run[] = {
-        [ENDING_OK] = RUN_OK, [ENDING_ERROR] = RUN_ERROR,
-        [ENDING_CRASHED] = RUN_CRASHED, [ENDING_TIMEOUT] = RUN_TIMEOUT,
-    };
-    ending_status_t st = ending_describe(&f, s->message, sizeof s->message);
-    if (st != ENDING_OK) {
-        s->status = as_run[st];
-    } else if (ch->forged[0]) {
-        /* the proof or the result did not come from the probe or the worker */
-        s->status = RUN_ERROR;
-        s->untrusted = true;
-        snprintf(s->message, sizeof s->message, "%s", ch->forged);
-    } else if (!s->have_result) {
-        s->status = RUN_ERROR;
-        /* a result line that did not parse says why (ch->fail) */
-        snprintf(s->message, sizeof s->message, "%s exited without a result%s%s",
-                 ch->l->what, ch->fail[0] || *tail ? ": " : "",
-                 ch->fail[0] ? ch->fail : tail);
-    } else if (s->proc_mismatch[0]) {
-        /* a child of the command escaped the allocator asked for */
-        s->status = RUN_ERROR;
-        s->untrusted = true;
-        snprintf(s->message, sizeof s->message, "%s", s->proc_mismatch);
-    } else if (rejected) {
-        /* an allocator that carries on after a bad setting: we do not */
-        s->status = RUN_ERROR;
-        s->untrusted = true;
-        snprintf(s->message, sizeof s->message, "%s rejected a setting: %s", ch->c->alloc->name, rejected);
-    } else {
-        s->status = RUN_OK;
-    }
-}
 
 /* The sample's descriptors: sync socket, probe, output and go pipes,
  * [0] the harness's end, [1] the child's (go: the reverse). */
@@ -755,21 +671,21 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
 }
 
 /* The figure metric=re finds in the output kept (its last 4 KiB, else its
- * first): 0, or -errno with the reason in ch->fail. */
+ * first): 0, or -errno with the reason in ch->s->fail. */
 static int command_metric(child_t *ch, const char *re, double *v)
 {
     bool cut = ch->out_total > ch->out_len;
-    int rc = launch_metric(re, ch->out_buf, cut, false, v);
+    int rc = launch_metric(re, ch->s->out_tail, cut, false, v);
     if (rc == -ENOENT)
-        rc = launch_metric(re, ch->out_head, false, ch->out_total > ch->head_len, v);
+        rc = launch_metric(re, ch->s->out_head, false, ch->out_total > ch->head_len, v);
     if (rc == -ERANGE)
-        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched a number that is not finite (inf, nan, "
+        snprintf(ch->s->fail, sizeof ch->s->fail, "metric '%s' matched a number that is not finite (inf, nan, "
                  "or beyond a double's range)", re);
     else if (rc == -EMSGSIZE)
-        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched a line cut by the %d-byte window of "
+        snprintf(ch->s->fail, sizeof ch->s->fail, "metric '%s' matched a line cut by the %d-byte window of "
                  "output kept: its figure may have lost digits", re, OUTPUT_KEEP - 1);
     else if (rc)
-        snprintf(ch->fail, sizeof ch->fail, "metric '%s' matched no number in the command's output "
+        snprintf(ch->s->fail, sizeof ch->s->fail, "metric '%s' matched no number in the command's output "
                  "(its first and last 4 KiB)", re);
     return rc;
 }
@@ -781,7 +697,7 @@ static void command_result(child_t *ch, const ending_t *e)
 {
     run_sample_t *s = ch->s;
     if (e->timed_out || !WIFEXITED(e->wstatus) || WEXITSTATUS(e->wstatus) != 0)
-        return; /* finish_status says why */
+        return; /* judge_status says why */
     double region = ch->t_end - ch->t_begin;
     if (!s->have_region) {
         for (size_t i = 0; i < CNT_MAX; i++) {
@@ -867,10 +783,22 @@ int run_check(const wl_args_t *a, char *err, size_t errlen)
     return launcher_of(a)->check(a, err, errlen);
 }
 
-/* The figures of a finished child: times, rusage, probe report, status. */
+/* The figures of a finished child: how it ended, times, rusage, probe
+ * report (judge.c turns them into a status). */
 static void collect(child_t *ch, const ending_t *e)
 {
     run_sample_t *out = ch->s;
+    out->wstatus = e->wstatus;
+    out->timed_out = e->timed_out;
+    out->interrupted = interrupted != 0;
+    out->stop_signal = e->stop_signal;
+    long oom_now = ending_oom_kills();
+    out->oom_kills = oom_now >= 0 && ch->oom_before >= 0 ? oom_now - ch->oom_before : -1;
+    if (ch->fail_fd < 0 ||
+        spawn_failure(ch->fail_fd, out->setup_what, sizeof out->setup_what, &out->setup_errno))
+        out->setup_what[0] = '\0', out->setup_errno = 0;
+    snprintf(out->forged, sizeof out->forged, "%s", ch->forged);
+    out->what = ch->l->what;
     if (ch->cnt) {
         cnt_read(ch->cnt, out->total);
         cnt_close(ch->cnt);
@@ -885,7 +813,6 @@ static void collect(child_t *ch, const ending_t *e)
     output_keys(ch);
     if (ch->l->result)
         ch->l->result(ch, e);
-    finish_status(ch, e);
 }
 
 /* Orphans of the sample reparent to the harness; what is our child
@@ -952,10 +879,21 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     return 0;
 }
 
-int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
-               run_sample_t *out, FILE *rss_series, const char *series_tag)
+void run_sample_free(run_sample_t *s)
 {
+    if (s)
+        free(s->rss);
+    free(s);
+}
+
+int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
+               run_sample_t *out)
+{
+    run_rss_point_t *rss = out->rss; /* the readings' room is kept for the next sample */
+    size_t cap = out->rss_cap;
     memset(out, 0, sizeof *out);
+    out->rss = rss;
+    out->rss_cap = cap;
     out->rss_final_kib = -1;
     char keys[2048];
     alloc_probe_keys(c->alloc, keys, sizeof keys);
@@ -971,8 +909,8 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
         return rc;
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
-    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1, .fail_fd = -1, .series = rss_series,
-                  .tag = series_tag ? series_tag : ""};
+    child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1,
+                  .fail_fd = -1};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
         pipe2(p.pp, O_CLOEXEC) || pipe2(p.op, O_CLOEXEC) || pipe2(p.gp, O_CLOEXEC))

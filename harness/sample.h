@@ -42,11 +42,34 @@ typedef struct {
 typedef enum { RUN_OK, RUN_ERROR, RUN_CRASHED, RUN_TIMEOUT } run_status_t;
 
 #define RUN_PROBE_MAX 128
+#define RUN_OUTPUT_KEEP 4096
 
+/* One RSS reading: seconds since the child was let go, and KiB. */
 typedef struct {
+    double t;
+    long rss_kib;
+} run_rss_point_t;
+
+/* One sample: what run_sample observed, then the verdict that only
+ * judge.c writes (run_sample leaves it zero). */
+typedef struct {
+    /* the verdict (judge.c) */
     run_status_t status;
     char message[1024];
     bool untrusted;                         /* wrong allocator or setting: report no figures */
+    /* how the child ended */
+    int wstatus;                            /* as wait(2) gives it */
+    bool timed_out;                         /* killed at --timeout */
+    bool interrupted;                       /* killed because the harness was asked to stop */
+    const char *what;                       /* "worker" or "the command", for messages */
+    char out_head[RUN_OUTPUT_KEEP];         /* the first bytes of its output ... */
+    char out_tail[RUN_OUTPUT_KEEP];         /* ... and the last */
+    char fail[512];                         /* its first "fail" line, or why its result was bad */
+    int stop_signal;                        /* > 0: it stopped with this signal (and was killed) */
+    long oom_kills;                         /* rise of /proc/vmstat oom_kill meanwhile; < 0 unknown */
+    int setup_errno;                        /* > 0: it failed before its program ran ... */
+    char setup_what[128];                   /* ... at this step (spawn_failure) */
+    char forged[192];                       /* the first line on fd 3 or 4 without the secret */
     /* whole process */
     double wall_s, user_s, sys_s;
     long maxrss_kib, minflt, majflt;
@@ -61,6 +84,8 @@ typedef struct {
     /* processes of the sample still running when it ended (daemons, a
      * setsid'd grandchild), killed then so none competes with the next */
     unsigned stragglers;
+    run_rss_point_t *rss;                   /* the readings kept (rss_samples of them, unless */
+    size_t nrss, rss_cap;                   /* memory ran out): kept from one run_sample to the next */
     /* the worker's result line (result.h): have_result when one came whole */
     bool have_result;
     wl_report_t res;
@@ -101,12 +126,16 @@ int run_check(const wl_args_t *a, char *err, size_t errlen);
  * `perf stat --`; allocator variables set in our environment get `-u`. */
 int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a);
 
-/* Run one sample.  cnt may be NULL (no counters: the pre-flight check);
- * rss_series may be NULL; series_tag prefixes its lines ("run_id,sample").
- * Returns 0 with the outcome in out->status, or -errno when the harness
- * itself could not start the child (out of fds, fork failed). */
+/* Run one sample and observe it: how it ended, its counters, its output's
+ * head and tail, the probe's keys, its RSS readings.  It judges nothing:
+ * judge_sample (judge.h) gives the status.  cnt may be NULL (no counters:
+ * the pre-flight check).  out starts zeroed (calloc) and is released with
+ * run_sample_free.  Returns 0, or -errno when the harness itself could not
+ * start the child (out of fds, fork failed). */
 int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
-               run_sample_t *out, FILE *rss_series, const char *series_tag);
+               run_sample_t *out);
+/* Free what a sample holds (its RSS readings) and the sample itself. */
+void run_sample_free(run_sample_t *s);
 
 /* Ask the running sample to stop (from a signal handler): the child is
  * killed and the sample comes back with status error "interrupted". */

@@ -1,13 +1,14 @@
 /* schedule.c - running the plan of one invocation (contract: schedule.h):
- * one fresh child per sample through sample.c, its row written whole or not at
- * all, each workload's limit measured at the start of the block that uses
- * it, adaptive runs stopped once every cell has converged. */
+ * one fresh child per sample through sample.c, judged by judge.c, its RSS
+ * lines and row written by output.c whole or not at all, each workload's
+ * limit measured at the start of the block that uses it, adaptive runs
+ * stopped once every cell has converged. */
 #include "cli.h"
+#include "judge.h"
 #include "schedule.h"
 #include "plan.h"
 #include "registry.h"
 #include "units.h"
-#include "verify.h"
 #include "workload.h"
 
 #include <math.h>
@@ -17,9 +18,9 @@
 #include <time.h>
 
 /* The workload's own upper bound (wl_t.limit): one sample of the same spec
- * with the allocator taken out of the loop, run under glibc without
- * counters; its throughput, or NAN. */
-static double measure_limit(const run_opts_t *o, const wl_args_t *a)
+ * with the allocator taken out of the loop, run under the plan's system
+ * allocator without counters; its throughput, or NAN. */
+static double measure_limit(const run_opts_t *o, const run_config_t *system, const wl_args_t *a)
 {
     if (!a->wl->limit)
         return NAN;
@@ -30,17 +31,16 @@ static double measure_limit(const run_opts_t *o, const wl_args_t *a)
     for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
         if (wl_set(&lim, kv, err, sizeof err))
             return NAN;
-    static run_config_t glibc; /* the system allocator */
-    memset(&glibc, 0, sizeof glibc);
-    glibc.alloc = alloc_system();
-    snprintf(glibc.label, sizeof glibc.label, "%s", glibc.alloc->name);
-    run_sample_t *s = malloc(sizeof *s);
+    run_sample_t *s = calloc(1, sizeof *s);
     if (!s)
         return NAN;
     double v = NAN;
-    if (run_sample(o, &glibc, &lim, NULL, s, NULL, NULL) == 0 && s->status == RUN_OK && s->have_result)
-        v = s->res.throughput;
-    free(s);
+    if (run_sample(o, system, &lim, NULL, s) == 0) {
+        judge_status(o, system, s);
+        if (s->status == RUN_OK && s->have_result)
+            v = s->res.throughput;
+    }
+    run_sample_free(s);
     return v;
 }
 
@@ -69,47 +69,36 @@ double execute_cell_ci(const double *v, size_t n)
  * the output cannot take another row). */
 static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progress)
 {
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     bool tty = c->tty;
     size_t cell = c->order[p], w = cell / r->ncfg, k = cell % r->ncfg;
-    char ts[40], tag[96];
+    char ts[40];
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&rt.tv_sec));
     snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03ldZ", rt.tv_nsec / 1000000);
-    snprintf(tag, sizeof tag, "%s,%zu", c->run_id, c->nrun);
     double t0 = mono_now();
-    int rc = run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[cell], c->cnt, c->s, c->out.series, tag);
+    int rc = run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[cell], c->cnt, c->s);
     if (rc) {
         fprintf(stderr, "%s%s: cannot start a sample: %s\n", tty ? "\n" : "", prog, strerror(-rc));
         return 1;
     }
-    if (run_interrupted()) {
-        out_series_rollback(&c->out); /* the sample cut short is dropped whole */
-        return 0;
-    }
+    if (run_interrupted())
+        return 0; /* the sample cut short is dropped whole */
     c->spent += mono_now() - t0;
     char effective[CSV_FIELD_MAX];
-    effective[0] = '\0';
-    verify_sample(&r->cfg[k], c->s, effective, sizeof effective);
-    row_fill(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], r->versions[k], (int)b, c->s, effective,
-             c->cnt, ts, r->limits[w], c->cell_scale[cell]);
+    judge_sample(&c->cli.o, &r->cfg[k], c->s, effective, sizeof effective);
+    row_fill(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], c->st.versions[k], (int)b, c->s, effective,
+             c->cnt, ts, c->st.limits[w], c->cell_scale[cell]);
     /* the RSS lines first, then the row: a row is there only when all of
      * its sample is; a failed write leaves both files ending whole */
-    const char *failed = NULL;
-    if ((rc = out_series_flush(&c->out)))
-        failed = c->out.rss;
-    else if ((rc = csv_write_row(&c->out.w, c->row))) {
-        out_series_rollback(&c->out);
-        failed = c->out.csv;
-    }
-    if (failed) {
+    const char *failed;
+    if ((rc = out_write_sample(&c->out, c->run_id, c->nrun, c->s, c->row, &failed))) {
         fprintf(stderr, "%s%s: cannot write '%s': %s; stopped, the files end at the last whole sample: "
                 "make room and continue with the same command and --resume\n", tty ? "\n" : "", prog, failed,
                 strerror(-rc));
         return 1;
     }
-    out_series_mark(&c->out);
     c->nrun++;
     if (c->s->status == RUN_OK) {
         c->nok++;
@@ -128,7 +117,7 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
  * invocations, whatever this one's --min-time. */
 static void load_scales(run_ctx_t *c)
 {
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     const csv_table_t *t = &c->prev;
     int cw = csv_col(t, "workload"), cp = csv_col(t, "workload_params"), cc = csv_col(t, "config"),
         cs = csv_col(t, "work_scale");
@@ -162,7 +151,7 @@ static void load_scales(run_ctx_t *c)
 static void calibrate_cells(run_ctx_t *c)
 {
     bool tty = c->tty;
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     double want = c->sp.min_time_s;
     if (want <= 0) { /* the work as given, unless a resumed file said otherwise */
         for (size_t i = 0; i < r->ncells; i++)
@@ -191,8 +180,11 @@ static void calibrate_cells(run_ctx_t *c)
                     r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label);
         for (int round = 0; round < 3 && !run_interrupted(); round++) {
             const run_sample_t *s = c->s;
-            if (run_sample(&c->cli.o, &r->cfg[i % r->ncfg], &c->cell_args[i], c->cnt, c->s, NULL, NULL) ||
-                s->status != RUN_OK || !s->have_result || !(s->res.region_s > 0) || s->res.region_s >= want)
+            const run_config_t *cfg = &r->cfg[i % r->ncfg];
+            if (run_sample(&c->cli.o, cfg, &c->cell_args[i], c->cnt, c->s))
+                break;
+            judge_status(&c->cli.o, cfg, c->s);
+            if (s->status != RUN_OK || !s->have_result || !(s->res.region_s > 0) || s->res.region_s >= want)
                 break;
             /* 10% over the target, so that a sample a little faster than
              * this one still lasts long enough */
@@ -214,14 +206,14 @@ static void calibrate_cells(run_ctx_t *c)
 static void warm_up(run_ctx_t *c)
 {
     bool tty = c->tty;
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     plan_block_order(c->sp.seed, 0, r->ncells, c->order);
     for (unsigned wu = 0; wu < c->sp.warmup_runs && !run_interrupted(); wu++)
         for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
             if (!plan_in_shard(0, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
                 continue;
             size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
-            if (run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s, NULL, NULL))
+            if (run_sample(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s))
                 break;
             if (tty)
                 fprintf(stderr, "\r\033[Kwarm-up %zu/%zu: %s %s", p + 1, r->ncells, r->wl[w].wl->name,
@@ -234,8 +226,8 @@ static void warm_up(run_ctx_t *c)
  * has converged.  Returns the exit code and the blocks run in *nblocks. */
 static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
 {
-    resolved_t *r = &c->r;
-    run_spec_t *sp = &c->sp;
+    const resolved_t *r = &c->r;
+    const run_spec_t *sp = &c->sp;
     unsigned k = c->cli.shard_k, n = c->cli.shard_n;
     unsigned b;
     for (b = 0; b < c->blocks && !run_interrupted(); b++) {
@@ -254,7 +246,7 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
             for (size_t p = 0; p < r->ncells && !used; p++)
                 used = c->order[p] / r->ncfg == w && plan_in_shard(b, p, r->ncells, k, n) &&
                        !c->done[b * r->ncells + p] && !c->converged[c->order[p]];
-            r->limits[w] = used ? measure_limit(&c->cli.o, &r->wl[w]) : NAN;
+            c->st.limits[w] = used ? measure_limit(&c->cli.o, &r->system, &r->wl[w]) : NAN;
         }
         for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
             if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||
@@ -272,7 +264,7 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
 
 int execute_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
 {
-    resolved_t *r = &c->r;
+    const resolved_t *r = &c->r;
     if (c->cli.resume && c->out.exists)
         load_scales(c);
     calibrate_cells(c);

@@ -26,11 +26,19 @@ typedef struct run_ctx run_ctx_t;
  * configuration k of its cell. */
 typedef void run_progress_fn(const run_ctx_t *c, unsigned b, size_t w, size_t k);
 
-/* Everything one invocation holds; freed in one place (cmd_run.c). */
+/* What changes while the plan runs, per configuration and workload. */
+typedef struct {
+    char versions[SPEC_MAX_CONFIGS][128];   /* each configuration's, from its proof */
+    double limits[SPEC_MAX_WORKLOADS];      /* each workload's, measured in the current block */
+} run_state_t;
+
+/* Everything one invocation holds; freed in one place (cmd_run.c).  r is the
+ * plan, read-only after resolve_spec; st and the buffers below change. */
 struct run_ctx {
     run_spec_t sp;
     run_cli_t cli;
     resolved_t r;
+    run_state_t st;
     char worker[PATH_MAX], probe[PATH_MAX];
     unsigned blocks;
     out_t out;

@@ -7,8 +7,9 @@
 #define MB_VERIFY_H
 #include "sample.h"
 
-/* Check one sample's probe report against its configuration.  On failure
- * sets s->status = RUN_ERROR with the reason and returns -1.  effective
+/* Check one sample's probe report against its configuration (called by
+ * judge.c, after judge_status).  On failure sets s->status = RUN_ERROR
+ * with the reason and returns -1.  effective
  * gets every read-back tunable as "name=value;...". */
 int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_t efflen);
 
@@ -16,11 +17,5 @@ int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_
  * configuration's environment and check each requested value is the one
  * in force. */
 int verify_loader_tunables(const run_config_t *c, char *err, size_t errlen);
-
-/* Before any measured run: start the worker once under the configuration
- * (a no-op workload, no counters) and verify it.  version gets the
- * allocator's version.  -EINVAL with one line in err when it fails. */
-int verify_preflight(const run_opts_t *o, run_config_t *c, char *version, size_t vlen, char *err,
-                     size_t errlen);
 
 #endif
