@@ -797,7 +797,6 @@ static void collect(child_t *ch, const ending_t *e)
     if (ch->fail_fd < 0 ||
         spawn_failure(ch->fail_fd, out->setup_what, sizeof out->setup_what, &out->setup_errno))
         out->setup_what[0] = '\0', out->setup_errno = 0;
-    snprintf(out->forged, sizeof out->forged, "%s", ch->forged);
     out->what = ch->l->what;
     if (ch->cnt) {
         cnt_read(ch->cnt, out->total);
@@ -813,6 +812,7 @@ static void collect(child_t *ch, const ending_t *e)
     output_keys(ch);
     if (ch->l->result)
         ch->l->result(ch, e);
+    snprintf(out->forged, sizeof out->forged, "%s", ch->forged); /* fd 3's, or fd 4's in probe_parse */
 }
 
 /* Orphans of the sample reparent to the harness; what is our child
