@@ -21,7 +21,7 @@ HISTORY ?= results/history
 SITE    ?= results/site
 NIGHTLY_MATRIX = $(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),matrices/nightly.ini)
 
-.PHONY: all deps deps-test deps-site node-deps build test fuzz bench compare sweep calibrate clean nightly dashboard
+.PHONY: all deps deps-test deps-site deps-frameworks node-deps build test fuzz bench compare sweep calibrate clean nightly dashboard
 
 all: build
 
@@ -33,6 +33,11 @@ deps-test:
 
 deps-site:
 	@scripts/deps.sh site
+
+# the framework suite's packages (PyTorch, libtorch, numpy, wrk, memcached);
+# then `meson setup --reconfigure $(BUILD)` builds workloads/frameworks/train_step
+deps-frameworks:
+	@scripts/deps.sh frameworks
 
 # node_modules from package-lock.json (uPlot for the site, puppeteer-core for its
 # browser test): `npm ci`, quietly, only when the lock file is newer than the install.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh [test|site] - install the Debian packages mallocbench needs, only those
+# deps.sh [test|site|frameworks] - install the Debian packages mallocbench needs, only those
 # that are missing, so `make test` and `make compare` work on a fresh Debian 12
 # machine.
 # Needs root (or sudo) only when something is missing.
@@ -16,6 +16,10 @@ PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 [ "${1:-}" = test ] && PKGS="$PKGS chromium"
 # and the real programs tests/integration/test_exec.py runs under every allocator (xz, sort)
 [ "${1:-}" = test ] && PKGS="$PKGS xz-utils coreutils"
+# `deps.sh frameworks`: the framework suite (workloads/frameworks/, matrices/frameworks.ini):
+# PyTorch and numpy from Debian, libtorch's C++ API for train_step, wrk as the served
+# model's load generator, and memcached with its load tools for the other server
+[ "${1:-}" = frameworks ] && PKGS="$PKGS python3-torch libtorch-dev python3-numpy wrk memcached libmemcached-tools g++"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""test_frameworks.py - the framework suite (workloads/frameworks/) is
+deterministic and runs under every installed allocator (tests/meson.build).
+
+    test_frameworks.py MALLOCBENCH CASE BUILDDIR
+
+CASE is a program: infer, train, elementwise, train_step (libtorch C++),
+numpy, serve (serve_model.py + client.py through serve_bench.sh).  Each, with
+short arguments: run twice directly, the same checksum both times; then
+through `mallocbench exec` under each installed family (one invocation each,
+one sample): status ok, the printed figure taken by --metric (> 0), and the
+checksum the program printed under that allocator equal to the direct one.
+exec records no checksum for a program it did not write, so the command is
+`sh -c 'PROG > FILE'` plus a cat of FILE: the figure still reaches --metric
+and the checksum is read from FILE.  Skips (77) with the reason when
+python3-torch or numpy is missing, or train_step was not built.
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest
+from mbtest import SKIP, check, check_eq, installed, main, rows, run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FW = os.path.join(ROOT, "workloads", "frameworks")
+BUILD = sys.argv[3] if len(sys.argv) > 3 else os.path.join(ROOT, "build")
+PY = "/usr/bin/python3"  # Debian's: python3-torch and python3-numpy live there
+
+# name: (argv with short arguments, --metric regex, what it needs)
+PROGRAMS = {
+    "infer": ([PY, f"{FW}/infer.py", "--requests", "20", "--max-batch", "32"], r"samples/s: ([0-9.]+)", "torch"),
+    "train": ([PY, f"{FW}/train.py", "--steps", "2", "--batch", "4096", "--hidden", "64"],
+              r"steps/s: ([0-9.]+)", "torch"),
+    "elementwise": ([PY, f"{FW}/elementwise.py", "--size-mib", "8", "--steps", "2"], r"steps/s: ([0-9.]+)", "torch"),
+    "train_step": ([f"{BUILD}/workloads/frameworks/train_step", "--steps", "2", "--batch", "4096", "--hidden", "64"],
+                   r"steps/s: ([0-9.]+)", "train_step"),
+    "numpy": ([PY, f"{FW}/numpy_pipeline.py", "--batches", "2", "--rows", "256", "--cols", "256"],
+              r"batches/s: ([0-9.]+)", "numpy"),
+    "serve": (["sh", f"{FW}/serve_bench.sh", "client", "--requests", "30", "--max-batch", "32"],
+              r"requests/s: ([0-9.]+)", "torch"),
+}
+CHECKSUM = re.compile(r"^checksum: ([0-9a-f]{16})$", re.M)
+
+
+def missing(need):
+    """Why the program cannot run here, or None."""
+    if need == "train_step":
+        path = PROGRAMS["train_step"][0][0]
+        return None if os.access(path, os.X_OK) else \
+            f"{path} not built (libtorch-dev missing: make deps-frameworks, then meson setup --reconfigure)"
+    mod = {"torch": "torch", "numpy": "numpy"}[need]
+    p = subprocess.run([PY, "-c", f"import {mod}"], capture_output=True, text=True)
+    return None if p.returncode == 0 else f"{PY} cannot import {mod} (apt-get install python3-{mod})"
+
+
+def checksum_of(text, what):
+    m = CHECKSUM.findall(text)
+    check(len(m) == 1, f"{what}: expected one 'checksum: HEX' line, output:\n{text}")
+    return m[0] if m else None
+
+
+def direct(argv, what):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    check_eq(p.returncode, 0, f"{what}: exit status (stderr: {p.stderr[-2000:]})")
+    return checksum_of(p.stdout, what)
+
+
+def case(name):
+    def body(mb, tmp):
+        argv, metric, need = PROGRAMS[name]
+        why = missing(need)
+        if why:
+            print(f"SKIP: {why}", file=sys.stderr)
+            sys.exit(SKIP)
+        first = direct(argv, f"{name} (direct, 1st)")
+        second = direct(argv, f"{name} (direct, 2nd)")
+        check_eq(second, first, f"{name}: checksum of a second direct run")
+        print(f"{name}: direct checksum {first}")
+        for fam in installed(mb):
+            out = os.path.join(tmp, f"{name}-{fam}.out")
+            csv = os.path.join(tmp, f"{name}-{fam}.csv")
+            cmd = f"{shlex.join(argv)} > {shlex.quote(out)}; rc=$?; cat {shlex.quote(out)}; exit $rc"
+            run(mb, "exec", "-q", "-a", fam, "-r", "1", "--warmup-runs", "0", "--timeout", "2m",
+                "--metric", metric, "-o", csv, "--", "sh", "-c", cmd)
+            rs = rows(csv)
+            check_eq(len(rs), 1, f"{name} under {fam}: rows")
+            if not rs:
+                continue
+            r = rs[0]
+            check_eq(r["status"], "ok", f"{name} under {fam}: status (message: {r.get('message')!r})")
+            fig = float(r["throughput"]) if r["throughput"] else 0.0
+            check(fig > 0, f"{name} under {fam}: figure {r['throughput']!r} is not > 0")
+            with open(out) if os.path.exists(out) else open(os.devnull) as f:
+                got = checksum_of(f.read(), f"{name} under {fam}")
+            check_eq(got, first, f"{name} under {fam}: checksum")
+            print(f"{name}: {fam:10s} {r['status']} {fig:10.2f} {r['throughput_unit']:10s} checksum {got}")
+    return body
+
+
+if __name__ == "__main__":
+    sys.exit(main({n: case(n) for n in PROGRAMS}))
