@@ -161,6 +161,31 @@ def test_markdown():
         check(mbsite.safe_href(bad) is None, f"safe_href({bad!r}) is not refused")
 
 
+# pieces that mean something to markdown or HTML, for the fuzzer below
+FUZZ_PIECES = list("[]()!*`|\\<>\"'=/:#- \nax&;") + [
+    "javascript:", "onerror=", "http://e.example/", "//e.example", "<script>", "<img src=x ", "](", "![",
+    "**", "\\|", "&lt;", "data:", "\t"]
+
+
+def test_markdown_fuzz(n=4000, seed=18):
+    """A fuzzer for the converter (the site renderer): seeded random texts made of FUZZ_PIECES;
+    every output must hold only markup that markdown() makes itself (no tag, attribute, link or
+    image source from the input), whatever the input."""
+    rnd = random.Random(seed)
+    for i in range(n):
+        md = "".join(rnd.choice(FUZZ_PIECES) for _ in range(rnd.randint(1, 48)))
+        try:
+            out = mbsite.markdown(md)
+        except Exception as e:  # the converter must take any text
+            check(False, f"markdown({md!r}): {type(e).__name__}: {e}")
+            return
+        problems = parse_page(out, "markdown()").problems
+        if problems:
+            check(False, f"markdown({md!r}) gave markup from the input: {problems}: {out!r}")
+            return
+    print(f"test_hostile: markdown fuzz: {n} random texts, only the converter's markup")
+
+
 def test_site_report(fixture_dir, tmp):
     """site.py --report over a report.md full of payloads: only site.py's markup, a CSP everywhere."""
     rep = os.path.join(tmp, "xss-report")
@@ -439,7 +464,7 @@ def main():
     keep = os.environ.get("MB_HOSTILE_SITE")
     tmp = tempfile.mkdtemp(prefix="mb-hostile-")
     try:
-        for name, case in (("markdown", test_markdown),
+        for name, case in (("markdown", test_markdown), ("markdown_fuzz", test_markdown_fuzz),
                            ("site_report", lambda: test_site_report(os.path.dirname(fixture), tmp)),
                            ("nights", lambda: test_nights(fixture, tmp)),
                            ("duplicates", lambda: test_duplicates(fixture, tmp, harness)),
