@@ -68,6 +68,9 @@ def direct(argv, what):
     return checksum_of(p.stdout, what)
 
 
+LOADER_FLAKE = "Inconsistency detected by ld.so: dl-sort-maps.c"
+
+
 def case(name):
     def body(mb, tmp):
         argv, metric, need = PROGRAMS[name]
@@ -83,9 +86,18 @@ def case(name):
             out = os.path.join(tmp, f"{name}-{fam}.out")
             csv = os.path.join(tmp, f"{name}-{fam}.csv")
             cmd = f"{shlex.join(argv)} > {shlex.quote(out)}; rc=$?; cat {shlex.quote(out)}; exit $rc"
-            run(mb, "exec", "-q", "-a", fam, "-r", "1", "--warmup-runs", "0", "--timeout", "2m",
-                "--metric", metric, "-o", csv, "--", "sh", "-c", cmd)
-            rs = rows(csv)
+            for attempt in range(3):
+                if os.path.exists(csv):
+                    os.unlink(csv)
+                run(mb, "exec", "-q", "-a", fam, "-r", "1", "--warmup-runs", "0", "--timeout", "2m",
+                    "--metric", metric, "-o", csv, "--", "sh", "-c", cmd)
+                rs = rows(csv)
+                # glibc 2.36's loader sometimes asserts while python loads torch's many libraries
+                # under scudo (_dl_sort_maps_dfs: rpo_head == rpo): the loader's, not the program's
+                # or ours; said, then tried again, at most twice
+                if not (rs and LOADER_FLAKE in rs[0]["message"]):
+                    break
+                print(f"{name}: {fam}: the loader's assertion ({LOADER_FLAKE}), attempt {attempt + 1}: again")
             check_eq(len(rs), 1, f"{name} under {fam}: rows")
             if not rs:
                 continue
