@@ -278,23 +278,14 @@ int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, con
 /* utime and stime of the whole thread group from /proc/PID/stat, seconds. */
 static int proc_cpu(pid_t pid, double *user, double *sys)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -EIO;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return -EIO;
+    char buf[1024], *p;
+    int rc = spawn_proc_stat(pid, buf, sizeof buf, &p);
+    if (rc)
+        return rc;
     /* after ") " come fields 3.. ; utime is field 14, stime 15 */
     unsigned long long ut = 0, st = 0;
     int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+    for (char *tok = strtok(p, " "); tok; tok = strtok(NULL, " ")) {
         field++;
         if (field == 14)
             ut = strtoull(tok, NULL, 10);

@@ -171,22 +171,31 @@ int spawn_subreaper(void)
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
-/* The parent and the state letter of a process from /proc/PID/stat. */
-static int proc_ppid_state(const char *pid, pid_t *ppid, char *state)
+int spawn_proc_stat(pid_t pid, char *buf, size_t len, char **fields)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, len - 1);
     close(fd);
     if (n <= 0)
         return -EIO;
     buf[n] = '\0';
-    char *p = strrchr(buf, ')');
+    char *p = strrchr(buf, ')'); /* the command name may hold ')' and spaces */
+    if (!p)
+        return -EIO;
+    *fields = p + 1;
+    return 0;
+}
+
+/* The parent and the state letter of a process from /proc/PID/stat. */
+static int proc_ppid_state(pid_t pid, pid_t *ppid, char *state)
+{
+    char buf[512], *f = NULL;
     long pp;
-    if (!p || sscanf(p + 1, " %c %ld", state, &pp) != 2)
+    if (spawn_proc_stat(pid, buf, sizeof buf, &f) || sscanf(f, " %c %ld", state, &pp) != 2)
         return -EIO;
     *ppid = (pid_t)pp;
     return 0;
@@ -202,15 +211,16 @@ static int children_of_self(pid_t *pids, bool *live, size_t max)
     pid_t self = getpid();
     size_t n = 0;
     for (struct dirent *e; (e = readdir(d)) && n < max;) {
-        pid_t ppid;
+        pid_t pid, ppid;
         char state;
-        if (e->d_name[0] < '1' || e->d_name[0] > '9' || proc_ppid_state(e->d_name, &ppid, &state))
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        if (ppid != self)
+        pid = (pid_t)strtol(e->d_name, NULL, 10);
+        if (proc_ppid_state(pid, &ppid, &state) || ppid != self)
             continue;
         if (live)
             live[n] = state != 'Z' && state != 'X';
-        pids[n++] = (pid_t)strtol(e->d_name, NULL, 10);
+        pids[n++] = pid;
     }
     closedir(d);
     return (int)n;

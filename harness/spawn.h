@@ -46,6 +46,11 @@ int spawn_start(const spawn_t *sp, pid_t *pid);
  * known).  Read once the child has ended; the caller closes fd. */
 int spawn_failure(int fd, char *what, size_t len, int *err);
 
+/* /proc/PID/stat read into buf (len bytes): 0 with *fields at what follows
+ * the command name (" S PPID ...", field 3 on), or -errno.  A process's
+ * parent, state and CPU times all come from here. */
+int spawn_proc_stat(pid_t pid, char *buf, size_t len, char **fields);
+
 /* Makes the harness the reaper of every orphan its children leave behind
  * (PR_SET_CHILD_SUBREAPER): a daemon that a sample starts with setsid or a
  * double fork reparents to us, not to init, so spawn_kill_stragglers finds
