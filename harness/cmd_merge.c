@@ -105,11 +105,7 @@ static int merge_rss(const char *out, char **in, int nin)
         FILE *f = fopen(rss, "re");
         if (!f)
             continue;
-        if (!o && ((rc = outfile_open(&of, dst, err, sizeof err)) || !(o = fdopen(of.fd, "w")))) {
-            if (!rc) {
-                rc = -errno;
-                outfile_abort(&of);
-            }
+        if (!o && (rc = outfile_fopen(&of, dst, &o, err, sizeof err))) {
             fclose(f);
             break;
         }
@@ -127,17 +123,8 @@ static int merge_rss(const char *out, char **in, int nin)
         free(line);
         fclose(f);
     }
-    if (o) {
-        if (ferror(o))
-            rc = -EIO;
-        if (fclose(o) && !rc)
-            rc = -errno;
-        of.fd = -1; /* closed with o */
-        if (rc)
-            outfile_abort(&of);
-        else
-            rc = outfile_commit(&of, err, sizeof err);
-    }
+    if (o)
+        rc = outfile_fclose(&of, o, err, sizeof err);
     return rc;
 }
 

@@ -159,6 +159,32 @@ int outfile_commit(outfile_t *f, char *err, size_t errlen)
     return rc;
 }
 
+int outfile_fopen(outfile_t *f, const char *path, FILE **s, char *err, size_t errlen)
+{
+    int rc = outfile_open(f, path, err, errlen);
+    if (rc)
+        return rc;
+    if (!(*s = fdopen(f->fd, "w"))) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-rc));
+        outfile_abort(f);
+    }
+    return rc;
+}
+
+int outfile_fclose(outfile_t *f, FILE *s, char *err, size_t errlen)
+{
+    int rc = ferror(s) ? -EIO : 0;
+    if (fclose(s) && !rc)
+        rc = -errno;
+    f->fd = -1; /* closed with s */
+    if (rc) {
+        outfile_abort(f);
+        return rc;
+    }
+    return outfile_commit(f, err, errlen);
+}
+
 void outfile_abort(outfile_t *f)
 {
     if (f->fd >= 0)

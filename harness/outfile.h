@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 typedef struct {
@@ -53,5 +54,12 @@ int outfile_open(outfile_t *f, const char *path, char *err, size_t errlen);
 int outfile_commit(outfile_t *f, char *err, size_t errlen);
 /* Close, remove the temporary, release the lock. */
 void outfile_abort(outfile_t *f);
+
+/* outfile_open with a stdio stream over its descriptor in *s: 0, or -errno
+ * with nothing left open (err filled in). */
+int outfile_fopen(outfile_t *f, const char *path, FILE **s, char *err, size_t errlen);
+/* Close s (from outfile_fopen), then commit, or abort when the stream failed
+ * (-EIO on a write error, or fclose's errno): 0 or -errno. */
+int outfile_fclose(outfile_t *f, FILE *s, char *err, size_t errlen);
 
 #endif

@@ -363,13 +363,9 @@ int out_write_sidecar(const char *path, const char *json, bool keep_previous)
         prev = NULL;
     outfile_t of;
     char err[PATH_MAX + 128];
-    int rc = outfile_open(&of, path, err, sizeof err);
-    FILE *f = rc ? NULL : fdopen(of.fd, "w");
-    if (!f) {
-        if (!rc) {
-            rc = -errno;
-            outfile_abort(&of);
-        }
+    FILE *f = NULL;
+    int rc = outfile_fopen(&of, path, &f, err, sizeof err);
+    if (rc) {
         free(prev);
         return rc;
     }
@@ -396,15 +392,7 @@ int out_write_sidecar(const char *path, const char *json, bool keep_previous)
         fwrite(json, 1, n, f);
     }
     free(prev);
-    rc = ferror(f) ? -EIO : 0;
-    if (fclose(f) && !rc)
-        rc = -errno;
-    of.fd = -1; /* closed with f */
-    if (rc)
-        outfile_abort(&of);
-    else
-        rc = outfile_commit(&of, err, sizeof err);
-    return rc;
+    return outfile_fclose(&of, f, err, sizeof err);
 }
 
 void out_close(out_t *o)
