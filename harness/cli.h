@@ -28,6 +28,9 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv);
 int cmd_merge(int argc, char **argv);
 /* `exec [RUN OPTIONS] -- CMD ARGS`: run of the exec pseudo-workload (cmd_exec.c). */
 int cmd_exec(int argc, char **argv, int full_argc, char **full_argv);
+/* `serve [RUN OPTIONS] --ready R --client 'CLIENT' -- SERVER ARGS`: run of the
+ * serve pseudo-workload (cmd_serve.c). */
+int cmd_serve(int argc, char **argv, int full_argc, char **full_argv);
 /* mallocbench record [-o FILE] [-a ALLOCATOR[=LIB]] [--force] -- CMD ARGS...
  * (cmd_record.c): the command's exit code (128+signal), 2 on bad usage or
  * input; mallocbench trace FILE: 0, or 2 (one line with the byte offset). */

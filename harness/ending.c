@@ -47,6 +47,14 @@ ending_status_t ending_describe(const ending_facts_t *f, char *msg, size_t len)
         snprintf(msg, len, "interrupted");
         return ENDING_ERROR;
     }
+    if (f->harness_why && *f->harness_why) {
+        snprintf(msg, len, "%s", f->harness_why);
+        return ENDING_ERROR;
+    }
+    if (f->stopped) {
+        msg[0] = '\0';
+        return ENDING_OK;
+    }
     if (f->stop_signal > 0) {
         snprintf(msg, len, "stopped (%s): killed, since a stopped sample would only run out its time",
                  sig_name(f->stop_signal, name, sizeof name));

@@ -24,6 +24,8 @@ typedef struct {
     const char *setup_what;   /* ... at this step ("set up its descriptors") */
     const char *tail;         /* the last line of its output, or "" */
     const char *fail;         /* its own reason (the worker's fail line), or "" */
+    const char *harness_why;  /* the harness ended it, or never started it, for this reason; or "" */
+    bool stopped;             /* the harness stopped it once its work was done: any end is fine */
 } ending_facts_t;
 
 /* ENDING_OK when the process exited 0 on its own (whether it brought a

@@ -56,7 +56,7 @@ void judge_status(const run_opts_t *o, const run_config_t *c, run_sample_t *s)
                         .interrupted = s->interrupted, .stop_signal = s->stop_signal,
                         .oom_kills = s->oom_kills, .setup_errno = s->setup_errno,
                         .setup_what = s->setup_what[0] ? s->setup_what : NULL, .tail = tail,
-                        .fail = s->fail};
+                        .fail = s->fail, .harness_why = s->harness_why, .stopped = s->stopped};
     static const run_status_t as_run[] = {
         [ENDING_OK] = RUN_OK, [ENDING_ERROR] = RUN_ERROR,
         [ENDING_CRASHED] = RUN_CRASHED, [ENDING_TIMEOUT] = RUN_TIMEOUT,

@@ -308,6 +308,37 @@ int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end,
     return rc;
 }
 
+void launch_window_add(launch_window_t *w, const char *buf, size_t add)
+{
+    size_t keep = w->cap - 1, head = keep - w->head_len;
+    w->total += add;
+    head = head < add ? head : add;
+    memcpy(w->head + w->head_len, buf, head);
+    w->head_len += head;
+    w->head[w->head_len] = '\0';
+    if (add >= keep) {
+        memcpy(w->tail, buf + add - keep, keep);
+        w->tail_len = keep;
+    } else {
+        if (w->tail_len + add > keep) {
+            size_t drop = w->tail_len + add - keep;
+            memmove(w->tail, w->tail + drop, w->tail_len - drop);
+            w->tail_len -= drop;
+        }
+        memcpy(w->tail + w->tail_len, buf, add);
+        w->tail_len += add;
+    }
+    w->tail[w->tail_len] = '\0';
+}
+
+int launch_window_metric(const launch_window_t *w, const char *re, double *value)
+{
+    int rc = launch_metric(re, w->tail, w->total > w->tail_len, false, value);
+    if (rc == -ENOENT)
+        rc = launch_metric(re, w->head, false, w->total > w->head_len, value);
+    return rc;
+}
+
 /* ---- before any run ---------------------------------------------------------- */
 
 int launch_check_command(const char *cmd, const char *metric, char *err, size_t errlen)

@@ -36,6 +36,21 @@ int launch_check_program(const char *name, char *err, size_t errlen);
  * its figure may have lost digits). */
 int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value);
 
+/* What is kept of a command's output: its first cap-1 bytes in head and
+ * its last cap-1 in tail (both NUL-terminated, cap bytes each), and how
+ * many bytes came in all.  Zero it, point head and tail at the caller's
+ * buffers, set cap; then add each read. */
+typedef struct {
+    char *head, *tail;
+    size_t cap, head_len, tail_len;
+    unsigned long long total;
+} launch_window_t;
+void launch_window_add(launch_window_t *w, const char *buf, size_t n);
+
+/* launch_metric over a window: the figure in its tail, else in its head,
+ * each with its cut edges.  Returns as launch_metric. */
+int launch_window_metric(const launch_window_t *w, const char *re, double *value);
+
 /* The checks of an exec workload before any run: cmd splits, its program
  * can take a preloaded allocator, metric (if not "") is an extended regular
  * expression.  0, or -EINVAL with one line in err. */

@@ -9,6 +9,7 @@
 #include "launch.h"
 #include "spawn.h"
 #include "ending.h"
+#include "server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +47,7 @@ typedef struct {
     int (*words)(const run_opts_t *o, const wl_args_t *a, char ***words);
     void (*result)(struct child *ch, const struct ending *e);  /* NULL: it sends its result line */
     bool sync_token;            /* its lines on fd 3 carry the sample's secret (the worker) */
+    bool serves;                /* a server, with a client beside it (server.h) */
 } launcher_t;
 
 /* The sample's secrets (docs/proof.md): hex from getrandom, one for the
@@ -330,9 +332,8 @@ typedef struct child {
     const tokens_t *tok;
     char forged[192];               /* the first line without the sample's secret */
     size_t sync_len;
-    size_t out_len;                 /* s->out_tail: the last bytes of the child's output ... */
-    size_t head_len;                /* s->out_head: ... and the first: allocators report at start-up */
-    unsigned long long out_total;   /* bytes of output in all: more than a window keeps? */
+    launch_window_t out;            /* s->out_head and s->out_tail: the first bytes of the child's
+                                     * output (allocators report at start-up) and the last */
     char *probe_buf;
     size_t probe_len;
     double t_begin, t_end;          /* the region markers, when the program sent them */
@@ -340,6 +341,7 @@ typedef struct child {
     long oom_before;                /* /proc/vmstat oom_kill when it started */
     pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
     size_t nkeep;
+    serve_t *sv;                    /* a server's sample: its readiness and its client */
 } child_t;
 
 static void rss_sample(child_t *ch)
@@ -383,6 +385,30 @@ static void forged(child_t *ch, int fd, const char *line)
             *q = '?';
 }
 
+/* The region's edge: counters, CPU times and RSS read now. */
+static void region_mark(child_t *ch, bool begin)
+{
+    run_sample_t *s = ch->s;
+    double u = NAN, sy = NAN;
+    if (ch->cnt)
+        cnt_read(ch->cnt, begin ? s->begin : s->end);
+    proc_cpu(ch->pid, &u, &sy);
+    long rss = proc_rss_kib(ch->statm_fd);
+    if (begin) {
+        ch->t_begin = now_s();
+        s->region_user_s = u;
+        s->region_sys_s = sy;
+    } else {
+        ch->t_end = now_s();
+        s->region_user_s = u - s->region_user_s;
+        s->region_sys_s = sy - s->region_sys_s;
+        s->have_region = true;
+        s->rss_final_kib = rss;
+    }
+    if (rss > s->rss_peak_kib)
+        s->rss_peak_kib = rss;
+}
+
 /* One line from the worker on the sync socket; markers are answered only
  * after the counters are read, so the region is exactly bracketed.  A
  * command (no token) may send markers only. */
@@ -395,27 +421,9 @@ static void sync_line(child_t *ch, char *raw, int sync_fd)
         return;
     }
     if (!strcmp(line, "begin") || !strcmp(line, "end")) {
-        bool begin = line[0] == 'b';
-        double u = NAN, sy = NAN;
-        if (ch->cnt)
-            cnt_read(ch->cnt, begin ? s->begin : s->end);
-        proc_cpu(ch->pid, &u, &sy);
-        long rss = proc_rss_kib(ch->statm_fd);
-        if (begin)
-            ch->t_begin = now_s();
-        else
-            ch->t_end = now_s();
-        if (begin) {
-            s->region_user_s = u;
-            s->region_sys_s = sy;
-        } else {
-            s->region_user_s = u - s->region_user_s;
-            s->region_sys_s = sy - s->region_sys_s;
-            s->have_region = true;
-            s->rss_final_kib = rss;
-        }
-        if (rss > s->rss_peak_kib)
-            s->rss_peak_kib = rss;
+        /* a server's region is its client's run, not what it marks */
+        if (!ch->sv)
+            region_mark(ch, line[0] == 'b');
         char ack = 'g';
         while (write(sync_fd, &ack, 1) < 0 && errno == EINTR)
             ;
@@ -462,26 +470,7 @@ static void out_read(child_t *ch, int fd, int *eof)
             *eof = 1;
         return;
     }
-    size_t add = (size_t)n, head = OUTPUT_KEEP - 1 - ch->head_len;
-    ch->out_total += add;
-    head = head < add ? head : add;
-    memcpy(ch->s->out_head + ch->head_len, buf, head);
-    ch->head_len += head;
-    ch->s->out_head[ch->head_len] = '\0';
-    /* keep the last OUTPUT_KEEP-1 bytes */
-    if (add >= OUTPUT_KEEP - 1) {
-        memcpy(ch->s->out_tail, buf + add - (OUTPUT_KEEP - 1), OUTPUT_KEEP - 1);
-        ch->out_len = OUTPUT_KEEP - 1;
-    } else {
-        if (ch->out_len + add > OUTPUT_KEEP - 1) {
-            size_t drop = ch->out_len + add - (OUTPUT_KEEP - 1);
-            memmove(ch->s->out_tail, ch->s->out_tail + drop, ch->out_len - drop);
-            ch->out_len -= drop;
-        }
-        memcpy(ch->s->out_tail + ch->out_len, buf, add);
-        ch->out_len += add;
-    }
-    ch->s->out_tail[ch->out_len] = '\0';
+    launch_window_add(&ch->out, buf, (size_t)n);
 }
 
 static void probe_read(child_t *ch, int fd, int *eof)
@@ -597,6 +586,67 @@ static int stop_signal_of(pid_t pid)
     return 0;
 }
 
+/* The harness ends a server's sample itself, for the reason why. */
+static void server_abort(child_t *ch, bool *killed, const char *why)
+{
+    snprintf(ch->s->harness_why, sizeof ch->s->harness_why, "%s", why);
+    kill_group(ch->pid);
+    *killed = true;
+}
+
+/* A server's sample, from the watch loop at time t: ready, the region
+ * begins and the client starts; the client has ended, the region ends and
+ * the server gets SIGTERM; the grace is over, SIGKILL.  Returns the ms
+ * until it wants to look again (-1: only when a descriptor wakes it). */
+static int server_step(child_t *ch, double t, bool *killed)
+{
+    serve_t *sv = ch->sv;
+    char why[600];
+    if (*killed)
+        return -1;
+    if (sv->phase == SERVE_WAITING) {
+        if (!serve_is_ready(sv)) {
+            if (t < sv->ready_by)
+                return 20;
+            snprintf(why, sizeof why, "serve: the server was not ready after %llu s (ready=%s): killed",
+                     (unsigned long long)wl_get(ch->a, "ready_timeout"), wl_get_str(ch->a, "ready"));
+            server_abort(ch, killed, why);
+            return -1;
+        }
+        region_mark(ch, true);
+        char **envp = NULL;
+        int rc = run_env(NULL, 0, &envp);
+        if (!rc)
+            rc = serve_client_start(sv, ch->a, envp);
+        run_free_strv(envp);
+        if (rc) {
+            snprintf(why, sizeof why, "serve: cannot start the client: %s", strerror(-rc));
+            server_abort(ch, killed, why);
+            return -1;
+        }
+        sv->phase = SERVE_LOADING;
+    }
+    if (sv->phase == SERVE_LOADING) {
+        if (!serve_client_poll(sv))
+            return -1;
+        siginfo_t si = {0};
+        if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == ch->pid)
+            return -1; /* the server ended first: its end is the cause, not the stop's */
+        region_mark(ch, false);
+        ch->s->stopped = true;
+        if (kill(-ch->pid, SIGTERM) != 0)
+            kill(ch->pid, SIGTERM);
+        sv->stop_by = t + (double)wl_get(ch->a, "grace");
+        sv->phase = SERVE_STOPPING;
+    }
+    if (t < sv->stop_by)
+        return (int)ceil((sv->stop_by - t) * 1000.0);
+    ch->s->stop_killed = true;
+    kill_group(ch->pid);
+    *killed = true;
+    return -1;
+}
+
 /* Reads the child's three channels and samples its RSS until it exits (or
  * is killed on time-out or interrupt), then drains what it wrote last. */
 static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
@@ -605,7 +655,8 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
     pid_t pid = ch->pid;
     double next_sample = ch->t0 + o->sample_interval_s;
     double deadline = o->timeout_s > 0 ? ch->t0 + o->timeout_s : INFINITY;
-    int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0, killed = 0;
+    int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0;
+    bool killed = false;
     while (!exited) {
         double t = now_s();
         if (t >= next_sample) {
@@ -617,20 +668,26 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         if (!killed && (t >= deadline || interrupted || (e->stop_signal = stop_signal_of(pid)))) {
             e->timed_out = t >= deadline && !interrupted && !e->stop_signal;
             kill_group(pid);
-            killed = 1;
+            killed = true;
         }
         int ms = (int)ceil((fmin(next_sample, deadline) - t) * 1000.0);
         if (ms < 0 || killed)
             ms = killed ? 50 : 0;
-        struct pollfd fds[4] = {
+        int sv_ms = ch->sv ? server_step(ch, t, &killed) : -1;
+        if (sv_ms >= 0 && sv_ms < ms)
+            ms = sv_ms;
+        bool client = ch->sv && ch->sv->phase == SERVE_LOADING && !ch->sv->client_ended;
+        struct pollfd fds[6] = {
             {pidfd, POLLIN, 0},
             {sync_eof ? -1 : p->sp[0], POLLIN, 0},
             {out_eof ? -1 : p->op[0], POLLIN, 0},
             {probe_eof ? -1 : p->pp[0], POLLIN, 0},
+            {client ? ch->sv->client_pidfd : -1, POLLIN, 0},
+            {client ? ch->sv->client_out : -1, POLLIN, 0},
         };
-        if (pidfd < 0 && ms > 10)
+        if ((pidfd < 0 || (client && ch->sv->client_pidfd < 0)) && ms > 10)
             ms = 10; /* no pidfd (old kernel): fall back to polling waitpid */
-        int n = poll(fds, 4, ms);
+        int n = poll(fds, 6, ms);
         if (n < 0 && errno != EINTR)
             break;
         if (n > 0 && fds[1].revents)
@@ -648,6 +705,8 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         kill_group(pid);
         wait4(pid, &e->wstatus, 0, &e->ru);
     }
+    if (ch->sv)
+        serve_client_end(ch->sv); /* a client the server's end or the time-out cut short */
     /* whatever the sample left running, in its group or not (setsid) */
     ch->s->stragglers = spawn_kill_stragglers(ch->keep, ch->nkeep);
     kill(-pid, SIGKILL);
@@ -661,23 +720,21 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         probe_read(ch, p->pp[0], &probe_eof);
 }
 
-/* The figure metric=re finds in the output kept (its last 4 KiB, else its
- * first): 0, or -errno with the reason in ch->s->fail. */
-static int command_metric(child_t *ch, const char *re, double *v)
+/* The figure metric=re finds in an output kept (its last 4 KiB, else its
+ * first): 0, or -errno with the reason in fail (whose output: what). */
+static int window_metric(const launch_window_t *w, const char *re, const char *what, char *fail,
+                         size_t len, double *v)
 {
-    bool cut = ch->out_total > ch->out_len;
-    int rc = launch_metric(re, ch->s->out_tail, cut, false, v);
-    if (rc == -ENOENT)
-        rc = launch_metric(re, ch->s->out_head, false, ch->out_total > ch->head_len, v);
+    int rc = launch_window_metric(w, re, v);
     if (rc == -ERANGE)
-        snprintf(ch->s->fail, sizeof ch->s->fail, "metric '%s' matched a number that is not finite (inf, nan, "
-                 "or beyond a double's range)", re);
+        snprintf(fail, len, "metric '%s' matched a number that is not finite (inf, nan, or beyond a "
+                 "double's range)", re);
     else if (rc == -EMSGSIZE)
-        snprintf(ch->s->fail, sizeof ch->s->fail, "metric '%s' matched a line cut by the %d-byte window of "
-                 "output kept: its figure may have lost digits", re, OUTPUT_KEEP - 1);
+        snprintf(fail, len, "metric '%s' matched a line cut by the %zu-byte window of output kept: its "
+                 "figure may have lost digits", re, w->cap - 1);
     else if (rc)
-        snprintf(ch->s->fail, sizeof ch->s->fail, "metric '%s' matched no number in the command's output "
-                 "(its first and last 4 KiB)", re);
+        snprintf(fail, len, "metric '%s' matched no number in %s output (its first and last 4 KiB)", re,
+                 what);
     return rc;
 }
 
@@ -704,7 +761,7 @@ static void command_result(child_t *ch, const ending_t *e)
     memset(r, 0, sizeof *r);
     const char *re = wl_get_str(ch->a, "metric");
     if (*re) {
-        if (command_metric(ch, re, &r->throughput))
+        if (window_metric(&ch->out, re, "the command's", s->fail, sizeof s->fail, &r->throughput))
             return;
         snprintf(r->unit, sizeof r->unit, "%s", wl_get_str(ch->a, "unit"));
     } else {
@@ -714,6 +771,54 @@ static void command_result(child_t *ch, const ending_t *e)
     r->region_s = region;
     snprintf(r->extra, sizeof r->extra, "processes=%u", s->nproc);
     r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
+    s->have_result = true;
+}
+
+/* A server's result, made here from its client's run: the region is the
+ * client's run; the figure is the number metric=REGEX finds in the client's
+ * output (else 1 / the client's wall time), the latencies those p50=...
+ * find.  A client that failed, or a server that ended before it was
+ * stopped, gives none (harness_why or fail says why). */
+static void server_result(child_t *ch, const ending_t *e)
+{
+    run_sample_t *s = ch->s;
+    serve_t *sv = ch->sv;
+    char why[600];
+    serve_client_failure(sv, why, sizeof why);
+    if (!s->stopped) {
+        if (!s->harness_why[0] && !e->timed_out && !interrupted)
+            snprintf(s->fail, sizeof s->fail, "the server ended %s%s%.400s%s",
+                     sv->phase == SERVE_WAITING ? "before it was ready" : "while its client ran",
+                     why[0] ? " (" : "", why, why[0] ? ")" : "");
+        return;
+    }
+    if (why[0]) {
+        snprintf(s->harness_why, sizeof s->harness_why, "serve: %s", why);
+        return;
+    }
+    wl_report_t *r = &s->res;
+    memset(r, 0, sizeof *r);
+    r->region_s = ch->t_end - ch->t_begin;
+    const char *re = wl_get_str(ch->a, "metric");
+    if (*re) {
+        if (window_metric(&sv->out, re, "the client's", s->fail, sizeof s->fail, &r->throughput))
+            return;
+        snprintf(r->unit, sizeof r->unit, "%s", wl_get_str(ch->a, "unit"));
+    } else {
+        r->throughput = r->region_s > 0 ? 1.0 / r->region_s : NAN;
+        snprintf(r->unit, sizeof r->unit, "runs/s");
+    }
+    double us[4];
+    if (serve_latencies(sv, ch->a, us, s->fail, sizeof s->fail))
+        return;
+    r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
+    if (!isnan(us[0]) || !isnan(us[1]) || !isnan(us[2]) || !isnan(us[3])) {
+        snprintf(r->lat_what, sizeof r->lat_what, "request");
+        r->lat_p50_us = us[0], r->lat_p99_us = us[1], r->lat_p999_us = us[2], r->lat_max_us = us[3];
+        r->present |= WLR_BIT(WLR_lat_what) | WLR_BIT(WLR_lat_p50_us) | WLR_BIT(WLR_lat_p99_us) |
+                      WLR_BIT(WLR_lat_p999_us) | WLR_BIT(WLR_lat_max_us);
+    }
+    snprintf(r->extra, sizeof r->extra, "processes=%u;stop=%s", s->nproc, s->stop_killed ? "kill" : "term");
     s->have_result = true;
 }
 
@@ -757,8 +862,9 @@ static int command_check(const wl_args_t *a, char *err, size_t errlen)
 }
 
 static const launcher_t launchers[] = {
-    {"command", "the command", command_check, command_words, command_result, false},
-    {NULL, "worker", worker_check, worker_words, NULL, true},
+    {"command", "the command", command_check, command_words, command_result, false, false},
+    {"server", "the server", serve_check, command_words, server_result, false, true},
+    {NULL, "worker", worker_check, worker_words, NULL, true, false},
 };
 
 static const launcher_t *launcher_of(const wl_args_t *a)
@@ -877,15 +983,10 @@ void run_sample_free(run_sample_t *s)
     free(s);
 }
 
-int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
-               run_sample_t *out)
+/* One child for the sample in out (sv: a server's, else NULL). */
+static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
+                        run_sample_t *out, serve_t *sv)
 {
-    run_rss_point_t *rss = out->rss; /* the readings' room is kept for the next sample */
-    size_t cap = out->rss_cap;
-    memset(out, 0, sizeof *out);
-    out->rss = rss;
-    out->rss_cap = cap;
-    out->rss_final_kib = -1;
     char keys[2048];
     alloc_probe_keys(c->alloc, keys, sizeof keys);
     char **envp = NULL, **argv = NULL;
@@ -901,7 +1002,8 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     }
     pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
     child_t ch = {.o = o, .c = c, .a = a, .l = launcher_of(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1,
-                  .fail_fd = -1};
+                  .fail_fd = -1, .out = {.head = out->out_head, .tail = out->out_tail, .cap = OUTPUT_KEEP},
+                  .sv = sv};
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
         pipe2(p.pp, O_CLOEXEC) || pipe2(p.op, O_CLOEXEC) || pipe2(p.gp, O_CLOEXEC))
@@ -921,5 +1023,30 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     }
     run_free_strv(envp);
     run_free_strv(argv);
+    return rc;
+}
+
+int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
+               run_sample_t *out)
+{
+    run_rss_point_t *rss = out->rss; /* the readings' room is kept for the next sample */
+    size_t cap = out->rss_cap;
+    memset(out, 0, sizeof *out);
+    out->rss = rss;
+    out->rss_cap = cap;
+    out->rss_final_kib = -1;
+    if (!launcher_of(a)->serves)
+        return sample_child(o, c, a, cnt, out, NULL);
+    /* a server: its port in its words (tcp:auto), nothing else on it yet */
+    wl_args_t *sub = malloc(sizeof *sub);
+    serve_t *sv = malloc(sizeof *sv);
+    int port, rc = sub && sv ? 0 : -ENOMEM;
+    if (!rc && (serve_args(a, sub, &port, out->harness_why, sizeof out->harness_why) ||
+                serve_before(sv, sub, port, now_s(), out->harness_why, sizeof out->harness_why)))
+        out->what = launcher_of(a)->what; /* a row that says why; no process started */
+    else if (!rc)
+        rc = sample_child(o, c, sub, cnt, out, sv);
+    free(sub);
+    free(sv);
     return rc;
 }

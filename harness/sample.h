@@ -70,6 +70,10 @@ typedef struct {
     int setup_errno;                        /* > 0: it failed before its program ran ... */
     char setup_what[128];                   /* ... at this step (spawn_failure) */
     char forged[192];                       /* the first line on fd 3 or 4 without the secret */
+    char harness_why[640];                  /* the harness ended it (or never started it) for this */
+    bool stopped;                           /* the harness stopped it after its work (a server after
+                                             * its client): how it ends then is no failure */
+    bool stop_killed;                       /* ... and it took SIGKILL after the grace */
     /* whole process */
     double wall_s, user_s, sys_s;
     long maxrss_kib, minflt, majflt;

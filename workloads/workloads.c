@@ -13,6 +13,7 @@
     X(replay)           \
     X(selftest)         \
     X(exec)             \
+    X(serve)            \
     /* end of the table */
 
 #define DECLARE(n) extern const wl_t wl_##n;
