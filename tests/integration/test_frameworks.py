@@ -5,14 +5,16 @@ deterministic and runs under every installed allocator (tests/meson.build).
     test_frameworks.py MALLOCBENCH CASE BUILDDIR
 
 CASE is a program: infer, train, elementwise, train_step (libtorch C++),
-numpy, serve (serve_model.py + client.py through serve_bench.sh).  Each, with
-short arguments: run twice directly, the same checksum both times; then
-through `mallocbench exec` under each installed family (one invocation each,
-one sample): status ok, the printed figure taken by --metric (> 0), and the
-checksum the program printed under that allocator equal to the direct one.
-exec records no checksum for a program it did not write, so the command is
-`sh -c 'PROG > FILE'` plus a cat of FILE: the figure still reaches --metric
-and the checksum is read from FILE.  Skips (77) with the reason when
+numpy, serve (serve_model.py loaded by client.py).  Each, with short
+arguments: run twice directly, the same checksum both times; then through
+`mallocbench exec` (serve: `mallocbench serve`, the client unpreloaded) under
+each installed family (one invocation each, one sample): status ok, the
+printed figure taken by --metric (> 0; serve: the client's p50 and p99 too),
+and the checksum the program (serve: the client, over the server's answers)
+printed under that allocator equal to the direct one.  exec records no
+checksum for a program it did not write, so the command is `sh -c 'PROG >
+FILE'` plus a cat of FILE: the figure still reaches --metric and the
+checksum is read from FILE.  Skips (77) with the reason when
 python3-torch or numpy is missing, or train_step was not built.
 """
 import os
@@ -39,9 +41,11 @@ PROGRAMS = {
                    r"steps/s: ([0-9.]+)", "train_step"),
     "numpy": ([PY, f"{FW}/numpy_pipeline.py", "--batches", "2", "--rows", "256", "--cols", "256"],
               r"batches/s: ([0-9.]+)", "numpy"),
-    "serve": (["sh", f"{FW}/serve_bench.sh", "client", "--requests", "30", "--max-batch", "32"],
+    # the client; the server is SERVER, started by serve (or by direct_serve)
+    "serve": ([PY, f"{FW}/client.py", "http://127.0.0.1:{port}", "--requests", "30", "--max-batch", "32"],
               r"requests/s: ([0-9.]+)", "torch"),
 }
+SERVER = [PY, f"{FW}/serve_model.py", "--port", "{port}"]
 CHECKSUM = re.compile(r"^checksum: ([0-9a-f]{16})$", re.M)
 
 
@@ -62,8 +66,26 @@ def checksum_of(text, what):
     return m[0] if m else None
 
 
+def direct_serve(argv, what):
+    """The client against the server started here, on the port it picks (--port 0)."""
+    srv = subprocess.Popen([w.replace("{port}", "0") for w in SERVER], stdout=subprocess.PIPE, text=True,
+                           cwd=ROOT)
+    try:
+        line = srv.stdout.readline()
+        check(line.startswith("ready: http://"), f"{what}: the server's ready line: {line!r}")
+        port = line.rsplit(":", 1)[-1].strip()
+        return subprocess.run([w.replace("{port}", port) for w in argv], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=30)
+
+
 def direct(argv, what):
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    if "{port}" in " ".join(argv):
+        p = direct_serve(argv, what)
+    else:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
     check_eq(p.returncode, 0, f"{what}: exit status (stderr: {p.stderr[-2000:]})")
     return checksum_of(p.stdout, what)
 
@@ -89,8 +111,14 @@ def case(name):
             for attempt in range(3):
                 if os.path.exists(csv):
                     os.unlink(csv)
-                run(mb, "exec", "-q", "-a", fam, "-r", "1", "--warmup-runs", "0", "--timeout", "2m",
-                    "--metric", metric, "-o", csv, "--", "sh", "-c", cmd)
+                common = ["-q", "-a", fam, "-r", "1", "--warmup-runs", "0", "--timeout", "2m", "--metric", metric,
+                          "-o", csv]
+                if name == "serve":
+                    run(mb, "serve", *common, "--ready", "tcp:auto", "--ready-timeout", "60",
+                        "--latency", "p50=p50_ms: ([0-9.]+)", "--latency", "p99=p99_ms: ([0-9.]+)",
+                        "--client", f"sh -c {shlex.quote(cmd)}", "--", *SERVER)
+                else:
+                    run(mb, "exec", *common, "--", "sh", "-c", cmd)
                 rs = rows(csv)
                 # glibc 2.36's loader sometimes asserts while python loads torch's many libraries
                 # under scudo (_dl_sort_maps_dfs: rpo_head == rpo): the loader's, not the program's
@@ -105,6 +133,10 @@ def case(name):
             check_eq(r["status"], "ok", f"{name} under {fam}: status (message: {r.get('message')!r})")
             fig = float(r["throughput"]) if r["throughput"] else 0.0
             check(fig > 0, f"{name} under {fam}: figure {r['throughput']!r} is not > 0")
+            if name == "serve":
+                p50, p99 = float(r["latency_p50_us"] or 0), float(r["latency_p99_us"] or 0)
+                check(0 < p50 <= p99, f"serve under {fam}: the client's latencies p50 {p50} p99 {p99} us")
+                check(int(r["region_minor_faults"] or 0) > 0, f"serve under {fam}: the server's faults")
             with open(out) if os.path.exists(out) else open(os.devnull) as f:
                 got = checksum_of(f.read(), f"{name} under {fam}")
             check_eq(got, first, f"{name} under {fam}: checksum")
