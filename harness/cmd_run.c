@@ -331,6 +331,10 @@ static int run_resolve(run_ctx_t *c, int argc, char **argv)
         return rc;
     if (resolve_spec(sp, &c->r) || find_tools(&c->cli.o, c->worker, c->probe, sizeof c->worker))
         return 2;
+    for (size_t w = 0; c->cli.profile && w < c->r.nw; w++)
+        if (c->r.wl[w].wl->launcher && !strcmp(c->r.wl[w].wl->launcher, "server"))
+            return die_usage("--profile does not run %s: a server needs its client beside it (record the "
+                             "server with `perf record -p PID` while serve runs)", c->r.wl[w].wl->name);
     if (!c->cli.print_only &&
         out_check(&c->out, sp->output, c->cli.sidecars, c->cli.resume, c->cli.force, err, sizeof err)) {
         spec_at(sp, sp->output_line);

@@ -22,7 +22,8 @@ failures     a client that fails, a server that exits under load, a port that
 ready_file   ready=file:PATH: a file left from before does not count as ready
              (the server that never writes it times out); one the server
              creates does.
-cli          missing --ready, --client or server: one-line errors, exit 2;
+cli          missing --ready, --client or server, a bad ready, latency name or
+             client, --profile (a server needs its client): one-line errors, exit 2;
              serve as a [workload serve] section of a matrix, and `compare` on
              its CSV.
 """
@@ -183,6 +184,7 @@ def case_cli(mb, tmp):
         (["--ready", "tcp:auto", "--client", PROG, "--", PROG, "server"], "{port}"),
         (["--ready", "tcp:auto", "--latency", "p42=x", "--client", PROG, "--", PROG, "{port}"], "p50=REGEX"),
         (["--ready", "tcp:auto", "--client", "/nonexistent/x", "--", PROG, "{port}"], "client"),
+        (["--profile", "--ready", "tcp:auto", "--client", PROG, "--", PROG, "{port}"], "--profile"),
     ):
         p = run(mb, "serve", "-o", os.path.join(tmp, "x.csv"), *args, expect_rc=2)
         lines = p.stderr.strip().splitlines()
