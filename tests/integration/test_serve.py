@@ -41,15 +41,18 @@ PROG = os.path.join(BUILD, "tests", "serve_prog")
 HOG = 64 << 20
 
 
+TAG = f"--tag=case{os.getpid()}"  # on every command line of this case: other cases run beside it
+
+
 def left_running():
-    """serve_prog processes still alive (any owner: tests run as one user)."""
-    p = subprocess.run(["pgrep", "-f", PROG], capture_output=True, text=True)
+    """This case's serve_prog processes still alive."""
+    p = subprocess.run(["pgrep", "-f", TAG], capture_output=True, text=True)
     return [l for l in p.stdout.split() if l.strip()]
 
 
 def serve(mb, out, *opts, client="", server="", expect_rc=0):
-    return run(mb, "serve", "-o", out, "--ready", "tcp:auto", *opts, "--client", client, "--",
-               *server.split(), expect_rc=expect_rc)
+    return run(mb, "serve", "-o", out, "--ready", "tcp:auto", *opts, "--client", f"{client} {TAG}", "--",
+               *server.split(), TAG, expect_rc=expect_rc)
 
 
 def case_counts(mb, tmp):
@@ -133,7 +136,7 @@ def case_failures(mb, tmp):
     port = busy.getsockname()[1]
     out = os.path.join(tmp, "h.csv")
     run(mb, "serve", "-o", out, "-a", "glibc", "-r", "1", "--ready", f"tcp:{port}", "--client",
-        f"{PROG} client {port}", "--", PROG, "server", str(port))
+        f"{PROG} client {port} {TAG}", "--", PROG, "server", str(port), TAG)
     busy.close()
     rs = rows(out)
     check(rs and rs[0]["status"] == "error" and "already accepts connections" in rs[0]["message"],
@@ -141,7 +144,7 @@ def case_failures(mb, tmp):
     own = os.path.join(BUILD, "tests", "own_malloc_def")
     if os.path.exists(own):
         p = run(mb, "serve", "-o", os.path.join(tmp, "o.csv"), "-a", "glibc", "--ready", "tcp:auto",
-                "--client", f"{PROG} client {{port}}", "--", own, "{port}", expect_rc=2)
+                "--client", f"{PROG} client {{port}} {TAG}", "--", own, "{port}", TAG, expect_rc=2)
         check("defines its own malloc" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
               f"own malloc refused in one line: {p.stderr!r}")
         check(not os.path.exists(os.path.join(tmp, "o.csv")), "refused before any run")
