@@ -16,6 +16,10 @@ PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 [ "${1:-}" = test ] && PKGS="$PKGS chromium"
 # and the real programs tests/integration/test_exec.py runs under every allocator (xz, sort)
 [ "${1:-}" = test ] && PKGS="$PKGS xz-utils coreutils"
+# and the small framework tests: the PyTorch programs (test_frameworks.py; train_step's
+# libtorch-dev is left to `deps.sh frameworks`, so its case skips with the reason) and a
+# real Debian server under `serve` (memcached loaded by libmemcached-tools' memcaslap)
+[ "${1:-}" = test ] && PKGS="$PKGS python3-torch memcached libmemcached-tools"
 # `deps.sh frameworks`: the framework suite (workloads/frameworks/, matrices/frameworks.ini):
 # PyTorch and numpy from Debian, libtorch's C++ API for train_step, wrk as the served
 # model's load generator, and memcached with its load tools for the other server

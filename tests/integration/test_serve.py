@@ -22,6 +22,9 @@ failures     a client that fails, a server that exits under load, a port that
 ready_file   ready=file:PATH: a file left from before does not count as ready
              (the server that never writes it times out); one the server
              creates does.
+memcached    Debian's memcached under every installed allocator, loaded by
+             memcaslap (libmemcached-tools): ok, proven, its TPS the figure, its
+             region faults > 0; skips (77) when either is missing.
 cli          missing --ready, --client or server, a bad ready, latency name or
              client, --profile (a server needs its client): one-line errors, exit 2;
              serve as a [workload serve] section of a matrix, and `compare` on
@@ -168,6 +171,29 @@ def case_ready_file(mb, tmp):
         f"{PROG} client {serve_port} --requests 20", "--", PROG, "server", str(serve_port), "--ready-file", flag)
     rs = rows(out)
     check_eq([r["status"] for r in rs], ["ok", "ok"], f"ready=file: {[r['message'] for r in rs]}")
+
+
+def case_memcached(mb, tmp):
+    import shutil
+    if not shutil.which("memcached") or not shutil.which("memcaslap"):
+        print("SKIP: memcached or memcaslap missing (apt-get install memcached libmemcached-tools)",
+              file=sys.stderr)
+        sys.exit(77)
+    out = os.path.join(tmp, "mc.csv")
+    run(mb, "serve", "-o", out, "-r", "1", "--ready", "tcp:auto", "--metric", "TPS: ([0-9]+)", "--unit", "ops/s",
+        "--client", "memcaslap -s 127.0.0.1:{port} -T 1 -c 4 -x 20000 -X 16384", "--",
+        "memcached", "-p", "{port}", "-U", "0", "-t", "1", "-u", "root" if os.getuid() == 0 else os.getlogin(),
+        "-m", "128")
+    rs = rows(out)
+    check_eq(sorted(r["allocator"] for r in rs), sorted(installed(mb)), "one row per installed allocator")
+    for r in rs:
+        check_eq(r["status"], "ok", f"memcached under {r['allocator']}: status ({r['message']})")
+        check(float(r["throughput"] or 0) > 0, f"{r['allocator']}: TPS {r['throughput']}")
+        check(int(r["region_minor_faults"] or 0) > 0, f"{r['allocator']}: the server's region faults")
+        check(r["allocator"] == "glibc" or r["allocator"] in r["malloc_so"] or "tbbmalloc" in r["malloc_so"],
+              f"{r['allocator']}: proven: {r['malloc_so']}")
+        print(f"memcached {r['allocator']:10s} {float(r['throughput'] or 0):9.0f} ops/s "
+              f"{r['region_minor_faults']:>7s} faults {r['region_madvise_calls']:>5s} madvise")
 
 
 def free_port():
