@@ -4,8 +4,10 @@
  * then "stat:" lines at exit.  Everything family-specific comes from the
  * family table (family.h: ident symbols, probe_version/read/stats hooks);
  * this file knows no allocator.  Links libc/libdl only: every allocator API
- * is found with dlsym.  Output goes through static buffers; the only heap use is
- * glibc's own (dlsym error strings) and what the allocator APIs do. */
+ * is found in the loaded objects' symbol tables (pb_resolve), without dlsym.
+ * Output goes through static buffers; the probe itself allocates nothing
+ * (what it measures must not move): the only heap use is what the
+ * allocator APIs it calls do. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* dladdr1, dlinfo */
 #endif
@@ -216,45 +218,138 @@ static bool pb_starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* dlsym(RTLD_DEFAULT, sym) for a function, returning its definition and the
- * object holding it in *di.  In a non-PIE program that takes the address of
- * an imported function (Debian's python3.11 does, for malloc) the lookup
- * yields the program's "canonical PLT" stub instead, which dladdr names by
- * the program's undefined (SHN_UNDEF) symbol.  Then the objects are searched
- * in load order, skipping the program, as the dynamic linker does. */
+/* ---- symbols, without the allocator ---------------------------------------
+ * The probe must not change what it measures.  dlsym and dlopen allocate:
+ * a failed dlsym builds its error string with malloc, and three such calls
+ * before main were enough to move tcmalloc's page heap so that a program
+ * of 5-25 MiB buffers faulted 75% more (mimalloc-bench's malloc-large:
+ * 223k against 127k faults).  So symbols are looked up here by reading each
+ * loaded object's dynamic symbol table (dl_iterate_phdr, its GNU or SysV
+ * hash table), which takes no memory, and named with dladdr, which takes
+ * none either. */
+typedef struct {
+    const char *name;
+    uint32_t gnu, sysv;         /* the name's two hashes */
+    void *found;
+} pb_lookup_t;
+
+static uint32_t pb_gnu_hash(const char *s)
+{
+    uint32_t h = 5381;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        h = h * 33 + *p;
+    return h;
+}
+
+static uint32_t pb_sysv_hash(const char *s)
+{
+    uint32_t h = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        h = (h << 4) + *p;
+        uint32_t g = h & 0xf0000000u;
+        h ^= g >> 24;
+        h &= ~g;
+    }
+    return h;
+}
+
+/* The object's dynamic tables: glibc relocates their addresses in place,
+ * the vDSO's stay offsets. */
+typedef struct {
+    const ElfW(Sym) *sym;
+    const char *str;
+    const uint32_t *gnu, *sysv;
+    const ElfW(Half) *versym;
+} pb_dyn_t;
+
+static const void *pb_dptr(ElfW(Addr) base, ElfW(Addr) d)
+{
+    return (const void *)(d < base ? base + d : d);
+}
+
+/* Symbol i of the object, if it defines name (a default version). */
+static void *pb_defines(const pb_dyn_t *t, ElfW(Addr) base, uint32_t i, const char *name)
+{
+    const ElfW(Sym) *es = &t->sym[i];
+    if (es->st_shndx == SHN_UNDEF || !es->st_value || strcmp(t->str + es->st_name, name))
+        return NULL;
+    if (ELF64_ST_BIND(es->st_info) != STB_GLOBAL && ELF64_ST_BIND(es->st_info) != STB_WEAK)
+        return NULL;
+    if (t->versym && (t->versym[i] & 0x8000))
+        return NULL; /* a hidden (non-default) version */
+    return (void *)(base + es->st_value);
+}
+
+static void *pb_find_in(const pb_dyn_t *t, ElfW(Addr) base, const pb_lookup_t *q)
+{
+    void *p = NULL;
+    if (t->gnu) {
+        uint32_t nb = t->gnu[0], off = t->gnu[1], nbloom = t->gnu[2];
+        const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(t->gnu + 4) + nbloom);
+        const uint32_t *chain = buckets + nb;
+        uint32_t i = nb ? buckets[q->gnu % nb] : 0;
+        for (; i >= off && i; i++) {
+            uint32_t h = chain[i - off];
+            if ((h | 1) == (q->gnu | 1) && (p = pb_defines(t, base, i, q->name)))
+                return p;
+            if (h & 1)
+                break;
+        }
+        return NULL;
+    }
+    if (t->sysv) {
+        uint32_t nb = t->sysv[0];
+        const uint32_t *bucket = t->sysv + 2, *chain = bucket + nb;
+        for (uint32_t i = nb ? bucket[q->sysv % nb] : 0; i; i = chain[i])
+            if ((p = pb_defines(t, base, i, q->name)))
+                return p;
+    }
+    return NULL;
+}
+
+/* dl_iterate_phdr's callback: objects come in load order, the program first. */
+static int pb_lookup_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    pb_lookup_t *q = data;
+    (void)size;
+    const ElfW(Dyn) *dyn = NULL;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    if (!dyn)
+        return 0;
+    pb_dyn_t t = {0};
+    ElfW(Addr) b = info->dlpi_addr;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_SYMTAB)
+            t.sym = pb_dptr(b, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_STRTAB)
+            t.str = pb_dptr(b, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_GNU_HASH)
+            t.gnu = pb_dptr(b, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_HASH)
+            t.sysv = pb_dptr(b, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_VERSYM)
+            t.versym = pb_dptr(b, dyn->d_un.d_ptr);
+    }
+    if (!t.sym || !t.str)
+        return 0;
+    q->found = pb_find_in(&t, b, q);
+    return q->found != NULL; /* the first definition wins, as for the dynamic linker */
+}
+
+/* The first definition of sym in load order (what the dynamic linker
+ * binds), with the object holding it in *di; NULL when none defines it.
+ * A program's undefined entry (a non-PIE program's "canonical PLT" stub for
+ * an imported function it takes the address of, as Debian's python3.11 does
+ * for malloc) is no definition, so it is passed over. */
 static void *pb_resolve(const char *sym, Dl_info *di)
 {
-    const ElfW(Sym) *es = NULL;
-    void *p = dlsym(RTLD_DEFAULT, sym);
-    if (!p)
-        return NULL;
-    if (dladdr1(p, di, (void **)&es, RTLD_DL_SYMENT) && di->dli_saddr == p &&
-        es && es->st_shndx != SHN_UNDEF)
-        return p;
-    struct link_map *main_map = NULL;
-    void *self = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
-    if (self && dlinfo(self, RTLD_DI_LINKMAP, &main_map) != 0)
-        main_map = NULL;
-    for (struct link_map *l = main_map ? main_map->l_next : NULL; l; l = l->l_next) {
-        if (!l->l_name || !*l->l_name)
-            continue;
-        void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (!h)
-            continue;
-        void *q = dlsym(h, sym);
-        struct link_map *ql = NULL;
-        bool own = q && dladdr1(q, di, (void **)&ql, RTLD_DL_LINKMAP) && ql == l;
-        dlclose(h);
-        if (own) {
-            p = q;
-            break;
-        }
-    }
-    if (self)
-        dlclose(self);
-    if (!dladdr(p, di))
+    pb_lookup_t q = {sym, pb_gnu_hash(sym), pb_sysv_hash(sym), NULL};
+    dl_iterate_phdr(pb_lookup_one, &q);
+    if (q.found && !dladdr(q.found, di))
         memset(di, 0, sizeof *di);
-    return p;
+    return q.found;
 }
 
 /* The definition of `name` in the object serving malloc, or NULL: the
@@ -269,9 +364,7 @@ static void *pb_sym(const char *name)
 
 static const probe_ctx_t pb_ctx = { pb_sym, pb_line, pb.malloc_path };
 
-/* Finds what serves malloc and the family whose ident symbol it defines.
- * A failed dlsym makes glibc build an error message with malloc: a few
- * small allocations, once. */
+/* Finds what serves malloc and the family whose ident symbol it defines. */
 static void pb_identify(void)
 {
     Dl_info di;
