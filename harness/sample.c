@@ -268,6 +268,13 @@ int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, con
             fprintf(out, " -u %.*s", (int)(eq - *e), *e);
         }
     }
+    /* the probe armed as in a counted sample (it changes nothing in the
+     * allocator: allocators/probe.c), its report on stderr */
+    char keys[2048], read[2100];
+    alloc_probe_keys(c->alloc, keys, sizeof keys);
+    snprintf(read, sizeof read, "%s=%s", MB_PROBE_READ_ENV, keys);
+    fprintf(out, " %s=2 ", MB_PROBE_FD_ENV);
+    print_word(out, read);
     for (char **p = argv + 1; *p; p++) {
         fputc(' ', out);
         print_word(out, *p);

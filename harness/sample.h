@@ -127,7 +127,10 @@ int run_env(char *const *extra, size_t nextra, char ***envp);
 int run_check(const wl_args_t *a, char *err, size_t errlen);
 
 /* Print that command so a user can reproduce one sample by hand, e.g. under
- * `perf stat --`; allocator variables set in our environment get `-u`. */
+ * `perf stat --`: the sample's command with the probe armed as in a sample
+ * (MB_PROBE_FD=2: its report on stderr; MB_PROBE_READ: the same read-backs);
+ * allocator variables set in our environment get `-u`.  Only the sample's
+ * secrets and its fds 3 and 4 are not there. */
 int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a);
 
 /* Run one sample and observe it: how it ended, its counters, its output's
