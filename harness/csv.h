@@ -76,7 +76,7 @@
     X(region_bytes, CSV_NUM, "bytes", "measured region: bytes the workload touched (copied)") \
     X(region_ops, CSV_NUM, "count", "measured region: allocations made") \
     X(checksum, CSV_TEXT, "hex", "workload checksum: equal across allocators for the same parameters") \
-    X(limit_throughput, CSV_NUM, "throughput_unit", "the machine's limit for this workload: the same copies into buffers allocated once, before the loop, measured under glibc at the start of this row's block (side by side with it); empty when the workload has none") \
+    X(limit_throughput, CSV_NUM, "throughput_unit", "the machine's limit for this workload: the same copies into buffers allocated once, before the loop, measured under glibc at the start of this row's block, or of the last block before it that measured it (every --limit-every blocks, default 5); empty when the workload has none") \
     X(fraction_of_limit, CSV_NUM, "ratio", "throughput / limit_throughput: how far from the machine's memcpy limit") \
     X(latency_what, CSV_TEXT, "", "what one latency value times: op (one allocation and its work) or step; empty when none") \
     X(latency_p50_us, CSV_NUM, "us", "measured region: median latency (HDR histogram, < 0.8% error)") \

@@ -124,6 +124,9 @@ static const opt_t opts[] = {
      .def = "10ms", .metavar = "DURATION", .help = "RSS sampling period", SPEC(sample_interval_s)},
     {.flag = "no-limit", .key = "limit", .type = OPT_FLAG, .flag_value = false, .def = "yes",
      .help = "skip measuring each workload's limit (fraction_of_limit)", SPEC(limit)},
+    {.flag = "limit-every", .key = "limit_every", .type = OPT_COUNT, .min = 1, .max = 100000, .def = "5",
+     .metavar = "K", .help = "measure each workload's limit in blocks 0, K, 2K...; the blocks between\n"
+                             "reuse the last (1: every block)", SPEC(limit_every)},
     {.flag = "profile", .type = OPT_FLAG, .flag_value = true,
      .help = "then one more, unmeasured sample per cell under perf record: where the page faults\n"
              "and madvise/munmap/brk calls come from, as OUTPUT.profile/*.svg flame graphs",

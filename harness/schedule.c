@@ -1,7 +1,7 @@
 /* schedule.c - running the plan of one invocation (contract: schedule.h):
  * one fresh child per sample through sample.c, judged by judge.c, its RSS
  * lines and row written by output.c whole or not at all, each workload's
- * limit measured at the start of the block that uses it, adaptive runs
+ * limit measured at the start of every K-th block that uses it, adaptive runs
  * stopped once every cell has converged. */
 #include "cli.h"
 #include "judge.h"
@@ -222,7 +222,8 @@ static void warm_up(run_ctx_t *c)
 }
 
 /* The blocks: each in its shuffled order, each workload's limit measured at
- * the start of the block that uses it; adaptive runs stop once every cell
+ * the start of every --limit-every-th block that uses it (the blocks between
+ * keep the last); adaptive runs stop once every cell
  * has converged.  Returns the exit code and the blocks run in *nblocks. */
 static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
 {
@@ -246,7 +247,9 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
             for (size_t p = 0; p < r->ncells && !used; p++)
                 used = c->order[p] / r->ncfg == w && plan_in_shard(b, p, r->ncells, k, n) &&
                        !c->done[b * r->ncells + p] && !c->converged[c->order[p]];
-            c->st.limits[w] = used ? measure_limit(&c->cli.o, &r->system, &r->wl[w]) : NAN;
+            /* every K-th block, or when none is known yet (a resumed or sharded run) */
+            if (used && (b % sp->limit_every == 0 || isnan(c->st.limits[w])))
+                c->st.limits[w] = measure_limit(&c->cli.o, &r->system, &r->wl[w]);
         }
         for (size_t p = 0; p < r->ncells && !run_interrupted(); p++) {
             if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||

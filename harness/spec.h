@@ -29,6 +29,7 @@ typedef struct {
     double timeout_s, sample_interval_s;
     char sweep[128];                               /* applies to workloads without their own */
     bool limit;
+    unsigned limit_every;                          /* measure the limit in every K-th block */
     unsigned warmup_runs;
     double min_time_s;                             /* --min-time: 0 = run the work as given */
     uint64_t seed;
