@@ -10,6 +10,7 @@
 #include "output.h"
 #include "plan.h"
 #include "profile.h"
+#include "quiet.h"
 #include "resolve.h"
 #include "sidecar.h"
 #include "sysinfo.h"
@@ -371,6 +372,14 @@ static int run_prove(run_ctx_t *c)
 static int run_open(run_ctx_t *c, int full_argc, char **full_argv)
 {
     const run_spec_t *sp = &c->sp;
+    /* after the proof (its errors come first), before any output is touched */
+    quiet_t q;
+    quiet_check(&q);
+    if (!q.quiet && c->cli.require_quiet)
+        return die_io("the machine is not quiet: %s (--require-quiet)", q.why);
+    if (!q.quiet && !c->cli.quiet)
+        fprintf(stderr, "%s: warning: the machine is not quiet: %s; figures will be noisier "
+                "(--require-quiet refuses to start)\n", prog, q.why);
     int rc = open_outputs(c, full_argc, full_argv);
     if (rc)
         return rc;

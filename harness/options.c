@@ -136,6 +136,10 @@ static const opt_t opts[] = {
     {.flag = "worker", .type = OPT_STRING, .metavar = "PATH", .help = "use another mallocbench-worker",
      CLI(worker)},
     {.flag = "probe", .type = OPT_STRING, .metavar = "PATH", .help = "use another libmbprobe.so", CLI(probe)},
+    {.flag = "require-quiet", .type = OPT_FLAG, .flag_value = true,
+     .help = "refuse to start when the machine is busy (load, other runnable tasks, steal,\n"
+             "a CPU governor that is not performance); without it, a warning with the figures",
+     CLI(require_quiet)},
     {.flag = "quiet", .short_flag = 'q', .type = OPT_FLAG, .flag_value = true, .help = "no progress output",
      CLI(quiet)},
     {.flag = "help", .short_flag = 'h', .type = OPT_FLAG, .flag_value = true, .help = "this text", CLI(help)},

@@ -21,6 +21,7 @@
 typedef struct {
     bool print_only, quiet, resume, force, help;
     bool profile;                            /* --profile: flame graphs after the run */
+    bool require_quiet;                      /* --require-quiet: refuse a busy machine */
     unsigned shard_k, shard_n;
     char sidecars[PATH_MAX];
     char worker[PATH_MAX], probe[PATH_MAX];  /* --worker, --probe; "" = found beside the program */

@@ -88,6 +88,30 @@ def case_tunables(mb, tmp):
         check("did not take effect" in p.stderr, f"tcmalloc clamp caught: {p.stderr!r}")
 
 
+def case_require_quiet(mb, tmp):
+    """A busy machine: run warns with the figures, and refuses under
+    --require-quiet after the proof (whose lines come first) and before any
+    sample or output (no CSV)."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() + 2)]
+    try:
+        import time
+        time.sleep(0.5)
+        out = os.path.join(tmp, "q.csv")
+        p = run(mb, "run", "-w", "tensor_copy:size=1M,count=1,steps=1,warmup=0", "-a", "glibc", "-r", "1",
+                "--require-quiet", "-o", out, expect_rc=1)
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        check(last.startswith("mallocbench: the machine is not quiet: ") and "runnable" in last,
+              f"it ends on one line with the figures: {p.stderr!r}")
+        check(not os.path.exists(out), "no CSV when refused")
+        p = run(mb, "run", "-w", "tensor_copy:size=1M,count=1,steps=1,warmup=0", "-a", "glibc", "-r", "1",
+                "-o", os.path.join(tmp, "w.csv"))
+        check("warning: the machine is not quiet" in p.stderr, f"a warning without it: {p.stderr!r}")
+    finally:
+        for b in busy:
+            b.kill()
+            b.wait()
+
+
 def case_bad_input(mb, tmp):
     """Bad input: one line naming the cause, exit 2, before anything runs."""
     out = os.path.join(tmp, "bad.csv")
@@ -552,7 +576,8 @@ def case_families(mb, tmp):
 
 
 # the options that take no value
-FLAGS = ("--force", "--resume", "--no-limit", "--print-commands", "--quiet", "--help", "--profile")
+FLAGS = ("--force", "--resume", "--no-limit", "--print-commands", "--quiet", "--help", "--profile",
+         "--require-quiet")
 
 
 def param(params, name):
