@@ -64,7 +64,7 @@ static void test_trace(void)
     static const unsigned ops[] = {MBT_THREAD_START, MBT_MALLOC, MBT_FREE, MBT_CALLOC, MBT_MALLOC,
                                    MBT_REALLOC, MBT_POSIX_MEMALIGN, MBT_ALIGNED_ALLOC, MBT_MEMALIGN,
                                    MBT_VALLOC, MBT_PVALLOC, MBT_MALLOC};
-    static const uint64_t sz[] = {0, 1 << 20, 0, 3 << 20, 100, 5 << 16, 64 << 10, 7 << 20,
+    static const uint64_t sz[] = {0, 1 << 20, 0, 3 << 20, 16 << 10, 5 << 16, 64 << 10, 7 << 20,
                                   9 << 16, 1 << 17, 7, 2 << 20};
     mbt_event_t ev[12];
     for (int i = 0; i < 12; i++)
@@ -76,7 +76,7 @@ static void test_trace(void)
     static const uint64_t want[] = {1 << 20, 3 << 20, 5 << 16, 64 << 10, 7 << 20, 9 << 16, 1 << 17,
                                     2 << 20};
     CHECK_INT(d.kind, DIST_LIST);
-    CHECK_U64(d.n, 8); /* default bound 64K: 100 out, 64K in, the failed call out */
+    CHECK_U64(d.n, 8); /* default bound 64K: 16K out, 64K in, the failed call out */
     for (int r = 0; r < 2; r++)
         for (int i = 0; i < 8; i++)
             CHECK_U64(dist_next(&d, &rng), want[i]); /* in order, cycling */
@@ -84,7 +84,7 @@ static void test_trace(void)
     snprintf(spec, sizeof spec, "trace:%s:min=1", path);
     CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
     CHECK_U64(d.n, 9);
-    CHECK_U64(d.v[2], 100);
+    CHECK_U64(d.v[2], 16 << 10);
     snprintf(spec, sizeof spec, "trace:%s:min=2M", path);
     CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
     CHECK_U64(d.n, 3);
