@@ -261,7 +261,7 @@ static int parse_trace(const char *arg, dist_t *d, char *err, size_t errlen)
 static int one_size(const char *s, uint64_t *v, char *err, size_t errlen, const char *spec)
 {
     if (units_parse_size(s, v) || *v == 0) {
-        snprintf(err, errlen, "bad size '%s' in '%s' (expected e.g. 16M, 1M/4M/16M, 64K..64M or @shapes.txt)",
+        snprintf(err, errlen, "bad size '%s' in '%s' (expected e.g. 16M, 1M/4M/16M, 64K..64M, @shapes.txt or trace:t.mbt)",
                  s, spec);
         return -EINVAL;
     }
