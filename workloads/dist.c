@@ -1,7 +1,8 @@
-/* dist.c - size distributions (fixed, list, log-uniform, shapes file) and
- * the seeded random numbers every workload draws from. */
+/* dist.c - size distributions (fixed, list, log-uniform, shapes file,
+ * recorded trace) and the seeded random numbers every workload draws from. */
 #include "dist.h"
 #include "fileio.h"
+#include "trace.h"
 #include "units.h"
 
 #include <ctype.h>
@@ -175,10 +176,92 @@ static int parse_shapes(const char *path, dist_t *d, char *err, size_t errlen)
     return rc;
 }
 
+/* An allocation op of the trace (one that returns a new block of `size`). */
+static int trace_is_alloc(unsigned op)
+{
+    return op == MBT_MALLOC || op == MBT_CALLOC || op == MBT_REALLOC || op == MBT_POSIX_MEMALIGN ||
+           op == MBT_ALIGNED_ALLOC || op == MBT_MEMALIGN || op == MBT_VALLOC || op == MBT_PVALLOC;
+}
+
+static int trace_keeps(const mbt_event_t *e, uint64_t min)
+{
+    return trace_is_alloc(MBT_OP(e)) && e->ptr && e->size >= min;
+}
+
+/* The sizes of t's successful allocations of at least min, as a list;
+ * -ENOENT when there is none. */
+static int dist_from_trace(const mbt_trace_t *t, uint64_t min, dist_t *d)
+{
+    uint64_t total = 0, k = 0;
+    memset(d, 0, offsetof(dist_t, v));
+    d->kind = DIST_LIST;
+    for (size_t i = 0; i < t->nthread; i++)
+        for (size_t j = 0; j < t->thread[i].nev; j++)
+            total += (uint64_t)trace_keeps(&t->thread[i].ev[j], min);
+    if (!total)
+        return -ENOENT;
+    /* more than DIST_MAX: the k-th kept allocation is taken when it is the
+     * first at or past floor(n * total / DIST_MAX), an even stride in order */
+    for (size_t i = 0; i < t->nthread && d->n < DIST_MAX; i++)
+        for (size_t j = 0; j < t->thread[i].nev && d->n < DIST_MAX; j++) {
+            const mbt_event_t *e = &t->thread[i].ev[j];
+            if (!trace_keeps(e, min))
+                continue;
+            if (total <= DIST_MAX ||
+                k == (uint64_t)(((unsigned __int128)d->n * total) / DIST_MAX))
+                d->v[d->n++] = e->size;
+            k++;
+        }
+    if (d->n == 1)
+        d->kind = DIST_FIXED;
+    return 0;
+}
+
+/* "FILE" or "FILE:min=SIZE" (the last ":min=" splits, so a path may hold ':'). */
+#define DIST_TRACE_MIN_DEFAULT (64u << 10)
+static int parse_trace(const char *arg, dist_t *d, char *err, size_t errlen)
+{
+    char path[1024];
+    uint64_t min = DIST_TRACE_MIN_DEFAULT;
+    const char *opt = NULL;
+    for (const char *p = strstr(arg, ":min="); p; p = strstr(p + 1, ":min="))
+        opt = p;
+    size_t plen = opt ? (size_t)(opt - arg) : strlen(arg);
+    if (!plen || plen >= sizeof path) {
+        snprintf(err, errlen, "bad trace spec 'trace:%s' (expected trace:FILE or trace:FILE:min=64K)", arg);
+        return -EINVAL;
+    }
+    snprintf(path, sizeof path, "%.*s", (int)plen, arg);
+    if (opt && (units_parse_size(opt + 5, &min) || min == 0)) {
+        snprintf(err, errlen, "bad bound '%s' in 'trace:%s' (expected a size such as 64K, at least 1)",
+                 opt + 5, arg);
+        return -EINVAL;
+    }
+    mbt_trace_t t;
+    char why[512];
+    int rc = mbt_read(path, &t, why, sizeof why);
+    if (rc) {
+        if (rc == -EINVAL && why[0])
+            snprintf(err, errlen, "cannot read trace %s", why);
+        else
+            snprintf(err, errlen, "cannot open trace '%s': %s", path, strerror(-rc));
+        return rc;
+    }
+    rc = dist_from_trace(&t, min, d);
+    mbt_free(&t);
+    if (rc) {
+        char b[32];
+        units_format_size(min, b, sizeof b);
+        snprintf(err, errlen, "trace '%s': no allocation of at least %s (lower it with :min=)", path, b);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int one_size(const char *s, uint64_t *v, char *err, size_t errlen, const char *spec)
 {
     if (units_parse_size(s, v) || *v == 0) {
-        snprintf(err, errlen, "bad size '%s' in '%s' (expected e.g. 16M, 1M/4M/16M, 64K..64M or @shapes.txt)",
+        snprintf(err, errlen, "bad size '%s' in '%s' (expected e.g. 16M, 1M/4M/16M, 64K..64M, @shapes.txt or trace:t.mbt)",
                  s, spec);
         return -EINVAL;
     }
@@ -195,6 +278,8 @@ int dist_parse(const char *spec, dist_t *d, char *err, size_t errlen)
     }
     if (spec[0] == '@')
         return parse_shapes(spec + 1, d, err, errlen);
+    if (strncmp(spec, "trace:", 6) == 0)
+        return parse_trace(spec + 6, d, err, errlen);
     const char *dots = strstr(spec, "..");
     if (dots) {
         char lo[64];

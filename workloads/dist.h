@@ -5,6 +5,11 @@
  *   "64K..64M"        log-uniform between two bounds (inclusive), seeded
  *   "@shapes.txt"     a file: one tensor per line, "1024x1024x4 float32"
  *                     (dims x dtype size), '#' comments, taken in order
+ *   "trace:t.mbt"     a recorded trace (common/trace.h): the sizes of its
+ *   "trace:t.mbt:min=4K"  successful allocations of at least min (default
+ *                     64K), thread by thread in file order, each in program
+ *                     order, cycling as a list; over DIST_MAX of them, an
+ *                     evenly strided subsample in the same order
  * Parsing is pure except for reading the file; errors name the file, the
  * line and the reason: "shapes.txt:3: unknown dtype 'float8'". */
 #ifndef MB_DIST_H

@@ -332,7 +332,8 @@ static const wl_param_t idle_release_params[] = {
     {"peak", WLP_SIZE, "256M", 4096, 1ULL << 40, NULL, "bytes",
      "bytes allocated (every byte written) before the free phase"},
     {"size", WLP_SIZES, "64K..4M", 1, 1ULL << 36, NULL, "bytes",
-     "object sizes: 1M, a list 64K/1M (cycling), 64K..4M (log-uniform) or @shapes.txt"},
+     "object sizes: 1M, a list 64K/1M (cycling), 64K..4M (log-uniform), @shapes.txt or "
+     "trace:t.mbt[:min=64K] (a recording's allocation sizes)"},
     {"keep", WLP_UINT, "10", 0, 100, NULL, "%",
      "percent of the peak bytes kept live after the free phase (objects chosen at random)"},
     {"idle_ms", WLP_UINT, "2000", 0, 3600000, NULL, "ms",

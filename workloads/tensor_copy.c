@@ -145,7 +145,8 @@ static int tensor_copy_run(const wl_args_t *a, wl_result_t *res)
 
 static const wl_param_t tensor_copy_params[] = {
     {"size", WLP_SIZES, "16M", 1, 1ULL << 40, NULL, "bytes",
-     "bytes per buffer: 16M, a list 1M/4M/16M (in order), 64K..64M (log-uniform) or @shapes.txt"},
+     "bytes per buffer: 16M, a list 1M/4M/16M (in order), 64K..64M (log-uniform), @shapes.txt or "
+     "trace:t.mbt[:min=64K] (a recording's allocation sizes, in order)"},
     {"count", WLP_UINT, "4", 1, 65536, NULL, "buffers", "buffers live at once in each step"},
     {"steps", WLP_UINT, "50", 1, 1000000000, NULL, "steps", "measured steps"},
     {"warmup", WLP_UINT, "5", 0, 1000000000, NULL, "steps", "steps run before the measured region"},

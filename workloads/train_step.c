@@ -365,8 +365,8 @@ static int train_step_run(const wl_args_t *a, wl_result_t *res)
 
 static const wl_param_t train_step_params[] = {
     {"layers", WLP_SIZES, "8M/16M/32M/16M/8M", 1, 1ULL << 40, NULL, "bytes",
-     "activation size of each layer, in order (a list, one size, @shapes.txt; a log-uniform "
-     "range draws 8 layers once per run)"},
+     "activation size of each layer, in order (a list, one size, @shapes.txt, "
+     "trace:t.mbt[:min=64K]; a log-uniform range draws 8 layers once per run)"},
     {"steps", WLP_UINT, "20", 1, 1000000000, NULL, "steps", "measured steps"},
     {"warmup", WLP_UINT, "3", 0, 1000000000, NULL, "steps", "steps run before the measured region"},
     {"threads", WLP_UINT, "2", 1, TS_MAX_THREADS, NULL, "threads",

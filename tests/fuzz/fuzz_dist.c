@@ -1,6 +1,7 @@
 /* fuzz_dist.c - libFuzzer target: the input is the content of a shapes file
  * (dist_parse_shapes_text) and its first line a size spec (dist_parse, never
- * "@file").  Checks: no crash, and on success counts and sizes in range. */
+ * "@file" or "trace:file": the fuzzer must not read files it names).
+ * Checks: no crash, and on success counts and sizes in range. */
 #include "dist.h"
 
 #include <stdint.h>
@@ -36,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char spec[1024];
     const uint8_t *nl = memchr(data, '\n', size);
     size_t n = nl ? (size_t)(nl - data) : size;
-    if (n >= sizeof spec || (n && data[0] == '@') || memchr(data, '\0', n))
+    if (n >= sizeof spec || (n && data[0] == '@') || (n >= 6 && !memcmp(data, "trace:", 6)) ||
+        memchr(data, '\0', n))
         return 0;
     memcpy(spec, data, n);
     spec[n] = '\0';

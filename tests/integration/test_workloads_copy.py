@@ -2,14 +2,19 @@
 """test_workloads_copy.py - tensor_copy end to end: its checksum and the
 bounds on its region counters.
 
-Usage: test_workloads_copy.py MALLOCBENCH CASE (checksum | region_bounds).
+Usage: test_workloads_copy.py MALLOCBENCH CASE (checksum | region_bounds | trace).
 checksum: small specs give the checksums they have always given (every
 buffer of every step counts, under every installed allocator), and another
 seed another checksum.  region_bounds: the measured region cannot fault
 more pages than it touches, nor make more madvise/mmap/munmap/brk calls than
-its allocations and frees allow.  Exit 77 = skip.
+its allocations and frees allow.  trace: size=trace:FILE on a trace written
+here copies what the list of its allocation sizes (64K and up, or :min=)
+copies, byte for byte and checksum for checksum, twice alike; a missing or
+broken trace, or one with nothing at or above the bound, is refused in one
+line naming file and cause before any sample runs.  Exit 77 = skip.
 """
 import os
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
@@ -98,5 +103,79 @@ def case_region_bounds(mb, tmp):
             check(int(v) <= int(r[f"total_{c}_calls"]), f"{what}: region {c} above total")
 
 
+def write_trace(path, events):
+    """One process, one thread; events (op, size), ptr 0 meaning a failed call (docs/trace.md)."""
+    ops = {"malloc": 1, "calloc": 2, "realloc": 3, "free": 4, "posix_memalign": 5, "aligned_alloc": 6}
+    out = [struct.pack("<8sIIIIQ", b"MBTRACE\0", 1, 32, PAGE, 0, 1)]
+    out.append(struct.pack("<6I", 0x4b43424d, 2, 10, 10, 0, 24 + 1) + struct.pack("<IIQII", 10, 1, 1, 0, 1) + b"x")
+    payload = b"".join(struct.pack("<4Q", (t << 8) | ops[op], 0 if failed else 0x1000 * (t + 1), size, 0)
+                       for t, (op, size, failed) in enumerate(events))
+    out.append(struct.pack("<6I", 0x4b43424d, 1, 10, 10, 0, len(payload)) + payload)
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+
+
+def case_trace(mb, tmp):
+    allocs = allocators(mb)[:1]
+    K, M = 1024, 1024 * 1024
+    path = os.path.join(tmp, "t.mbt")
+    write_trace(path, [("malloc", 100, False), ("malloc", 1 * M, False), ("free", 0, False),
+                       ("calloc", 256 * K, False), ("malloc", 8 * M, True), ("realloc", 3 * M, False),
+                       ("posix_memalign", 64 * K, False), ("malloc", 4 * K, False),
+                       ("aligned_alloc", 2 * M, False)])
+    common = "count=3,steps=4,warmup=1"
+    specs = {f"tensor_copy:size=trace:{path},{common}": [1 * M, 256 * K, 3 * M, 64 * K, 2 * M],
+             f"tensor_copy:size=trace:{path}:min=1M,{common}": [1 * M, 3 * M, 2 * M],
+             f"tensor_copy:size=trace:{path}:min=1,{common}": [100, 1 * M, 256 * K, 3 * M, 64 * K, 4 * K, 2 * M]}
+    lists = {s: f"tensor_copy:size={'/'.join(str(v) for v in sizes)},{common}" for s, sizes in specs.items()}
+    out = os.path.join(tmp, "trace.csv")
+    run(mb, "run", "-q", *sum((["-w", s] for s in list(specs) + list(lists.values())), []),
+        "-a", allocs[0], "-r", "2", "-o", out)
+    rs = mbtest.rows(out)
+    by = {}
+    for r in rs:
+        check(r["status"] == "ok", f"{r['workload_params']}: {r['status']} {r['message']}")
+        by.setdefault(r["workload_params"], []).append(r)
+    def key(s):
+        return "size=" + s.split("size=", 1)[1].split(",")[0]
+    sums = set()
+    for spec, sizes in specs.items():
+        mine = [r for p, v in by.items() if key(spec) in p.split(",") for r in v]
+        ref = [r for p, v in by.items() if key(lists[spec]) in p.split(",") for r in v]
+        check(len(mine) == 2 and len(ref) == 2, f"{spec}: {len(mine)} rows, its list {len(ref)}")
+        if len(mine) < 2 or not ref:
+            continue
+        check(mine[0]["checksum"] == mine[1]["checksum"], f"{spec}: two runs, checksums {mine[0]['checksum']} "
+              f"and {mine[1]['checksum']}")
+        check(mine[0]["checksum"] == ref[0]["checksum"], f"{spec}: checksum {mine[0]['checksum']}, the list "
+              f"{sizes} gives {ref[0]['checksum']}")
+        # every step copies count=3 buffers, the sizes taken in order, cycling;
+        # the warmup step takes the first 3
+        want = sum(sizes[i % len(sizes)] for i in range(3, 3 + 3 * 4))
+        check(int(mine[0]["region_bytes"]) == want, f"{spec}: {mine[0]['region_bytes']} bytes copied, "
+              f"the sizes give {want}")
+        sums.add(mine[0]["checksum"])
+    check(len(sums) == len(specs), f"the bounds give other checksums: {sums}")
+
+    empty = os.path.join(tmp, "small.mbt")
+    write_trace(empty, [("malloc", 100, False), ("malloc", 1 * M, True)])
+    broken = os.path.join(tmp, "broken.mbt")
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(broken, "wb") as f:
+        f.write(data[:32] + b"XXXX" + data[36:])
+    for arg, want in ((os.path.join(tmp, "none.mbt"), "No such file or directory"),
+                      (broken, "byte 32:"),
+                      (empty, "no allocation of at least 64K"),
+                      (f"{path}:min=9M", "no allocation of at least 9M")):
+        bad = os.path.join(tmp, "bad.csv")
+        p = run(mb, "run", "-q", "-w", f"tensor_copy:size=trace:{arg},{common}", "-a", allocs[0], "-r", "1",
+                "-o", bad, expect_rc=2)
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and want in lines[0] and arg.split(":min=")[0] in lines[0],
+              f"trace:{arg}: one line naming the file and '{want}', got {p.stderr!r}")
+        check(not os.path.exists(bad), f"trace:{arg}: refused, yet {bad} was written")
+
+
 if __name__ == "__main__":
-    sys.exit(main({"checksum": case_checksum, "region_bounds": case_region_bounds}))
+    sys.exit(main({"checksum": case_checksum, "region_bounds": case_region_bounds, "trace": case_trace}))

@@ -1,10 +1,14 @@
 /* test_dist.c - size distributions: fixed, list order, log-uniform bounds
  * and determinism per seed, shapes files with bad lines rejected by line
- * number; the seeded generator. */
+ * number; recorded traces (trace:FILE[:min=]) filtered, ordered and
+ * subsampled; the seeded generator. */
 #include "../check.h"
 #include "dist.h"
+#include "trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static dist_t d;
@@ -18,6 +22,122 @@ static const char *write_file(const char *text)
         return NULL;
     close(fd);
     return path;
+}
+
+/* A trace of one process, thread tid == pid, of n events (op, size, ptr
+ * nonzero unless size is 7: a failed call), chunked as the recorder does. */
+static const char *write_trace(const mbt_event_t *ev, size_t n)
+{
+    static char path[] = "/tmp/mb-test-trace-XXXXXX";
+    strcpy(path, "/tmp/mb-test-trace-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    mbt_header_t h = {.magic = MBT_MAGIC, .version = MBT_VERSION, .header_len = MBT_HEADER_SIZE,
+                      .page_size = 4096, .text_len = 0, .start_ns = 1};
+    mbt_process_t p = {.pid = 10, .ppid = 1, .start_ns = 1, .forked = 0, .exe_len = 1};
+    mbt_chunk_t c = {MBT_CHUNK_MAGIC, MBT_CHUNK_PROCESS, 10, 10, 0, MBT_PROCESS_SIZE + 1};
+    int ok = write(fd, &h, sizeof h) == sizeof h && write(fd, &c, sizeof c) == sizeof c &&
+             write(fd, &p, sizeof p) == sizeof p && write(fd, "x", 1) == 1;
+    for (size_t i = 0, seq = 0; ok && i < n; i += 4096, seq++) {
+        size_t k = n - i < 4096 ? n - i : 4096;
+        mbt_chunk_t e = {MBT_CHUNK_MAGIC, MBT_CHUNK_EVENTS, 10, 10, (uint32_t)seq,
+                         (uint32_t)(k * MBT_EVENT_SIZE)};
+        ok = write(fd, &e, sizeof e) == sizeof e &&
+             write(fd, ev + i, k * MBT_EVENT_SIZE) == (ssize_t)(k * MBT_EVENT_SIZE);
+    }
+    close(fd);
+    return ok ? path : NULL;
+}
+
+static mbt_event_t ev_of(unsigned op, uint64_t size, uint64_t t)
+{
+    return (mbt_event_t){MBT_T_OP(t, op), size == 7 ? 0 : 0x1000 * (t + 1), size, 0};
+}
+
+static void test_trace(void)
+{
+    char err[512], spec[600];
+    uint64_t rng = 0;
+    /* every allocation op counts, in order; frees, thread events, failed
+     * calls (ptr 0) and sizes under the bound do not */
+    static const unsigned ops[] = {MBT_THREAD_START, MBT_MALLOC, MBT_FREE, MBT_CALLOC, MBT_MALLOC,
+                                   MBT_REALLOC, MBT_POSIX_MEMALIGN, MBT_ALIGNED_ALLOC, MBT_MEMALIGN,
+                                   MBT_VALLOC, MBT_PVALLOC, MBT_MALLOC};
+    static const uint64_t sz[] = {0, 1 << 20, 0, 3 << 20, 16 << 10, 5 << 16, 64 << 10, 7 << 20,
+                                  9 << 16, 1 << 17, 7, 2 << 20};
+    mbt_event_t ev[12];
+    for (int i = 0; i < 12; i++)
+        ev[i] = ev_of(ops[i], sz[i], (uint64_t)i);
+    const char *path = write_trace(ev, 12);
+    CHECK(path != NULL);
+    snprintf(spec, sizeof spec, "trace:%s", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
+    static const uint64_t want[] = {1 << 20, 3 << 20, 5 << 16, 64 << 10, 7 << 20, 9 << 16, 1 << 17,
+                                    2 << 20};
+    CHECK_INT(d.kind, DIST_LIST);
+    CHECK_U64(d.n, 8); /* default bound 64K: 16K out, 64K in, the failed call out */
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < 8; i++)
+            CHECK_U64(dist_next(&d, &rng), want[i]); /* in order, cycling */
+    CHECK_U64(dist_max(&d), 7 << 20);
+    snprintf(spec, sizeof spec, "trace:%s:min=1", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
+    CHECK_U64(d.n, 9);
+    CHECK_U64(d.v[2], 16 << 10);
+    snprintf(spec, sizeof spec, "trace:%s:min=2M", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
+    CHECK_U64(d.n, 3);
+    CHECK_U64(d.v[0], 3 << 20);
+    CHECK_U64(d.v[1], 7 << 20);
+    CHECK_U64(d.v[2], 2 << 20);
+    snprintf(spec, sizeof spec, "trace:%s:min=7M", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
+    CHECK_INT(d.kind, DIST_FIXED);
+    char want_err[700];
+    snprintf(spec, sizeof spec, "trace:%s:min=8M", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), -EINVAL);
+    snprintf(want_err, sizeof want_err, "trace '%s': no allocation of at least 8M (lower it with :min=)",
+             path);
+    CHECK_STR(err, want_err);
+    snprintf(spec, sizeof spec, "trace:%s:min=0", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "bad bound '0'") != NULL);
+    snprintf(spec, sizeof spec, "trace:%s:min=4Q", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "bad bound '4Q'") != NULL);
+    CHECK_INT(dist_parse("trace:", &d, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "expected trace:FILE") != NULL);
+    CHECK_INT(dist_parse("trace:/nonexistent/t.mbt", &d, err, sizeof err), -ENOENT);
+    CHECK_STR(err, "cannot open trace '/nonexistent/t.mbt': No such file or directory");
+    /* a broken file: the reader's byte offset, one line */
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(fd >= 0 && write(fd, "MBTRACF", 8) == 8);
+    close(fd);
+    snprintf(spec, sizeof spec, "trace:%s", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), -EINVAL);
+    CHECK(strncmp(err, "cannot read trace '", 19) == 0 && strstr(err, "byte 0") && !strchr(err, '\n'));
+    unlink(path);
+
+    /* 10000 kept of 20000: a strided subsample of DIST_MAX in order, from
+     * the first; sizes 64K + i so the index shows */
+    size_t n = 20000;
+    mbt_event_t *big = calloc(n, sizeof *big);
+    for (size_t i = 0; i < n; i++)
+        big[i] = ev_of(i % 2 ? MBT_FREE : MBT_MALLOC, i % 2 ? 0 : (64 << 10) + i / 2, i);
+    path = write_trace(big, n);
+    CHECK(path != NULL);
+    snprintf(spec, sizeof spec, "trace:%s", path);
+    CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
+    CHECK_U64(d.n, DIST_MAX);
+    int ok = 1;
+    for (size_t i = 0; i < DIST_MAX; i++) /* kept index floor(i * 10000 / 4096) */
+        ok &= d.v[i] == (64 << 10) + i * 10000 / DIST_MAX;
+    CHECK(ok);
+    CHECK_U64(d.v[0], 64 << 10);
+    CHECK_U64(d.v[DIST_MAX - 1], (64 << 10) + 9997);
+    unlink(path);
+    free(big);
 }
 
 int main(void)
@@ -147,5 +267,6 @@ int main(void)
     for (int i = 0; i < 1000; i++)
         CHECK(rng_below(&s, 10) < 10);
     CHECK_U64(rng_below(&s, 1), 0);
+    test_trace();
     CHECK_DONE();
 }
