@@ -120,6 +120,7 @@ static void ctx_free(run_ctx_t *c)
     free(c->order);
     free(c->done);
     free(c->tput);
+    free(c->tblock);
     free(c->ntput);
     free(c->converged);
     free(c->cell_args);
@@ -237,10 +238,10 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
                  strcmp(s->res.unit, "B/s") ? s->res.unit : "GB/s", c->row->field[COL_region_minor_faults], s->wall_s);
     else
         snprintf(figure, sizeof figure, "%s: %s", run_status_name(s->status), s->message);
-    size_t of = c->sp.adaptive > 0 ? c->nrun : c->planned;
+    size_t of = execute_target(&c->sp) > 0 ? c->nrun : c->planned;
     if (tty) {
         char eta[32] = "?";
-        if (c->sp.adaptive <= 0 && c->nrun)
+        if (execute_target(&c->sp) <= 0 && c->nrun)
             fmt_duration(c->spent / (double)c->nrun * (double)(c->planned > c->nrun ? c->planned - c->nrun : 0),
                          eta, sizeof eta);
         fprintf(stderr, "\r\033[K[%zu/%zu] block %u, ETA %s | %s %s: %s", c->nrun, of, b, eta,
@@ -253,23 +254,36 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
     }
 }
 
+/* How an open-ended plan ended: each cell's half-width against the target
+ * (--resolution: the paired ratio's, the resolution it reached). */
 static void adaptive_summary(const run_ctx_t *c, unsigned b)
 {
     const resolved_t *r = &c->r;
     size_t bad = 0;
+    double target = execute_target(&c->sp);
+    bool paired = c->sp.resolution > 0 && r->ncfg > 1;
     for (size_t i = 0; i < r->ncells; i++) {
-        double ci = execute_cell_ci(&c->tput[i * c->blocks], c->ntput[i]);
-        if (ci <= c->sp.adaptive)
+        double ci = execute_cell_halfwidth(c, i);
+        if (paired && i % r->ncfg == 0)
+            continue;
+        if (paired)
+            fprintf(stderr, "%s: resolution %s %s vs %s: +-%.2f%% after %zu samples%s\n", prog,
+                    r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label, r->cfg[0].label,
+                    isinf(ci) ? 100.0 : ci * 100, c->ntput[i], ci <= target ? "" : " (not reached)");
+        if (ci <= target)
             continue;
         bad++;
-        fprintf(stderr, "%s: not converged: %s %s: +-%.2f%% after %zu samples (target +-%.2f%%)\n", prog,
-                r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label, isinf(ci) ? 100.0 : ci * 100,
-                c->ntput[i], c->sp.adaptive * 100);
+        if (!paired)
+            fprintf(stderr, "%s: not converged: %s %s: +-%.2f%% after %zu samples (target +-%.2f%%)\n", prog,
+                    r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label, isinf(ci) ? 100.0 : ci * 100,
+                    c->ntput[i], target * 100);
     }
     char took[32];
     fmt_duration(mono_now() - c->t_start, took, sizeof took);
-    fprintf(stderr, "%s: adaptive: %u blocks, %zu of %zu configurations converged to +-%.2f%% in %s\n", prog, b,
-            r->ncells - bad, r->ncells, c->sp.adaptive * 100, took);
+    size_t n = paired ? r->ncells - r->nw : r->ncells;
+    fprintf(stderr, "%s: %s: %u blocks, %zu of %zu %s converged to +-%.2f%% in %s\n", prog,
+            paired ? "resolution" : "adaptive", b, n - bad, n, paired ? "paired comparisons" : "configurations",
+            target * 100, took);
 }
 
 /* Buffers sized by the plan; 0 or -ENOMEM. */
@@ -279,13 +293,14 @@ static int ctx_alloc(run_ctx_t *c)
     c->order = calloc(cells, sizeof *c->order);
     c->done = calloc((size_t)c->blocks * cells, sizeof *c->done);
     c->tput = calloc((size_t)c->blocks * cells, sizeof *c->tput);
+    c->tblock = calloc((size_t)c->blocks * cells, sizeof *c->tblock);
     c->ntput = calloc(cells, sizeof *c->ntput);
     c->converged = calloc(cells, sizeof *c->converged);
     c->cell_args = calloc(cells, sizeof *c->cell_args);
     c->cell_scale = calloc(cells, sizeof *c->cell_scale);
     c->row = malloc(sizeof *c->row);
     c->s = calloc(1, sizeof *c->s);
-    if (!c->order || !c->done || !c->tput || !c->ntput || !c->converged || !c->cell_args || !c->cell_scale ||
+    if (!c->order || !c->done || !c->tput || !c->tblock || !c->ntput || !c->converged || !c->cell_args || !c->cell_scale ||
         !c->row || !c->s)
         return -ENOMEM;
     for (size_t i = 0; i < c->r.ncells; i++) {
@@ -346,7 +361,7 @@ static int run_resolve(run_ctx_t *c, int argc, char **argv)
         return die_for(rc, "cannot resume: %s", err);
     if (choose_seed(c))
         return 2;
-    c->blocks = sp->adaptive > 0 ? sp->max_blocks : (unsigned)sp->reps;
+    c->blocks = execute_target(sp) > 0 ? sp->max_blocks : (unsigned)sp->reps;
     if (ctx_alloc(c))
         return die_io("out of memory");
     if (cnt_set_new(&c->cnt, c->r.extra, c->r.nextra, err, sizeof err)) {
@@ -389,8 +404,9 @@ static int run_open(run_ctx_t *c, int full_argc, char **full_argv)
     if (c->cli.quiet)
         return -1;
     char nblocks[32];
-    if (sp->adaptive > 0)
-        snprintf(nblocks, sizeof nblocks, "adaptive (+-%.3g%%)", sp->adaptive * 100);
+    if (execute_target(sp) > 0)
+        snprintf(nblocks, sizeof nblocks, "%s (+-%.3g%%)", sp->resolution > 0 ? "paired resolution" : "adaptive",
+                 execute_target(sp) * 100);
     else
         snprintf(nblocks, sizeof nblocks, "%llu", (unsigned long long)sp->reps);
     fprintf(stderr, "%s: plan %s, seed %llu: %zu configurations x %s blocks%s%s%s -> %s\n", prog,
@@ -435,7 +451,7 @@ static int run_summarize(run_ctx_t *c, int rc, unsigned blocks)
 {
     if (c->tty)
         fputc('\n', stderr);
-    if (!rc && c->sp.adaptive > 0 && !run_interrupted())
+    if (!rc && execute_target(&c->sp) > 0 && !run_interrupted())
         adaptive_summary(c, blocks);
     if (!c->cli.quiet || run_interrupted() || rc)
         fprintf(stderr, "%s: %zu samples (%zu ok, %zu not ok) written to %s%s%s\n", prog, c->nrun, c->nok,
@@ -456,9 +472,10 @@ int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
         rc = run_prove(c);
     if (rc < 0)
         rc = run_open(c, full_argc, full_argv);
-    if (rc < 0) /* step 4: the plan, a progress line after each sample */
-        rc = run_summarize(c, run_profiles(c, execute_plan(c, c->cli.quiet ? NULL : report_progress, &blocks)),
-                           blocks);
+    if (rc < 0) { /* step 4: the plan, a progress line after each sample (blocks is known after it) */
+        rc = run_profiles(c, execute_plan(c, c->cli.quiet ? NULL : report_progress, &blocks));
+        rc = run_summarize(c, rc, blocks);
+    }
     ctx_free(c);
     return rc;
 }

@@ -104,10 +104,16 @@ static const opt_t opts[] = {
      .help = "add blocks until every configuration's median throughput has a\n"
              "95% confidence interval within +-PCT (e.g. 1%), or --budget runs out",
      SPEC(adaptive)},
+    {.flag = "resolution", .key = "resolution", .type = OPT_PERCENT, .min = 0, .above_min = true, .max = 100,
+     .metavar = "PCT",
+     .help = "add blocks until every configuration's ratio to the first one (per block, paired)\n"
+             "has a 95% confidence interval within +-PCT, or --budget runs out: the smallest\n"
+             "change the run can then tell (the paired --adaptive)",
+     SPEC(resolution)},
     {.flag = "budget", .key = "budget", .type = OPT_DURATION, .min = 0, .above_min = true, .max = NO_MAX,
-     .def = "30m", .metavar = "DURATION", .help = "time budget for --adaptive", SPEC(budget_s)},
+     .def = "30m", .metavar = "DURATION", .help = "time budget for --adaptive and --resolution", SPEC(budget_s)},
     {.flag = "max-blocks", .key = "max_blocks", .type = OPT_COUNT, .min = 1, .max = 100000, .def = "100",
-     .metavar = "N", .help = "the most blocks --adaptive runs", SPEC(max_blocks)},
+     .metavar = "N", .help = "the most blocks --adaptive or --resolution runs", SPEC(max_blocks)},
     {.flag = "shard", .type = OPT_SHARD, .def = "1/1", .metavar = "K/N", .set = set_shard,
      .help = "run a deterministic 1/N of the samples (merge with `mallocbench merge`);\n"
              "without --seed every shard derives the same seed from the plan\n"

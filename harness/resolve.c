@@ -200,8 +200,10 @@ static int bad_option(int c, char **argv)
  * against the ones this process may use.  -1 to go on, else the exit code. */
 static int check_args(const run_spec_t *sp, run_cli_t *cli)
 {
-    if (sp->adaptive > 0 && cli->shard_n > 1)
-        return die_usage("--adaptive and --shard do not mix: an adaptive plan is not known in advance");
+    if ((sp->adaptive > 0 || sp->resolution > 0) && cli->shard_n > 1)
+        return die_usage("--adaptive/--resolution and --shard do not mix: such a plan is not known in advance");
+    if (sp->adaptive > 0 && sp->resolution > 0)
+        return die_usage("--adaptive and --resolution do not mix: one target, unpaired or paired");
     cli->o.timeout_s = sp->timeout_s;
     cli->o.sample_interval_s = sp->sample_interval_s;
     cli->o.worker = cli->worker[0] ? cli->worker : NULL;

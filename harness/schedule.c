@@ -64,6 +64,61 @@ double execute_cell_ci(const double *v, size_t n)
     return ok && med > 0 ? (hi - lo) / 2 / med : INFINITY;
 }
 
+double execute_target(const run_spec_t *sp)
+{
+    return sp->resolution > 0 ? sp->resolution : sp->adaptive;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double execute_cell_halfwidth(const run_ctx_t *c, size_t i)
+{
+    const resolved_t *r = &c->r;
+    size_t base = i - i % r->ncfg;
+    if (c->sp.resolution <= 0 || r->ncfg < 2)
+        return execute_cell_ci(&c->tput[i * c->blocks], c->ntput[i]);
+    if (i == base)
+        return 0;
+    double *d = malloc((c->ntput[i] + 1) * sizeof *d);
+    size_t n = 0;
+    for (size_t j = 0; d && j < c->ntput[i]; j++)
+        for (size_t k = 0; k < c->ntput[base]; k++)
+            if (c->tblock[base * c->blocks + k] == c->tblock[i * c->blocks + j] &&
+                c->tput[base * c->blocks + k] > 0 && c->tput[i * c->blocks + j] > 0) {
+                d[n++] = log(c->tput[i * c->blocks + j] / c->tput[base * c->blocks + k]);
+                break;
+            }
+    double lo, hi, half = INFINITY;
+    if (d && n >= 6) {
+        qsort(d, n, sizeof *d, cmp_double);
+        if (plan_median_ci(d, n, &lo, &hi))
+            half = (exp(hi) - exp(lo)) / 2 / exp(plan_median(d, n));
+    }
+    free(d);
+    return half;
+}
+
+/* Which cells have converged now; true when all have.  Under --resolution a
+ * workload's first configuration runs as long as any other of it does. */
+static bool cells_converged(run_ctx_t *c)
+{
+    const resolved_t *r = &c->r;
+    double target = execute_target(&c->sp);
+    bool all = true;
+    for (size_t i = 0; i < r->ncells; i++) {
+        c->converged[i] = execute_cell_halfwidth(c, i) <= target;
+        all &= c->converged[i];
+    }
+    for (size_t i = 0; c->sp.resolution > 0 && r->ncfg > 1 && i < r->ncells; i += r->ncfg)
+        for (size_t k = 1; k < r->ncfg; k++)
+            c->converged[i] &= c->converged[i + k];
+    return all;
+}
+
 /* One sample of the plan, its row written whole or not at all.  0 to go
  * on, 1 when the run must stop (the harness could not start a child, or
  * the output cannot take another row). */
@@ -102,8 +157,10 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
     c->nrun++;
     if (c->s->status == RUN_OK) {
         c->nok++;
-        if (c->s->have_result)
+        if (c->s->have_result) {
+            c->tblock[cell * c->blocks + c->ntput[cell]] = b;
             c->tput[cell * c->blocks + c->ntput[cell]++] = c->s->res.throughput;
+        }
     } else {
         c->nbad++;
     }
@@ -232,15 +289,9 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
     unsigned k = c->cli.shard_k, n = c->cli.shard_n;
     unsigned b;
     for (b = 0; b < c->blocks && !run_interrupted(); b++) {
-        if (sp->adaptive > 0 && b >= (sp->reps > 6 ? sp->reps : 6)) {
-            bool all = true;
-            for (size_t i = 0; i < r->ncells; i++) {
-                c->converged[i] = execute_cell_ci(&c->tput[i * c->blocks], c->ntput[i]) <= sp->adaptive;
-                all &= c->converged[i];
-            }
-            if (all || mono_now() - c->t_start > sp->budget_s)
-                break;
-        }
+        if (execute_target(sp) > 0 && b >= (sp->reps > 6 ? sp->reps : 6) &&
+            (cells_converged(c) || mono_now() - c->t_start > sp->budget_s))
+            break;
         plan_block_order(sp->seed, b, r->ncells, c->order);
         for (size_t w = 0; w < r->nw && sp->limit && !run_interrupted(); w++) {
             bool used = false;

@@ -49,6 +49,7 @@ struct run_ctx {
     size_t *order, *ntput, ndone;
     bool *done, *converged;
     double *tput;
+    unsigned *tblock;              /* the block of each tput value: pairs cells block by block */
     wl_args_t *cell_args;          /* per cell: the workload as run, --min-time scaling applied */
     uint64_t *cell_scale;          /* its work_scale; 0: not calibrated yet */
     csv_row_t *row;
@@ -65,5 +66,12 @@ int execute_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks);
 /* Relative half-width of the 95% CI of a cell's median throughput (v: its
  * n samples); INFINITY when it has too few. */
 double execute_cell_ci(const double *v, size_t n);
+/* --resolution: the relative half-width of the 95% CI of the median per-block
+ * ratio of cell i to its workload's first configuration (paired by block);
+ * INFINITY below 6 pairs.  --adaptive: execute_cell_ci of the cell.  The
+ * first configuration itself: 0 (it converges with the others). */
+double execute_cell_halfwidth(const run_ctx_t *c, size_t i);
+/* The target half-width (--resolution or --adaptive), 0 for a fixed plan. */
+double execute_target(const run_spec_t *sp);
 
 #endif

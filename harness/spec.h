@@ -35,6 +35,8 @@ typedef struct {
     uint64_t seed;
     bool seed_given;
     double adaptive;                               /* target relative half-width of the CI; 0 = fixed */
+    double resolution;                             /* the same, of the paired ratio to the first
+                                                    * configuration (--resolution); 0 = off */
     double budget_s;                               /* adaptive: stop adding blocks after this */
     unsigned max_blocks;
     char pin[64];                                  /* CPU list for the children, "" = no pinning */

@@ -388,6 +388,18 @@ def case_adaptive(mb, tmp):
     check("not converged: tensor_copy glibc" in p.stderr, f"names the cell: {p.stderr[-300:]!r}")
     p = run(mb, "run", "-w", spec, "--adaptive", "1%", "--shard", "1/2", "-o", out, expect_rc=2)
     check("do not mix" in p.stderr, "adaptive with shards refused")
+    # --resolution: the paired ratio to the first configuration (an A/A pair here)
+    aa = ["-a", "glibc,glibc-b=glibc", "--warmup-runs", "0", "--no-limit"]
+    p = run(mb, "run", "-w", spec, *aa, "--resolution", "100%", "-r", "1", "-o", out, "--force")
+    check(len(rows(out)) == 12, f"a loose resolution is reached at 6 blocks: {len(rows(out))} rows")
+    check("resolution tensor_copy glibc-b vs glibc: +-" in p.stderr and "1 of 1 paired comparisons" in p.stderr,
+          f"says the resolution reached: {p.stderr[-400:]!r}")
+    p = run(mb, "run", "-w", spec, *aa, "--resolution", "0.0001%", "--max-blocks", "7", "-o", out, "--force")
+    blocks = {r["block"] for r in rows(out)}
+    check(len(blocks) == 7 and "(not reached)" in p.stderr,
+          f"an impossible resolution runs to --max-blocks and says so: {sorted(blocks)} {p.stderr[-300:]!r}")
+    p = run(mb, "run", "-w", spec, "--adaptive", "1%", "--resolution", "1%", "-o", out, expect_rc=2)
+    check("do not mix" in p.stderr, "--adaptive with --resolution refused")
 
 
 def case_labels(mb, tmp):
