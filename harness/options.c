@@ -123,7 +123,13 @@ static const opt_t opts[] = {
              "(its seed is read back from the file)",
      CLI(resume)},
     {.flag = "pin", .key = "pin", .type = OPT_CPUS, .metavar = "CPUS",
-     .help = "pin every child to these CPUs (e.g. 1 or 0-1)", SPEC(pin), LINE(pin_line)},
+     .help = "pin every child to these CPUs (e.g. 1 or 0-1); the harness itself then runs on\n"
+             "the others, when there are any",
+     SPEC(pin), LINE(pin_line)},
+    {.flag = "pin-threads", .key = "pin_threads", .type = OPT_FLAG, .flag_value = true, .def = "no",
+     .help = "each thread a workload starts pins itself to one CPU of the child's set\n"
+             "(thread i to the (i mod n)-th): no two share one while there are enough",
+     SPEC(pin_threads)},
     {.flag = "timeout", .key = "timeout", .type = OPT_DURATION, .min = 0, .max = NO_MAX, .def = "10m",
      .metavar = "DURATION", .help = "kill a sample after this long (0 = none)", SPEC(timeout_s)},
     {.flag = "sample-interval", .key = "sample_interval", .type = OPT_DURATION, .min = 0.001, .max = NO_MAX,

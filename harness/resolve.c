@@ -196,6 +196,21 @@ static int bad_option(int c, char **argv)
     return die_usage("run: unknown option '%s' (see mallocbench run --help)", what);
 }
 
+/* The harness's own threads off the children's CPUs, when it may run on
+ * others (its children are pinned explicitly, so they do not inherit it). */
+static void harness_off(const cpu_set_t *pinned)
+{
+    cpu_set_t mine, rest;
+    if (sched_getaffinity(0, sizeof mine, &mine))
+        return;
+    CPU_ZERO(&rest);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &mine) && !CPU_ISSET(cpu, pinned))
+            CPU_SET(cpu, &rest);
+    if (CPU_COUNT(&rest) > 0)
+        sched_setaffinity(0, sizeof rest, &rest);
+}
+
 /* What no single option can check: combinations, and the CPUs of --pin
  * against the ones this process may use.  -1 to go on, else the exit code. */
 static int check_args(const run_spec_t *sp, run_cli_t *cli)
@@ -213,7 +228,9 @@ static int check_args(const run_spec_t *sp, run_cli_t *cli)
         if (opt_parse_cpus(sp->pin, &cli->o.cpus) || check_pin(sp->pin_line ? "pin" : "--pin", &cli->o.cpus))
             return 2; /* the form was checked with the option: only the CPUs can fail here */
         cli->o.pin = true;
+        harness_off(&cli->o.cpus);
     }
+    cli->o.pin_threads = sp->pin_threads;
     spec_at(sp, 0);
     return -1;
 }

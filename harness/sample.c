@@ -226,7 +226,7 @@ static int tokens_make(tokens_t *t, bool sync)
 /* env(1)'s own environment: ours without any allocator variable (so env
  * itself runs as it would from a clean shell), plus the MB_* plumbing and
  * the sample's secrets. */
-static int build_env(const char *probe_keys, const tokens_t *t, char ***envp)
+static int build_env(const char *probe_keys, const tokens_t *t, bool pin_threads, char ***envp)
 {
     char sync[32], probe[32], parent[32], tp[64], td[64], ts[64];
     snprintf(tp, sizeof tp, "%s=%s", MB_PROBE_TOKEN_ENV, t->probe);
@@ -238,8 +238,14 @@ static int build_env(const char *probe_keys, const tokens_t *t, char ***envp)
     char *read = xstrdup_printf("%s=%s", MB_PROBE_READ_ENV, probe_keys);
     if (!read)
         return -ENOMEM;
-    char *const plumbing[] = {sync, probe, read, parent, tp, td, ts};
-    int rc = run_env(plumbing, t->sync[0] ? 7 : 6, envp);
+    char pin[] = MB_PIN_THREADS_ENV "=1";
+    char *plumbing[8] = {sync, probe, read, parent, tp, td};
+    size_t n = 6;
+    if (t->sync[0])
+        plumbing[n++] = ts;
+    if (pin_threads)
+        plumbing[n++] = pin;
+    int rc = run_env(plumbing, n, envp);
     free(read);
     return rc;
 }
@@ -273,7 +279,7 @@ int run_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, con
     char keys[2048], read[2100];
     alloc_probe_keys(c->alloc, keys, sizeof keys);
     snprintf(read, sizeof read, "%s=%s", MB_PROBE_READ_ENV, keys);
-    fprintf(out, " %s=2 ", MB_PROBE_FD_ENV);
+    fprintf(out, " %s=2 %s", MB_PROBE_FD_ENV, o->pin_threads ? MB_PIN_THREADS_ENV "=1 " : "");
     print_word(out, read);
     for (char **p = argv + 1; *p; p++) {
         fputc(' ', out);
@@ -1000,7 +1006,7 @@ static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_arg
     tokens_t tok = {"", "", ""};
     int rc = tokens_make(&tok, launcher_of(a)->sync_token);
     if (!rc)
-        rc = build_env(keys, &tok, &envp);
+        rc = build_env(keys, &tok, o->pin_threads, &envp);
     if (!rc)
         rc = run_command(o, c, a, &argv);
     if (rc) {

@@ -36,6 +36,7 @@ typedef struct {
     double timeout_s;                       /* 0: none */
     double sample_interval_s;               /* RSS sampling period */
     bool pin;                               /* pin the child to cpus */
+    bool pin_threads;                       /* and each workload thread to one of them */
     cpu_set_t cpus;
 } run_opts_t;
 

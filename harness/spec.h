@@ -40,6 +40,7 @@ typedef struct {
     double budget_s;                               /* adaptive: stop adding blocks after this */
     unsigned max_blocks;
     char pin[64];                                  /* CPU list for the children, "" = no pinning */
+    bool pin_threads;                              /* each workload thread on one CPU of its set */
     char matrix[PATH_MAX];                         /* the file it came from, "" = command line */
     /* matrix lines of each entry (0: from the command line), for messages */
     unsigned wline[SPEC_MAX_WORKLOADS], wsweep_line[SPEC_MAX_WORKLOADS], tline[SPEC_MAX_TUNABLES];

@@ -311,6 +311,7 @@ static void *churn_thread(void *arg)
 {
     churn_thr_t *t = arg;
     churn_t *c = t->c;
+    region_pin_thread(t->id);
     gate_enter(&c->gate);
 
     /* setup, in this thread (its own arena): ring, histogram, queue out */

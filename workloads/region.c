@@ -7,6 +7,8 @@
 #include "mallocbench.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +110,28 @@ void region_fail(const char *msg)
     if (sync_get() >= 0)
         sync_send(line);
     fprintf(stderr, "mallocbench-worker: %s\n", msg);
+}
+
+void region_pin_thread(unsigned index)
+{
+    const char *on = getenv(MB_PIN_THREADS_ENV);
+    if (!on || strcmp(on, "1"))
+        return;
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all))
+        return;
+    int n = CPU_COUNT(&all);
+    if (n < 1)
+        return;
+    unsigned want = index % (unsigned)n, seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &all))
+            continue;
+        if (seen++ == want) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+            return;
+        }
+    }
 }

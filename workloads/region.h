@@ -13,6 +13,10 @@
  * the harness takes a line without it for a forgery. */
 #define MB_SYNC_TOKEN_ENV "MB_SYNC_TOKEN"
 
+/* Set (to 1) by `run --pin-threads`: each thread a workload starts pins
+ * itself to one CPU of the process's set (region_pin_thread). */
+#define MB_PIN_THREADS_ENV "MB_PIN_THREADS"
+
 void region_begin(void);
 void region_end(void);
 /* Wall seconds between region_begin and region_end. */
@@ -24,5 +28,10 @@ double region_now(void);
 int region_report(const wl_args_t *a, const wl_result_t *r);
 /* A failure line the harness records as the row's message. */
 void region_fail(const char *msg);
+/* Under MB_PIN_THREADS: the calling thread, the index-th the workload
+ * started (0, 1, ...), pinned to the (index mod n)-th of the n CPUs the
+ * process may run on, so that no two share a CPU while there are enough and
+ * none migrates.  Without it, nothing. */
+void region_pin_thread(unsigned index);
 
 #endif

@@ -619,6 +619,7 @@ static void *replay_thread(void *arg)
 {
     rthr_t *th = arg;
     replay_t *r = th->r;
+    region_pin_thread((unsigned)(th - r->thr));
     gate_enter(&r->gate);
     gate_sync(&r->gate); /* A: ready; main begins the region */
     gate_sync(&r->gate); /* B: go */

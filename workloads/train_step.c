@@ -104,6 +104,7 @@ static void *ts_thread(void *argp)
     ts_arg_t *arg = argp;
     ts_pool_t *p = arg->pool;
     uint64_t seen = 0;
+    region_pin_thread(arg->idx);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->gen == seen && !p->quit)

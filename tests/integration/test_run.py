@@ -8,6 +8,7 @@ becomes a row with its status while the other runs go on.  Exit 77 = skip.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -86,6 +87,46 @@ def case_tunables(mb, tmp):
                 "-t", "tcmalloc:max_total_thread_cache_bytes=1", "-r", "1", "-o", os.path.join(tmp, "c.csv"),
                 expect_rc=1)
         check("did not take effect" in p.stderr, f"tcmalloc clamp caught: {p.stderr!r}")
+
+
+def case_pin_threads(mb, tmp):
+    """--pin-threads: the sample's command carries MB_PIN_THREADS=1, and under it each
+    thread arena_churn starts is pinned to one CPU of the process's set, a different
+    one each while there are enough; a run with it gives ok rows."""
+    import time
+    spec = "arena_churn:threads=2,ops=4000000"
+    p = run(mb, "run", "--print-commands", "-w", spec, "-a", "glibc", "-r", "1", "--pin-threads")
+    cmd = [l for l in p.stdout.splitlines() if not l.startswith("#")][0]
+    check("MB_PIN_THREADS=1" in cmd, f"the printed command pins threads: {cmd}")
+    child = subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen = {}
+    try:
+        for _ in range(200):
+            time.sleep(0.02)
+            pids = subprocess.run(["pgrep", "-f", "mallocbench-worker arena_churn threads=2 ops=4000000"],
+                                  capture_output=True, text=True).stdout.split()
+            for pid in pids:
+                tasks = os.path.join("/proc", pid, "task")
+                try:
+                    for t in os.listdir(tasks):
+                        with open(os.path.join(tasks, t, "status")) as f:
+                            seen[t] = re.search(r"Cpus_allowed_list:\s*(\S+)", f.read()).group(1)
+                except OSError:
+                    pass
+            if len(seen) >= 3:
+                break
+    finally:
+        child.kill()
+        child.wait()
+    ncpu = len(os.sched_getaffinity(0))
+    single = sorted(v for v in seen.values() if re.fullmatch(r"\d+", v))
+    want = 2 if ncpu >= 2 else 1
+    check(len(single) >= 2 and len(set(single)) == want,
+          f"the two churn threads each on one CPU, {want} distinct: {seen}")
+    out = os.path.join(tmp, "p.csv")
+    run(mb, "run", "-q", "-w", "arena_churn:threads=2,ops=20000", "-a", "glibc", "-r", "2", "--pin-threads",
+        "--no-limit", "-o", out)
+    check([r["status"] for r in rows(out)] == ["ok", "ok"], "ok rows with --pin-threads")
 
 
 def case_require_quiet(mb, tmp):
@@ -589,7 +630,7 @@ def case_families(mb, tmp):
 
 # the options that take no value
 FLAGS = ("--force", "--resume", "--no-limit", "--print-commands", "--quiet", "--help", "--profile",
-         "--require-quiet")
+         "--require-quiet", "--pin-threads")
 
 
 def param(params, name):
