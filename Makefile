@@ -120,7 +120,7 @@ clean:
 # workloads at the programs' shapes, and the report, all under FW_OUT.
 # FW_REPS=1 FW_ALLOCATORS=glibc,jemalloc,je-keep for a quick run.
 FW_OUT  ?= results/frameworks
-FW_REPS ?= 5
+FW_REPS ?= 6
 frameworks: build deps-frameworks
 	@[ -x $(BUILD)/workloads/frameworks/train_step ] || meson setup --reconfigure $(BUILD) >/dev/null
 	meson compile -C $(BUILD)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """frameworks.py - the framework suite's report (`make frameworks`, scripts/frameworks.sh).
 
-    frameworks.py FW.csv [--replay REPLAY.csv] [--synth SYNTH.csv] [--profile-dir DIR] [-o OUT.md]
+    frameworks.py FW.csv [--replay REPLAY.csv] [--synth SYNTH.csv --match WORKLOAD PROGRAM ...]
+                  [--profile-dir DIR] [-o OUT.md]
     frameworks.py --worst PROGRAM FW.csv   # the label of PROGRAM's lowest-throughput configuration
 
 Says in sentences which allocators re-fault, what share of CPU goes to the kernel, which labelled
@@ -18,6 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
 
+
+
+REGION_FAULTS = mbdata.metric_fn("region_faults")
+TOTAL_FAULTS = mbdata.metric_fn("total_faults")
 
 
 def die(msg, status=mbcsv.EXIT_BAD_INPUT):
@@ -82,20 +87,22 @@ def findings(run, progs, base):
     out = []
     lab = mbdata.config_label
     for prog, groups in progs.items():
-        fl = {c: mbdata.median_of(rs, col("region_minor_faults")) for c, rs in groups.items()}
+        fl = {c: mbdata.median_of(rs, REGION_FAULTS) for c, rs in groups.items()}
         fl = {c: v for c, v in fl.items() if v is not None}
         if not fl:
             continue
         low_c = min(fl, key=lambda c: (fl[c], c))
         low = max(fl[low_c], 1)
+        bimodal = set()
         for c, rs in groups.items():
-            ms = mbdata.modes([mbcsv.num(r, "region_minor_faults") for r in rs])
+            ms = mbdata.modes([REGION_FAULTS(r) for r in rs])
             if len(ms) == 2:
+                bimodal.add(c)
                 out.append(f"**{prog}** under {lab(c)} is bimodal in its faults: {ms[0][1]} run(s) near "
                            f"{k(ms[0][0])} and {ms[1][1]} near {k(ms[1][0])}; its median would hide this, "
                            "so the tables give both modes.")
         for c, cfg in run.configs.items():
-            if c not in fl or cfg.tunables or fl[c] < 3 * low:
+            if c not in fl or cfg.tunables or fl[c] < 3 * low or c in bimodal:
                 continue
             sys_c = mbdata.median_of(groups[c], mbdata.sys_share)
             sys_b = mbdata.median_of(groups.get(base, []), mbdata.sys_share)
@@ -133,7 +140,7 @@ def main_table(run, progs, base):
             rs = groups[c]
             ch = mbdata.ratio_change(groups[base], rs) if base in groups and c != base else None
             rt = "1.00× (baseline)" if c == base else ratio_text(ch)
-            lines.append(f"| {prog} | {lab(c)} | {rt} | {modes_text(rs, col('region_minor_faults'))} | "
+            lines.append(f"| {prog} | {lab(c)} | {rt} | {modes_text(rs, REGION_FAULTS)} | "
                          f"{pct(mbdata.median_of(rs, mbdata.sys_share))} | "
                          f"{mib(mbdata.median_of(rs, mbdata.peak_rss_mib))} |")
     return lines
@@ -189,12 +196,12 @@ def fidelity(run, progs, rep):
             continue
         for c in sorted(rgroups, key=run.config_rank):
             rr, real = rgroups[c], groups.get(c, [])
-            f_rep, f_tot = med(rr, col("region_minor_faults")), med(real, col("total_minor_faults"))
+            f_rep, f_tot = med(rr, REGION_FAULTS), med(real, TOTAL_FAULTS)
             ok = mbdata.within(f_rep, f_tot)
             sc = lambda rows, p: "/".join(k(med(rows, col(f"{p}_{s}_calls"))) for s in ("madvise", "munmap", "brk"))
-            lines.append(f"| {prog} | {lab(c)} | {modes_text(rr, col('region_minor_faults'))} | "
-                         f"{modes_text(real, col('total_minor_faults'))} | "
-                         f"{modes_text(real, col('region_minor_faults'))} | "
+            lines.append(f"| {prog} | {lab(c)} | {modes_text(rr, REGION_FAULTS)} | "
+                         f"{modes_text(real, TOTAL_FAULTS)} | "
+                         f"{modes_text(real, REGION_FAULTS)} | "
                          f"{'–' if ok is None else ('yes' if ok else 'no')} | {sc(rr, 'region')} | "
                          f"{sc(real, 'total')} | {mib(med(rr, mbdata.peak_rss_mib))} | "
                          f"{mib(med(real, mbdata.peak_rss_mib))} |")
@@ -204,12 +211,12 @@ def fidelity(run, progs, rep):
     return lines + [""] + [f"- {n}" for n in notes]
 
 
-def synthetic(run, progs, syn, base):
+def synthetic(run, progs, syn, base, match):
     lab = mbdata.config_label
     med = mbdata.median_of
     sgroups = {}
     for r in syn.ok:
-        prog, traced = mbdata.synth_program(r)
+        prog, traced = mbdata.synth_program(r, match)
         if prog:
             name = f"{r['workload']}({r['workload_params']})"
             sgroups.setdefault((name, prog, traced), {}).setdefault(r["config"], []).append(r)
@@ -257,7 +264,7 @@ def report(args):
         md += ["", "## Replay fidelity", ""] + fidelity(run, progs, load(args.replay, "the replay CSV"))
     if args.synth:
         md += ["", "## Do the synthetic workloads predict the programs?", ""] + \
-            synthetic(run, progs, load(args.synth, "the synthetic CSV"), base)
+            synthetic(run, progs, load(args.synth, "the synthetic CSV"), base, dict(args.match or []))
     text = "\n".join(md) + "\n"
     if args.output:
         tmp = args.output + ".tmp"
@@ -276,6 +283,8 @@ def main(argv=None):
     ap.add_argument("--profile-dir")
     ap.add_argument("-o", "--output")
     ap.add_argument("--worst", metavar="PROGRAM")
+    ap.add_argument("--match", nargs=2, action="append", metavar=("WORKLOAD", "PROGRAM"),
+                    help="a synthetic workload of --synth and the program whose shape it runs at")
     args = ap.parse_args(argv)
     if args.worst:
         run = load(args.csv, "the framework CSV")

@@ -3,13 +3,16 @@
 # every configuration -> OUT/fw.csv; a flame graph of the training step's worst configuration;
 # each program recorded once and replayed under every configuration -> OUT/replay.csv; the
 # synthetic workloads at the programs' shapes -> OUT/synth.csv; then OUT/frameworks.md.
-# Environment: FW_REPS (blocks, default 5), FW_ALLOCATORS (labels of frameworks.ini's
+# Environment: FW_REPS (blocks, default 6: the fewest whose paired CI exists at 95%),
+# FW_SIDE_REPS (blocks of the replay and synthetic runs, default 3), FW_ALLOCATORS (labels of frameworks.ini's
 # allocators line to keep, default all), BUILD (build), PYTHON (/usr/bin/python3).
 set -eu
 OUT=${1:-results/frameworks}
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
-REPS=${FW_REPS:-5}
+REPS=${FW_REPS:-6}
+# the replay and the synthetic runs: fewer blocks, no warm-up (they compare rankings and counts)
+SIDE_REPS=${FW_SIDE_REPS:-3}
 MB=$BUILD/mallocbench
 MATRIX=matrices/frameworks.ini
 mkdir -p "$OUT"
@@ -61,16 +64,20 @@ for prog in $(sed -n 's/^\[workload exec \([a-z_]*\)\]/\1/p' "$OUT/frameworks.in
     case $cmd in sh\ *) echo "frameworks: $prog not recorded: a server and its client in one trace would replay as one program" >&2; continue ;; esac
     prog_bin=${cmd%% *}
     [ -x "$prog_bin" ] || { echo "frameworks: $prog not recorded: $prog_bin is not built" >&2; continue; }
-    say "record $prog"
+    # the trace is named as frameworks.py names the program: its script's or binary's stem
+    stem=""
+    for w in $cmd; do case $w in *.py) stem=$(basename "$w" .py); break ;; esac; done
+    [ -n "$stem" ] || stem=$(basename "$prog_bin")
+    say "record $prog ($stem.mbt)"
     # shellcheck disable=SC2086
-    $MB record -o "$OUT/$prog.mbt" --force -- $cmd > "$OUT/$prog.record.log" 2>&1 ||
-        { echo "frameworks: recording $prog failed (see $OUT/$prog.record.log)" >&2; continue; }
-    REPLAY_W="$REPLAY_W -w replay:trace=$OUT/$prog.mbt"
+    $MB record -o "$OUT/$stem.mbt" --force -- $cmd > "$OUT/$stem.record.log" 2>&1 ||
+        { echo "frameworks: recording $prog failed (see $OUT/$stem.record.log)" >&2; continue; }
+    REPLAY_W="$REPLAY_W -w replay:trace=$OUT/$stem.mbt"
 done
 if [ -n "$REPLAY_W" ]; then
     say "replay.csv"
     # shellcheck disable=SC2086
-    $MB run -m "$OUT/frameworks.ini" $REPLAY_W -r "$REPS" -o "$OUT/replay.csv" --force
+    $MB run -m "$OUT/frameworks.ini" $REPLAY_W -r "$SIDE_REPS" --warmup-runs 0 -o "$OUT/replay.csv" --force
 fi
 
 # 4. the synthetic workloads at the programs' shapes: elementwise.py's 16 MiB tensors,
@@ -84,9 +91,10 @@ else
 fi
 say "synth.csv"
 # shellcheck disable=SC2086
-$MB run -m "$OUT/frameworks.ini" $SYNTH_W -r "$REPS" -o "$OUT/synth.csv" --force
+$MB run -m "$OUT/frameworks.ini" $SYNTH_W -r "$SIDE_REPS" --warmup-runs 0 -o "$OUT/synth.csv" --force
 
 say "report"
 $PYTHON scripts/frameworks.py "$OUT/fw.csv" --replay "$OUT/replay.csv" --synth "$OUT/synth.csv" \
+    --match tensor_copy elementwise --match train_step train \
     --profile-dir "$OUT/profile.profile" -o "$OUT/frameworks.md"
 say "done: $OUT/frameworks.md"

@@ -287,6 +287,11 @@ METRICS = [
     Metric("latency_p999", "latency p99.9", "us", "lower", "timing", _col("latency_p999_us"), None, ("compare",)),
     Metric("faults_per_mib", "faults/MiB", "/MiB", "lower", "size", faults_per_mib, "minor_faults", ()),
     Metric("sys_share", "sys%", "ratio", "lower", "timing", sys_share, None, ()),
+    # counts per run (frameworks.py): a program's work is fixed, so its faults per run compare
+    Metric("region_faults", "region faults", "faults", "lower", "count", _col("region_minor_faults"), "minor_faults",
+           ()),
+    Metric("total_faults", "faults, whole process", "faults", "lower", "count", _col("total_minor_faults"),
+           "minor_faults", ()),
 ]
 METRIC = {m.key: m for m in METRICS}
 
@@ -470,8 +475,6 @@ def load(paths):
 
 # ---- the framework suite (scripts/frameworks.py): programs, baselines, modes, rankings --------
 
-# a synthetic workload and the framework program whose shape it is run at (frameworks.sh)
-SYNTH_PROGRAM = {"tensor_copy": "elementwise", "train_step": "train"}
 TRACE_SPEC = "trace:"
 MODE_GAP = 3.0      # sorted per-sample values this far apart (ratio) split into two modes
 FIDELITY_TOL = 0.10  # replay faults within 10% of the real program's
@@ -496,13 +499,14 @@ def program_of(r):
     return r["workload"]
 
 
-def synth_program(r):
+def synth_program(r, match):
     """(program, trace_driven) a synthetic row stands for: the program whose trace gave its
-    sizes (a trace:FILE parameter), else SYNTH_PROGRAM's match; (None, False) for neither."""
+    sizes (a trace:FILE parameter), else match[workload] (frameworks.sh says which program
+    each synthetic workload is shaped after); (None, False) for neither."""
     for _, v in parse_params(r["workload_params"]):
         if v.startswith(TRACE_SPEC):
             return os.path.splitext(os.path.basename(v[len(TRACE_SPEC):]))[0], True
-    return SYNTH_PROGRAM.get(r["workload"]), False
+    return match.get(r["workload"]), False
 
 
 def by_program(rows, key=program_of):
