@@ -18,6 +18,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
+import stats  # noqa: E402
 
 
 
@@ -286,6 +287,10 @@ def main(argv=None):
     ap.add_argument("--match", nargs=2, action="append", metavar=("WORKLOAD", "PROGRAM"),
                     help="a synthetic workload of --synth and the program whose shape it runs at")
     args = ap.parse_args(argv)
+    try:
+        stats.require_scipy()  # the CIs and Kendall's tau; re-runs under Debian's python3 when missing
+    except ImportError as e:
+        die(f"{e}: run it with {stats.DEBIAN_PYTHON} (python3-scipy)", 1)
     if args.worst:
         run = load(args.csv, "the framework CSV")
         w = mbdata.worst_config(mbdata.by_program(run.ok).get(args.worst, {}), mbdata.baseline_config(run))
