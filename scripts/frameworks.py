@@ -183,7 +183,9 @@ def fidelity(run, progs, rep):
              "whole replay; the real row's region covers the program's loop only. Like with like is "
              "therefore the replay's region against the real program's **whole-process** counts "
              "(`total_*`); the real region is shown beside it. The real process also faults in "
-             "libraries and the interpreter, which no malloc trace holds, so a replay can only fall short.",
+             "libraries and the interpreter, which no malloc trace holds; and the replay touches every page of "
+             "each block it allocates (touch=page), which the program may not (numpy asks for huge pages), so a "
+             "replay can fall short of the whole process or exceed it.",
              "",
              "| program | configuration | faults: replay | real whole | real region | within 10% | "
              "madvise/munmap/brk: replay | real whole | peak RSS: replay | real |",
