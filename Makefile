@@ -21,7 +21,7 @@ HISTORY ?= results/history
 SITE    ?= results/site
 NIGHTLY_MATRIX = $(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),matrices/nightly.ini)
 
-.PHONY: all deps deps-test deps-site deps-frameworks node-deps build test fuzz bench compare sweep calibrate clean nightly dashboard
+.PHONY: all deps deps-test deps-site deps-frameworks node-deps build test fuzz bench compare sweep calibrate clean nightly dashboard frameworks
 
 all: build
 
@@ -114,3 +114,15 @@ calibrate: build
 
 clean:
 	rm -rf $(BUILD) $(SAN)
+
+# The framework suite (docs/frameworks.md, `make frameworks`): the programs under every
+# configuration, the training step's worst one profiled, replay fidelity, the synthetic
+# workloads at the programs' shapes, and the report, all under FW_OUT.
+# FW_REPS=1 FW_ALLOCATORS=glibc,jemalloc,je-keep for a quick run.
+FW_OUT  ?= results/frameworks
+FW_REPS ?= 6
+frameworks: build deps-frameworks
+	@[ -x $(BUILD)/workloads/frameworks/train_step ] || meson setup --reconfigure $(BUILD) >/dev/null
+	meson compile -C $(BUILD)
+	FW_REPS=$(FW_REPS) BUILD=$(BUILD) PYTHON=/usr/bin/python3 scripts/frameworks.sh $(FW_OUT)
+	@echo "report: $(FW_OUT)/frameworks.md"

@@ -287,6 +287,11 @@ METRICS = [
     Metric("latency_p999", "latency p99.9", "us", "lower", "timing", _col("latency_p999_us"), None, ("compare",)),
     Metric("faults_per_mib", "faults/MiB", "/MiB", "lower", "size", faults_per_mib, "minor_faults", ()),
     Metric("sys_share", "sys%", "ratio", "lower", "timing", sys_share, None, ()),
+    # counts per run (frameworks.py): a program's work is fixed, so its faults per run compare
+    Metric("region_faults", "region faults", "faults", "lower", "count", _col("region_minor_faults"), "minor_faults",
+           ()),
+    Metric("total_faults", "faults, whole process", "faults", "lower", "count", _col("total_minor_faults"),
+           "minor_faults", ()),
 ]
 METRIC = {m.key: m for m in METRICS}
 
@@ -466,3 +471,135 @@ def load(paths):
     for series in rss.values():
         series.sort()
     return Run(paths, rows, metas, rss)
+
+
+# ---- the framework suite (scripts/frameworks.py): programs, baselines, modes, rankings --------
+
+TRACE_SPEC = "trace:"
+MODE_GAP = 3.0      # sorted per-sample values this far apart (ratio) split into two modes
+FIDELITY_TOL = 0.10  # replay faults within 10% of the real program's
+
+
+def config_label(config):
+    """A configuration's short label: je-keep of 'je-keep[dirty_decay_ms=-1,...]'."""
+    return config.partition("[")[0]
+
+
+def program_of(r):
+    """The program a row measures: an exec row its command's script or binary (train of
+    '/usr/bin/python3 workloads/frameworks/train.py --steps 5'), a replay row its trace's
+    name (train of 'results/frameworks/train.mbt'), any other row its workload."""
+    params = dict(parse_params(r["workload_params"]))
+    if r["workload"] == "exec":
+        words = (params.get("cmd") or "").split()
+        picks = [w for w in words if w.endswith((".py", ".sh"))] or words[:1]
+        return os.path.splitext(os.path.basename(picks[0]))[0] if picks else "exec"
+    if r["workload"] == "replay" and params.get("trace"):
+        return os.path.splitext(os.path.basename(params["trace"]))[0]
+    return r["workload"]
+
+
+def synth_program(r, match):
+    """(program, trace_driven) a synthetic row stands for: the program whose trace gave its
+    sizes (a trace:FILE parameter), else match[workload] (frameworks.sh says which program
+    each synthetic workload is shaped after); (None, False) for neither."""
+    for _, v in parse_params(r["workload_params"]):
+        if v.startswith(TRACE_SPEC):
+            return os.path.splitext(os.path.basename(v[len(TRACE_SPEC):]))[0], True
+    return match.get(r["workload"]), False
+
+
+def by_program(rows, key=program_of):
+    """{program: {config: [ok rows]}} in order of first appearance."""
+    out = {}
+    for r in rows:
+        if r["status"] == "ok":
+            out.setdefault(key(r), {}).setdefault(r["config"], []).append(r)
+    return out
+
+
+def baseline_config(run):
+    """The configuration ratios are taken against: glibc with its defaults, else the first."""
+    for c in run.configs.values():
+        if c.family == "glibc" and not c.tunables:
+            return c.name
+    return next(iter(run.configs), None)
+
+
+def median_of(rows, fn):
+    vals = sorted(v for v in (fn(r) for r in rows) if v is not None)
+    if not vals:
+        return None
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
+def ratio_change(base_rows, rows, col="throughput"):
+    """stats.Change of rows' COL against base_rows' (ratio, CI): paired per block, as compare
+    pairs them; unpaired when no block is common.  None when a side has no value."""
+    import stats
+    base = {r.get("block", ""): num(r, col) for r in base_rows}
+    other = {r.get("block", ""): num(r, col) for r in rows}
+    common = sorted(set(base) & set(other) - {""}, key=str)
+    if common:
+        return stats.paired_change([base[b] for b in common], [other[b] for b in common])
+    return stats.unpaired_change(list(base.values()), list(other.values()))
+
+
+def worst_config(groups, baseline):
+    """The label of the configuration with the lowest median throughput against the
+    baseline's in {config: [rows]} (the baseline itself, 1.0, when every other is faster);
+    None without a baseline."""
+    base = median_of(groups.get(baseline, []), _col("throughput"))
+    if not base:
+        return None
+    ratios = [(median_of(rs, _col("throughput")) / base, c) for c, rs in groups.items()
+              if median_of(rs, _col("throughput"))]
+    return config_label(min(ratios)[1]) if ratios else None
+
+
+def modes(values, gap=MODE_GAP):
+    """[(median, count)] of the modes of per-sample values: one mode, or two when the sorted
+    values jump by a factor of GAP or more (glibc on elementwise.py: 98k and 1.1M faults).
+    The largest jump splits; [] for no values."""
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return []
+    jumps = [(vals[i + 1] / vals[i] if vals[i] > 0 else (float("inf") if vals[i + 1] > 0 else 1), i)
+             for i in range(len(vals) - 1)]
+    big = max(jumps, default=(1, 0))
+    parts = [vals[:big[1] + 1], vals[big[1] + 1:]] if big[0] >= gap else [vals]
+    return [(median_of([{"v": v} for v in p], lambda r: r["v"]), len(p)) for p in parts]
+
+
+def kendall_tau(a, b):
+    """Kendall's tau (tau-b, scipy) between two {key: value} over their common keys; None
+    with fewer than two common keys or no variation."""
+    import stats
+    stats.require_scipy()
+    from scipy.stats import kendalltau
+    keys = [k for k in a if k in b and a[k] is not None and b[k] is not None]
+    if len(keys) < 2:
+        return None
+    tau = kendalltau([a[k] for k in keys], [b[k] for k in keys])[0]
+    return None if tau != tau else float(tau)
+
+
+def best_worst(values):
+    """(best, worst) keys of {key: throughput}, highest and lowest; (None, None) when empty."""
+    vals = {k: v for k, v in values.items() if v is not None}
+    if not vals:
+        return None, None
+    return max(vals, key=lambda k: (vals[k], k)), min(vals, key=lambda k: (vals[k], k))
+
+
+def within(value, ref, tol=FIDELITY_TOL):
+    """value within tol (a share) of ref; None when either is missing."""
+    if value is None or ref is None:
+        return None
+    return abs(value - ref) <= tol * ref if ref else value == 0
+
+
+def is_served(r):
+    """A served model's row: the serve workload, or an exec row whose figure is requests/s."""
+    return r["workload"] == "serve" or (r.get("throughput_unit") or "") == "req/s"

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""test_frameworks_report.py - scripts/frameworks.py's report on a fixture whose figures are
+known (tests/fixtures/frameworks-fw.csv, 4 blocks, glibc / jemalloc / je-keep on elementwise.py
+and train.py; frameworks-replay.csv their replays): the sentences name jemalloc as re-faulting
+with its figure and kernel share, je-keep as the fix with its RSS cost, glibc on elementwise as
+bimodal with both modes and their counts; the fidelity verdicts and Kendall's tau; the worst
+configuration of train; mbdata's modes and kendall_tau on known input; bad input one line, exit 2.
+Usage: test_frameworks_report.py FIXTURE_DIR"""
+import os
+import subprocess
+import sys
+import tempfile
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(TESTS, "..", "scripts")
+sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, TESTS)
+from mbtest import FAILS, check, check_eq  # noqa: E402
+import mbdata  # noqa: E402
+
+FW = os.path.join(SCRIPTS, "frameworks.py")
+
+
+def report(*args):
+    p = subprocess.run([sys.executable, FW, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def line_with(text, *words):
+    hits = [ln for ln in text.splitlines() if all(w in ln for w in words)]
+    return hits[0] if hits else ""
+
+
+def test_sentences(fx):
+    rc, out, err = report(os.path.join(fx, "frameworks-fw.csv"), "--replay", os.path.join(fx, "frameworks-replay.csv"))
+    check_eq(rc, 0, f"report on the fixture ({err.strip()})")
+    s = line_with(out, "**elementwise**: jemalloc re-faults")
+    check("557k page faults per run" in s and "32.8× the lowest (je-keep, 17k)" in s,
+          f"jemalloc named as re-faulting with its figure: {s!r}")
+    # sys 0.75 / (0.25 + 0.75); glibc 0.2 / 0.7
+    check("75% of its CPU time in the region is the kernel's" in s and "against 29% under glibc" in s,
+          f"the kernel's share: {s!r}")
+    check("**je-keep**" in s and "557k → 17k faults" in s, f"je-keep named as the fix: {s!r}")
+    check("peak RSS 350 MiB → 420 MiB (+70 MiB, +20%)" in s, f"the fix's RSS cost: {s!r}")
+    b = line_with(out, "**elementwise** under glibc is bimodal")
+    check("2 run(s) near 98k and 2 near 1.1M" in b, f"glibc on elementwise flagged bimodal with its modes: {b!r}")
+    check(not line_with(out, "**elementwise**: glibc re-faults"), "a bimodal cell is not averaged into a re-fault figure")
+    check("bimodal: 98k ×2 / 1.1M ×2" in line_with(out, "| elementwise | glibc |"), "the table gives both modes")
+    t = line_with(out, "| train | jemalloc | 0.80×")
+    check(t != "", "train under jemalloc at 0.80× of glibc (paired per block)")
+    # fidelity: elementwise/jemalloc 590k vs 597k whole: within; je-keep 50k vs 57k: not
+    check(line_with(out, "| elementwise | jemalloc | 590k | 597k |").count("| yes |") == 1, "590k within 10% of 597k")
+    check(line_with(out, "| elementwise | je-keep | 50k | 57k |").count("| no |") == 1, "50k not within 10% of 57k")
+    check("Kendall's tau of the throughput ranking 1.00" in line_with(out, "replay of elementwise")
+          and "same best and worst: yes" in line_with(out, "replay of elementwise"), "elementwise replay ranks alike")
+    check("-1.00" in line_with(out, "replay of train") and "same best and worst: no" in line_with(out, "replay of train"),
+          "train replay ranks reversed")
+    check("whole-process" in out, "the report says the recording covers the whole process")
+
+
+def test_worst(fx):
+    rc, out, err = report("--worst", "train", os.path.join(fx, "frameworks-fw.csv"))
+    check_eq((rc, out.strip()), (0, "jemalloc"), f"the worst configuration of train ({err.strip()})")
+
+
+def test_helpers():
+    check_eq(mbdata.modes([98e3, 1.1e6, 99e3, 1.2e6, 97e3]), [(98e3, 3), (1.15e6, 2)], "two modes with counts")
+    check_eq(mbdata.modes([100, 120, 110]), [(110, 3)], "one mode")
+    check_eq(mbdata.kendall_tau({"a": 1, "b": 2, "c": 3}, {"a": 10, "b": 20, "c": 30}), 1.0, "tau of one order")
+    check_eq(mbdata.kendall_tau({"a": 1, "b": 2, "c": 3}, {"a": 3, "b": 2, "c": 1}), -1.0, "tau reversed")
+    check_eq(round(mbdata.kendall_tau({"a": 1, "b": 2, "c": 3, "d": 4}, {"a": 1, "b": 2, "c": 4, "d": 3}), 4),
+             0.6667, "tau with one swapped pair: (5 - 1) / 6")
+    check_eq(mbdata.kendall_tau({"a": 1}, {"a": 1}), None, "tau of one key")
+    check_eq(mbdata.best_worst({"x": 2.0, "y": 5.0, "z": 1.0}), ("y", "z"), "best and worst")
+    check_eq((mbdata.within(109, 100), mbdata.within(111, 100)), (True, False), "within 10%")
+
+
+def test_bad_input(tmp):
+    empty = os.path.join(tmp, "empty.csv")
+    open(empty, "w").close()
+    wrong = os.path.join(tmp, "wrong.csv")
+    with open(wrong, "w") as f:
+        f.write("a,b\n1,2\n")
+    for path in (empty, wrong, os.path.join(tmp, "missing.csv")):
+        rc, out, err = report(path)
+        check(rc == 2 and err.count("\n") == 1 and err.startswith("frameworks.py: ") and "Traceback" not in err,
+              f"{os.path.basename(path)}: one line, exit 2 (rc {rc}: {err!r})")
+
+
+def main():
+    fx = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        test_sentences(fx)
+        test_worst(fx)
+        test_helpers()
+        test_bad_input(tmp)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
