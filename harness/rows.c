@@ -113,6 +113,16 @@ static void fill_figures(csv_row_t *row, const wl_args_t *a, const run_sample_t 
         csv_set(row, COL_rss_peak_kib, "%ld", s->rss_peak_kib);
     csv_set(row, COL_rss_samples, "%zu", s->rss_samples);
     csv_set(row, COL_stragglers_killed, "%u", s->stragglers);
+    if (s->have_region && !isnan(s->region_run_delay_s) && s->region_run_delay_s >= 0)
+        csv_set(row, COL_region_run_delay_s, "%.6f", s->region_run_delay_s);
+    if (s->have_region && s->region_nivcsw >= 0)
+        csv_set(row, COL_region_involuntary_switches, "%ld", s->region_nivcsw);
+    if (s->steal_s >= 0)
+        csv_set(row, COL_steal_s, "%.2f", s->steal_s);
+    if (s->collapses >= 0)
+        csv_set(row, COL_khugepaged_collapses, "%ld", s->collapses);
+    if (s->compactions >= 0)
+        csv_set(row, COL_compactions, "%ld", s->compactions);
     /* allocator statistics the probe reported at exit */
     size_t off = 0;
     for (size_t i = 0; i < s->nprobe && off < CSV_FIELD_MAX; i++)

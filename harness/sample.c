@@ -10,6 +10,7 @@
 #include "spawn.h"
 #include "ending.h"
 #include "server.h"
+#include "disturb.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -355,10 +356,15 @@ typedef struct child {
     pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
     size_t nkeep;
     serve_t *sv;                    /* a server's sample: its readiness and its client */
+    disturb_tasks_t tasks;          /* its threads' run-queue wait and involuntary switches */
+    disturb_machine_t m0;           /* the machine's steal, collapses, compactions at the start */
+    unsigned ticks;                 /* RSS readings so far: the threads are read every 10th */
 } child_t;
 
 static void rss_sample(child_t *ch)
 {
+    if (ch->ticks++ % 10 == 0)
+        disturb_scan(ch->pid, &ch->tasks); /* a thread that ends keeps its last reading */
     long rss = proc_rss_kib(ch->statm_fd);
     if (rss < 0)
         return;
@@ -407,14 +413,21 @@ static void region_mark(child_t *ch, bool begin)
         cnt_read(ch->cnt, begin ? s->begin : s->end);
     proc_cpu(ch->pid, &u, &sy);
     long rss = proc_rss_kib(ch->statm_fd);
+    uint64_t delay, nivcsw;
+    disturb_scan(ch->pid, &ch->tasks);
+    disturb_sums(&ch->tasks, &delay, &nivcsw);
     if (begin) {
         ch->t_begin = now_s();
         s->region_user_s = u;
         s->region_sys_s = sy;
+        s->region_run_delay_s = (double)delay * 1e-9;
+        s->region_nivcsw = (long)nivcsw;
     } else {
         ch->t_end = now_s();
         s->region_user_s = u - s->region_user_s;
         s->region_sys_s = sy - s->region_sys_s;
+        s->region_run_delay_s = (double)delay * 1e-9 - s->region_run_delay_s;
+        s->region_nivcsw = (long)nivcsw - s->region_nivcsw;
         s->have_region = true;
         s->rss_final_kib = rss;
     }
@@ -767,6 +780,10 @@ static void command_result(child_t *ch, const ending_t *e)
         }
         s->region_user_s = s->user_s;
         s->region_sys_s = s->sys_s;
+        uint64_t delay, nivcsw; /* the threads' last readings (every 10th RSS tick) */
+        disturb_sums(&ch->tasks, &delay, &nivcsw);
+        s->region_run_delay_s = (double)delay * 1e-9;
+        s->region_nivcsw = (long)nivcsw;
         s->have_region = true;
         region = s->wall_s;
     }
@@ -913,6 +930,11 @@ static void collect(child_t *ch, const ending_t *e)
         cnt_close(ch->cnt);
     }
     out->wall_s = e->t_end - ch->t0;
+    disturb_machine_t m1;
+    disturb_machine(&m1);
+    out->steal_s = m1.steal_s >= 0 && ch->m0.steal_s >= 0 ? m1.steal_s - ch->m0.steal_s : -1;
+    out->collapses = m1.collapses >= 0 && ch->m0.collapses >= 0 ? m1.collapses - ch->m0.collapses : -1;
+    out->compactions = m1.compactions >= 0 && ch->m0.compactions >= 0 ? m1.compactions - ch->m0.compactions : -1;
     out->user_s = (double)e->ru.ru_utime.tv_sec + (double)e->ru.ru_utime.tv_usec * 1e-6;
     out->sys_s = (double)e->ru.ru_stime.tv_sec + (double)e->ru.ru_stime.tv_usec * 1e-6;
     out->maxrss_kib = e->ru.ru_maxrss;
@@ -974,6 +996,7 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     fcntl(p->op[0], F_SETFL, O_NONBLOCK);
 
     ch->oom_before = ending_oom_kills();
+    disturb_machine(&ch->m0);
     ch->t0 = now_s();
     if (write(p->gp[1], "g", 1) != 1)
         kill_group(pid);
@@ -1048,6 +1071,10 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     out->rss = rss;
     out->rss_cap = cap;
     out->rss_final_kib = -1;
+    out->region_run_delay_s = NAN;
+    out->region_nivcsw = -1;
+    out->steal_s = -1;
+    out->collapses = out->compactions = -1;
     if (!launcher_of(a)->serves)
         return sample_child(o, c, a, cnt, out, NULL);
     /* a server: its port in its words (tcp:auto), nothing else on it yet */

@@ -83,6 +83,14 @@ typedef struct {
     bool have_region;
     cnt_value_t begin[CNT_MAX], end[CNT_MAX];
     double region_user_s, region_sys_s;
+    /* what disturbed it (disturb.h): its threads' run-queue wait and
+     * involuntary switches in the region (NAN / -1 unknown); over the
+     * sample, machine-wide, the host's steal, khugepaged's collapses and
+     * the kernel's compactions (-1 unknown) */
+    double region_run_delay_s;
+    long region_nivcsw;
+    double steal_s;
+    long collapses, compactions;
     /* RSS */
     long rss_peak_kib, rss_final_kib;
     size_t rss_samples;
