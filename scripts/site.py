@@ -446,11 +446,11 @@ def sparkline(s):
                 runs.append(cur)
             cur = []
         else:
-            cur.append("%.1f,%.1f" % (k * step, y(v)))
+            cur.append((k * step, y(v)))
     if cur:
         runs.append(cur)
-    lines = "".join('<polyline points="%s"/>' % " ".join(r) for r in runs if len(r) > 1)
-    dots = "".join('<circle cx="%s" cy="%s" r="1.2"/>' % tuple(r[0].split(",")) for r in runs if len(r) == 1)
+    lines = "".join('<polyline points="%s"/>' % " ".join("%.1f,%.1f" % xy for xy in r) for r in runs if len(r) > 1)
+    dots = "".join('<circle cx="%.1f" cy="%.1f" r="1.2"/>' % r[0] for r in runs if len(r) == 1)
     marks = "".join('<line class="chg" x1="%.1f" x2="%.1f" y1="0" y2="%d"/>' % (nights.index(c["night"]) * step,
                                                                              nights.index(c["night"]) * step, SPARK_H)
                     for c in s["changes"] if isinstance(c, dict) and c.get("night") in nights)
