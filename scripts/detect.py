@@ -5,8 +5,10 @@ random permutations), on every series' night medians and on its ratio to the nig
 
     detect.py HISTORY [--out DIR] [--json FILE] [--window 40] [--alpha 0.001]
 
-writes DIR/alerts.csv and DIR/series.json (the contract with scripts/site.py); exit 3 when a
-regression was confirmed on the latest night of any machine, 0 otherwise, 2 on bad input.
+writes DIR/alerts.csv and DIR/series.json (the contract with scripts/site.py); exit 3 while a
+confirmed regression is unresolved (its series has not recovered and HISTORY/acknowledged.txt
+does not name it), 0 otherwise, 2 on bad input.  An alert's p and CI are those of the test that
+decided it; later nights set its state (confirmed, weakened, returning, recovered).
 
 How (replayed night by night, so that what was reported for a night never changes):
   - as of each night, the last WINDOW present nights of a series are split by E-divisive
