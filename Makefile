@@ -93,7 +93,7 @@ sweep: build
 
 # One night: the nightly matrix (resumed if an earlier attempt of this night
 # was cut short), stored in the history under this machine's id, then the
-# dashboard.  `scripts/detect.py HISTORY` exits 3 on a confirmed regression.
+# dashboard.  `scripts/detect.py HISTORY` exits 3 while a confirmed regression is unresolved.
 nightly: build
 	@mkdir -p $(HISTORY)
 	$(BUILD)/mallocbench run -m $(NIGHTLY_MATRIX) --resume -o results/nightly-$(NIGHT).csv

@@ -83,8 +83,7 @@ int cmd_exec(int argc, char **argv, int full_argc, char **full_argv)
     }
     if (dash < 0 || dash + 1 >= argc) {
         free(rargv);
-        exec_usage(stderr);
-        return die_usage("exec: no command: give it after --");
+        return die_usage("exec: no command: give it after -- (`mallocbench exec --help`)");
     }
     if ((*unit || lower) && !*metric)
         return free(rargv), die_usage("exec: --unit and --lower-is-better need --metric");

@@ -146,6 +146,7 @@ class Analysis(list):
     floor = 0.01
     baseline = ""
     notes = ()
+    hints = ()      # what the figures cannot say (a duration-bound command's runs/s)
 
 
 def _cell(**kw):
@@ -244,6 +245,13 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
                                  median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals),
                                  n_base=len(bv), base_median=stats.median(list(bv.values()))))
         _geomean_cells(res, metric, rank, two_runs)
+    res.hints = []
+    for (wl, params), configs in g_new.items():
+        why = mbdata.duration_bound(configs)
+        if why:
+            res.hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations "
+                             f"apart: {why}. Give `mallocbench exec --metric REGEX` a figure the command prints "
+                             f"(work done in its time).")
     _levels(res, family)
     for c in res:
         if not c["is_base"]:
@@ -464,7 +472,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                 continue
             if (c["workload"], c["params"]) != last:
                 last = (c["workload"], c["params"])
-                table.append(f"{c['workload']} ({c['params']}): {c['metric']}, {c['unit'] or 'no unit'}, "
+                table.append(f"{c['workload']} ({mbdata.params_shown(c['params'])}): {c['metric']}, {c['unit'] or 'no unit'}, "
                              f"{c['better']} is better")
             med = fmt_value(c["median"], c["unit"])
             ci = fmt_ci(c["median_ci"], c["unit"], c["median"]) if c["median_ci"] else f"(n={c['n']})"
@@ -500,7 +508,7 @@ def footer(res):
                      f"nothing changed.")
     else:
         lines.append(f"{m} cells tested.")
-    lines += list(res.notes)
+    lines += list(res.notes) + list(res.hints)
     lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
     few = {}
     for c in tested:

@@ -5,8 +5,10 @@ random permutations), on every series' night medians and on its ratio to the nig
 
     detect.py HISTORY [--out DIR] [--json FILE] [--window 40] [--alpha 0.001]
 
-writes DIR/alerts.csv and DIR/series.json (the contract with scripts/site.py); exit 3 when a
-regression was confirmed on the latest night of any machine, 0 otherwise, 2 on bad input.
+writes DIR/alerts.csv and DIR/series.json (the contract with scripts/site.py); exit 3 while a
+confirmed regression is unresolved (its series has not recovered and HISTORY/acknowledged.txt
+does not name it), 0 otherwise, 2 on bad input.  An alert's p and CI are those of the test that
+decided it; later nights set its state (confirmed, weakened, returning, recovered).
 
 How (replayed night by night, so that what was reported for a night never changes):
   - as of each night, the last WINDOW present nights of a series are split by E-divisive
@@ -52,7 +54,12 @@ SAME = 2            # a change within this many present nights of a recorded one
 EXIT_REGRESSION = 3
 Z95 = 1.959963984540054
 ALERT_COLUMNS = ["machine", "workload", "params", "config", "metric", "night", "direction", "change_pct",
-                 "ci_lo", "ci_hi", "p", "status", "basis", "before", "after", "detected", "series"]
+                 "ci_lo", "ci_hi", "p", "status", "basis", "before", "after", "detected", "series",
+                 "change_pct_now", "ci_lo_now", "ci_hi_now", "p_now", "acknowledged"]
+# states of a recorded change whose regression still fails the gate (recovered and acknowledged do not)
+OPEN = ("confirmed", "returning", "weakened")
+ACK_FILE = "acknowledged.txt"
+
 
 
 # ---- statistics on arrays --------------------------------------------------------------------
@@ -215,7 +222,7 @@ def replay(series, window=WINDOW, min_seg=MIN_SEG, alpha=ALPHA):
                 k = splits.index(t)
                 L, R = y[splits[k - 1]:t], y[t:splits[k + 1]]
                 if len(L) >= 2 and len(R) >= 2:
-                    r.update(_change(L, R, pooled=len(R) < min_seg or len(L) < min_seg))
+                    r["now"] = _change(L, R, pooled=len(R) < min_seg or len(L) < min_seg)
         # the tail: the last two nights (confirmed) or the latest (pending)
         pending = None
         s = splits[-2]
@@ -239,10 +246,30 @@ def replay(series, window=WINDOW, min_seg=MIN_SEG, alpha=ALPHA):
                                    margin_first=abs(c["diff"]) / fl if fl else math.inf)
     out = []
     for r in sorted(records, key=lambda r: r["pos"]):
-        out.append(dict(r, i=present[r["pos"]], detected=present[r["detected"]]))
+        out.append(dict(r, i=present[r["pos"]], detected=present[r["detected"]], state=_state(r, x, alpha)))
     if pending:
         pending = dict(pending, i=present[pending["pos"]], detected=present[pending["detected"]])
     return out, pending
+
+
+def _state(r, x, alpha):
+    """A recorded change as of the latest night.  Its p, CI and estimate stay those of the
+    decision (the test that confirmed it); the state says whether the nights since still agree:
+    `recovered` (the last two nights after the decision both nearer the level before the change
+    than the level after it), `returning` (the latest such night alone), `weakened` (the
+    estimate refined over the nights since, r['now'], no longer clears ALPHA or its CI reaches
+    no change), else `confirmed`."""
+    since = x[r["detected"] + 1:][-2:]
+    back = [abs(v - r["before"]) < abs(v - r["after"]) for v in since]
+    if len(back) == 2 and all(back):
+        return "recovered"
+    if back and back[-1]:
+        return "returning"
+    now = r.get("now")
+    if now and (now["p"] >= alpha or now["ci_lo"] is None or now["ci_lo"] * now["ci_hi"] <= 0
+                or (now["diff"] > 0) != (r["diff"] > 0)):
+        return "weakened"
+    return "confirmed"
 
 
 def _record(records, pos, j, c):
@@ -381,8 +408,9 @@ def _label(mach, found, mnights):
                 "metric": s["metric"], "night": mnights[r["i"]], "direction": direction(r["diff"], s["better"]),
                 "change_pct": r["change_pct"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "p": r["p"],
                 "status": status, "basis": basis, "before": r["before"], "after": r["after"],
-                "detected": mnights[r["detected"]], "series": s["id"], "confirmed": r["state"] == "confirmed",
-                "environment": env,
+                "detected": mnights[r["detected"]], "series": s["id"], "confirmed": r["state"] in OPEN,
+                "environment": env, "acknowledged": "",
+                **{k + "_now": (r.get("now") or {}).get(k) for k in ("change_pct", "ci_lo", "ci_hi", "p")},
             })
     return out
 
@@ -406,7 +434,8 @@ def _finish_series(s, alerts, mnights):
             rsegs.append({"start": s["nights"][a], "end": s["nights"][b - 1], "mean": sum(v) / len(v)})
     s["ratio_segments"] = rsegs
     s["changes"] = [{k: a[k] for k in ("night", "direction", "change_pct", "ci_lo", "ci_hi", "p", "status",
-                                       "basis", "before", "after", "detected")} for a in alerts]
+                                       "basis", "before", "after", "detected", "change_pct_now", "ci_lo_now", "ci_hi_now", "p_now")}
+                    for a in alerts]
     last = mnights[-1]
     recent = set(mnights[-2:])
     latest = {"night": last, "status": "ok", "change_pct": None}
@@ -415,7 +444,13 @@ def _finish_series(s, alerts, mnights):
         latest.update(status="missing", why=why)
     else:
         cur = [a for a in alerts if a["night"] in recent or a["detected"] == last]
-        if cur:
+        # the latest change going back (or gone back) to the level before it is news too
+        back = [a for a in alerts if a["status"] in ("returning", "recovered")
+                and not any(b["night"] > a["night"] for b in alerts)]
+        if back and not cur:
+            a = back[-1]
+            latest.update(status=a["status"], change_pct=a["change_pct"], change_night=a["night"])
+        elif cur:
             a = max(cur, key=lambda a: (a["night"], abs(a["change_pct"] or 0)))
             st = a["status"]
             if st == "confirmed":
@@ -479,10 +514,49 @@ def series_json(hist, alerts, series, history_dir, report=None):
     return _clean(out)
 
 
+def read_acks(history_dir):
+    """HISTORY/acknowledged.txt: one acknowledged change a line, `WORKLOAD CONFIG METRIC NIGHT
+    REASON...` (NIGHT: the change's night as alerts.csv gives it; '#' starts a comment).  Returns
+    {(workload, config, metric, night): reason}; ValueError naming the file and line."""
+    path = os.path.join(history_dir, ACK_FILE)
+    out = {}
+    if not os.path.isfile(path):
+        return out
+    import mbdata
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for k, line in enumerate(f, 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            try:
+                if len(words) < 5:
+                    raise ValueError("a reason is missing" if len(words) == 4 else "too few fields")
+                mbdata.parse_night(words[3])
+            except ValueError as e:
+                raise ValueError(f"'{path}' line {k}: {e} (expected WORKLOAD CONFIG METRIC NIGHT REASON...)") from None
+            out[tuple(words[:4])] = " ".join(words[4:])
+    return out
+
+
+def acknowledge(alerts, series, acks):
+    """Mark the alerts an acknowledgement names, and their series' changes (acknowledged: its
+    reason)."""
+    by_id = {s["id"]: s for s in series}
+    for a in alerts:
+        reason = acks.get((a["workload"], a["config"], a["metric"], a["night"]))
+        if reason is not None:
+            a["acknowledged"] = reason
+            for c in by_id[a["series"]]["changes"]:
+                if c["night"] == a["night"] and c["basis"] == a["basis"]:
+                    c["acknowledged"] = reason
+
+
 def gate(hist, alerts):
-    """The confirmed regressions first reported on their machine's latest night (exit 3)."""
-    return [a for a in alerts if a["status"] == "confirmed" and a["direction"] == "regression"
-            and a["detected"] == hist["machines"][a["machine"]]["nights"][-1]]
+    """The unresolved regressions (exit 3): confirmed, and since neither recovered nor
+    acknowledged, on a series still measured on its machine's latest night."""
+    last = {s["id"]: s["nights"][-1] for s in hist["series"]}
+    return [a for a in alerts if a["status"] in OPEN and a["direction"] == "regression" and not a["acknowledged"]
+            and last.get(a["series"]) == hist["machines"][a["machine"]]["nights"][-1]]
 
 
 def main(argv=None):
@@ -511,6 +585,11 @@ def main(argv=None):
         print(f"detect.py: {e}", file=sys.stderr)
         return mbcsv.EXIT_BAD_INPUT
     alerts, series = analyse(hist, WINDOW, ALPHA)
+    try:
+        acknowledge(alerts, series, read_acks(args.history))
+    except ValueError as e:
+        print(f"detect.py: {e}", file=sys.stderr)
+        return mbcsv.EXIT_BAD_INPUT
     os.makedirs(args.out, exist_ok=True)
     write_alerts(os.path.join(args.out, "alerts.csv"), alerts)
     jpath = args.json or os.path.join(args.out, "series.json")
@@ -523,7 +602,8 @@ def main(argv=None):
         print(f"{a['status']:11} {a['direction']:11} {a['night']} {a['machine']} {a['workload']} {a['config']} "
               f"{a['metric']} ({a['basis']}): {_fmt(a['change_pct'])}% p={a['p']:.2g}")
     if bad:
-        print(f"detect.py: {len(bad)} confirmed regression(s) on the latest night", file=sys.stderr)
+        print(f"detect.py: {len(bad)} unresolved regression(s): neither recovered nor acknowledged in "
+              f"{os.path.join(args.history, ACK_FILE)}", file=sys.stderr)
         return EXIT_REGRESSION
     return 0
 

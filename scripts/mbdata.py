@@ -72,6 +72,14 @@ def params_without(params, name):
     return format_params([(k, v) for k, v in parse_params(params) if k != name])
 
 
+def params_shown(params):
+    """workload_params as a table heading shows it: without `better` (the heading says which
+    direction is better for its own table) and without empty parameters (exec's metric=,unit=)."""
+    pairs = parse_params(params)
+    keep = [(k, v) for k, v in pairs if k != "better" and v != ""]
+    return format_params(keep) if len(keep) < len(pairs) else params
+
+
 def parse_metrics(text):
     """workload_metrics / alloc_stats 'a=1;b=2' -> {'a': '1', 'b': '2'}."""
     out = {}
@@ -201,11 +209,57 @@ def _col(c):
     return lambda r: num(r, c)
 
 
+def fixed_work(r):
+    """A row whose figure counts whole runs of a command (throughput_unit runs/s): each run does
+    the same work, so its counts are per run; per second they would only mirror its speed."""
+    return r.get("throughput_unit") == "runs/s"
+
+
 def _per_s(c):
     def f(r):
         v, t = num(r, c), num(r, "region_wall_s")
-        return v / t if v is not None and t else None
+        return v / t if v is not None and t and not fixed_work(r) else None
     return f
+
+
+def _per_run(c):
+    return lambda r: num(r, c) if fixed_work(r) else None
+
+
+def faults_per_run(r):
+    """Minor faults in the measured region of one run, where no bytes touched are known (a
+    command under exec): per byte where bytes are known (faults_per_gb)."""
+    return num(r, "region_minor_faults") if not num(r, "region_bytes") else None
+
+
+def duration_bound(by_config):
+    """Why a fixed-work figure (runs/s) cannot tell these configurations apart, or None:
+    {config: [rows]} of one workload.  Duration-bound (a command that runs for a set time,
+    `sleep 1`): every configuration's median wall time within 1% of the others while its CPU
+    time or faults differ by more than 5%, or CPU under a tenth of the wall time everywhere."""
+    import statistics
+
+    def med(rows, fn):
+        v = [x for x in map(fn, rows) if x is not None]
+        return statistics.median(v) if v else None
+    if len(by_config) < 2 or not all(rows and fixed_work(rows[0]) for rows in by_config.values()):
+        return None
+    wall = [med(rows, lambda r: num(r, "region_wall_s")) for rows in by_config.values()]
+    cpu = [med(rows, region_cpu_s) for rows in by_config.values()]
+    faults = [med(rows, lambda r: num(r, "region_minor_faults")) for rows in by_config.values()]
+    if any(w is None or w <= 0 for w in wall):
+        return None
+
+    def spread(v):
+        v = [x for x in v if x is not None]
+        return max(v) / min(v) - 1 if v and min(v) > 0 else (0.0 if v and max(v) == 0 else float("inf"))
+    if all(c is not None and c < 0.1 * w for c, w in zip(cpu, wall)):
+        return (f"CPU time is under a tenth of the wall time under every configuration (at most "
+                f"{max(c / w for c, w in zip(cpu, wall)) * 100:.0f}%): the command mostly waits")
+    if spread(wall) <= 0.01 and (spread(cpu) > 0.05 or spread(faults) > 0.05):
+        return (f"every configuration's wall time is within {spread(wall) * 100:.1f}% of the others while "
+                f"CPU time or faults differ: the command runs for a set time")
+    return None
 
 
 def faults_per_gb(r):
@@ -272,6 +326,15 @@ METRICS = [
     # a rate, not a count: a few faults more or less over gigabytes is noise, not a change
     Metric("faults_per_gb", "faults per GB", "/GB", "lower", "size", faults_per_gb, "minor_faults",
            ("compare", "history")),
+    # a command's figure is per run (runs/s): its faults and calls per run, not per byte or second
+    Metric("faults_per_run", "faults per run", "/run", "lower", "count", faults_per_run, "minor_faults",
+           ("compare",)),
+    Metric("madvise_per_run", "madvise per run", "/run", "lower", "count", _per_run("region_madvise_calls"),
+           "madvise", ("compare",)),
+    Metric("munmap_per_run", "munmap per run", "/run", "lower", "count", _per_run("region_munmap_calls"),
+           "munmap", ("compare",)),
+    Metric("brk_per_run", "brk per run", "/run", "lower", "count", _per_run("region_brk_calls"), "brk",
+           ("compare",)),
     Metric("madvise_per_s", "madvise per s", "/s", "lower", "count", _per_s("region_madvise_calls"), "madvise",
            ("compare",)),
     Metric("munmap_per_s", "munmap per s", "/s", "lower", "count", _per_s("region_munmap_calls"), "munmap",

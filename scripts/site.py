@@ -39,7 +39,9 @@ import mbdata  # noqa: E402  (standard library only: what a NIGHT is)
 STATUS = {
     "regression": ("regression", "\u25bc"), "improvement": ("improvement", "\u25b2"),
     "pending": ("pending", "?"), "environment": ("environment", "\u2699"),
-    "machine": ("machine", "\u2301"), "missing": ("not counted", "\u2205"), "ok": ("ok", ""),
+    "machine": ("machine", "\u2301"), "missing": ("not counted", "\u2205"),
+    "returning": ("returning to the level before", "\u21ba"), "recovered": ("recovered", "\u2713"),
+    "weakened": ("weakened", "~"), "ok": ("ok", ""),
 }
 # metric display order: the primary figure first
 METRIC_ORDER = ["throughput", "user cpu", "sys cpu", "faults per gb", "madvise", "munmap", "brk", "peak rss"]
@@ -417,6 +419,61 @@ def page(title, body, path, up="", scripts=(), body_attr=""):
     os.replace(path + ".tmp", path)
 
 
+SPARK_NIGHTS = 60   # nights a sparkline spans
+SPARK_W, SPARK_H = 96, 20
+
+
+def sparkline(s):
+    """An inline SVG of the series' last SPARK_NIGHTS night medians (gaps stay gaps), each
+    recorded change night marked: drift visible on the overview without opening the series
+    page.  Only scales the values to pixels; no figure is computed here."""
+    vals = s["median"][-SPARK_NIGHTS:]
+    nights = s["nights"][-SPARK_NIGHTS:]
+    got = [v for v in vals if v is not None]
+    if len(got) < 2:
+        return ""
+    lo, hi = min(got), max(got)
+    span = (hi - lo) or abs(hi) or 1.0
+    step = SPARK_W / max(len(vals) - 1, 1)
+
+    def y(v):
+        return SPARK_H - 2 - (v - lo) / span * (SPARK_H - 4)
+
+    runs, cur = [], []
+    for k, v in enumerate(vals):
+        if v is None:
+            if cur:
+                runs.append(cur)
+            cur = []
+        else:
+            cur.append((k * step, y(v)))
+    if cur:
+        runs.append(cur)
+    lines = "".join('<polyline points="%s"/>' % " ".join("%.1f,%.1f" % xy for xy in r) for r in runs if len(r) > 1)
+    dots = "".join('<circle cx="%.1f" cy="%.1f" r="1.2"/>' % r[0] for r in runs if len(r) == 1)
+    marks = "".join('<line class="chg" x1="%.1f" x2="%.1f" y1="0" y2="%d"/>' % (nights.index(c["night"]) * step,
+                                                                             nights.index(c["night"]) * step, SPARK_H)
+                    for c in s["changes"] if isinstance(c, dict) and c.get("night") in nights)
+    return ('<svg class="spark" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">%s%s%s</svg>' % (
+        SPARK_W, SPARK_H, SPARK_W, SPARK_H, esc("last %d nights: %s to %s" % (len(vals), fmt(vals[0], s.get("unit") or ""),
+                                                                              fmt(vals[-1], s.get("unit") or ""))),
+        marks, lines, dots))
+
+
+def status_text(a):
+    """An alert's status as the overview and series pages print it: a weakened change with the
+    figures that weakened it (the decision's own stay in their columns), an acknowledged one
+    with its reason."""
+    st = esc(a.get("status"))
+    if a.get("status") == "weakened":
+        p = num(a.get("p_now"))
+        st += " (now %s, CI %s..%s, p %s)" % (pct(num(a.get("change_pct_now"))), pct(num(a.get("ci_lo_now"))),
+                                              pct(num(a.get("ci_hi_now"))), "%.2g" % p if p is not None else "\u2013")
+    if a.get("acknowledged"):
+        st += "; acknowledged: " + esc(a.get("acknowledged"))
+    return st
+
+
 def cell_html(s, href):
     st = s["latest"].get("status", "ok")
     label, glyph = STATUS[st]
@@ -434,7 +491,7 @@ def cell_html(s, href):
         s.get("baseline", "baseline"), ("%.3f\u00d7" % last) if last is not None else "n/a",
         (" (last value %.3f\u00d7)" % ratio) if last is None and ratio is not None else "",
         ("; " + why) if why else "")
-    lines = ['<span class="ratio">%s</span>' % esc(rtxt)]
+    lines = ['<span class="ratio">%s</span>' % esc(rtxt), sparkline(s)]
     if st not in ("ok", "missing"):
         lines.append('<span class="chg">%s %s</span>' % (glyph, esc(pct(chg) if num(chg) is not None else label)))
         lines.append('<span class="alert">%s</span>' % esc(alert if alert and alert != st else label))
@@ -475,7 +532,7 @@ def overview(doc, links, report, has_alerts):
             out.append('<tr class="st-%s"><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td>%s</td>'
                        '<td>%s</td><td>%s</td><td title="%s">%s</td><td>%s</td><td>%s</td></tr>' % (
                            esc(a.get("status")), pct(num(a.get("change_pct"))), ci, "%.2g" % p if p is not None else "\u2013",
-                           esc(a.get("status")), esc(a.get("night")), esc(a.get("machine")), esc(a.get("params")),
+                           status_text(a), esc(a.get("night")), esc(a.get("machine")), esc(a.get("params")),
                            esc(a.get("workload")), what, esc(a.get("metric"))))
         out.append("</table>")
     else:
@@ -550,7 +607,7 @@ def series_page(s, doc, report):
             p = num(c.get("p"))
             h.append('<tr class="st-%s"><td>%s</td><td>%s</td><td class="num">%s</td><td class="num">%s..%s</td><td class="num">%s</td><td>%s</td></tr>' % (
                 esc(c.get("direction")), esc(c.get("night")), esc(c.get("direction")), pct(num(c.get("change_pct"))),
-                pct(num(c.get("ci_lo"))), pct(num(c.get("ci_hi"))), "%.2g" % p if p is not None else "\u2013", esc(c.get("status"))))
+                pct(num(c.get("ci_lo"))), pct(num(c.get("ci_hi"))), "%.2g" % p if p is not None else "\u2013", status_text(c)))
         h.append("</table>")
     else:
         h.append("<p>None.</p>")

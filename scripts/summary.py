@@ -27,8 +27,9 @@ def die(msg, status=1):
 
 
 def load(paths):
-    """Every row of every file, whatever its status; mbcsv.CsvError for bad input."""
-    return mbdata.load(paths).rows
+    """The run (mbdata.Run: .rows, every row whatever its status; .traits from the sidecar);
+    mbcsv.CsvError for bad input."""
+    return mbdata.load(paths)
 
 
 num = mbcsv.num  # a finite float, None when not measured
@@ -61,13 +62,25 @@ def throughput_text(vals, unit):
     if m is None:
         return "-"
     s = spread(vals)
+    if unit == "fraction":   # a share, not a rate: as a percentage, never '0 fraction'
+        return f"{m * 100:.0f}%" + (f" ±{s:.0f}%" if s is not None else "")
     scaled, u = (m / 1e9, "GB/s") if unit == "B/s" else (m, unit)
     return f"{scaled:.3g} {u}" + (f" ±{s:.0f}%" if s is not None else "")
+
+
+def ratio_means_something(unit, base):
+    """A ratio to the baseline's figure is printed for a rate or a size with a positive
+    baseline; a fraction's ratio (0.5 of 0.98 released) or one to 0 says nothing."""
+    return bool(base) and base > 0 and unit != "fraction"
 
 
 def summarize(rows, baseline, order=None):
     """One line per workload and configuration; configurations in `order` (as the run
     was asked for: mbcsv.config_order), others after by name."""
+    return _lines(rows, baseline, order)
+
+
+def _lines(rows, baseline, order):
     groups = {}
     for r in rows:
         key = (r["workload"], r["workload_params"], r["config"])
@@ -85,8 +98,9 @@ def summarize(rows, baseline, order=None):
             "workload": wl, "params": params, "config": config,
             "n": f"{len(ok)}/{len(rs)}",
             "throughput": throughput_text(t, ok[0]["throughput_unit"] if ok else ""),
-            "_t": med(t),
-            "faults/MiB": fmt(med(gib_faults), ".1f"),
+            "_t": med(t), "_unit": ok[0]["throughput_unit"] if ok else "", "_figure": ok[0]["metric"] if ok else "",
+            "faults/MiB": fmt(med(gib_faults), ".1f", ""),
+            "faults/run": fmt(med([mbdata.faults_per_run(r) for r in ok]), ".0f", ""),
             "madvise": fmt(med([num(r, "region_madvise_calls") for r in ok]), ".0f"),
             "munmap": fmt(med([num(r, "region_munmap_calls") for r in ok]), ".0f"),
             "brk": fmt(med([num(r, "region_brk_calls") for r in ok]), ".0f"),
@@ -108,17 +122,36 @@ def summarize(rows, baseline, order=None):
     out.sort(key=lambda l: (rank.get(l["config"], len(rank)), l["config"]))
     for line in out:
         b = base.get((line["workload"], line["params"]))
-        line[f"vs {baseline}"] = (f"{line['_t'] / b:.2f}x" if b and line["_t"] is not None else "-")
+        line[f"vs {baseline}"] = (f"{line['_t'] / b:.2f}x" if ratio_means_something(line["_unit"], b)
+                                  and line["_t"] is not None else "-")
     return out
 
 
-COLS = ["config", "n", "throughput", "vs", "of limit", "faults/MiB", "madvise", "munmap", "brk", "sys%",
-        "peak RSS MiB", "p50 us", "p99 us", "p99.9 us", "notes"]
-OPTIONAL = {"notes", "of limit", "p50 us", "p99 us", "p99.9 us"}
+COLS = ["config", "n", "throughput", "vs", "of limit", "faults/MiB", "faults/run", "madvise", "munmap", "brk",
+        "sys%", "peak RSS MiB", "p50 us", "p99 us", "p99.9 us", "notes"]
+OPTIONAL = {"notes", "of limit", "faults/MiB", "faults/run", "p50 us", "p99 us", "p99.9 us"}
+# the footer's line for each column, printed only for the columns a table has
+EXPLAIN = [
+    ("throughput", "{figure}: median over ok samples, ±half the range"),
+    ("vs", "vs {baseline}: ratio to the baseline's median ('-' for a fraction or a zero baseline: no ratio means anything)"),
+    ("of limit", "of limit: share of the same work with buffers allocated once (the machine's memcpy limit)"),
+    ("faults/MiB", "faults/MiB: minor page faults in the measured region per MiB touched (256 = every 4 KiB page "
+                   "faulted again)"),
+    ("faults/run", "faults/run: minor page faults in the measured region of one run (no bytes touched are known)"),
+    ("madvise", "madvise/munmap/brk: calls per run in the measured region{window}"),
+    ("sys%", "sys%: system share of its CPU time"),
+    ("p50 us", "p50/p99/p99.9: latency of one op or step, where the workload times them"),
+]
+IDLE_WINDOW = (" (for {workloads}: the idle window after the free only; memory an allocator gives back at "
+               "free() itself, as glibc does, is returned before it, so its calls are not in these columns)")
 
 
-def render(lines, baseline, markdown, out):
+def render(lines, baseline, markdown, out, idle=(), hints=()):
+    """The tables and a footer that explains the columns they have.  idle: the workloads whose
+    measured region is an idle window (trait idle_region); hints: lines the figures need beside
+    them (a duration-bound command)."""
     cols = [c if c != "vs" else f"vs {baseline}" for c in COLS]
+    shown, figures = set(), set()
     by_wl = {}
     for l in lines:
         by_wl.setdefault((l["workload"], l["params"]), []).append(l)
@@ -128,27 +161,32 @@ def render(lines, baseline, markdown, out):
         return (key[0], size_key(size) if size else 0, key[1])
 
     for (wl, params), ls in sorted(by_wl.items(), key=lambda kv: order(kv[0])):
-        title = f"{wl} ({params})"
+        title = f"{wl} ({mbdata.params_shown(params)})"
         used = [c for c in cols if c not in OPTIONAL or any(l[c] for l in ls)]
+        shown.update("vs" if c.startswith("vs ") else c for c in used)
+        figures.update(l["_figure"] for l in ls if l["_figure"])
+        fig = {l["_figure"] for l in ls if l["_figure"]}
+        # the primary figure's own name in its column head
+        heads = [next(iter(fig)) if c == "throughput" and len(fig) == 1 else c for c in used]
         table = [[str(l[c]) for c in used] for l in ls]
         if markdown:
             md = mbdata.md_text
-            out.write(f"\n### {md(title)}\n\n| " + " | ".join(map(md, used)) + " |\n|" + "---|" * len(used) + "\n")
+            out.write(f"\n### {md(title)}\n\n| " + " | ".join(map(md, heads)) + " |\n|" + "---|" * len(used) + "\n")
             for row in table:
                 out.write("| " + " | ".join(map(md, row)) + " |\n")
         else:
-            widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(used)]
+            widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(heads)]
             out.write(f"\n{title}\n")
             out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                for i, (c, w) in enumerate(zip(used, widths))).rstrip() + "\n")
+                                for i, (c, w) in enumerate(zip(heads, widths))).rstrip() + "\n")
             for row in table:
                 out.write("  ".join(v.ljust(w) if i == 0 or used[i] == "notes" else v.rjust(w)
                                     for i, (v, w) in enumerate(zip(row, widths))).rstrip() + "\n")
-    out.write("\nthroughput: median over ok samples, ±half the range; of limit: share of the same\n"
-              "work with buffers allocated once (the machine's memcpy limit); faults/MiB: minor page\n"
-              "faults in the measured region per MiB touched (256 = every 4 KiB page faulted again);\n"
-              "madvise/munmap/brk: calls in the measured region; sys%: system share of its CPU time;\n"
-              "p50/p99/p99.9: latency of one op or step, where the workload times them.\n")
+    idle_here = sorted({l["workload"] for l in lines} & set(idle))
+    window = IDLE_WINDOW.format(workloads=", ".join(idle_here)) if idle_here else ""
+    notes = [text.format(figure=", ".join(sorted(figures)) or "throughput", baseline=baseline, window=window)
+             for col, text in EXPLAIN if col in shown]
+    out.write("\n" + "".join(f"{n}.\n" for n in notes + list(hints)))
 
 
 param_of = mbdata.param_of
@@ -203,7 +241,8 @@ def main():
                     help="one row per value of a swept workload parameter (e.g. size), allocators across")
     args = ap.parse_args()
     try:
-        rows = load(args.csv)
+        run = load(args.csv)
+        rows = run.rows
         if not rows:
             die("no rows")
         order = mbcsv.config_order(args.csv, rows)
@@ -216,7 +255,13 @@ def main():
     if args.curve:
         render_curve(lines, args.curve, args.markdown, sys.stdout)
     else:
-        render(lines, args.baseline, args.markdown, sys.stdout)
+        hints = []
+        for (wl, params), by_config in run.groups.items():
+            why = mbdata.duration_bound(by_config)
+            if why:
+                hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations apart: "
+                             f"{why}; give `mallocbench exec --metric REGEX` a figure the command prints")
+        render(lines, args.baseline, args.markdown, sys.stdout, run.with_trait("idle_region"), hints)
 
 
 if __name__ == "__main__":

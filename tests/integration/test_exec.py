@@ -233,6 +233,11 @@ def case_refuse(mb, tmp):
         lines = p.stderr.strip().splitlines()
         check(len(lines) == 1 and why in lines[0], f"{argv[0]}: expected one line with '{why}', got {p.stderr!r}")
         check(not os.path.exists(out), f"{argv[0]}: refused, yet {out} was written")
+    # exec and serve without '--': one line, not the usage in front of it
+    for cmd in (["exec", "-a", "glibc"], ["exec", "--", ], ["serve", "-a", "glibc"]):
+        p = run(mb, *cmd, expect_rc=2)
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and "give " in lines[0], f"{' '.join(cmd)}: expected one line, got {p.stderr!r}")
     # the same programs run as they are: the checks are about preloading, not about running
     check(subprocess.run([os.path.join(TESTS, "exec_static"), "1", "1"], capture_output=True).returncode == 0,
           "exec_static itself runs")

@@ -56,7 +56,9 @@ def refused(p, what, needle=None):
 
 SAFE_TAGS = {"html", "head", "meta", "title", "link", "body", "script", "header", "section", "div", "h1", "h2",
              "h3", "h4", "h5", "h6", "p", "ul", "li", "table", "tr", "th", "td", "code", "strong", "a", "img",
-             "pre", "span", "small", "br", "button", "noscript"}
+             "pre", "span", "small", "br", "button", "noscript",
+             # the overview's sparklines (site.py's sparkline(): numbers and fixed classes only)
+             "svg", "polyline", "circle", "line"}
 
 
 def href_ok(v):

@@ -75,10 +75,17 @@ try {
     series: (window.MB_DATA && window.MB_DATA.series || []).length,
     cells: document.querySelectorAll("a.cell[data-series]").length,
     ids: new Set([...document.querySelectorAll("a.cell[data-series]")].map((a) => a.dataset.series)).size,
+    // series with two or more night values, and the cells that draw their sparkline
+    drawable: (window.MB_DATA && window.MB_DATA.series || []).filter(
+      (s) => (s.median || []).slice(-60).filter((v) => v !== null).length >= 2).length,
+    sparks: document.querySelectorAll("a.cell[data-series] svg.spark polyline, a.cell[data-series] svg.spark circle")
+      .length ? document.querySelectorAll("a.cell[data-series] svg.spark").length : 0,
   }));
   if (counts.series === 0) fail(index, "data.js holds no series");
   if (counts.cells !== counts.series || counts.ids !== counts.series)
     fail(index, `overview shows ${counts.cells} cells (${counts.ids} distinct) for ${counts.series} series in data.js`);
+  if (counts.sparks !== counts.drawable)
+    fail(index, `overview draws ${counts.sparks} sparklines for ${counts.drawable} series with two or more nights`);
   if (shotArg) {
     fs.mkdirSync(path.dirname(path.resolve(shotArg)), { recursive: true });
     await page.screenshot({ path: shotArg, fullPage: true });

@@ -4,7 +4,10 @@ write_csv) and end to end on the fixture: a 10x change flagged, A/A not, units
 per row, readable times, 0->x for counts, geomeans over a named set of
 throughputs only, two-run matching by label or family and tunables with the
 "only in" line, several runs per side, family options; the default baseline is the
-run's first configuration (compare and summary on tests/fixtures/new-families.csv).
+run's first configuration (compare and summary on tests/fixtures/new-families.csv); on exec
+CSVs (tests/fixtures/exec-*.csv) faults and calls per run, headings without better=, the
+--metric hint for a duration-bound command; summary on idle_release names the fraction
+released, prints no ratio of fractions and says which window its calls cover.
 Exit 77 without scipy.
 Usage: test_compare.py [FIXTURE.csv]"""
 import csv
@@ -230,6 +233,62 @@ with tempfile.TemporaryDirectory() as tmp:
               f"{script} --baseline nope: one line naming it and the run's configurations: {p.stderr!r}")
         p = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=300)
         check("first configuration" in " ".join(p.stdout.split()), f"{script} --help names the default baseline")
+
+# exec tables (issue 20, section 5): a command has no region bytes and a figure per run
+FIX = os.path.join(HERE, "fixtures")
+SCRIPTS = os.path.join(HERE, "..", "scripts")
+
+
+def script(name, *args):
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args], capture_output=True, text=True,
+                       timeout=300)
+    check(p.returncode == 0, f"{name} {' '.join(args)}: exit {p.returncode}: {p.stderr[-300:]!r}")
+    return p.stdout
+
+
+def table(text, title):
+    """The lines of one compare table (from its title to the next blank line)."""
+    lines = text.split("\n")
+    k = lines.index(title) if title in lines else len(lines)
+    out = []
+    for line in lines[k + 1:]:
+        if not line.strip():
+            break
+        out.append(line)
+    return out
+
+
+fixed = os.path.join(FIX, "exec-fixed.csv")
+out = script("compare.py", fixed)
+faults = table(out, "faults per run")
+check(any(line.split()[:2] == ["tcmalloc", "66.3"] for line in faults),
+      f"compare on an exec CSV: a faults-per-run table (tcmalloc 66.3 k/run): {faults}")
+mad = table(out, "madvise per run")
+check(any(line.split()[:2] == ["jemalloc", "79.0/run"] for line in mad), f"madvise per run (jemalloc 79): {mad}")
+check("madvise per s" not in out.split("\n"), "no per-second calls for a fixed-work command")
+for title in ("primary figure of each workload", "user CPU", "peak RSS", "faults per run"):
+    head = [line for line in table(out, title) if line.startswith("exec (")]
+    check(head and "better=" not in head[0] and "metric=," not in head[0],
+          f"{title}: the heading does not repeat better=higher or empty params: {head}")
+check("runs/s cannot tell" not in out, "a fixed-work command gets no --metric hint")
+sout = script("summary.py", fixed)
+check("faults/run" in sout and "66262" in sout, f"summary on an exec CSV shows faults per run: {sout}")
+check("of limit" not in sout, f"summary's footer explains no 'of limit' column it does not show: {sout}")
+check("calls per run" in sout, "summary's footer says the calls are per run")
+# a duration-bound command (sleep 0.3): the same runs/s under every allocator
+for name in ("compare.py", "summary.py"):
+    text = script(name, os.path.join(FIX, "exec-sleep.csv"))
+    check("runs/s cannot tell the configurations apart" in text and "--metric" in text,
+          f"{name} on a duration-bound command says it needs --metric: {text[-600:]}")
+# idle_release: a fraction released, no ratio to the baseline, the window the calls cover
+text = script("summary.py", os.path.join(FIX, "idle-release.csv"))
+rows = {line.split()[0]: line for line in text.split("\n") if line.split()[:1] in (["glibc"], ["tcmalloc"], ["mimalloc"])}
+check("fraction of freed memory returned" in text and "0 fraction" not in text,
+      f"idle_release: the figure is named, not '0 fraction': {text}")
+check(rows and all("0.00x" not in r and " 1.00x" not in r for r in rows.values()),
+      f"idle_release: no ratio of fractions to the baseline: {rows}")
+check(rows.get("glibc", "").split()[2:3] == ["98%"], f"glibc gives back 98%: {rows.get('glibc')}")
+check("idle window after the free only" in text, "the footer says the calls cover the idle window only")
 
 if FAILS:
     print(f"{len(FAILS)} check(s) failed", file=sys.stderr)

@@ -3,7 +3,9 @@
 (scripts/history.py) on synthetic histories (tests/make_history.py) with planted changes: a 5%
 step found at its night, A/A noise and one outlier night raising nothing, a slow drift reported,
 a recovered regression kept, environment and machine labels, a count that moves by one call,
-pending vs confirmed, exit 3 only for a confirmed regression on the latest night, reports that
+pending vs confirmed, exit 3 every night while a confirmed regression is unresolved (0 once it
+recovered or HISTORY/acknowledged.txt names it), confirmed alerts whose p and CI support them
+(the +9%-for-three-nights history; a blip), weakened / returning / recovered states, reports that
 never move when nights are added, a new series that is not a regression, missing counters that
 are null with a reason, each family's sidecar colour carried to series.json and the site's
 colours (the fallback where sidecars carry none).  Exit 77 (skip) without scipy."""
@@ -234,6 +236,67 @@ rc, alerts, js, ids = run([], 8, "no-colours", configs=fams, colours={})
 check(all(s["colour"] is None for s in js["series"]), "sidecars without colours: every series' colour is null")
 check(mb_site.family_colours(js["series"]) == dict(zip(["scudo", "glibc", "tbbmalloc"], fb)),
       f"site without colours: the fallback in family order: {mb_site.family_colours(js['series'])}")
+
+# ---- judgements consistent with their numbers (issue 20, section 5) -------------------------------
+def agrees(a):
+    """An alert's shown figures support a confirmed verdict: p below the detector's ALPHA and a
+    CI on one side of no change."""
+    lo, hi, p = float(a["ci_lo"]), float(a["ci_hi"]), float(a["p"])
+    return p < detect.ALPHA and lo * hi > 0
+
+
+TC = dict(config="tcmalloc", workload="tensor_copy", metric="throughput")
+# the synthetic history of the issue: 1% noise, tcmalloc +9% on three nights, then back on the last
+rc, alerts, js, _ = run([dict(kind="step", machine=0, night=16, size=0.09, until=19, **TC)], 20, "back")
+mine = pick(alerts, **TC)
+check(len(mine) == 1 and agrees(mine[0]), f"+9% for three nights: the alert shows the deciding p and CI "
+      f"(p < {detect.ALPHA}, CI excluding 0): {[(a['status'], a['p'], a['ci_lo'], a['ci_hi']) for a in mine]}")
+check(mine and mine[0]["status"] == "returning", f"...and says the latest night went back: {mine}")
+s = next(s for s in js["series"] if s["id"] == mine[0]["series"]) if mine else {"latest": {}}
+check(s["latest"].get("status") == "returning", f"the series' latest status shows the return: {s['latest']}")
+# every alert of every planted history: a confirmed one agrees with its own numbers
+for name in ("back", "recover", "gate"):
+    with open(os.path.join(TMP, name + ".out", "alerts.csv"), newline="") as f:
+        for a in csv.DictReader(f):
+            if a["status"] == "confirmed":
+                check(agrees(a), f"{name}: confirmed alert contradicts its numbers: {a}")
+# a one-night blip among two slow nights: no confirmed alert over numbers that do not support it
+rc, alerts, js, _ = run([dict(kind="step", machine=0, night=20, size=-0.10, until=22, **JE),
+                         dict(kind="spike", machine=0, night=24, size=0.2, **JE)], 30, "blip")
+check(all(agrees(a) for a in alerts if a["status"] == "confirmed"), f"a blip: {alerts}")
+# a change that goes half back (+9%, then +5% with 1% noise): weakened, its current figures beside the deciding ones
+rng = random.Random(8)
+vals = [1e9 * math.exp(rng.gauss(0, 0.01)) for _ in range(25)] + [1.09e9] * 2
+vals += [1.05e9 * math.exp(rng.gauss(0, 0.01)) for _ in range(3)]
+recs, _ = detect.replay(detect.Series(vals, "timing", "higher", aa(len(vals))))
+check(len(recs) == 1 and recs[0]["state"] == "weakened" and recs[0]["p"] < detect.ALPHA
+      and recs[0]["now"]["p"] >= detect.ALPHA, f"+9% then +5%: weakened: {recs}")
+recs, _ = detect.replay(detect.Series(vals[:27] + [1.09e9] * 3, "timing", "higher", aa(30)))
+check(len(recs) == 1 and recs[0]["state"] == "confirmed", f"+9% held: confirmed: {recs}")
+
+# the gate stays red while a confirmed regression is unresolved; acknowledged or recovered: green
+for extra in (1, 3):
+    rc, alerts, js, _ = run([dict(kind="step", machine=0, night=26, size=-0.10, **JE)], 28 + extra, f"red{extra}")
+    check(rc == 3, f"a regression confirmed on night 27, {extra} night(s) later unfixed: exit {rc}, expected 3")
+hdir = os.path.join(TMP, "red3")
+reg = pick(alerts, config="jemalloc", direction="regression")
+with open(os.path.join(hdir, detect.ACK_FILE), "w") as f:
+    f.write("# acknowledged regressions\n")
+    f.write(f"tensor_copy jemalloc throughput {reg[0]['night'] if reg else '2026-11-27'} expected: bigger arenas\n")
+rc = detect.main([hdir, "--out", os.path.join(TMP, "red3.ack")])
+check(rc == 0, f"the regression acknowledged in {detect.ACK_FILE}: exit {rc}, expected 0")
+with open(os.path.join(TMP, "red3.ack", "alerts.csv"), newline="") as f:
+    acked = [a for a in csv.DictReader(f) if a["config"] == "jemalloc"]
+check(acked and acked[0]["acknowledged"] == "expected: bigger arenas", f"alerts.csv names the reason: {acked}")
+with open(os.path.join(hdir, detect.ACK_FILE), "a") as f:
+    f.write("tensor_copy jemalloc throughput 2026-11-27\n")
+check(detect.main([hdir, "--out", os.path.join(TMP, "red3.bad")]) == 2, "an acknowledgement without a reason: exit 2")
+rc, alerts, js, _ = run([dict(kind="step", machine=0, night=20, size=-0.10, until=26, **JE)], 30, "healed")
+check(rc == 0, f"a regression whose series recovered: exit {rc}, expected 0")
+check(any(a["status"] == "recovered" and a["direction"] == "regression" for a in alerts),
+      f"...and its alert says recovered: {[(a['night'], a['direction'], a['status']) for a in alerts]}")
+
+
 
 # machine ids: stable, readable, different for different hardware; store refuses to overwrite
 meta = {"machine": {"cpu_model": "AMD EPYC 7763 64-Core Processor", "cores_online": 2, "mem_total_kib": 24683584,
