@@ -147,6 +147,7 @@ class Analysis(list):
     baseline = ""
     notes = ()
     hints = ()      # what the figures cannot say (a duration-bound command's runs/s)
+    precision = ()  # each workload's resolution and disturbance lines
 
 
 def _cell(**kw):
@@ -508,7 +509,7 @@ def footer(res):
                      f"nothing changed.")
     else:
         lines.append(f"{m} cells tested.")
-    lines += list(res.notes) + list(res.hints)
+    lines += list(res.notes) + list(res.hints) + list(res.precision)
     lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
     few = {}
     for c in tested:
@@ -550,6 +551,40 @@ def write_csv(res, path):
                         c["verdict"]])
 
 
+def precision_lines(res, rows, dropped):
+    """Per workload: the resolution each paired primary comparison reached (the smallest
+    change it could have flagged), and how disturbed its samples were (mbdata.disturbed,
+    mbdata.variance_explained); dropped: {config: n} samples --drop-disturbed left out."""
+    lines = []
+    prim = [c for c in res if c["primary"] and not c["geomean"]]
+    fn = next((m[3] for m in METRICS if m[0] == PRIMARY), None)
+    for key in dict.fromkeys((c["workload"], c["params"]) for c in prim):
+        cells = [c for c in prim if (c["workload"], c["params"]) == key]
+        head = f"{key[0]} ({mbdata.params_shown(key[1])})"
+        reach = [(c["config"], mbdata.resolution(c["change"])) for c in cells if not c["is_base"] and c.get("paired")]
+        if reach:
+            lines.append(f"resolution, {head}: " + ", ".join(
+                f"{cfg} {'+-%.1f%%' % (r * 100) if r is not None else 'none (too few blocks)'}" for cfg, r in reach)
+                + " (the smallest change these blocks could flag: the paired CI's half-width)")
+        parts, expl = [], []
+        for c in cells:
+            cfg = c["config"]
+            mine = [r for r in rows if (r["workload"], r["workload_params"]) == key and r["config"] == cfg]
+            marked = [r for r in mine if mbdata.disturbed(r)]
+            if marked or dropped.get(cfg):
+                parts.append(f"{cfg} {len(marked)}/{len(mine)}" + (f" (+{dropped[cfg]} dropped)" if dropped.get(cfg) else ""))
+            r2 = mbdata.variance_explained(mine, fn) if fn else None
+            if r2 is not None:
+                expl.append(f"{cfg} {r2 * 100:.0f}%")
+        if parts:
+            lines.append(f"disturbed samples, {head}: " + ", ".join(parts) + " (waited > "
+                         f"{mbdata.DISTURB_WAIT * 100:.0f}% for a CPU, host steal > {mbdata.DISTURB_STEAL * 100:.0f}%, "
+                         "khugepaged or compaction during the sample; --drop-disturbed leaves them out)")
+        if expl:
+            lines.append(f"variance explained by CPU waits and steal, {head}: " + ", ".join(expl))
+    return lines
+
+
 # ---- command line -----------------------------------------------------------------------
 
 def main(argv=None):
@@ -574,6 +609,9 @@ def run(argv):
     ap.add_argument("--markdown", action="store_true", help="Markdown tables")
     ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV")
     ap.add_argument("--metric", action="append", help="only these metrics (repeatable), e.g. throughput")
+    ap.add_argument("--drop-disturbed", action="store_true",
+                    help="leave out the samples disturbed from outside (CPU waits, steal, khugepaged, "
+                         "compaction: the footer says how many)")
     args = ap.parse_args(argv)
     if bool(args.old) != bool(args.new):
         die("--old and --new go together", 2)
@@ -603,6 +641,17 @@ def run(argv):
         old, new = load(args.csv[0]), None
         names = ("old", "new")
         order = config_order(old, args.csv)
+    dropped = {}
+    if args.drop_disturbed:
+        def keep(rows):
+            for r in rows:
+                if mbdata.disturbed(r):
+                    dropped[r["config"]] = dropped.get(r["config"], 0) + 1
+            return [r for r in rows if not mbdata.disturbed(r)]
+        if args.old:
+            old, new = [keep(run) for run in old], [keep(run) for run in new]
+        else:
+            old, new = keep(old), keep(new) if new is not None else None
     if new is None and args.baseline and args.baseline not in order:
         die(f"no configuration '{args.baseline}' in {args.csv[0]} (it has: {', '.join(order) or 'none'})")
     try:
@@ -620,6 +669,10 @@ def run(argv):
         for line in res.only:
             print(line, file=sys.stderr)
         die("nothing to compare: no configuration has a counterpart")
+    if new is None:
+        res.precision = precision_lines(res, old, dropped)
+    elif dropped:
+        res.precision = ["dropped as disturbed: " + ", ".join(f"{c} {n}" for c, n in dropped.items())]
     render(res, args.markdown, sys.stdout, names)
     if args.csv_out:
         write_csv(res, args.csv_out)

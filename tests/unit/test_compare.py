@@ -290,6 +290,36 @@ check(rows and all("0.00x" not in r and " 1.00x" not in r for r in rows.values()
 check(rows.get("glibc", "").split()[2:3] == ["98%"], f"glibc gives back 98%: {rows.get('glibc')}")
 check("idle window after the free only" in text, "the footer says the calls cover the idle window only")
 
+# disturbance (schema 6): marked samples, the variance they explain, --drop-disturbed; resolution
+rng = random.Random(11)
+drows = []
+for b in range(10):
+    for cfg, mult in (("glibc", 1.0), ("jemalloc", 0.8)):
+        wait = 0.3 if (cfg == "glibc" and b in (2, 7)) else 0.01  # two glibc samples waited for a CPU
+        tput = 1e9 * mult * (1 - wait) * (1 + rng.gauss(0, 0.005))
+        drows.append(row("tensor_copy", cfg, b, tput, region_run_delay_s=f"{wait:.3f}",
+                         region_task_clock_s=f"{1 - wait:.3f}", steal_s="0", khugepaged_collapses="0",
+                         compactions="0", total_wall_s="1"))
+import mbdata  # noqa: E402
+glibc = [r for r in drows if r["config"] == "glibc"]
+check(sum(1 for r in glibc if mbdata.disturbed(r)) == 2, "the two glibc samples that waited 30% are disturbed")
+r2 = mbdata.variance_explained(glibc, lambda r: compare.num(r, "throughput"))
+check(r2 is not None and r2 > 0.9, f"their waits explain most of glibc's variance: {r2}")
+check(mbdata.disturbed(dict(glibc[0], compactions="3")) == "memory was compacted", "a compaction marks a sample")
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "d.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[c for c, _ in compare.mbcsv.COLUMNS], restval="")
+        w.writeheader()
+        for i, r in enumerate(drows):
+            w.writerow(dict(r, run_id="t", sample=str(i)))
+    text = script("compare.py", path)
+    check("disturbed samples, tensor_copy" in text and "glibc 2/10" in text, f"marked in the footer: {text[-900:]}")
+    check("variance explained by CPU waits and steal, tensor_copy" in text, "the variance they explain is shown")
+    check("resolution, tensor_copy (p): jemalloc +-" in text, f"the resolution reached is shown: {text[-900:]}")
+    text = script("compare.py", "--drop-disturbed", path)
+    check("glibc 0/8 (+2 dropped)" in text, f"--drop-disturbed leaves them out and says so: {text[-900:]}")
+
 if FAILS:
     print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
     sys.exit(1)
