@@ -24,7 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,7 +43,16 @@ typedef struct {
     char recorder[PATH_MAX];
     char exe[PATH_MAX];         /* the command found on PATH */
     outfile_t of;               /* the trace: of.tmp is absolute (the command may chdir) */
+    size_t region_at;           /* offset in the file of the region line's value */
+    uint64_t region[2];         /* the region the command marked: ns since start_ns, begin and end */
+    int marks;                  /* markers seen: 2 when both came, in order */
 } rec_t;
+
+/* The header's region line, "region=BEGIN END" in ns from start_ns, is
+ * written blank (this many spaces) and filled once the command has marked
+ * its region (include/mallocbench.h over MB_SYNC_FD), or left blank. */
+#define REGION_FIELD 42
+#define REC_SYNC_FD 3
 
 static void record_usage(FILE *out)
 {
@@ -148,9 +160,9 @@ static void record_text(const rec_t *r, char *text, size_t len)
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     if (n < len)
-        snprintf(text + n, len - n, "\nallocator=%s %s\nmachine=%s, %s, %s, %ld cores\nrecorded=%s\n",
+        snprintf(text + n, len - n, "\nallocator=%s %s\nmachine=%s, %s, %s, %ld cores\nrecorded=%s\nregion=%*s\n",
                  r->alloc->name, r->lib[0] ? r->lib : "libc", host, u.release, cpu,
-                 sysconf(_SC_NPROCESSORS_ONLN), when);
+                 sysconf(_SC_NPROCESSORS_ONLN), when, REGION_FIELD, "");
 }
 
 /* FILE.tmp with the file header, under FILE's lock (outfile_open): 0, 1 or 2. */
@@ -161,6 +173,8 @@ static int record_header(rec_t *r, uint64_t start_ns)
     if (rc)
         return die_for(rc, "record: %s", err);
     record_text(r, text, sizeof text);
+    const char *line = strstr(text, "\nregion=");
+    r->region_at = sizeof(mbt_header_t) + (line ? (size_t)(line - text) + 8 : 0);
     mbt_header_t h = {.version = MBT_VERSION, .header_len = sizeof h,
                       .page_size = (uint32_t)sysconf(_SC_PAGESIZE),
                       .text_len = (uint32_t)strlen(text), .start_ns = start_ns};
@@ -184,7 +198,8 @@ static int record_header(rec_t *r, uint64_t start_ns)
  * allocator's malloc), the allocator's variables and the recorder's. */
 static int record_env(const rec_t *r, uint64_t start_ns, char ***envp)
 {
-    char preload[2 * PATH_MAX + 16], path[PATH_MAX + 32], num[64];
+    char preload[2 * PATH_MAX + 16], path[PATH_MAX + 32], num[64], sync[32];
+    snprintf(sync, sizeof sync, "MB_SYNC_FD=%d", REC_SYNC_FD);
     snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", r->recorder, r->lib[0] ? ":" : "", r->lib);
     snprintf(path, sizeof path, "MB_RECORD_PATH=%s", r->of.tmp);
     snprintf(num, sizeof num, "MB_RECORD_START_NS=%llu", (unsigned long long)start_ns);
@@ -192,11 +207,12 @@ static int record_env(const rec_t *r, uint64_t start_ns, char ***envp)
     int rc = alloc_build_env(r->alloc, NULL, 0, &env);
     if (rc)
         return rc;
-    char *extra[ALLOC_ENV_MAX + 3];
+    char *extra[ALLOC_ENV_MAX + 4];
     size_t n = 0;
     extra[n++] = preload;
     extra[n++] = path;
     extra[n++] = num;
+    extra[n++] = sync;
     for (size_t i = 0; i < env.n && n < sizeof extra / sizeof *extra; i++)
         extra[n++] = env.var[i];
     return run_env(extra, n, envp);
@@ -205,15 +221,16 @@ static int record_env(const rec_t *r, uint64_t start_ns, char ***envp)
 /* Starts the command: in the terminal's process group (^C and the tty
  * reach it as when it runs alone; the harness ignores ^C and finishes the
  * trace), and killed with the harness, even by SIGKILL. */
-static int record_start(const rec_t *r, uint64_t start_ns, pid_t *pid)
+static int record_start(const rec_t *r, uint64_t start_ns, int sync_fd, pid_t *pid)
 {
     char **envp, fail[PATH_MAX + 64];
     int rc = record_env(r, start_ns, &envp);
     if (rc)
         return rc;
     snprintf(fail, sizeof fail, "%s: record: cannot execute '%s'", prog, r->exe);
-    spawn_t sp = {.path = r->exe, .argv = r->cmd, .envp = envp, .death_signal = SIGKILL,
-                  .go_fd = -1, .exec_fail = fail, .exec_fail_errno = true};
+    const spawn_fd_t fds[] = {{0, 0}, {1, 1}, {2, 2}, {sync_fd, REC_SYNC_FD}};
+    spawn_t sp = {.path = r->exe, .argv = r->cmd, .envp = envp, .death_signal = SIGKILL, .fds = fds,
+                  .nfds = 4, .go_fd = -1, .exec_fail = fail, .exec_fail_errno = true};
     rc = spawn_start(&sp, pid);
     run_free_strv(envp);
     return rc;
@@ -222,20 +239,91 @@ static int record_start(const rec_t *r, uint64_t start_ns, pid_t *pid)
 /* Runs the command to its end, then kills and reaps whatever it left
  * running (a daemon that setsid'd reparents to us, the subreaper), so that
  * no traced process appends to the trace once it is finished. */
-static int record_run(const rec_t *r, uint64_t start, pid_t *pid, int *status, unsigned *stragglers)
+/* A marker line from the command: its time noted, answered with one byte. */
+static void record_mark(rec_t *r, const char *line, uint64_t start, int fd)
+{
+    bool begin = !strcmp(line, "begin");
+    if ((begin && r->marks == 0) || (!strcmp(line, "end") && r->marks == 1))
+        r->region[r->marks++] = mono_ns() - start;
+    else if (begin || !strcmp(line, "end"))
+        r->marks = 3; /* out of order, or marked twice: no region */
+    char ack = 'g';
+    while (write(fd, &ack, 1) < 0 && errno == EINTR)
+        ;
+}
+
+/* Until the command exits: its region markers answered as the harness
+ * answers them in a sample (so a program that marks its region runs the
+ * same), their times kept for the header. */
+static void record_wait(rec_t *r, uint64_t start, pid_t pid, int sock, int *status)
+{
+    char buf[256];
+    size_t len = 0;
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    for (;;) {
+        struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {sock, POLLIN, 0}};
+        int n = poll(fds, 2, pidfd < 0 ? 10 : -1);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0 && fds[1].revents) {
+            ssize_t got = read(sock, buf + len, sizeof buf - 1 - len);
+            if (got <= 0)
+                sock = -1;
+            else
+                len += (size_t)got;
+            buf[len] = '\0';
+            char *nl;
+            while ((nl = strchr(buf, '\n'))) {
+                *nl = '\0';
+                record_mark(r, buf, start, fds[1].fd);
+                len -= (size_t)(nl + 1 - buf);
+                memmove(buf, nl + 1, len + 1);
+            }
+            if (len >= sizeof buf - 1)
+                len = 0;
+        }
+        if ((pidfd < 0 || (n > 0 && fds[0].revents)) && waitpid(pid, status, pidfd < 0 ? WNOHANG : 0) == pid)
+            break;
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+static int record_run(rec_t *r, uint64_t start, pid_t *pid, int *status, unsigned *stragglers)
 {
     pid_t keep[64];
+    int sp[2];
     int nkeep = spawn_subreaper();
     if (!nkeep)
         nkeep = spawn_children(keep, sizeof keep / sizeof *keep);
     if (nkeep < 0)
         return nkeep;
-    int rc = record_start(r, start, pid);
-    while (!rc && waitpid(*pid, status, 0) < 0 && errno == EINTR)
-        ;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+        return -errno;
+    int rc = record_start(r, start, sp[1], pid);
+    close(sp[1]);
+    if (!rc)
+        record_wait(r, start, *pid, sp[0], status);
+    close(sp[0]);
     if (!rc)
         *stragglers = spawn_kill_stragglers(keep, (size_t)nkeep);
     return rc;
+}
+
+/* The region line of the header filled in, when the command marked one. */
+static void record_region(const rec_t *r)
+{
+    char val[REGION_FIELD + 1];
+    if (r->marks != 2 || !r->region_at)
+        return;
+    int n = snprintf(val, sizeof val, "%llu %llu", (unsigned long long)r->region[0],
+                     (unsigned long long)r->region[1]);
+    int fd = open(r->of.tmp, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || n <= 0 || n > REGION_FIELD || pwrite(fd, val, (size_t)n, (off_t)r->region_at) != n)
+        fprintf(stderr, "%s: record: the region the command marked is not in the trace: %s\n", prog,
+                fd < 0 ? strerror(errno) : "cannot write the header");
+    if (fd >= 0)
+        close(fd);
 }
 
 /* Processes: distinct pids (an exec keeps the pid and adds an image). */
@@ -298,6 +386,7 @@ int cmd_record(int argc, char **argv)
         return die_io("record: cannot start the command: %s", strerror(-rc));
     }
     char err[PATH_MAX + 128];
+    record_region(&r);
     if (outfile_commit(&r.of, err, sizeof err))
         return die_io("record: %s", err);
     if (stragglers)

@@ -845,8 +845,11 @@ static void server_result(child_t *ch, const ending_t *e)
     if (!isnan(us[0]) || !isnan(us[1]) || !isnan(us[2]) || !isnan(us[3])) {
         snprintf(r->lat_what, sizeof r->lat_what, "request");
         r->lat_p50_us = us[0], r->lat_p99_us = us[1], r->lat_p999_us = us[2], r->lat_max_us = us[3];
-        r->present |= WLR_BIT(WLR_lat_what) | WLR_BIT(WLR_lat_p50_us) | WLR_BIT(WLR_lat_p99_us) |
-                      WLR_BIT(WLR_lat_p999_us) | WLR_BIT(WLR_lat_max_us);
+        static const int bits[4] = {WLR_lat_p50_us, WLR_lat_p99_us, WLR_lat_p999_us, WLR_lat_max_us};
+        r->present |= WLR_BIT(WLR_lat_what);
+        for (int i = 0; i < 4; i++)
+            if (!isnan(us[i])) /* a latency not asked for is not measured: an empty field */
+                r->present |= WLR_BIT(bits[i]);
     }
     snprintf(r->extra, sizeof r->extra, "processes=%u;stop=%s", s->nproc, s->stop_killed ? "kill" : "term");
     s->have_result = true;

@@ -178,17 +178,17 @@ def rank_line(what, real, other):
 def fidelity(run, progs, rep):
     lab = mbdata.config_label
     rprogs = mbdata.by_program(rep.ok)
-    lines = ["The recording covers the whole process (every allocation from the interpreter's start, "
-             "torch's import included: the recorder knows no region), and the replay's region is the "
-             "whole replay; the real row's region covers the program's loop only. Like with like is "
-             "therefore the replay's region against the real program's **whole-process** counts "
-             "(`total_*`); the real region is shown beside it. The real process also faults in "
-             "libraries and the interpreter, which no malloc trace holds; and the replay touches every page of "
-             "each block it allocates (touch=page), which the program may not (numpy asks for huge pages), so a "
-             "replay can fall short of the whole process or exceed it.",
+    lines = ["Each program marks its loop as its region (include/mallocbench.h); `record` keeps the "
+             "region in the trace, and the replay measures the calls between its edges (region=recorded), "
+             "replaying those before and after it unmeasured. Like with like is then the replay's region "
+             "against the real program's **region**; where a trace has no region the replay is the whole "
+             "trace and is held against the real **whole process** (`total_*`, marked *whole*). The replay "
+             "writes one byte in every page of each block (touch=page), which the program may not do "
+             "(numpy asks for huge pages), and replays no page the interpreter or its libraries touch "
+             "outside malloc, so it can fall short or exceed.",
              "",
-             "| program | configuration | faults: replay | real whole | real region | within 10% | "
-             "madvise/munmap/brk: replay | real whole | peak RSS: replay | real |",
+             "| program | configuration | faults: replay | real (same span) | real region | within 10% | "
+             "madvise/munmap/brk: replay | real (same span) | peak RSS: replay | real |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     med = mbdata.median_of
@@ -199,14 +199,16 @@ def fidelity(run, progs, rep):
             continue
         for c in sorted(rgroups, key=run.config_rank):
             rr, real = rgroups[c], groups.get(c, [])
-            f_rep, f_tot = med(rr, REGION_FAULTS), med(real, TOTAL_FAULTS)
+            same = mbdata.replay_region(rr)  # the region against the region, else against the whole
+            against, span = (REGION_FAULTS, "region") if same else (TOTAL_FAULTS, "total")
+            f_rep, f_tot = med(rr, REGION_FAULTS), med(real, against)
             ok = mbdata.within(f_rep, f_tot)
             sc = lambda rows, p: "/".join(k(med(rows, col(f"{p}_{s}_calls"))) for s in ("madvise", "munmap", "brk"))
             lines.append(f"| {prog} | {lab(c)} | {modes_text(rr, REGION_FAULTS)} | "
-                         f"{modes_text(real, TOTAL_FAULTS)} | "
+                         f"{modes_text(real, against)}{'' if same else ' (whole)'} | "
                          f"{modes_text(real, REGION_FAULTS)} | "
                          f"{'–' if ok is None else ('yes' if ok else 'no')} | {sc(rr, 'region')} | "
-                         f"{sc(real, 'total')} | {mib(med(rr, mbdata.peak_rss_mib))} | "
+                         f"{sc(real, span)} | {mib(med(rr, mbdata.peak_rss_mib))} | "
                          f"{mib(med(real, mbdata.peak_rss_mib))} |")
         notes.append(rank_line(f"replay of {prog}",
                                {c: med(rs, col("throughput")) for c, rs in groups.items()},

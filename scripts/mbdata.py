@@ -635,6 +635,14 @@ def program_of(r):
     return r["workload"]
 
 
+def replay_region(rows):
+    """True when these replay rows measured the region the program marked while it was
+    recorded (workload_metrics region=recorded), so their region_* columns stand beside
+    the real program's region_*; False when they replayed the whole trace."""
+    return bool(rows) and all(parse_metrics(r.get("workload_metrics", "")).get("region") == "recorded"
+                              for r in rows)
+
+
 def synth_program(r, match):
     """(program, trace_driven) a synthetic row stands for: the program whose trace gave its
     sizes (a trace:FILE parameter), else match[workload] (frameworks.sh says which program

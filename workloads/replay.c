@@ -64,9 +64,10 @@ typedef struct {
     replay_t *r;
     rop_t *ops;
     size_t nops;
+    size_t from, to;      /* its ops in the region: [from, to); before it and after it run unmeasured */
     hist_t *hist;
     uint64_t calls[MBT_OP_COUNT];
-    uint64_t bytes, waits;
+    uint64_t bytes, waits, rbytes;
 } __attribute__((aligned(64))) rthr_t;
 
 struct replay {
@@ -78,6 +79,9 @@ struct replay {
     uint8_t *freed;       /* per object: some op frees it */
     uint32_t nobj;
     uint64_t page, lat_every, go_ns;
+    uint64_t t0;          /* the first event's time (ops' t are from it) */
+    uint64_t shift;       /* timing=recorded: the region's start, from t0 */
+    const char *region;   /* "recorded" (the program's), "whole", or "none" (the trace has none) */
     int timing;
     unsigned missing;     /* ops emulated: replay_missing_ops() */
     uint64_t unknown_free, unknown_realloc, over_live, reordered, peak_live;
@@ -417,6 +421,7 @@ static int replay_build(replay_t *r, const mbt_trace_t *t, uint32_t pid, int tou
         r->slot = calloc((size_t)r->nobj + 1, sizeof *r->slot);
         rc = r->slot ? 0 : -ENOMEM;
     }
+    r->t0 = b.t0;
     hmap_free(&b.map);
     free(b.obj);
     free(b.tix);
@@ -574,28 +579,29 @@ static inline void *op_call(const rop_t *op, void *in, uint64_t page, unsigned m
     return q;
 }
 
-/* timing=recorded: not before the op's recorded offset from the start. */
+/* timing=recorded: not before the op's recorded offset from the region's start. */
 static void op_pace(const replay_t *r, const rop_t *op)
 {
-    uint64_t due = r->go_ns + op->t, now = mono_ns();
+    uint64_t due = r->go_ns + (op->t > r->shift ? op->t - r->shift : 0), now = mono_ns();
     if (due <= now + 10000)
         return;
     struct timespec ts = {.tv_sec = (time_t)(due / 1000000000u), .tv_nsec = (long)(due % 1000000000u)};
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
-static void replay_ops(rthr_t *th)
+/* Ops [from, to) of the thread; measured: in the region (timed, paced). */
+static void replay_ops(rthr_t *th, size_t from, size_t to, bool measured)
 {
     replay_t *r = th->r;
-    uint64_t every = r->lat_every, countdown = 0;
-    for (size_t i = 0; i < th->nops; i++) {
+    uint64_t every = measured ? r->lat_every : 0, countdown = 0;
+    for (size_t i = from; i < to; i++) {
         const rop_t *op = &th->ops[i];
         void *in = NULL;
         if (op->in != NONE)
             in = op->flags & F_WAIT ? obj_wait(th, &r->slot[op->in])
                                     : (void *)(uintptr_t)(atomic_load_explicit(
                                           &r->slot[op->in], memory_order_relaxed) & ~UINT64_C(1));
-        if (r->timing == TIMING_RECORDED)
+        if (measured && r->timing == TIMING_RECORDED)
             op_pace(r, op);
         void *q;
         bool failed = false;
@@ -621,10 +627,15 @@ static void *replay_thread(void *arg)
     replay_t *r = th->r;
     region_pin_thread((unsigned)(th - r->thr));
     gate_enter(&r->gate);
+    replay_ops(th, 0, th->from, false); /* before the recorded region: unmeasured */
     gate_sync(&r->gate); /* A: ready; main begins the region */
     gate_sync(&r->gate); /* B: go */
-    replay_ops(th);
+    uint64_t bytes = th->bytes;
+    replay_ops(th, th->from, th->to, true);
+    th->rbytes = th->bytes - bytes;
     gate_sync(&r->gate); /* C: done; main ends the region */
+    gate_sync(&r->gate); /* D: after the region, unmeasured */
+    replay_ops(th, th->to, th->nops, false);
     return NULL;
 }
 
@@ -658,6 +669,7 @@ static int replay_threads(replay_t *r)
     gate_sync(&r->gate); /* C */
     if (!rc)
         region_end();
+    gate_sync(&r->gate); /* D */
     for (unsigned i = 0; i < created; i++)
         pthread_join(tids[i], NULL);
     gate_destroy(&r->gate);
@@ -686,9 +698,9 @@ static void replay_extra(const replay_t *r, const uint64_t *calls, uint64_t wait
     if (off < len)
         snprintf(buf + off, len - off,
                  "unknown_free=%" PRIu64 ";unknown_realloc=%" PRIu64 ";alloc_over_live=%" PRIu64
-                 ";reordered=%" PRIu64 ";peak_live=%" PRIu64 ";threads=%u;waits=%" PRIu64,
+                 ";reordered=%" PRIu64 ";peak_live=%" PRIu64 ";threads=%u;waits=%" PRIu64 ";region=%s",
                  r->unknown_free, r->unknown_realloc, r->over_live, r->reordered, r->peak_live,
-                 r->nthr, waits);
+                 r->nthr, waits, r->region);
 }
 
 static void replay_report(const replay_t *r, wl_result_t *res)
@@ -699,8 +711,8 @@ static void replay_report(const replay_t *r, wl_result_t *res)
         const rthr_t *th = &r->thr[k];
         for (unsigned op = 0; op < MBT_OP_COUNT; op++)
             calls[op] += th->calls[op];
-        ops += th->nops;
-        bytes += th->bytes;
+        ops += th->to - th->from;
+        bytes += th->rbytes;
         waits += th->waits;
         if (!h)
             h = th->hist;
@@ -809,6 +821,31 @@ static int replay_check(const wl_args_t *a, char *err, size_t errlen)
     return rc;
 }
 
+/* Each thread's region [from, to): the ops between the region the program
+ * marked (the trace's header line "region=BEGIN END", ns from the trace's
+ * start) with region=recorded, else all of them. */
+static void replay_split(replay_t *r, const mbt_trace_t *t, bool recorded)
+{
+    char val[128];
+    unsigned long long b = 0, e = 0;
+    bool have = recorded && !mbt_text_get(t, "region", val, sizeof val) &&
+                sscanf(val, "%llu %llu", &b, &e) == 2 && b <= e;
+    r->region = have ? "recorded" : recorded ? "none" : "whole";
+    uint64_t rb = have && b > r->t0 ? b - r->t0 : 0, re = have && e > r->t0 ? e - r->t0 : 0;
+    r->shift = rb;
+    for (unsigned k = 0; k < r->nthr; k++) {
+        rthr_t *th = &r->thr[k];
+        th->from = 0, th->to = th->nops;
+        if (!have)
+            continue;
+        while (th->from < th->nops && th->ops[th->from].t < rb)
+            th->from++;
+        th->to = th->from;
+        while (th->to < th->nops && th->ops[th->to].t <= re)
+            th->to++;
+    }
+}
+
 static int replay_run(const wl_args_t *a, wl_result_t *res)
 {
     char err[512];
@@ -830,6 +867,8 @@ static int replay_run(const wl_args_t *a, wl_result_t *res)
     r->timing = (int)wl_get(a, "timing");
     r->missing = replay_missing_ops();
     rc = replay_build(r, &t, pid, (int)wl_get(a, "touch"));
+    if (!rc)
+        replay_split(r, &t, wl_get(a, "region") == 0);
     mbt_free(&t);
     for (unsigned k = 0; !rc && k < r->nthr; k++) {
         r->thr[k].hist = malloc(sizeof(hist_t));
@@ -863,6 +902,10 @@ static const wl_param_t replay_params[] = {
      "(page where the trace does not say)"},
     {"latency", WLP_UINT, "16", 0, 1000000000, NULL, "ops",
      "time one call in LATENCY (with its writes) for the latency percentiles (0: none)"},
+    {"region", WLP_ENUM, "recorded", 0, 0, "recorded|whole", "",
+     "recorded: measure only the calls between the region the program marked while it was "
+     "recorded (include/mallocbench.h; the trace's region line), replaying those before and after "
+     "it unmeasured; whole: every call (also when the trace has no region)"},
     {"over_memory", WLP_ENUM, "refuse", 0, 0, "refuse|warn", "",
      "when the process's peak live bytes are more than the memory available (MemAvailable, "
      "or the RLIMIT_AS or cgroup limit where lower): refuse the run before it starts, or "

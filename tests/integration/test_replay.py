@@ -151,7 +151,7 @@ def check_replay(rs, calls, unknown, peak, threads, what, reordered=None):
         check(r["status"] == "ok", f"{w}: status {r['status']} {r['message']}")
         if r["status"] != "ok":
             continue
-        m = {k: int(v) for k, v in mbtest.metrics(r).items()}
+        m = {k: int(v) for k, v in mbtest.metrics(r).items() if k != "region"}
         check_eq({k: m.get(k) for k in calls}, calls, f"{w}: replayed calls")
         check_eq(int(r["region_ops"]), sum(calls.values()), f"{w}: region_ops")
         check_eq(m.get("unknown_free"), unknown, f"{w}: unknown_free")
@@ -339,6 +339,48 @@ def case_record(mb, tmp):
     print(f"recorded span {span * 1e3:.1f} ms, replayed with timing=recorded in {wall * 1e3:.1f} ms",
           file=sys.stderr)
     check(0.9 * span <= wall <= span + 0.2, f"timing=recorded: {wall} s for a span of {span} s")
+
+
+def case_region(mb, tmp):
+    """A program that marks its region (region_prog: 100 pairs of 64 KiB before, 300 of
+    1 MiB in it, 50 after): `record` answers its markers and writes the region into the
+    trace's header; replay (region=recorded, the default) measures the 600 calls of the
+    region only, and faults about what the program's own region faults; region=whole
+    measures every call; a trace without a region (rr_prog's) replays whole."""
+    prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", "region_prog")
+    if not os.access(prog, os.X_OK):
+        print(f"SKIP: no region_prog at {prog!r}", file=sys.stderr)
+        sys.exit(SKIP)
+    path = os.path.join(tmp, "region.mbt")
+    p = run(mb, "record", "-o", path, "--", prog, "300")
+    check("done" in p.stdout, f"the program ran to its end under record: {p.stdout!r} {p.stderr[-300:]!r}")
+    t = run(mb, "trace", path).stdout
+    line = next((l for l in t.splitlines() if l.startswith("region=")), "")
+    nums = line[len("region="):].split()
+    check(len(nums) == 2 and int(nums[0]) < int(nums[1]), f"the trace's region line: {line!r}")
+    allocs = [a for a in ("glibc", "jemalloc") if a in installed(mb)]
+    rs = replay_rows(mb, tmp, "rg", f"replay:trace={path}", allocs, 1)
+    for r in rs:
+        m = mbtest.metrics(r)
+        check_eq((r["status"], r["region_ops"], m.get("region")), ("ok", "600", "recorded"),
+                 f"{r['allocator']}: the region's 300 pairs measured, no more")
+        # 300 x 1 MiB written once each: 76800 pages at most, fewer where the block is reused
+        faults = int(r["region_minor_faults"] or 0)
+        check(faults <= 80000, f"{r['allocator']}: the region's faults only: {faults}")
+    real = os.path.join(tmp, "real.csv")
+    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", ",".join(allocs), "-r", "1", "-o", real,
+        "--", prog, "300")
+    for r in rows(real):
+        rep = next((x for x in rs if x["allocator"] == r["allocator"]), None)
+        if rep:
+            a, b = int(rep["region_minor_faults"]), int(r["region_minor_faults"])
+            print(f"{r['allocator']}: region faults replayed {a}, by the program {b}", file=sys.stderr)
+            check(abs(a - b) <= 0.1 * b + 50, f"{r['allocator']}: the replayed region faults like the program's: "
+                  f"{a} against {b}")
+    rs = replay_rows(mb, tmp, "rgw", f"replay:trace={path},region=whole", ["glibc"], 1)
+    ops = int(rs[0]["region_ops"]) if rs else 0
+    check(ops >= 900 and mbtest.metrics(rs[0]).get("region") == "whole",
+          f"region=whole measures every call (>= 900): {ops}")
 
 
 def case_synthetic(mb, tmp):
@@ -576,4 +618,4 @@ if __name__ == "__main__":
         sys.exit(0)
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
                           "record": case_record, "cut": case_cut,
-                          "pvalloc": case_pvalloc, "over_memory": case_over_memory}))
+                          "pvalloc": case_pvalloc, "over_memory": case_over_memory, "region": case_region}))

@@ -77,6 +77,8 @@ def case_counts(mb, tmp):
                 p50, p99 = float(r["latency_p50_us"] or 0), float(r["latency_p99_us"] or 0)
                 check(0 < p50 <= p99, f"{fam}: latencies from the client: p50 {p50} p99 {p99}")
                 check_eq(r["latency_what"], "request", f"{fam}: latency_what")
+                check_eq((r["latency_p999_us"], r["latency_max_us"]), ("", ""),
+                         f"{fam}: latencies not asked for are empty (not measured)")
                 check(int(r["region_minor_faults"] or 0) > 0, f"{fam}: the server faults in its region")
                 check(fam == "glibc" or fam in r["malloc_so"], f"{fam}: proven: {r['malloc_so']}")
             res[hog] = min(int(r["region_minor_faults"] or 0) for r in rs)

@@ -49,13 +49,17 @@ def test_sentences(fx):
     t = line_with(out, "| train | jemalloc | 0.80×")
     check(t != "", "train under jemalloc at 0.80× of glibc (paired per block)")
     # fidelity: elementwise/jemalloc 590k vs 597k whole: within; je-keep 50k vs 57k: not
-    check(line_with(out, "| elementwise | jemalloc | 590k | 597k |").count("| yes |") == 1, "590k within 10% of 597k")
-    check(line_with(out, "| elementwise | je-keep | 50k | 57k |").count("| no |") == 1, "50k not within 10% of 57k")
+    # the fixture's replay rows carry no region=recorded: held against the whole process, marked so
+    check(line_with(out, "| elementwise | jemalloc | 590k | 597k (whole) |").count("| yes |") == 1,
+          "590k within 10% of 597k")
+    check(line_with(out, "| elementwise | je-keep | 50k | 57k (whole) |").count("| no |") == 1,
+          "50k not within 10% of 57k")
     check("Kendall's tau of the throughput ranking 1.00" in line_with(out, "replay of elementwise")
           and "same best and worst: yes" in line_with(out, "replay of elementwise"), "elementwise replay ranks alike")
     check("-1.00" in line_with(out, "replay of train") and "same best and worst: no" in line_with(out, "replay of train"),
           "train replay ranks reversed")
-    check("whole-process" in out, "the report says the recording covers the whole process")
+    check("**whole process**" in out and "the replay's region against the real program's **region**" in out,
+          "the report says what is held against what")
 
 
 def test_worst(fx):
