@@ -230,6 +230,14 @@ def render_curve(lines, param, markdown, out):
     out.write("\nfaults/MiB: 256 = every page of every buffer faulted again (the allocator gave it back).\n")
 
 
+def have_numpy():
+    try:
+        import numpy  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="+", help="mallocbench CSV file(s)")
@@ -256,11 +264,26 @@ def main():
         render_curve(lines, args.curve, args.markdown, sys.stdout)
     else:
         hints = []
+        idle_keys = {k for k in run.groups if k[0] in set(run.with_trait("idle_region"))}
         for (wl, params), by_config in run.groups.items():
             why = mbdata.duration_bound(by_config)
             if why:
                 hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations apart: "
                              f"{why}; give `mallocbench exec --metric REGEX` a figure the command prints")
+            # the resolution each comparison reached: the smallest change its blocks could flag
+            # (its CI needs numpy, which a plain summary does not: without it, none is said)
+            reach = []
+            if not have_numpy():
+                continue
+            base = [r for r in by_config.get(args.baseline, []) if r["status"] == "ok"]
+            for cfg in (c for c in order if c in by_config and c != args.baseline):
+                ok = [r for r in by_config[cfg] if r["status"] == "ok"]
+                res = mbdata.resolution(mbdata.ratio_change(base, ok)) if base and ok else None
+                reach.append(f"{cfg} {'+-%.1f%%' % (res * 100) if res is not None else 'none'}")
+            if reach and (wl, params) not in idle_keys:
+                hints.append(f"resolution reached, {wl} ({mbdata.params_shown(params)}), vs {args.baseline}: "
+                             + ", ".join(reach) + " (the paired 95% CI's half-width: the smallest change these "
+                             "blocks could flag; none: too few blocks)")
         render(lines, args.baseline, args.markdown, sys.stdout, run.with_trait("idle_region"), hints)
 
 
