@@ -228,7 +228,11 @@ static int record_start(const rec_t *r, uint64_t start_ns, int sync_fd, pid_t *p
     if (rc)
         return rc;
     snprintf(fail, sizeof fail, "%s: record: cannot execute '%s'", prog, r->exe);
-    const spawn_fd_t fds[] = {{0, 0}, {1, 1}, {2, 2}, {sync_fd, REC_SYNC_FD}};
+    /* its stdin, stdout and stderr are ours (/dev/null for one we lack), fd 3 the markers' socket */
+    spawn_fd_t fds[] = {{0, 0}, {1, 1}, {2, 2}, {sync_fd, REC_SYNC_FD}};
+    for (int i = 0; i < 3; i++)
+        if (fcntl(i, F_GETFD) < 0)
+            fds[i].from = SPAWN_DEVNULL;
     spawn_t sp = {.path = r->exe, .argv = r->cmd, .envp = envp, .death_signal = SIGKILL, .fds = fds,
                   .nfds = 4, .go_fd = -1, .exec_fail = fail, .exec_fail_errno = true};
     rc = spawn_start(&sp, pid);
