@@ -655,9 +655,18 @@ static int server_step(child_t *ch, double t, bool *killed)
     if (sv->phase == SERVE_LOADING) {
         if (!serve_client_poll(sv))
             return -1;
-        siginfo_t si = {0};
-        if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == ch->pid)
-            return -1; /* the server ended first: its end is the cause, not the stop's */
+        /* the server ended first: its end is the cause, not the stop's.  A client that failed
+         * because the server was going (its socket closed while it exits) can end before the
+         * server is waitable: such a client's end gives the server 100 ms to show it. */
+        int ws = sv->client_wstatus;
+        bool failed = !WIFEXITED(ws) || WEXITSTATUS(ws) != 0;
+        for (int i = 0; i < (failed ? 20 : 1); i++) {
+            siginfo_t si = {0};
+            if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == ch->pid)
+                return -1;
+            if (failed)
+                usleep(5000);
+        }
         region_mark(ch, false);
         ch->s->stopped = true;
         if (kill(-ch->pid, SIGTERM) != 0)

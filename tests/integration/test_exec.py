@@ -202,10 +202,12 @@ def case_probe_neutral(mb, tmp):
         p = sorted(plain)[0]
         print(f"{alloc:10s} faults: perf stat {plain}, probe armed {armed} ({pct(min(armed), p):+.2f}%), "
               f"exec {harness}")
-        # mimalloc purges on a timer: its counts vary by about 1% from run to run under any tool
+        # mimalloc purges on a timer (decommit_delay): its counts move by 1-2% with the timing of
+        # the run (seen: 658k-675k between runs of perf stat alone under load), not with the probe
+        tol = 2.0 if alloc == "mimalloc" else 1.0
         for what, got in (("the armed probe", armed), ("exec", harness)):
             overlap = max(min(got), min(plain)) <= min(max(got), max(plain))
-            check(got and (abs(pct(min(got), p)) <= 1.0 or overlap),
+            check(got and (abs(pct(min(got), p)) <= tol or overlap),
                   f"{alloc}: {what} gives {got} faults against perf stat's {plain}")
 
 
