@@ -3,15 +3,17 @@
 estimator of Julia's BenchmarkTools.)  On this machine's real per-sample distributions of
 cost (1/throughput where higher is better), simulates A/A and A/B comparisons of n samples a
 side with a true slowdown of d%, calibrates a test per estimator to the same false-alarm rate
-and prints the power of each: median, minimum, mean, 20% trimmed mean.
+and prints the power of each: median, minimum, mean, 20% trimmed mean, and the Hodges-Lehmann
+shift (median of all pairwise log ratios) that compare's unpaired rank test estimates.
 
 Usage: bench_estimator.py MALLOCBENCH [CSV | -] [BLOCKS]
 CSV: a run's CSV to take the samples from; '-' or absent: run the harness here
 (tensor_copy, arena_churn and train_step under glibc, jemalloc and tcmalloc, BLOCKS blocks,
 default 30).  Figures, not pass/fail.  Needs numpy and scipy (Debian's /usr/bin/python3).
 
-The test: statistic log(est(B) / est(A)); threshold the (1 - ALPHA) quantile of |statistic|
-over A/A draws; an A/B draw is detected when the statistic exceeds it.  The false-alarm rate is
+The test: statistic log(est(B) / est(A)) (HL: the shift itself); threshold the (1 - ALPHA) quantile of |statistic|
+over A/A draws; an A/B draw is detected when the statistic exceeds it (so with no change the
+power column would read ALPHA / 2: the test is two-sided, power counts the right direction).  The false-alarm rate is
 checked on a second, independent set of A/A draws.  Two ways to draw, both seeded:
   resample  A and B drawn with replacement from the cell's N samples (n = 5, 10, 20).  Flatters
             the minimum: a bootstrap of an extreme has too little spread when n is near N
@@ -59,7 +61,18 @@ def trimmed(x):
     return scipy.stats.trim_mean(x, 0.2, axis=1)
 
 
-ESTIMATORS = (("median", median), ("min", minimum), ("mean", mean), ("trim20", trimmed))
+def side(est):
+    """The statistic log(est(B) / est(A)) of a per-side estimator."""
+    return lambda a, b: np.log(est(b) / est(a))
+
+
+def hodges_lehmann(a, b):
+    """Median of every log(b_i / a_j): the shift estimate of compare's rank-sum test."""
+    return np.median((np.log(b)[:, :, None] - np.log(a)[:, None, :]).reshape(len(a), -1), axis=1)
+
+
+ESTIMATORS = (("median", side(median)), ("min", side(minimum)), ("mean", side(mean)),
+              ("trim20", side(trimmed)), ("HL", hodges_lehmann))
 
 
 def collect(mb, blocks, out):
@@ -99,7 +112,7 @@ def simulate(rng, xs, n, mode):
     shifted = [draw(rng, xs, n, mode) for _ in DS]
     out = {}
     for name, est in ESTIMATORS:
-        stat = lambda ab, f=1.0: np.log(est(ab[1]) * f / est(ab[0]))  # noqa: E731
+        stat = lambda ab, f=1.0: est(ab[0], ab[1] * f)  # noqa: E731
         thr = np.quantile(np.abs(stat(calib)), 1 - ALPHA)
         fa = float(np.mean(np.abs(stat(check)) > thr))
         power = [float(np.mean(stat(ab, 1 + d) > thr)) for ab, d in zip(shifted, DS)]
@@ -126,7 +139,7 @@ def main():
     names = [e[0] for e in ESTIMATORS]
     print(f"samples: {src}; cost = 1/throughput; test: |log ratio of the estimator| beyond its A/A "
           f"{100 * (1 - ALPHA):.0f}% quantile; {DRAWS} draws a cell; seed {SEED}")
-    print("power = share of A/B draws with a true slowdown of d flagged; FA = false alarms on fresh A/A draws")
+    print("power = share of A/B draws with a true slowdown of d flagged; the false alarms on fresh A/A draws are in the footer")
     head = "  ".join(f"{'d=' + format(100 * d, 'g') + '%':^{7 * len(names) - 1}}" for d in DS)
     sub = "  ".join(" ".join(f"{n:>6}" for n in names) for _ in DS)
     summary = {}
