@@ -161,6 +161,8 @@ def main():
                     summary.setdefault((mode, wl, n, e), []).append(res[e][1])
                 cols = "  ".join(" ".join(f"{res[e][1][i]:6.2f}" for e in names) for i in range(len(DS)))
                 print(f"{wl:12} {cfg:9} {len(xs):3d} {100 * cv:5.1f}% {100 * above:5.1f}% {n:3d}  {cols}")
+    if not fas:
+        sys.exit(f"bench_estimator: no cell has more than {NS[0]} samples; give more blocks")
     print(f"\nfalse alarms on fresh A/A draws: {100 * min(fas):.1f}%..{100 * max(fas):.1f}% "
           f"(target {100 * ALPHA:.0f}%, {DRAWS} draws: +-{100 * 2 * math.sqrt(ALPHA * (1 - ALPHA) / DRAWS):.1f}%)")
     print("\nmean power over configurations, median vs min, d=3%:")
