@@ -214,6 +214,17 @@ static int open_outputs(run_ctx_t *c, int full_argc, char **full_argv)
     int rc = out_open(&c->out, ptrs, n, err, sizeof err);
     if (rc)
         return die_for(rc, "%s", err);
+    /* --resume: the samples done, read again now that the lock is ours; a writer that held
+     * it when this run first read the file may have added rows since, which would run twice */
+    if (c->cli.resume && c->out.exists) {
+        csv_table_free(&c->prev);
+        memset(c->done, 0, (size_t)c->blocks * c->r.ncells * sizeof *c->done);
+        c->ndone = 0;
+        if ((rc = csv_read_torn(c->out.csv, &c->prev, err, sizeof err)))
+            return die_for(rc, "cannot resume: %s", err);
+        if (load_done(&c->prev, c->out.csv, c->x.matrix_id, c->done, c->blocks, c->r.ncells, &c->ndone))
+            return 2;
+    }
     for (size_t w = 0; w < c->r.nw; w++)
         c->st.limits[w] = NAN; /* measured block by block, beside the samples they bound */
     if (!c->out.sidecars)
