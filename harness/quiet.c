@@ -77,7 +77,7 @@ void quiet_check(quiet_t *q)
     bool have = stat_read(&running, &s0, &t0) == 0;
     int least = running;
     for (int i = 0; have && i < 5; i++) {
-        struct timespec ts = {0, 50 * 1000 * 1000};
+        struct timespec ts = {0, 25 * 1000 * 1000};
         nanosleep(&ts, NULL);
         stat_read(&running, &s1, &t1);
         if (running >= 0 && (least < 0 || running < least))

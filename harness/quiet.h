@@ -1,6 +1,6 @@
 /* quiet.h - is the machine quiet enough to measure on?  Read before a run
  * starts: the 1-minute load, the other tasks runnable now (the least of a
- * few readings of /proc/stat's procs_running over a quarter of a second,
+ * few readings of /proc/stat's procs_running over an eighth of a second,
  * less the harness), the host's steal time over that window, and the CPU
  * frequency governors where the kernel exposes them.  `run` warns with the
  * figures and refuses under --require-quiet. */

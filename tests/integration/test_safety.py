@@ -439,7 +439,7 @@ def case_crash_consistency(mb, tmp):
     completes it to exactly the sample set of a run left alone.  In every other trial a second
     writer (--resume or --force) races the first: refused naming its pid, it adds no row."""
     allocs = [a for a in installed(mb) if a in ("glibc", "jemalloc")]
-    args = ["run", "-q", "-w", "tensor_copy:size=2M,count=2,steps=8,warmup=1", "-a", ",".join(allocs), "-r", "4",
+    args = ["run", "-q", "-w", "tensor_copy:size=2M,count=2,steps=24,warmup=1", "-a", ",".join(allocs), "-r", "4",
             "--seed", "17", "--no-limit", "--warmup-runs", "0"]
     whole = os.path.join(tmp, "whole.csv")
     t0 = time.time()
