@@ -215,6 +215,7 @@ int cmd_tune(int argc, char **argv)
                            "--seed", seed, "--max-rss-bytes", rss, "--points", points};
     for (size_t j = 0; j < sizeof fixed / sizeof *fixed; j++)
         args[k++] = (char *)fixed[j];
+    args[k++] = "--via", args[k++] = o.dash > 0 ? "exec" : "run"; /* a command goes through exec */
     if (o.out)
         args[k++] = "-o", args[k++] = (char *)o.out;
     if (o.workload)

@@ -143,7 +143,7 @@ def candidates(sp, points, rng):
 def run_round(args, cands, blocks, seed, path, deadline):
     """One `mallocbench run` of cands in `blocks` blocks into path (streamed, so a run killed at
     the deadline leaves every finished sample); the rows read back."""
-    cmd = [harness(), "exec" if args.cmd else "run"]
+    cmd = [harness(), args.via]
     cmd += ["-m", args.matrix] if args.matrix else []
     cmd += ["-w", args.workload] if args.workload else []
     cmd += ["-a", ",".join(f"{c.label}={c.fam}" for c in cands)]
@@ -444,6 +444,8 @@ def main():
     ap.add_argument("--max-rss-bytes", type=int, default=0)
     ap.add_argument("--points", type=int, default=4)
     ap.add_argument("--domain", action="append", default=[])
+    ap.add_argument("--via", default="run", help="the harness command each round runs (cmd_tune.c: run, "
+                    "or exec for a command after --)")
     ap.add_argument("-w", dest="workload")
     ap.add_argument("-m", dest="matrix")
     ap.add_argument("-o", dest="out")
@@ -457,7 +459,7 @@ def main():
     base = out[:-3] if out.endswith(".md") else out
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     rng = random.Random(args.seed)
-    sp = space(args.families.split(","), args.domain)
+    sp = space(args.families.replace(",", " ").split(), args.domain)
     cands = candidates(sp, args.points, rng)
     sys.stderr.write(f"tune: {len(cands)} candidates, seed {args.seed}, budget {args.budget_s:.0f}s\n")
     try:
