@@ -80,7 +80,7 @@ def space(families, overrides):
         dims = given.get(fam) or [(t["name"], t["domain"]) for t in f["tunables"] if t["domain"]]
         res[fam] = {"dims": dims, "help": {t["name"]: t["help"] for t in f["tunables"]},
                     "known": [tuple(p) for p in f["known"]] if f["known"] else None,
-                    "known_label": f["known_label"]}
+                    "known_label": f["known_label"], "given": fam in given}
     return res
 
 
@@ -128,7 +128,7 @@ def candidates(sp, points, rng):
     out = []
     for fam, s in sp.items():
         out.append(Cand(fam, fam, (), "default"))
-        if s["known"]:
+        if s["known"] and not s["given"]:
             out.append(Cand(s["known_label"], fam, s["known"], "hand-picked"))
         seen = {()}
         for i, pt in enumerate(hypercube(fam, s["dims"], points, rng) if s["dims"] and points else []):
@@ -364,7 +364,29 @@ def env_line(confirm_csv, label, lib_of):
     return "(not in the confirmation's sidecar)"
 
 
-def report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, base):
+def confirmed_winner(args, want, crow, leader, better):
+    """(winner, verdict): the racing leader only when the confirmation shows it better than its
+    family's default (the whole paired CI on the better side); else that default, so a
+    setting that only won the racing by chance (the winner's curse) is never reported."""
+    if leader is None or not leader.pairs:
+        return leader, "the racing leader is a family default"
+    default = next((c for c in want if c.label == leader.fam), None)
+    vals = {}
+    collect(crow, want, vals, args.race_key)
+    if default is None or leader.label not in vals or default.label not in vals:
+        return leader, "not confirmed against its family default (no confirmation samples)"
+    keys = [x for x in vals[leader.label] if x in vals[default.label]]
+    ch = stats.paired_change([vals[default.label][x] for x in keys], [vals[leader.label][x] for x in keys])
+    if ch is None or ch.lo is None:
+        return default, f"{leader.label} could not be confirmed (too few pairs): keep the defaults"
+    flip = "lower" if better == "higher" else "higher"
+    if worse(ch, flip):
+        return leader, f"confirmed better than {default.label} defaults (p={ch.p:.3g}, n={ch.n})"
+    return default, (f"the racing leader {leader.label} ({leader.text()}) was not confirmed better than "
+                     f"{default.label} defaults (p={ch.p:.3g}, n={ch.n}): keep the defaults")
+
+
+def report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, base, verdict=""):
     """tune.md: the confirmed figures, the fronts from the racing medians, the environment line."""
     lines = [f"# mallocbench tune: {args.workload or args.matrix or ' '.join(args.cmd)}", "",
              f"Objective **{args.objective}**, budget {args.budget_s:.0f} s, seed {args.seed}, "
@@ -399,7 +421,7 @@ def report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, ba
     for c in want:
         f = [med(conf[x].get(c.label, {}).values()) for x in ("throughput", "rss", "sys")]
         lines.append(f"| {c.label} | {c.origin} | " + " | ".join("-" if v is None else f"{v:.4g}" for v in f) + " |")
-    lines += ["", f"## Winner: {leader.label} ({leader.text()})", "",
+    lines += ["", f"## Winner: {leader.label} ({leader.text()})", "", verdict + ".", "",
               "Production environment (as `run` sets it for this configuration, from the confirmation's sidecar):",
               "", "```", env_line(base + ".confirm.csv", leader.label, {}), "```", ""]
     for name, v in leader.pairs:
@@ -470,6 +492,7 @@ def main():
     samples = sum(len(v) for v in vals.values())
     per = (time.monotonic() - t0) / max(1, samples)
     want, crow, k = confirm(args, sp, cands, leader, base, rng, deadline, per)
+    racer, leader, verdict = leader, *confirmed_winner(args, want, crow, leader, better)
     racing = {"main": vals, "rss": rss, "tp": {}, "sys": {}}
     for rd in rounds:
         try:
@@ -481,13 +504,15 @@ def main():
     with open(base + ".tune.json", "w") as f:
         json.dump({"seed": args.seed, "objective": args.objective, "budget_s": args.budget_s,
                    "elapsed_s": time.monotonic() - t0, "winner": leader.label if leader else None,
+                   "racing_leader": racer.label if racer else None, "verdict": verdict,
                    "winner_setting": leader.text() if leader else None,
                    "rounds": rounds, "confirm": {"csv": base + ".confirm.csv", "blocks": k,
                                                  "configs": [c.label for c in want]},
                    "candidates": [{"label": c.label, "family": c.fam, "tunables": c.pairs, "origin": c.origin,
                                    "dropped": c.dropped} for c in cands]}, f, indent=1)
     with open(out, "w") as f:
-        f.write("\n".join(report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, base)) + "\n")
+        f.write("\n".join(report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, base,
+                                     verdict)) + "\n")
     sys.stderr.write(f"tune: winner {leader.label if leader else '-'} ({leader.text() if leader else ''}); "
                      f"{time.monotonic() - t0:.1f}s of {args.budget_s:.0f}s; report {out}\n")
     return 0 if leader else 1
