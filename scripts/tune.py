@@ -242,7 +242,9 @@ def search(args, sp, cands, base, rng, t0, deadline):
         alive = [c for c in cands if c.alive]
         blocks = FIRST_BLOCKS if rnd == 0 else ROUND_BLOCKS
         per = spent / samples if samples else None
-        confirm = 4 * 6 * per if per else 0
+        # room kept for the confirmation: 6 blocks of 4, at most 40% of the budget (30% before
+        # the first round has measured a sample)
+        confirm = min(4 * 6 * per, 0.4 * args.budget_s) if per else 0.3 * args.budget_s
         if per and time.monotonic() + len(alive) * blocks * per + confirm > deadline:
             alive.sort(key=lambda c: c is not leader)
             keep = max(2, len(alive) // 2)

@@ -6,7 +6,7 @@
 bad_input      bad domains, an unknown objective, an empty or unknown family list, a bad
                budget, no workload: each refused with exit 2 and one line, before any work
                (no report, no CSV).
-budget         a 25 s budget: tune's wall time stays within the budget plus one sample
+budget         a 40 s budget: tune's wall time stays within the budget plus one sample
                (the longest sample it ran) plus the harness's start-up (1 s).
 known_optimum  a known optimum: jemalloc's dirty_decay_ms on tensor_copy with 16 MiB
                buffers.  jemalloc purges (MADV_DONTNEED) every freed extent at or above
@@ -71,7 +71,7 @@ def case_budget(mb, tmp):
         print("SKIP: jemalloc not installed", file=sys.stderr)
         raise SystemExit(SKIP)
     out = os.path.join(tmp, "t.md")
-    budget = 25.0
+    budget = 40.0
     p, wall = tune(mb, "-w", WL, "-a", "glibc,jemalloc", "--points", "2", "--budget", f"{budget:.0f}s",
                    "--seed", "5", "-o", out)
     check_eq(p.returncode, 0, "tune exit " + p.stderr[-500:])
