@@ -303,11 +303,13 @@ def confirm(args, sp, cands, leader, base, rng, deadline, per):
         if c is not None and c not in want:
             want.append(c)
     left = deadline - time.monotonic()
-    k = min(CONFIRM_MAX, int(left / (len(want) * per))) if per else 6
-    if k < 1:
+    # what should fit, but at least 3 blocks: the run is killed at the deadline anyway, and
+    # only the blocks that finished count (a killed round inflates the estimate per sample)
+    k = max(3, min(CONFIRM_MAX, int(left / (len(want) * per)))) if per else 6
+    if left <= 0:
         return want, [], 0
     rows = run_round(args, want, k, rng.randrange(1 << 31), base + ".confirm.csv", deadline)
-    return want, rows, k
+    return want, rows, len({r["block"] for r in rows})
 
 
 def change_text(vals, base, other):
@@ -402,7 +404,7 @@ def report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, ba
         collect(crow, want, conf[key], key)
     fam_default = leader.fam if leader.pairs else None
     lines += ["## Confirmed (fresh interleaved blocks; nothing from the racing is reused)", "",
-              f"{k} blocks of {', '.join(c.label for c in want)} "
+              f"{k} blocks (started) of {', '.join(c.label for c in want)} "
               f"({os.path.basename(base)}.confirm.csv).", "",
               "| objective | best confirmed | its setting | vs its family's default | vs glibc default |",
               "|---|---|---|---|---|"]

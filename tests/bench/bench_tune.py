@@ -1,13 +1,13 @@
-"""bench_tune.py HARNESS [BUDGET_S] [R] - tune against an exhaustive grid (issue 21).
+"""bench_tune.py HARNESS [BUDGET_S] [R] [DIR] - tune against an exhaustive grid (issue 21).
 
-For each of two workloads: `mallocbench tune --seed 1` within BUDGET_S (default 90) over
+For each of two workloads: `mallocbench tune --seed 1` within BUDGET_S (default 40) over
 glibc and jemalloc; then one `mallocbench run` of every candidate tune considered (its
-.tune.json: defaults, hand-picked, sampled points, neighbours) in R blocks (default 8): the
+.tune.json: defaults, hand-picked, sampled points, neighbours) in R blocks (default 10): the
 exhaustive grid over the same candidates.  The grid's winner is the best median throughput.
 Prints, per workload: both winners, the paired ratio of tune's winner to the grid's winner in
 the grid's own blocks (95% CI), and tune's samples as a share of the grid's.  Goal: the same
 winner or one whose CI against the grid's includes 1, for at most 25% of the grid's samples.
-Figures, not asserted timings."""
+Files go to DIR when given (kept), else a temporary folder.  Figures, not asserted timings."""
 import csv
 import json
 import os
@@ -17,7 +17,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-WORKLOADS = ["tensor_copy:size=16M,count=4,steps=10", "arena_churn"]
+WORKLOADS = ["tensor_copy:size=16M,count=4,steps=10", "arena_churn:ops=200000,warmup=20000"]
 
 
 def read_rows(path):
@@ -35,7 +35,8 @@ def one(mb, wl, budget, reps, tmp):
     subprocess.run([mb, "tune", "-w", wl, "-a", "glibc,jemalloc", "--budget", f"{budget}s", "--seed", "1",
                     "-o", base + ".md"], check=True, capture_output=True)
     info = json.load(open(base + ".tune.json"))
-    tune_samples = sum(len(read_rows(r["csv"])) for r in info["rounds"]) + len(read_rows(info["confirm"]["csv"]))
+    tune_samples = sum(len(read_rows(r["csv"])) for r in info["rounds"]) \
+        + (len(read_rows(info["confirm"]["csv"])) if os.path.exists(info["confirm"]["csv"]) else 0)
     cands = info["candidates"]
     cmd = [mb, "run", "-w", wl, "-a", ",".join(f"{c['label']}={c['family']}" for c in cands), "-r", str(reps),
            "--seed", "2", "--warmup-runs", "0", "--no-limit", "-q", "-o", base + ".grid.csv"]
@@ -65,10 +66,14 @@ def one(mb, wl, budget, reps, tmp):
 
 def main():
     mb = sys.argv[1]
-    budget = float(sys.argv[2]) if len(sys.argv) > 2 else 90
-    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 8
-    with tempfile.TemporaryDirectory() as tmp:
-        res = [one(mb, wl, budget, reps, tmp) for wl in WORKLOADS]
+    budget = float(sys.argv[2]) if len(sys.argv) > 2 else 40
+    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+    if len(sys.argv) > 4:
+        os.makedirs(sys.argv[4], exist_ok=True)
+        res = [one(mb, wl, budget, reps, sys.argv[4]) for wl in WORKLOADS]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            res = [one(mb, wl, budget, reps, tmp) for wl in WORKLOADS]
     print(f"goal (same or within CI, <= 25% of the grid's samples): "
           f"{sum(s for s, _ in res)} of {len(res)} same; shares {', '.join(f'{100 * f:.0f}%' for _, f in res)}")
     return 0
