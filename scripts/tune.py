@@ -303,9 +303,9 @@ def confirm(args, sp, cands, leader, base, rng, deadline, per):
         if c is not None and c not in want:
             want.append(c)
     left = deadline - time.monotonic()
-    # what should fit, but at least 3 blocks: the run is killed at the deadline anyway, and
+    # what should fit, but at least 6 blocks (the fewest pairs with a 95% CI): the run is killed at the deadline anyway, and
     # only the blocks that finished count (a killed round inflates the estimate per sample)
-    k = max(3, min(CONFIRM_MAX, int(left / (len(want) * per)))) if per else 6
+    k = max(6, min(CONFIRM_MAX, int(left / (len(want) * per)))) if per else 6
     if left <= 0:
         return want, [], 0
     rows = run_round(args, want, k, rng.randrange(1 << 31), base + ".confirm.csv", deadline)
@@ -382,7 +382,12 @@ def confirmed_winner(args, want, crow, leader, better):
     keys = [x for x in vals[leader.label] if x in vals[default.label]]
     ch = stats.paired_change([vals[default.label][x] for x in keys], [vals[leader.label][x] for x in keys])
     if ch is None or ch.lo is None:
-        return default, f"{leader.label} could not be confirmed (too few pairs): keep the defaults"
+        sign = 1 if better == "higher" else -1
+        wins = sum(sign * (vals[leader.label][x] - vals[default.label][x]) > 0 for x in keys)
+        if keys and wins == len(keys):
+            return leader, (f"better than {default.label} defaults in all {len(keys)} confirmation blocks, "
+                            f"too few for a 95% CI: give a larger --budget to confirm it")
+        return default, f"{leader.label} could not be confirmed ({wins} of {len(keys)} blocks better): keep the defaults"
     flip = "lower" if better == "higher" else "higher"
     if worse(ch, flip):
         return leader, f"confirmed better than {default.label} defaults (p={ch.p:.3g}, n={ch.n})"
