@@ -246,7 +246,9 @@ def search(args, sp, cands, base, rng, t0, deadline):
         # the first round has measured a sample)
         confirm = min(4 * 6 * per, 0.4 * args.budget_s) if per else 0.3 * args.budget_s
         if per and time.monotonic() + len(alive) * blocks * per + confirm > deadline:
-            alive.sort(key=lambda c: c is not leader)
+            sign = 1 if better == "higher" else -1  # the leader first, then by median; unmeasured last
+            alive.sort(key=lambda c: (c is not leader, not vals.get(c.label),
+                                      -sign * (med(vals.get(c.label, {}).values()) or 0)))
             keep = max(2, len(alive) // 2)
             if len(alive) > 2 and time.monotonic() + keep * blocks * per + confirm <= deadline:
                 for c in alive[keep:]:
