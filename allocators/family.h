@@ -28,6 +28,14 @@ typedef struct {
     const char *help;
 } alloc_tunable_t;
 
+/* The search domain of one tunable for `mallocbench tune`: `values`
+ * "V|V|V" (each a value the tunable accepts), or "LO..HI" a log range
+ * (both ends accepted values, 0 < LO < HI; integers are rounded).  The
+ * default is the tunable's own (`def`): the family with nothing set. */
+typedef struct {
+    const char *name, *values;
+} alloc_domain_t;
+
 /* How a setting is proven to have taken effect. */
 typedef enum {
     ALLOC_CHECK_PROBE,      /* read back inside the child: probe_read, or a line of the
@@ -80,6 +88,10 @@ typedef struct alloc_info {
     const char *version_how;          /* how the version is read, for `list` */
     const alloc_tunable_t *tunables;
     size_t ntunables;
+    const alloc_domain_t *domains;    /* what `tune` searches (a subset of tunables) */
+    size_t ndomains;
+    /* a hand-picked setting others recommend, "name=value,..." and its label, or NULL */
+    const char *known, *known_label;
     const alloc_refusal_t *refused;   /* terminated by {NULL} */
     alloc_conf_t conf;
     const char *const *extra_env;     /* set in every child of this family: "NAME=VALUE" */

@@ -41,6 +41,15 @@ static const alloc_tunable_t tunables[] = {
      "fill allocated and freed memory with this byte (touches every page)"},
 };
 
+/* what `mallocbench tune` searches: one line per tunable (family.h) */
+static const alloc_domain_t domains[] = {
+    {"mmap_threshold", "128K..32M"},
+    {"trim_threshold", "128K..1G"},
+    {"arena_max", "1|2|4|8|16"},
+    {"top_pad", "0|64K|1M|16M|64M"},
+    {"tcache_count", "0|7|16|64|256"},
+};
+
 static const alloc_refusal_t refused[] = {{NULL, NULL}};
 static const char *const env_vars[] = {
     "GLIBC_TUNABLES=", "MALLOC_ARENA_MAX=", "MALLOC_ARENA_TEST=", "MALLOC_TOP_PAD_=",
@@ -85,6 +94,8 @@ const alloc_info_t alloc_glibc = {
     .version_how = "gnu_get_libc_version()",
     .tunables = tunables,
     .ntunables = ALLOC_NELEM(tunables),
+    .domains = domains,
+    .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {"GLIBC_TUNABLES", "=", ":", "1", "0"},
     .extra_env = none,

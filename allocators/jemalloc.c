@@ -36,6 +36,17 @@ static const alloc_tunable_t tunables[] = {
      "opt.percpu_arena/string", "one arena per CPU instead of round-robin threads"},
 };
 
+/* what `mallocbench tune` searches: one line per tunable (family.h) */
+static const alloc_domain_t domains[] = {
+    {"dirty_decay_ms", "-1|0|1000|10000|100000"},
+    {"muzzy_decay_ms", "-1|0|1000|10000"},
+    {"narenas", "1|2|4|8|16"},
+    {"background_thread", "false|true"},
+    {"oversize_threshold", "0|1M|8M|64M"},
+    {"metadata_thp", "disabled|auto|always"},
+    {"tcache_max", "4K|16K|32K|256K|1M"},
+};
+
 static const alloc_refusal_t refused[] = {
     {"lg_dirty_mult", "was removed in jemalloc 5 (use dirty_decay_ms)"},
     {"decay_time", "was removed in jemalloc 5 (use dirty_decay_ms)"},
@@ -191,6 +202,14 @@ const alloc_info_t alloc_jemalloc = {
     .version_how = "mallctl(\"version\")",
     .tunables = tunables,
     .ntunables = ALLOC_NELEM(tunables),
+    .domains = domains,
+    .ndomains = ALLOC_NELEM(domains),
+    /* the PyTorch CPU launcher's / Intel tuning guide's MALLOC_CONF, with
+     * oversize_threshold 0 (what jemalloc 5.3 makes of their 1; see
+     * matrices/frameworks.ini) */
+    .known = "oversize_threshold=0,background_thread=true,metadata_thp=auto,"
+             "dirty_decay_ms=9000000000,muzzy_decay_ms=9000000000",
+    .known_label = "je-intel",
     .refused = refused,
     /* MALLOC_CONF spells booleans true/false; 1/0 are "Invalid conf value" */
     .conf = {"MALLOC_CONF", ":", ",", "true", "false"},

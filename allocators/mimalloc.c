@@ -37,6 +37,18 @@ static const alloc_tunable_t tunables[] = {
      "decommit_extend_delay/24", "ms the decommit delay grows per purge"},
 };
 
+/* what `mallocbench tune` searches: one line per tunable (family.h) */
+static const alloc_domain_t domains[] = {
+    /* 2.0.9's purge delay (2.1: purge_delay); -1 is not "never" in 2.0.9 */
+    {"decommit_delay", "0|25|250|1000|1000000"},
+    /* 2.0.9 has no arena_eager_commit and no allow_large_os_pages (2.1 names):
+     * the nearest options it reads back */
+    {"eager_commit", "0|1"},
+    {"large_os_pages", "0|1"},
+    /* purge_decommits (2.1) is allow_decommit in 2.0.9 */
+    {"allow_decommit", "0|1"},
+};
+
 static const alloc_refusal_t refused[] = {
     {"purge_delay", "is a mimalloc 2.1 option; 2.0.9 ignores it (use decommit_delay)"},
     {"purge_decommits", "is a mimalloc 2.1 option; 2.0.9 ignores it (use allow_decommit)"},
@@ -166,6 +178,8 @@ const alloc_info_t alloc_mimalloc = {
     .version_how = "mi_version()",
     .tunables = tunables,
     .ntunables = ALLOC_NELEM(tunables),
+    .domains = domains,
+    .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {NULL, NULL, NULL, "1", "0"},
     .extra_env = none,

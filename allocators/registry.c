@@ -353,3 +353,66 @@ bool alloc_output_line(const alloc_info_t *a, const char *line, char *key, size_
     }
     return false;
 }
+
+/* One value of a domain as NAME=VALUE through the tunable's own parser. */
+static int domain_value(const alloc_info_t *a, const char *name, const char *v, size_t n, double *num,
+                        char *err, size_t errlen)
+{
+    char text[160];
+    alloc_setting_t s;
+    if ((size_t)snprintf(text, sizeof text, "%s=%.*s", name, (int)n, v) >= sizeof text) {
+        snprintf(err, errlen, "domain of %s:%s: value '%.*s' too long", a->name, name, (int)n, v);
+        return -EINVAL;
+    }
+    int rc = alloc_parse_setting(a, text, &s, err, errlen);
+    if (!rc && num && s.t->type != TUN_ENUM && units_parse_double(s.value, num)) {
+        snprintf(err, errlen, "domain of %s:%s: '%s' is not a number", a->name, name, s.value);
+        return -EINVAL;
+    }
+    return rc;
+}
+
+int alloc_check_domain(const alloc_info_t *a, const char *name, const char *values, char *err, size_t errlen)
+{
+    const alloc_tunable_t *t = alloc_find_tunable(a, name);
+    if (!t) {
+        snprintf(err, errlen, "domain: %s has no tunable '%s'", a->name, name);
+        return -EINVAL;
+    }
+    const char *dots = strstr(values, "..");
+    if (dots) {
+        double lo, hi;
+        if (t->type == TUN_BOOL || t->type == TUN_ENUM) {
+            snprintf(err, errlen, "domain of %s:%s: a range '%s' needs a numeric tunable (give V|V|V)",
+                     a->name, name, values);
+            return -EINVAL;
+        }
+        if (domain_value(a, name, values, (size_t)(dots - values), &lo, err, errlen) ||
+            domain_value(a, name, dots + 2, strlen(dots + 2), &hi, err, errlen))
+            return -EINVAL;
+        if (!(lo > 0 && lo < hi)) {
+            snprintf(err, errlen, "domain of %s:%s: log range '%s' needs 0 < LO < HI", a->name, name, values);
+            return -EINVAL;
+        }
+        return 0;
+    }
+    if (!*values) {
+        snprintf(err, errlen, "domain of %s:%s is empty", a->name, name);
+        return -EINVAL;
+    }
+    for (const char *v = values; *v;) {
+        size_t n = strcspn(v, "|");
+        if (n == 0) {
+            snprintf(err, errlen, "domain of %s:%s: empty value in '%s'", a->name, name, values);
+            return -EINVAL;
+        }
+        if (domain_value(a, name, v, n, NULL, err, errlen))
+            return -EINVAL;
+        v += n + (v[n] == '|');
+        if (v[-1] == '|' && !*v) {
+            snprintf(err, errlen, "domain of %s:%s: empty value in '%s'", a->name, name, values);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}

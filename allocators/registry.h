@@ -47,6 +47,11 @@ int alloc_locate(const alloc_info_t *a, char *path, size_t len);
 int alloc_parse_setting(const alloc_info_t *a, const char *text, alloc_setting_t *out,
                         char *err, size_t errlen);
 
+/* A search domain (family.h, alloc_domain_t) for tunable `name`: 0 when
+ * every value (or both ends of a LO..HI log range, 0 < LO < HI, numeric
+ * tunables only) is one the tunable accepts; else -EINVAL and one line. */
+int alloc_check_domain(const alloc_info_t *a, const char *name, const char *values, char *err, size_t errlen);
+
 /* The environment that applies settings (the family's conf) plus its
  * extra_env (LD_PRELOAD is the runner's business). */
 int alloc_build_env(const alloc_info_t *a, const alloc_setting_t *s, size_t n, alloc_env_t *env);

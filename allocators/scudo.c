@@ -38,6 +38,11 @@ static const alloc_tunable_t tunables[] = {
      "return NULL on non-fatal errors (e.g. out of memory) instead of aborting"},
 };
 
+/* what `mallocbench tune` searches: one line per tunable (family.h) */
+static const alloc_domain_t domains[] = {
+    {"release_to_os_interval_ms", "-1|0|1000|5000|30000"},
+};
+
 static const alloc_refusal_t refused[] = {
     {"allocator_release_to_os_interval_ms", "is the sanitizer-based scudo's spelling (use release_to_os_interval_ms)"},
     {"hard_rss_limit_mb", "belongs to the sanitizer-based scudo; the standalone one ignores it"},
@@ -93,6 +98,8 @@ const alloc_info_t alloc_scudo = {
     .version_how = "compiler-rt's directory (no version API)",
     .tunables = tunables,
     .ntunables = ALLOC_NELEM(tunables),
+    .domains = domains,
+    .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {"SCUDO_OPTIONS", "=", ":", "true", "false"},
     .extra_env = none,

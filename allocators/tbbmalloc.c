@@ -16,6 +16,11 @@ static const alloc_tunable_t tunables[] = {
      "back large blocks with huge pages (when the kernel has them)"},
 };
 
+/* what `mallocbench tune` searches: one line per tunable (family.h) */
+static const alloc_domain_t domains[] = {
+    {"use_huge_pages", "0|1"},
+};
+
 static const alloc_refusal_t refused[] = {
     {"set_huge_size_threshold", "takes effect silently and cannot be read back, so it is not offered"},
     {NULL, NULL},
@@ -58,6 +63,8 @@ const alloc_info_t alloc_tbbmalloc = {
     .version_how = "TBB_VERSION=1 start-up report on stderr",
     .tunables = tunables,
     .ntunables = ALLOC_NELEM(tunables),
+    .domains = domains,
+    .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {NULL, NULL, NULL, "1", "0"},
     .extra_env = extra_env,

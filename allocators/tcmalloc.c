@@ -31,6 +31,13 @@ static const alloc_tunable_t tunables[] = {
      "flag:malloc_disable_memory_release/bool", "never release memory to the kernel"},
 };
 
+/* what `mallocbench tune` searches: one line per tunable (family.h) */
+static const alloc_domain_t domains[] = {
+    {"release_rate", "0|0.1|1|10"},
+    {"aggressive_decommit", "false|true"},
+    {"max_total_thread_cache_bytes", "8M|32M|128M|512M"},
+};
+
 static const alloc_refusal_t refused[] = {{NULL, NULL}};
 static const char *const sonames[] = {"libtcmalloc.so.4", "libtcmalloc_minimal.so.4", NULL};
 static const char *const env_vars[] = {"TCMALLOC_", "HEAPCHECK=", "HEAPPROFILE=", "CPUPROFILE=", NULL};
@@ -178,6 +185,8 @@ const alloc_info_t alloc_tcmalloc = {
     .version_how = "tc_version()",
     .tunables = tunables,
     .ntunables = ALLOC_NELEM(tunables),
+    .domains = domains,
+    .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {NULL, NULL, NULL, "1", "0"},
     .extra_env = none,

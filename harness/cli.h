@@ -40,6 +40,8 @@ int cmd_trace(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+/* `tune`: checks its input, then hands over to scripts/tune.py (cmd_tune.c) */
+int cmd_tune(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 
 #endif

@@ -35,6 +35,15 @@ static const char *type_name(tun_type_t t)
     return names[t];
 }
 
+/* The domain `tune` searches for tunable t of a, or NULL. */
+static const char *domain_of(const alloc_info_t *a, const alloc_tunable_t *t)
+{
+    for (size_t d = 0; d < a->ndomains; d++)
+        if (!strcmp(a->domains[d].name, t->name))
+            return a->domains[d].values;
+    return NULL;
+}
+
 static int list_tunables(const char *only)
 {
     if (only && !alloc_find(only))
@@ -54,8 +63,107 @@ static int list_tunables(const char *only)
             else
                 snprintf(range, sizeof range, "%.15g..%.15g", t->min, t->max);
             printf("  %-30s %-6s default %-18s %-26s %s\n", t->name, type_name(t->type), t->def, range, t->help);
+            if (domain_of(a, t))
+                printf("  %-30s tune searches %s\n", "", domain_of(a, t));
         }
+        if (a->known)
+            printf("  hand-picked %s: %s\n", a->known_label, a->known);
     }
+    return 0;
+}
+
+/* A domain as JSON: {"kind": "values", "values": [...]} or {"kind": "log",
+ * "lo": N, "hi": N} (canonical numbers), so no script parses its text. */
+static void domain_json(const alloc_info_t *a, const char *name, const char *values)
+{
+    const char *dots = strstr(values, "..");
+    if (dots) {
+        alloc_setting_t lo, hi;
+        char text[160], err[256];
+        snprintf(text, sizeof text, "%s=%.*s", name, (int)(dots - values), values);
+        if (alloc_parse_setting(a, text, &lo, err, sizeof err))
+            snprintf(lo.value, sizeof lo.value, "null");
+        snprintf(text, sizeof text, "%s=%s", name, dots + 2);
+        if (alloc_parse_setting(a, text, &hi, err, sizeof err))
+            snprintf(hi.value, sizeof hi.value, "null");
+        printf("{\"kind\": \"log\", \"lo\": %s, \"hi\": %s}", lo.value, hi.value);
+        return;
+    }
+    printf("{\"kind\": \"values\", \"values\": [");
+    for (const char *v = values; *v;) {
+        size_t n = strcspn(v, "|");
+        char one[128];
+        snprintf(one, sizeof one, "%.*s", (int)n, v);
+        printf("%s", v == values ? "" : ", ");
+        sysinfo_json_string(stdout, one);
+        v += n + (v[n] == '|');
+    }
+    printf("]}");
+}
+
+/* The known setting "name=value,..." as [[name, value], ...]. */
+static void known_json(const char *known)
+{
+    printf("[");
+    for (const char *s = known; s && *s;) {
+        size_t n = strcspn(s, ","), eq = strcspn(s, "=");
+        char k[64], v[128];
+        snprintf(k, sizeof k, "%.*s", (int)(eq < n ? eq : n), s);
+        snprintf(v, sizeof v, "%.*s", eq < n ? (int)(n - eq - 1) : 0, eq < n ? s + eq + 1 : "");
+        printf("%s[", s == known ? "" : ", ");
+        sysinfo_json_string(stdout, k);
+        printf(", ");
+        sysinfo_json_string(stdout, v);
+        printf("]");
+        s += n + (s[n] == ',');
+    }
+    printf("]");
+}
+
+/* `list tunables [FAMILY] --json`: every family's tunables with their
+ * search domains (null: not searched) and its hand-picked setting. */
+static int list_tunables_json(const char *only)
+{
+    if (only && !alloc_find(only))
+        return die_usage("unknown allocator '%s'", only);
+    printf("{\"families\": [");
+    for (size_t i = 0, m = 0; i < alloc_count(); i++) {
+        const alloc_info_t *a = alloc_at(i);
+        if (only && strcmp(only, a->name))
+            continue;
+        printf("%s\n  {\"name\": ", m++ ? "," : "");
+        sysinfo_json_string(stdout, a->name);
+        printf(", \"colour\": ");
+        sysinfo_json_string(stdout, a->colour);
+        printf(", \"known_label\": ");
+        if (a->known_label)
+            sysinfo_json_string(stdout, a->known_label);
+        else
+            printf("null");
+        printf(", \"known\": ");
+        if (a->known)
+            known_json(a->known);
+        else
+            printf("null");
+        printf(",\n   \"tunables\": [");
+        for (size_t k = 0; k < a->ntunables; k++) {
+            const alloc_tunable_t *t = &a->tunables[k];
+            printf("%s\n     {\"name\": ", k ? "," : "");
+            sysinfo_json_string(stdout, t->name);
+            printf(", \"type\": \"%s\", \"default\": ", type_name(t->type));
+            sysinfo_json_string(stdout, t->def);
+            printf(", \"help\": ");
+            sysinfo_json_string(stdout, t->help);
+            printf(", \"domain\": ");
+            if (domain_of(a, t))
+                domain_json(a, t->name, domain_of(a, t));
+            else
+                printf("null");
+            printf("}");
+        }
+        printf("]}");
+    }
+    printf("\n]}\n");
     return 0;
 }
 
@@ -191,14 +299,17 @@ int cmd_list(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fprintf(argc < 2 ? stderr : stdout,
-                "usage: mallocbench list allocators|workloads|events|tunables [ALLOCATOR]\n");
+                "usage: mallocbench list allocators|workloads|events|tunables [ALLOCATOR] [--json]\n");
         if (argc >= 2)
             printf("       mallocbench list workloads --json: the same, with each workload's figure,\n"
-                   "       traits and smoke-test specs, as JSON\n");
+                   "       traits and smoke-test specs, as JSON\n"
+                   "       mallocbench list tunables [ALLOCATOR] --json: every tunable with the domain\n"
+                   "       `tune` searches, and each family's hand-picked setting, as JSON\n");
         return argc < 2 ? 2 : 0;
     }
-    bool json = !strcmp(argv[1], "workloads") && argc == 3 && !strcmp(argv[2], "--json");
-    if (argc > (strcmp(argv[1], "tunables") ? 2 + json : 3))
+    bool json = argc >= 3 && !strcmp(argv[argc - 1], "--json") &&
+                (!strcmp(argv[1], "workloads") || !strcmp(argv[1], "tunables"));
+    if (argc > (strcmp(argv[1], "tunables") ? 2 : 3) + json)
         return die_usage("list %s: unexpected argument '%s'", argv[1], argv[argc - 1]);
     if (!strcmp(argv[1], "allocators"))
         return list_allocators();
@@ -207,6 +318,7 @@ int cmd_list(int argc, char **argv)
     if (!strcmp(argv[1], "events"))
         return cnt_list_events(stdout) ? 1 : 0;
     if (!strcmp(argv[1], "tunables"))
-        return list_tunables(argc > 2 ? argv[2] : NULL);
+        return json ? list_tunables_json(argc > 3 ? argv[2] : NULL)
+                    : list_tunables(argc > 2 ? argv[2] : NULL);
     return die_usage("list: unknown topic '%s' (allocators, workloads, events, tunables)", argv[1]);
 }

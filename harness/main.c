@@ -41,6 +41,7 @@ static void usage(FILE *out)
             "  exec     measure your own command under allocators, as `run` does a workload\n"
             "  serve    measure your own server under allocators while an unpreloaded client loads it\n"
             "  list     allocators | workloads | events | tunables [ALLOCATOR]\n"
+            "  tune     search the allocators' tunables for the best configuration of one workload (scripts/tune.py)\n"
             "  compare  statistics of one run against a baseline, or of two runs (scripts/compare.py)\n"
             "  merge    join the CSVs of the shards of one plan\n"
             "  record   a command's every allocation call into a trace (-o FILE -- CMD ARGS...)\n"
@@ -87,6 +88,7 @@ static const command_t commands[] = {
     {"run", NULL, cmd_run},         {"exec", NULL, cmd_exec},   {"serve", NULL, cmd_serve},
     {"record", cmd_record, NULL},
     {"trace", cmd_trace, NULL},     {"list", cmd_list, NULL},   {"compare", cmd_compare, NULL},
+    {"tune", cmd_tune, NULL},
     {"merge", cmd_merge, NULL},     {"calibrate", cmd_calibrate, NULL},
     {"schema", cmd_schema, NULL},   {NULL, NULL, NULL},
 };
@@ -113,6 +115,6 @@ int main(int argc, char **argv)
             continue;
         return c->run ? c->run(argc - 1, argv + 1) : c->run_full(argc - 1, argv + 1, argc, argv);
     }
-    return die_usage("unknown command '%s' (run, exec, serve, record, trace, list, compare, merge, calibrate, schema, version; "
+    return die_usage("unknown command '%s' (run, exec, serve, record, trace, list, tune, compare, merge, calibrate, schema, version; "
                      "see --help)", cmd);
 }

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #define SPEC_MAX_WORKLOADS 256 /* workloads given (-w, [workload]), and after --sweep expands them */
-#define SPEC_MAX_TUNABLES 32   /* tunable lists (-t, [tunables] lines) */
+#define SPEC_MAX_TUNABLES 256  /* tunable lists (-t, [tunables] lines): tune gives every candidate its own */
 #define SPEC_MAX_VALUES 32     /* values of one tunable list */
 #define SPEC_MAX_CONFIGS 256   /* allocator configurations, after the tunables' cross product */
 #define SPEC_MAX_EVENTS 16     /* extra perf events (-e, events) */

@@ -88,6 +88,30 @@ static void text_params(wl_args_t *a, char *err)
     CHECK_STR(wl_get_str(a, "unit"), "-\xc2\xb5s");
 }
 
+/* every family's search domains are values its tunables accept; a bad
+ * domain is refused with one line naming it */
+static void domains(char *err)
+{
+    for (size_t i = 0; i < alloc_count(); i++) {
+        const alloc_info_t *a = alloc_at(i);
+        CHECK(a->ndomains > 0);
+        for (size_t d = 0; d < a->ndomains; d++)
+            CHECK_INT(alloc_check_domain(a, a->domains[d].name, a->domains[d].values, err, 512), 0);
+    }
+    const alloc_info_t *je = alloc_find("jemalloc");
+    CHECK_INT(alloc_check_domain(je, "dirty_decay_ms", "-1|0|x", err, 512), -EINVAL);
+    CHECK(strstr(err, "'x'") != NULL);
+    CHECK_INT(alloc_check_domain(je, "dirty_decay_ms", "-1||5", err, 512), -EINVAL);
+    CHECK_INT(alloc_check_domain(je, "dirty_decay_ms", "-1|", err, 512), -EINVAL);
+    CHECK_INT(alloc_check_domain(je, "dirty_decay_ms", "", err, 512), -EINVAL);
+    CHECK_INT(alloc_check_domain(je, "dirty_decay_ms", "100..10", err, 512), -EINVAL);
+    CHECK_INT(alloc_check_domain(je, "dirty_decay_ms", "0..10", err, 512), -EINVAL);
+    CHECK_INT(alloc_check_domain(je, "dirty_decay_ms", "1..100000", err, 512), 0);
+    CHECK_INT(alloc_check_domain(je, "background_thread", "0..1", err, 512), -EINVAL);
+    CHECK_INT(alloc_check_domain(je, "lg_dirty_mult", "1|2", err, 512), -EINVAL);
+    CHECK_INT(alloc_check_domain(je, "tcache_max", "4K|16M", err, 512), -EINVAL); /* out of range */
+}
+
 static void new_families(char *err, alloc_setting_t *s, alloc_env_t *env)
 {
     const alloc_info_t *sc = alloc_find("scudo"), *tb = alloc_find("tbbmalloc");
@@ -298,5 +322,6 @@ int main(void)
         CHECK_INT(wl_defaults(wl_at(i), &a), 0);
     presentation(&a, err);
     text_params(&a, err);
+    domains(err);
     CHECK_DONE();
 }
