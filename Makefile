@@ -61,7 +61,7 @@ test: build $(SAN)/build.ninja node-deps
 	@rc=0; \
 	meson test -C $(BUILD) --print-errorlogs || rc=1; \
 	rm -rf $(SAN)/sanitizer; \
-	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) meson test -C $(SAN) --print-errorlogs \
+	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) TUNE_SEEDS=3 meson test -C $(SAN) --print-errorlogs \
 	    --suite unit --suite integration --suite fuzz || rc=1; \
 	scripts/sanitizer-reports.sh $(SAN)/sanitizer || rc=1; \
 	exit $$rc
