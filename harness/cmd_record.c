@@ -174,7 +174,8 @@ static int record_header(rec_t *r, uint64_t start_ns)
         return die_for(rc, "record: %s", err);
     record_text(r, text, sizeof text);
     const char *line = strstr(text, "\nregion=");
-    r->region_at = sizeof(mbt_header_t) + (line ? (size_t)(line - text) + 8 : 0);
+    /* a command line long enough to cut the text leaves no region line: none is written */
+    r->region_at = line && strlen(line) >= 8 + REGION_FIELD ? sizeof(mbt_header_t) + (size_t)(line - text) + 8 : 0;
     mbt_header_t h = {.version = MBT_VERSION, .header_len = sizeof h,
                       .page_size = (uint32_t)sysconf(_SC_PAGESIZE),
                       .text_len = (uint32_t)strlen(text), .start_ns = start_ns};
