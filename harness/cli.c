@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *prog = "mallocbench";
 
@@ -75,4 +76,16 @@ int die_spec(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return die_usage("%s%s", spec_where, msg);
+}
+
+const char *cli_take(const char *name, int argc, char **argv, int *i)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] || *i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
 }

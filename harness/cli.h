@@ -23,6 +23,9 @@ int die_for(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void spec_at(const run_spec_t *sp, unsigned line);
 /* die_usage with the entry's place in front. */
 int die_spec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The value of --NAME VALUE or --NAME=VALUE at argv[*i] (stepping *i past a
+ * separate value), or NULL when argv[*i] is not that option. */
+const char *cli_take(const char *name, int argc, char **argv, int *i);
 
 int cmd_run(int argc, char **argv, int full_argc, char **full_argv);
 int cmd_merge(int argc, char **argv);

@@ -28,19 +28,6 @@ static void exec_usage(FILE *out)
             "  mallocbench exec -a glibc,jemalloc -r 5 -- python3 -c 'd = {i: str(i) for i in range(10**6)}'\n");
 }
 
-/* The value of --NAME VALUE or --NAME=VALUE at argv[*i], or NULL. */
-static const char *take(const char *name, int argc, char **argv, int *i)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] || *i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}
-
 /* "exec:metric=RE,unit=U,better=B,cmd=QUOTED" into spec: 0, or 2 after the error. */
 static int exec_spec(char **cmd, const char *metric, const char *unit, bool lower, char *spec, size_t len)
 {
@@ -70,9 +57,9 @@ int cmd_exec(int argc, char **argv, int full_argc, char **full_argv)
             dash = i;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return free(rargv), exec_usage(stdout), 0;
-        else if ((v = take("--metric", argc, argv, &i)))
+        else if ((v = cli_take("--metric", argc, argv, &i)))
             metric = v;
-        else if ((v = take("--unit", argc, argv, &i)))
+        else if ((v = cli_take("--unit", argc, argv, &i)))
             unit = v;
         else if (!strcmp(argv[i], "--lower-is-better"))
             lower = true;

@@ -36,19 +36,6 @@ static void serve_usage(FILE *out)
             "      -- memcached -p 11311 -U 0 -t 1\n");
 }
 
-/* The value of --NAME VALUE or --NAME=VALUE at argv[*i], or NULL. */
-static const char *take(const char *name, int argc, char **argv, int *i)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] || *i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}
-
 typedef struct {
     const char *ready, *ready_timeout, *grace, *metric, *unit, *client, *latency_unit;
     const char *lat[4]; /* p50, p99, p999, max */
@@ -73,21 +60,21 @@ static int latency_arg(serve_cli_t *s, const char *v)
 static int serve_option(serve_cli_t *s, int argc, char **argv, int *i)
 {
     const char *v;
-    if ((v = take("--ready-timeout", argc, argv, i)))
+    if ((v = cli_take("--ready-timeout", argc, argv, i)))
         s->ready_timeout = v;
-    else if ((v = take("--ready", argc, argv, i)))
+    else if ((v = cli_take("--ready", argc, argv, i)))
         s->ready = v;
-    else if ((v = take("--grace", argc, argv, i)))
+    else if ((v = cli_take("--grace", argc, argv, i)))
         s->grace = v;
-    else if ((v = take("--metric", argc, argv, i)))
+    else if ((v = cli_take("--metric", argc, argv, i)))
         s->metric = v;
-    else if ((v = take("--unit", argc, argv, i)))
+    else if ((v = cli_take("--unit", argc, argv, i)))
         s->unit = v;
-    else if ((v = take("--latency-unit", argc, argv, i)))
+    else if ((v = cli_take("--latency-unit", argc, argv, i)))
         s->latency_unit = v;
-    else if ((v = take("--latency", argc, argv, i)))
+    else if ((v = cli_take("--latency", argc, argv, i)))
         return latency_arg(s, v) ? 2 : 1;
-    else if ((v = take("--client", argc, argv, i)))
+    else if ((v = cli_take("--client", argc, argv, i)))
         s->client = v;
     else if (!strcmp(argv[*i], "--lower-is-better"))
         s->lower = true;

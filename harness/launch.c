@@ -34,7 +34,7 @@ static int push_word(char ***v, size_t *n, size_t *cap, const char *w, size_t le
     return 0;
 }
 
-static void free_words(char **v)
+void launch_free_words(char **v)
 {
     for (char **p = v; p && *p; p++)
         free(*p);
@@ -96,7 +96,7 @@ int launch_split(const char *cmd, char ***argvp, char *err, size_t errlen)
         rc = -EINVAL;
     }
     if (rc) {
-        free_words(v);
+        launch_free_words(v);
         return rc;
     }
     *argvp = v;
@@ -348,14 +348,19 @@ int launch_check_command(const char *cmd, const char *metric, char *err, size_t 
     if (rc)
         return rc;
     rc = launch_check_program(argv[0], err, errlen);
-    free_words(argv);
+    launch_free_words(argv);
+    return rc ? rc : launch_check_regex("exec:metric", metric, err, errlen);
+}
+
+int launch_check_regex(const char *what, const char *re, char *err, size_t errlen)
+{
     regex_t rx;
-    if (!rc && *metric) {
-        if (regcomp(&rx, metric, REG_EXTENDED | REG_NEWLINE)) {
-            snprintf(err, errlen, "exec:metric '%s' is not an extended regular expression", metric);
-            return -EINVAL;
-        }
-        regfree(&rx);
+    if (!*re)
+        return 0;
+    if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE)) {
+        snprintf(err, errlen, "%s '%s' is not an extended regular expression", what, re);
+        return -EINVAL;
     }
-    return rc;
+    regfree(&rx);
+    return 0;
 }

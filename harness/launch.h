@@ -14,6 +14,8 @@
  * quotes.  A NULL-terminated vector from malloc (free each word, then it);
  * -EINVAL with one line in err (unterminated quote, empty command). */
 int launch_split(const char *cmd, char ***argv, char *err, size_t errlen);
+/* Frees what launch_split made (each word, then the vector); NULL is fine. */
+void launch_free_words(char **argv);
 
 /* The words quoted back into one line that launch_split turns into the same
  * words (single quotes only where needed): 0, or -ENAMETOOLONG. */
@@ -55,5 +57,9 @@ int launch_window_metric(const launch_window_t *w, const char *re, double *value
  * can take a preloaded allocator, metric (if not "") is an extended regular
  * expression.  0, or -EINVAL with one line in err. */
 int launch_check_command(const char *cmd, const char *metric, char *err, size_t errlen);
+
+/* re ("" passes) is an extended regular expression: 0, or -EINVAL with
+ * "<what> '<re>' is not an extended regular expression" in err. */
+int launch_check_regex(const char *what, const char *re, char *err, size_t errlen);
 
 #endif

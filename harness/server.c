@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,26 +53,6 @@ int serve_parse_ready(const char *spec, serve_ready_t *r, char *err, size_t errl
     return -EINVAL;
 }
 
-static void free_words(char **v)
-{
-    for (char **p = v; p && *p; p++)
-        free(*p);
-    free(v);
-}
-
-static int check_regex(const char *name, const char *re, char *err, size_t errlen)
-{
-    regex_t rx;
-    if (!*re)
-        return 0;
-    if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE)) {
-        snprintf(err, errlen, "serve:%s '%s' is not an extended regular expression", name, re);
-        return -EINVAL;
-    }
-    regfree(&rx);
-    return 0;
-}
-
 /* The client: its words split, its program found and executable.  It is
  * not preloaded, so what it links is its own business. */
 static int check_client(const char *client, char *err, size_t errlen)
@@ -91,7 +70,7 @@ static int check_client(const char *client, char *err, size_t errlen)
     if (rc)
         snprintf(err, errlen, "serve: the client '%s' is not %s", argv[0],
                  rc == -ENOENT ? (strchr(argv[0], '/') ? "there" : "on PATH") : "an executable file");
-    free_words(argv);
+    launch_free_words(argv);
     return rc ? -EINVAL : 0;
 }
 
@@ -118,8 +97,11 @@ int serve_check(const wl_args_t *a, char *err, size_t errlen)
         rc = launch_check_command(cmd, "", err, errlen);
     if (!rc)
         rc = check_client(wl_get_str(a, "client"), err, errlen);
-    for (size_t i = 0; !rc && i < sizeof res / sizeof *res; i++)
-        rc = check_regex(res[i], wl_get_str(a, res[i]), err, errlen);
+    for (size_t i = 0; !rc && i < sizeof res / sizeof *res; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "serve:%s", res[i]);
+        rc = launch_check_regex(what, wl_get_str(a, res[i]), err, errlen);
+    }
     return rc;
 }
 
@@ -275,7 +257,7 @@ done:
     if (out[1] >= 0)
         close(out[1]);
     free(argv);
-    free_words(words);
+    launch_free_words(words);
     return rc;
 }
 
