@@ -70,20 +70,38 @@ void disturb_sums(const disturb_tasks_t *d, uint64_t *delay_ns, uint64_t *nivcsw
     }
 }
 
+int disturb_stat(disturb_stat_t *st)
+{
+    FILE *f = fopen("/proc/stat", "re");
+    if (!f)
+        return -1;
+    char line[512];
+    st->running = -1;
+    st->steal = st->total = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long v[8];
+        if (!strncmp(line, "cpu ", 4) && sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+                                                &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+            for (int i = 0; i < 8; i++)
+                st->total += v[i];
+            st->steal = v[7];
+        } else if (!strncmp(line, "procs_running ", 14)) {
+            st->running = atoi(line + 14);
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
 void disturb_machine(disturb_machine_t *m)
 {
     char line[512];
     m->steal_s = -1;
     m->collapses = m->compactions = -1;
-    FILE *f = fopen("/proc/stat", "re");
-    if (f) {
-        unsigned long long v[8];
-        if (fgets(line, sizeof line, f) && sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-                                                  &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8)
-            m->steal_s = (double)v[7] / (double)sysconf(_SC_CLK_TCK);
-        fclose(f);
-    }
-    f = fopen("/proc/vmstat", "re");
+    disturb_stat_t st;
+    if (disturb_stat(&st) == 0)
+        m->steal_s = (double)st.steal / (double)sysconf(_SC_CLK_TCK);
+    FILE *f = fopen("/proc/vmstat", "re");
     if (!f)
         return;
     long stall = -1, wake = -1;

@@ -26,6 +26,14 @@ void disturb_scan(pid_t pid, disturb_tasks_t *d);
 /* Sums over the threads of d: run-queue delay (ns) and involuntary switches. */
 void disturb_sums(const disturb_tasks_t *d, uint64_t *delay_ns, uint64_t *nivcsw);
 
+/* /proc/stat read once: the aggregate steal and total jiffies of all CPUs,
+ * and the tasks runnable now (procs_running, -1 unknown); 0, or -1. */
+typedef struct {
+    unsigned long long steal, total;
+    int running;
+} disturb_stat_t;
+int disturb_stat(disturb_stat_t *st);
+
 /* Machine-wide counters now: steal (seconds, all CPUs), khugepaged's
  * collapses (thp_collapse_alloc), compactions (compact_stall +
  * compact_daemon_wake); -1 where unknown. */

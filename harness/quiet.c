@@ -1,5 +1,6 @@
 /* quiet.c - the machine's quiet before a run (contract: quiet.h). */
 #include "quiet.h"
+#include "disturb.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -7,31 +8,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* procs_running and the aggregate steal and total jiffies from /proc/stat. */
-static int stat_read(int *running, unsigned long long *steal, unsigned long long *total)
-{
-    FILE *f = fopen("/proc/stat", "re");
-    if (!f)
-        return -1;
-    char line[512];
-    *running = -1;
-    *steal = *total = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long v[10] = {0};
-        if (!strncmp(line, "cpu ", 4) &&
-            sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                   &v[5], &v[6], &v[7]) >= 8) {
-            for (int i = 0; i < 8; i++)
-                *total += v[i];
-            *steal = v[7];
-        } else if (!strncmp(line, "procs_running ", 14)) {
-            *running = atoi(line + 14);
-        }
-    }
-    fclose(f);
-    return 0;
-}
 
 /* Every CPU's scaling_governor: one name, "mixed", or "" when none is exposed. */
 static void governors(char *out, size_t len)
@@ -72,21 +48,19 @@ void quiet_check(quiet_t *q)
             q->load1 = -1;
         fclose(f);
     }
-    unsigned long long s0 = 0, t0 = 0, s1 = 0, t1 = 0;
-    int running = -1;
-    bool have = stat_read(&running, &s0, &t0) == 0;
-    int least = running;
+    disturb_stat_t s0, s1 = {0, 0, -1};
+    bool have = disturb_stat(&s0) == 0;
+    int least = have ? s0.running : -1;
     for (int i = 0; have && i < 5; i++) {
         struct timespec ts = {0, 25 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        stat_read(&running, &s1, &t1);
-        if (running >= 0 && (least < 0 || running < least))
-            least = running;
+        if (disturb_stat(&s1) == 0 && s1.running >= 0 && (least < 0 || s1.running < least))
+            least = s1.running;
     }
     if (least >= 0)
         q->others_runnable = least > 0 ? least - 1 : 0; /* procs_running counts the harness */
-    if (have && t1 > t0)
-        q->steal_pct = 100.0 * (double)(s1 - s0) / (double)(t1 - t0);
+    if (have && s1.total > s0.total)
+        q->steal_pct = 100.0 * (double)(s1.steal - s0.steal) / (double)(s1.total - s0.total);
     governors(q->governor, sizeof q->governor);
     size_t n = 0;
 #define WHY(...) (n += (size_t)snprintf(q->why + n, n < sizeof q->why ? sizeof q->why - n : 0, __VA_ARGS__))
