@@ -111,7 +111,7 @@ def case(name):
             for attempt in range(3):
                 if os.path.exists(csv):
                     os.unlink(csv)
-                common = ["-q", "-a", fam, "-r", "1", "--warmup-runs", "0", "--timeout", "2m", "--metric", metric,
+                common = ["-q", "--force", "-a", fam, "-r", "1", "--warmup-runs", "0", "--timeout", "2m", "--metric", metric,
                           "-o", csv]
                 if name == "serve":
                     run(mb, "serve", *common, "--ready", "tcp:auto", "--ready-timeout", "60",
