@@ -112,9 +112,11 @@ static void fmt_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "%.1fh", s / 3600);
 }
 
+/* The output's lock goes last: closing the counters' perf events takes ~35 ms
+ * each here, and a writer waiting on the lock must not find it free while this
+ * process still runs. */
 static void ctx_free(run_ctx_t *c)
 {
-    out_close(&c->out);
     csv_table_free(&c->prev);
     cnt_set_free(c->cnt);
     free(c->order);
@@ -127,6 +129,7 @@ static void ctx_free(run_ctx_t *c)
     free(c->cell_scale);
     free(c->row);
     run_sample_free(c->s);
+    out_close(&c->out);
     free(c);
 }
 
