@@ -17,7 +17,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#define TUNE_MAX_ARGS 64
+#define TUNE_MAX_ARGS 128
 
 static void tune_usage(FILE *f)
 {
@@ -26,11 +26,15 @@ static void tune_usage(FILE *f)
             "                        [--objective throughput|cpu|rss|pareto] [--budget 10m]\n"
             "                        [--max-rss SIZE] [--seed N] [--points N]\n"
             "                        [-d FAMILY:NAME=V|V|V or FAMILY:NAME=LO..HI] [-o FILE.md]\n"
+            "                        [--resume | --force] [exec's or serve's options: --metric RE,\n"
+            "                        --unit U, --lower-is-better, --ready R --client 'CMD', ...]\n"
             "Races each family's default, the hand-picked settings (jemalloc's PyTorch/Intel\n"
             "MALLOC_CONF) and points sampled over the families' search domains (`mallocbench\n"
-            "list tunables`) in randomized paired blocks through `mallocbench run`, drops what\n"
-            "a paired test shows worse than the leader, then confirms the winner against its\n"
-            "family's default, glibc's default and the hand-picked setting in fresh blocks.\n"
+            "list tunables`) in randomized paired blocks through `mallocbench run` (exec for a\n"
+            "command, serve with --ready/--client), drops what a paired test shows worse than\n"
+            "the leader and halves the rest each round down to two finalists, then confirms\n"
+            "them against their families' defaults, glibc's default and the hand-picked\n"
+            "setting in fresh blocks; every reported figure comes from that confirmation.\n"
             "  -w SPEC        a workload (as run's -w); -m MATRIX its first workload; -- CMD a command\n"
             "  -a FAMILIES    families to search (default glibc,jemalloc,tcmalloc,mimalloc)\n"
             "  --objective    throughput (default), cpu (user+sys), rss (peak), pareto (throughput,\n"
@@ -42,7 +46,11 @@ static void tune_usage(FILE *f)
             "  -d, --domain   replace a family's search domain (repeatable); naming a family's\n"
             "                 domains this way searches only those of that family\n"
             "  -o FILE        the report (default results/tune-<seed>.md); beside it FILE's CSVs\n"
-            "                 (BASE.roundN.csv, BASE.confirm.csv, BASE.tune.json) and plots\n");
+            "                 (BASE.roundN.csv, BASE.confirm.csv, BASE.tune.json) and plots\n"
+            "  --resume       continue the search saved in BASE.tune.json (same options)\n"
+            "  --force        start again over an existing search\n"
+            "  exec's --metric/--unit/--lower-is-better and serve's --ready, --ready-timeout,\n"
+            "  --grace, --client, --latency, --latency-unit go to every round as given\n");
 }
 
 /* FAMILY:NAME=DOMAIN checked against the family's tunable: 0, or 2 after the line. */
@@ -90,7 +98,36 @@ typedef struct {
     int have_seed, dash;
     const char *domains[16];
     int ndomains;
+    int resume, force, serve;
+    const char *pass[32]; /* exec's or serve's own options, word by word */
+    int npass;
 } tune_opts_t;
+
+/* exec's and serve's options that tune hands to every round: with a value, then flags. */
+static const char *const pass_valued[] = {"--metric", "--unit", "--ready", "--ready-timeout", "--grace",
+                                          "--client", "--latency", "--latency-unit"};
+
+/* argv[*i] when it is one of them: 1 taken into o->pass, 0 not, 2 after the error. */
+static int take_passthrough(tune_opts_t *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = NULL;
+    if (!strcmp(a, "--lower-is-better")) {
+        if (o->npass + 1 > 32)
+            return die_usage("tune: too many exec or serve options");
+        o->pass[o->npass++] = a;
+        return 1;
+    }
+    for (size_t k = 0; k < sizeof pass_valued / sizeof *pass_valued; k++)
+        if ((v = cli_take(pass_valued[k], argc, argv, i))) {
+            if (o->npass + 2 > 32)
+                return die_usage("tune: too many exec or serve options");
+            o->pass[o->npass++] = pass_valued[k];
+            o->pass[o->npass++] = v;
+            o->serve |= k >= 2; /* --ready and the rest are serve's alone */
+            return 1;
+        }
+    return 0;
+}
 
 /* The value of option argv[*i] (--name=V or --name V or -x V), or NULL. */
 static const char *opt_value(const char *s, const char *l, int argc, char **argv, int *i)
@@ -109,6 +146,7 @@ static int tune_parse(int argc, char **argv, tune_opts_t *o)
     static const char *const objectives[] = {"throughput", "cpu", "rss", "pareto"};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL, *a = argv[i];
+        int took;
         if (!strcmp(a, "--")) {
             o->dash = i;
             break;
@@ -153,6 +191,13 @@ static int tune_parse(int argc, char **argv, tune_opts_t *o)
             o->domains[o->ndomains++] = v;
         } else if ((v = opt_value("-o", "--output", argc, argv, &i))) {
             o->out = v;
+        } else if (!strcmp(a, "--resume")) {
+            o->resume = 1;
+        } else if (!strcmp(a, "--force")) {
+            o->force = 1;
+        } else if ((took = take_passthrough(o, argc, argv, &i))) {
+            if (took == 2)
+                return 2;
         } else {
             return die_usage("tune: unknown or incomplete option '%s' (see mallocbench tune --help)", a);
         }
@@ -168,6 +213,10 @@ static int tune_check_source(const tune_opts_t *o, int argc)
         return die_usage("tune: give exactly one of -w SPEC, -m MATRIX or -- CMD ARGS");
     if (o->dash > 0 && o->dash + 1 >= argc)
         return die_usage("tune: no command after --");
+    if (o->npass && o->dash <= 0)
+        return die_usage("tune: %s is an option of exec and serve: give the program after --", o->pass[0]);
+    if (o->resume && o->force)
+        return die_usage("tune: --resume and --force: give one");
     if (o->matrix && access(o->matrix, R_OK))
         return die_usage("tune: cannot read '%s': %s", o->matrix, strerror(errno));
     if (o->workload) {
@@ -180,6 +229,25 @@ static int tune_check_source(const tune_opts_t *o, int argc)
         if (rc)
             return die_usage("tune: %s", err);
     }
+    return 0;
+}
+
+/* A search already saved at the report's base: refused unless --resume or --force. */
+static int tune_check_existing(const tune_opts_t *o)
+{
+    char base[PATH_MAX], json[PATH_MAX + 16];
+    if (o->out) {
+        size_t n = strlen(o->out);
+        if (n >= sizeof base)
+            return die_usage("tune: -o '%s': the path is too long", o->out);
+        snprintf(base, sizeof base, "%.*s", (int)(n > 3 && !strcmp(o->out + n - 3, ".md") ? n - 3 : n), o->out);
+    } else {
+        snprintf(base, sizeof base, "results/tune-%llu", o->seed);
+    }
+    snprintf(json, sizeof json, "%s.tune.json", base);
+    if (!o->resume && !o->force && access(json, F_OK) == 0)
+        return die_usage("tune: '%s' exists: add --resume to continue that search, or --force to start again",
+                         json);
     return 0;
 }
 
@@ -196,6 +264,8 @@ int cmd_tune(int argc, char **argv)
         o.seed = (unsigned long long)getpid();
     o.seed %= 1000000007ULL;
     char script[PATH_MAX], self[PATH_MAX], budget[32], seed[32], rss[32], points[32];
+    if (tune_check_existing(&o))
+        return 2;
     if (tools_find_script("tune.py", script, sizeof script))
         return 2;
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -215,7 +285,18 @@ int cmd_tune(int argc, char **argv)
                            "--seed", seed, "--max-rss-bytes", rss, "--points", points};
     for (size_t j = 0; j < sizeof fixed / sizeof *fixed; j++)
         args[k++] = (char *)fixed[j];
-    args[k++] = "--via", args[k++] = o.dash > 0 ? "exec" : "run"; /* a command goes through exec */
+    args[k++] = "--via", args[k++] = o.serve ? "serve" : o.dash > 0 ? "exec" : "run"; /* a command: exec */
+    for (int j = 0; j < o.npass; j++) {
+        char *w = malloc(strlen(o.pass[j]) + 8);
+        if (!w)
+            return die_io("out of memory");
+        sprintf(w, "--pass=%s", o.pass[j]);
+        args[k++] = w;
+    }
+    if (o.resume)
+        args[k++] = "--resume";
+    if (o.force)
+        args[k++] = "--force";
     if (o.out)
         args[k++] = "-o", args[k++] = (char *)o.out;
     if (o.workload)

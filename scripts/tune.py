@@ -12,6 +12,7 @@ is one more `run` in fresh blocks of the winner, its family's default, glibc's d
 hand-picked setting; the report's figures come from it alone.
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -26,7 +27,9 @@ import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
 import stats  # noqa: E402
 
-FIRST_BLOCKS, ROUND_BLOCKS, CONFIRM_MAX = 2, 3, 10
+ROUND_BLOCKS = 2      # blocks each survivor runs per racing round
+FINALISTS = 2         # the racing stops at this many survivors
+CONFIRM_MIN, CONFIRM_MAX, CONFIRM_CONFIGS = 6, 10, 8  # blocks (6: the fewest pairs with a 95% CI), configurations
 OBJECTIVES = {  # key: (what it measures, value of a row, better)
     "throughput": ("throughput", lambda r: mbcsv.num(r, "throughput"), None),
     "cpu": ("user+sys CPU s", lambda r: mbdata.cpu_seconds(r), "lower"),
@@ -37,6 +40,14 @@ OBJECTIVES = {  # key: (what it measures, value of a row, better)
 
 class RunFailed(Exception):
     pass
+
+
+class BadInput(RunFailed):
+    """Refused before any work: exit 2."""
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM: the round's own run was interrupted too (it keeps what it wrote)."""
 
 
 def harness():
@@ -140,9 +151,8 @@ def candidates(sp, points, rng):
 
 # ---- running ---------------------------------------------------------------------------------
 
-def run_round(args, cands, blocks, seed, path, deadline):
-    """One `mallocbench run` of cands in `blocks` blocks into path (streamed, so a run killed at
-    the deadline leaves every finished sample); the rows read back."""
+def round_cmd(args, cands, blocks, seed, path, resume, dry=False):
+    """The harness command of one round: cands in `blocks` randomized blocks into path."""
     cmd = [harness(), args.via]
     cmd += ["-m", args.matrix] if args.matrix else []
     cmd += ["-w", args.workload] if args.workload else []
@@ -150,23 +160,54 @@ def run_round(args, cands, blocks, seed, path, deadline):
     for c in cands:
         for k, v in c.pairs:
             cmd += ["-t", f"{c.label}:{k}={v}"]
-    cmd += ["-r", str(blocks), "--seed", str(seed), "--warmup-runs", "0", "--no-limit", "-q",
-            "-o", "-", "--sidecars", path[:-4]]
+    cmd += ["-r", str(blocks), "--seed", str(seed), "--warmup-runs", "0", "--no-limit", "-q"]
+    cmd += ["--print-commands"] if dry else ["-o", path, "--resume" if resume else "--force"]
+    cmd += args.passthrough
     cmd += ["--"] + args.cmd if args.cmd else []
-    with open(path, "w") as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return cmd
+
+
+def check_input(args, cands):
+    """Every candidate, the workload and exec's or serve's options as the harness reads them
+    (--print-commands runs nothing): None, or the harness's own one-line error."""
+    p = subprocess.run(round_cmd(args, cands, 1, 1, "", False, dry=True), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode == 0:
+        return None
+    return (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+
+
+def run_round(args, cands, blocks, seed, path, deadline, resume=False):
+    """One `mallocbench run` (or exec, serve) of cands into path; it writes each sample as it
+    ends, so a run killed at the deadline leaves every finished one.  The ok rows."""
+    cmd = round_cmd(args, cands, blocks, seed, path, resume)
+    # its own process group, so that the deadline kills the run and everything it started
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        _, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        _, err = p.communicate()
+        err = ""
+    except KeyboardInterrupt:  # ours, so not delivered to its group: the run ends as for ^C
+        os.killpg(p.pid, signal.SIGINT)
         try:
-            _, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+            p.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
-            _, err = p.communicate()
-            err = ""
+            p.communicate()
+        raise Interrupted()
     if p.returncode not in (0, -signal.SIGKILL):
         sys.stderr.write(err)
-        raise RunFailed(f"tune: `mallocbench run` failed (exit {p.returncode}): {' '.join(cmd[:4])} ...")
+        raise RunFailed(f"tune: `mallocbench {args.via}` failed (exit {p.returncode}): {' '.join(cmd[:4])} ...")
+    return read_ok(path)
+
+
+def read_ok(path):
     try:
         return [r for r in mbcsv.read(path)[1] if r["status"] == "ok"]
-    except mbcsv.CsvError:
+    except (mbcsv.CsvError, OSError):
         return []
 
 
@@ -203,88 +244,50 @@ def worse(change, better):
     return change.hi < change.no_change if better == "higher" else change.lo > change.no_change
 
 
+def ranked(cs, vals, better):
+    """cs measured, best median first."""
+    sign = 1 if better == "higher" else -1
+    return sorted((c for c in cs if vals.get(c.label)), key=lambda c: -sign * med(vals[c.label].values()))
+
+
 def race(alive, vals, rss, better, max_rss):
-    """Drops (in place) what the paired test shows worse than the leader, and what exceeds
-    --max-rss; returns the leader."""
+    """After a round: drops (in place) what exceeds --max-rss, what the paired test shows worse
+    than the leader, then halves the rest (successive halving: the better half by median goes
+    on, at least FINALISTS); a candidate not yet measured (a new neighbour) stays.  The leader."""
     if max_rss:
         for c in alive:
             m = med(rss.get(c.label, {}).values())
             if m is not None and m * 1048576 > max_rss and len(alive) > 1:
                 c.alive, c.dropped = False, f"median peak RSS {m:.0f} MiB over --max-rss"
-    alive = [c for c in alive if c.alive]
-    scored = [c for c in alive if vals.get(c.label)]
+    scored = ranked([c for c in alive if c.alive], vals, better)
     if not scored:
         return None
-    sign = 1 if better == "higher" else -1
-    leader = max(scored, key=lambda c: sign * med(vals[c.label].values()))
+    leader = scored[0]
     lv = vals[leader.label]
-    for c in scored:
-        if c is leader:
-            continue
+    for c in scored[1:]:
         keys = [k for k in vals[c.label] if k in lv]
         ch = stats.paired_change([lv[k] for k in keys], [vals[c.label][k] for k in keys])
         if worse(ch, better):
             c.alive, c.dropped = False, f"worse than {leader.label} (p={ch.p:.3g}, n={ch.n})"
+    scored = [c for c in scored if c.alive]
+    keep = max(FINALISTS, math.ceil(len(scored) / 2))
+    for c in scored[keep:]:
+        c.alive, c.dropped = False, f"halved out (median below the best {keep})"
     return leader
 
 
-def progress(rnd, alive, total, leader, samples, t0, eta):
-    lead = leader.label if leader else "-"
-    sys.stderr.write(f"tune: round {rnd}: {len(alive)} of {total} candidates left, leader {lead}, "
-                     f"{samples} samples, {time.monotonic() - t0:.0f}s elapsed, ETA {eta:.0f}s\n")
-
-
-def search(args, sp, cands, base, rng, t0, deadline):
-    """The racing rounds; returns (leader, rounds [(round, path, labels)], samples, time per sample)."""
-    vals, rss, rounds, samples, spent = {}, {}, [], 0, 0.0
-    leader, better, rnd = None, "higher", 0
-    while True:
-        alive = [c for c in cands if c.alive]
-        blocks = FIRST_BLOCKS if rnd == 0 else ROUND_BLOCKS
-        per = spent / samples if samples else None
-        # room kept for the confirmation: 6 blocks of 4, at most 40% of the budget (30% before
-        # the first round has measured a sample)
-        confirm = min(4 * 6 * per, 0.4 * args.budget_s) if per else 0.3 * args.budget_s
-        if per and time.monotonic() + len(alive) * blocks * per + confirm > deadline:
-            sign = 1 if better == "higher" else -1  # the leader first, then by median; unmeasured last
-            alive.sort(key=lambda c: (c is not leader, not vals.get(c.label),
-                                      -sign * (med(vals.get(c.label, {}).values()) or 0)))
-            keep = max(2, len(alive) // 2)
-            if len(alive) > 2 and time.monotonic() + keep * blocks * per + confirm <= deadline:
-                for c in alive[keep:]:
-                    c.alive, c.dropped = False, "halved out (budget)"
-                alive = alive[:keep]
-            else:
-                break
-        if len(alive) < 2 and rnd > 0:
-            break
-        rnd += 1
-        path = f"{base}.round{rnd}.csv"
-        start = time.monotonic()
-        rows = run_round(args, alive, blocks, rng.randrange(1 << 31), path, deadline - confirm)
-        spent += time.monotonic() - start
-        samples += max(1, len(rows))
-        rounds.append({"round": rnd, "csv": path, "candidates": [c.label for c in alive], "blocks": blocks,
-                       "run_id": rows[0]["run_id"] if rows else ""})
-        collect(rows, cands, vals, args.race_key)
-        collect(rows, cands, rss, "rss")
-        better = direction(rows, args.race_key) if rows else better
-        leader = race(alive, vals, rss, better, args.max_rss_bytes) or leader
-        if rnd == 1 and leader is not None:
-            add_neighbours(sp, cands, vals, better, rng)
-        per = spent / samples
-        left = [c for c in cands if c.alive]
-        progress(rnd, left, len(cands), leader, samples, t0, max(0.0, deadline - time.monotonic()))
-        if time.monotonic() >= deadline - confirm:
-            break
-    return leader, rounds, vals, rss, better
+def rounds_left(n):
+    """Racing rounds successive halving still needs from n candidates down to FINALISTS, and
+    the samples they take."""
+    r = s = 0
+    while n > FINALISTS:
+        r, s, n = r + 1, s + n * ROUND_BLOCKS, math.ceil(n / 2)
+    return r, s
 
 
 def add_neighbours(sp, cands, vals, better, rng):
     """After the first round: one neighbour of each of the two best searched candidates."""
-    sign = 1 if better == "higher" else -1
-    scored = sorted((c for c in cands if c.alive and c.pairs and vals.get(c.label)),
-                    key=lambda c: -sign * med(vals[c.label].values()))
+    scored = ranked([c for c in cands if c.alive and c.pairs], vals, better)
     seen = {(c.fam, c.pairs) for c in cands}
     for i, c in enumerate(scored[:2]):
         pt = neighbour(c, sp[c.fam]["dims"], rng)
@@ -293,26 +296,203 @@ def add_neighbours(sp, cands, vals, better, rng):
             cands.append(Cand(f"{c.fam}-n{i + 1}", c.fam, pt, f"neighbour of {c.label}"))
 
 
+class Tuner:
+    """The search's state, saved to BASE.tune.json after every step, so that `--resume`
+    continues where an interrupted tune stopped: the candidates, the rounds (each with its
+    plan: candidates, blocks, seed; `done` once its run ended), the confirmation, the random
+    generator and the time spent."""
+
+    IDENTITY = ("families", "objective", "seed", "points", "domain", "max_rss_bytes", "via", "workload",
+                "matrix", "cmd", "passthrough", "budget_s")
+
+    def __init__(self, args, sp, base):
+        self.args, self.sp, self.base = args, sp, base
+        self.rng = random.Random(args.seed)
+        self.cands, self.rounds, self.confirm = [], [], None
+        self.spent = 0.0  # seconds in finished steps of earlier invocations and this one
+        self.t0 = time.monotonic()
+
+    def identity(self):
+        return {k: getattr(self.args, k) for k in self.IDENTITY}
+
+    def elapsed(self):
+        return self.spent + time.monotonic() - self.t0
+
+    def save(self, extra=None):
+        state = {"identity": self.identity(), "elapsed_s": self.elapsed(), "rng": self.rng.getstate(),
+                 "candidates": [{"label": c.label, "family": c.fam, "tunables": c.pairs, "origin": c.origin,
+                                 "alive": c.alive, "dropped": c.dropped} for c in self.cands],
+                 "rounds": self.rounds, "confirm": self.confirm}
+        state.update(extra or {})
+        tmp = self.base + ".tune.json.tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f, indent=1)
+        os.replace(tmp, self.base + ".tune.json")
+
+    def load(self):
+        """--resume: the saved state; a one-line error when it is missing or another search's."""
+        path = self.base + ".tune.json"
+        try:
+            with open(path) as f:
+                st = json.load(f)
+        except (OSError, ValueError) as e:
+            raise BadInput(f"mallocbench: tune: cannot resume '{path}': {e}")
+        mine = json.loads(json.dumps(self.identity()))
+        diff = [k for k in self.IDENTITY if st.get("identity", {}).get(k) != mine[k]]
+        if diff:
+            raise BadInput(f"mallocbench: tune: cannot resume '{path}': it was started with other {', '.join(diff)} "
+                            f"(give the same options, or --force to start again)")
+        if st.get("winner") is not None or st.get("finished"):
+            raise BadInput(f"mallocbench: tune: '{path}' is finished: nothing to resume (--force starts again)")
+        self.spent = float(st["elapsed_s"])
+        self.t0 = time.monotonic()
+        v, internal, g = st["rng"]
+        self.rng.setstate((v, tuple(internal), g))
+        self.cands = []
+        for c in st["candidates"]:
+            x = Cand(c["label"], c["family"], [tuple(p) for p in c["tunables"]], c["origin"])
+            x.alive, x.dropped = c["alive"], c["dropped"]
+            self.cands.append(x)
+        self.rounds, self.confirm = st["rounds"], st["confirm"]
+
+    # -- racing --------------------------------------------------------------------------------
+
+    def per_sample(self):
+        n = sum(len(read_ok(r["csv"])) for r in self.rounds if r["done"])
+        return self.elapsed() / n if n else None
+
+    def search(self, deadline):
+        """Successive halving with paired drops, down to FINALISTS (or the budget's end); returns
+        (leader, per-candidate racing values, rss, better)."""
+        args = self.args
+        vals, rss, better, leader = {}, {}, "higher", None
+        for rd in self.rounds:  # resumed: what earlier invocations measured
+            rows = read_ok(rd["csv"])
+            collect(rows, self.cands, vals, args.race_key)
+            collect(rows, self.cands, rss, "rss")
+            better = direction(rows, args.race_key) if rows else better
+        pending = self.rounds[-1] if self.rounds and not self.rounds[-1]["done"] else None
+        while True:
+            per = self.per_sample()
+            alive = [c for c in self.cands if c.alive]
+            if pending is None:
+                if self.rounds and len(alive) <= FINALISTS and all(vals.get(c.label) for c in alive):
+                    break
+                reserve = confirm_reserve(len(alive), per, args.budget_s)
+                if per and time.monotonic() + len(alive) * ROUND_BLOCKS * per + reserve > deadline:
+                    # the budget ends first: the best half by median, if that round fits
+                    alive = ranked(alive, vals, better) + [c for c in alive if not vals.get(c.label)]
+                    keep = max(FINALISTS, len(alive) // 2)
+                    if len(alive) <= keep or time.monotonic() + keep * ROUND_BLOCKS * per + reserve > deadline:
+                        break
+                    for c in alive[keep:]:
+                        c.alive, c.dropped = False, "halved out (budget)"
+                    alive = alive[:keep]
+                pending = {"round": len(self.rounds) + 1, "csv": f"{self.base}.round{len(self.rounds) + 1}.csv",
+                           "candidates": [c.label for c in alive], "blocks": ROUND_BLOCKS,
+                           "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False}
+                self.rounds.append(pending)
+                self.save()
+            else:
+                pending["resumed"] = True
+                reserve = confirm_reserve(len(alive), per, args.budget_s)
+            byl = {c.label: c for c in self.cands}
+            run_cands = [byl[lab] for lab in pending["candidates"]]
+            rows = run_round(args, run_cands, pending["blocks"], pending["seed"], pending["csv"],
+                             deadline - reserve, resume=pending["resumed"])
+            pending["done"], pending["samples"] = True, len(rows)
+            pending["run_id"] = rows[0]["run_id"] if rows else ""
+            if not rows:  # nothing ran to the end: no round would do better
+                self.save()
+                break
+            collect(rows, self.cands, vals, args.race_key)
+            collect(rows, self.cands, rss, "rss")
+            better = direction(rows, args.race_key) if rows else better
+            leader = race([c for c in self.cands if c.alive], vals, rss, better, args.max_rss_bytes) or leader
+            if pending["round"] == 1 and leader is not None:
+                add_neighbours(self.sp, self.cands, vals, better, self.rng)
+            pending = None
+            self.save()
+            self.progress(vals, better, deadline)
+            if time.monotonic() >= deadline - reserve:
+                break
+        alive = ranked([c for c in self.cands if c.alive], vals, better)
+        return (alive[0] if alive else leader), vals, rss, better
+
+    def progress(self, vals, better, deadline):
+        alive = [c for c in self.cands if c.alive]
+        per = self.per_sample() or 0
+        r, s = rounds_left(len(alive))
+        eta = min(max(0.0, deadline - time.monotonic()), (s + confirm_size(len(alive)) * CONFIRM_MIN) * per)
+        lead = ranked(alive, vals, better)
+        sys.stderr.write(f"tune: round {len(self.rounds)}: {len(alive)} of {len(self.cands)} candidates left, "
+                         f"leader {lead[0].label if lead else '-'}, "
+                         f"{sum(r.get('samples', 0) for r in self.rounds)} samples, {self.elapsed():.0f}s elapsed, "
+                         f"ETA {eta:.0f}s ({r} racing round{'s' if r != 1 else ''} and the confirmation)\n")
+
+    # -- confirmation --------------------------------------------------------------------------
+
+    def confirm_set(self, vals, rss, sysv, better):
+        """The finalists, their families' defaults, glibc's default, the hand-picked settings,
+        then the racing's Pareto fronts (throughput against peak RSS and kernel CPU): at most
+        CONFIRM_CONFIGS configurations, in that order of priority."""
+        by = {c.label: c for c in self.cands}
+        finalists = ranked([c for c in self.cands if c.alive], vals, better)
+        want = list(finalists)
+
+        def add(c):
+            if c is not None and c not in want and len(want) < CONFIRM_CONFIGS:
+                want.append(c)
+        for c in finalists:
+            add(by.get(c.fam))
+        add(by.get("glibc") or Cand("glibc", "glibc", (), "default"))
+        for s in self.sp.values():
+            if s["known"] and not s["given"]:
+                add(by.get(s["known_label"]))
+        tp = {}
+        for rd in self.rounds:
+            collect(read_ok(rd["csv"]), self.cands, tp, "throughput")
+        for other in (rss, sysv):
+            pts = [(c, med(other.get(c.label, {}).values()), med(tp.get(c.label, {}).values())) for c in self.cands]
+            pts = [p for p in pts if p[1] is not None and p[2] is not None]
+            for i in front([(p[1], p[2]) for p in pts], "higher"):
+                add(pts[i][0])
+        return finalists, want
+
+    def run_confirm(self, want, deadline):
+        """The confirmation's rows: fresh blocks (at least CONFIRM_MIN, as many as fit up to
+        CONFIRM_MAX) of `want`, nothing from the racing reused."""
+        per = self.per_sample()
+        left = deadline - time.monotonic()
+        if self.confirm is None:
+            k = max(CONFIRM_MIN, min(CONFIRM_MAX, int(left / (len(want) * per)))) if per else CONFIRM_MIN
+            self.confirm = {"csv": self.base + ".confirm.csv", "configs": [c.label for c in want], "blocks": k,
+                            "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False}
+            self.save()
+        else:
+            self.confirm["resumed"] = True
+        byl = {c.label: c for c in want}
+        cs = [byl[lab] for lab in self.confirm["configs"] if lab in byl]
+        rows = [] if left <= 0 else run_round(self.args, cs, self.confirm["blocks"], self.confirm["seed"],
+                                              self.confirm["csv"], deadline, resume=self.confirm["resumed"])
+        self.confirm["done"] = True
+        self.confirm["blocks_done"] = len({r["block"] for r in rows})
+        return rows
+
+
+def confirm_size(alive):
+    return min(CONFIRM_CONFIGS, min(alive, FINALISTS) * 2 + 2)
+
+
+def confirm_reserve(alive, per, budget):
+    """Time kept for the confirmation: CONFIRM_MIN blocks of the configurations it will run,
+    at most half the budget (30% before a sample has been timed)."""
+    if not per:
+        return 0.3 * budget
+    return min(confirm_size(alive) * CONFIRM_MIN * per, 0.5 * budget)
+
+
 # ---- confirmation and report --------------------------------------------------------------
-
-def confirm(args, sp, cands, leader, base, rng, deadline, per):
-    """The winner, its family's default, glibc's default and the hand-picked settings in
-    fresh blocks; (configs, rows)."""
-    want = [leader] if leader else []
-    by = {c.label: c for c in cands}
-    for lab in [leader.fam if leader else None, "glibc"] + [s["known_label"] for s in sp.values() if s["known"]]:
-        c = by.get(lab) or (Cand(lab, lab, (), "default") if lab == "glibc" else None)
-        if c is not None and c not in want:
-            want.append(c)
-    left = deadline - time.monotonic()
-    # what should fit, but at least 6 blocks (the fewest pairs with a 95% CI): the run is killed at the deadline anyway, and
-    # only the blocks that finished count (a killed round inflates the estimate per sample)
-    k = max(6, min(CONFIRM_MAX, int(left / (len(want) * per)))) if per else 6
-    if left <= 0:
-        return want, [], 0
-    rows = run_round(args, want, k, rng.randrange(1 << 31), base + ".confirm.csv", deadline)
-    return want, rows, len({r["block"] for r in rows})
-
 
 def change_text(vals, base, other):
     if base not in vals or other not in vals or base == other:
@@ -335,7 +515,7 @@ def front(points, better):
     return out
 
 
-def plot(path, labels, xs, ys, xlabel, better, colours):
+def plot(path, labels, xs, ys, xlabel, ylabel, better, colours):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -351,7 +531,7 @@ def plot(path, labels, xs, ys, xlabel, better, colours):
     fp = sorted((pts[i] for i in fr))
     ax.plot([p[0] for p in fp], [p[1] for p in fp], color="black", lw=1, ls="--", label="Pareto front")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("throughput (median of the racing blocks)")
+    ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -359,108 +539,134 @@ def plot(path, labels, xs, ys, xlabel, better, colours):
     return None
 
 
-def env_line(confirm_csv, label, lib_of):
+def env_line(confirm_csv, label):
     """The production environment of configuration `label` as run's sidecar records it."""
     meta = mbdata.read_meta(confirm_csv) or {}
     for c in meta.get("configs") or []:
         if isinstance(c, dict) and (c.get("config") == label or str(c.get("config", "")).startswith(label + "[")):
             env = [e for e in c.get("environment") or [] if not str(e).startswith("MB_")]
-            lib = c.get("lib_path") or lib_of.get(label, "")
+            lib = c.get("lib_path") or ""
             return " ".join(([f"LD_PRELOAD={lib}"] if lib else []) + env) or "(nothing to set: the defaults)"
     return "(not in the confirmation's sidecar)"
 
 
-def confirmed_winner(args, want, crow, leader, better):
-    """(winner, verdict): the racing leader only when the confirmation shows it better than its
-    family's default (the whole paired CI on the better side); else that default, so a
-    setting that only won the racing by chance (the winner's curse) is never reported."""
-    if leader is None or not leader.pairs:
-        return leader, "the racing leader is a family default"
-    default = next((c for c in want if c.label == leader.fam), None)
-    vals = {}
+def confirmed_winner(args, want, finalists, crow, better):
+    """(winner, verdict) from the confirmation alone: the configurations by confirmed median,
+    best first; a family default wins as it is, a tuned setting only when its paired CI against
+    its family's default lies wholly on the better side (so a setting that only won the racing
+    by chance, the winner's curse, is never reported); with --max-rss, nothing over it wins."""
+    vals, rss = {}, {}
     collect(crow, want, vals, args.race_key)
-    if default is None or leader.label not in vals or default.label not in vals:
-        return leader, "not confirmed against its family default (no confirmation samples)"
-    keys = [x for x in vals[leader.label] if x in vals[default.label]]
-    ch = stats.paired_change([vals[default.label][x] for x in keys], [vals[leader.label][x] for x in keys])
-    if ch is None or ch.lo is None:
-        sign = 1 if better == "higher" else -1
-        wins = sum(sign * (vals[leader.label][x] - vals[default.label][x]) > 0 for x in keys)
-        if keys and wins == len(keys):
-            return leader, (f"better than {default.label} defaults in all {len(keys)} confirmation blocks, "
-                            f"too few for a 95% CI: give a larger --budget to confirm it")
-        return default, f"{leader.label} could not be confirmed ({wins} of {len(keys)} blocks better): keep the defaults"
+    collect(crow, want, rss, "rss")
+    if not vals:
+        return None, "no confirmation sample finished within the budget: no winner"
     flip = "lower" if better == "higher" else "higher"
-    if worse(ch, flip):
-        return leader, f"confirmed better than {default.label} defaults (p={ch.p:.3g}, n={ch.n})"
-    return default, (f"the racing leader {leader.label} ({leader.text()}) was not confirmed better than "
-                     f"{default.label} defaults (p={ch.p:.3g}, n={ch.n}): keep the defaults")
+    notes = []
+    for c in ranked(want, vals, better):
+        m = med(rss.get(c.label, {}).values())
+        if args.max_rss_bytes and m is not None and m * 1048576 > args.max_rss_bytes:
+            notes.append(f"{c.label}: median peak RSS {m:.0f} MiB over --max-rss")
+            continue
+        if not c.pairs:
+            lead = f" (the racing's finalists: {', '.join(f.label for f in finalists)})"
+            return c, "; ".join(notes + [f"{c.label} defaults confirmed best{lead}"])
+        d = vals.get(c.fam)
+        if d is None:
+            notes.append(f"{c.label}: its family's default was not confirmed beside it")
+            continue
+        keys = [x for x in vals[c.label] if x in d]
+        ch = stats.paired_change([d[x] for x in keys], [vals[c.label][x] for x in keys])
+        if worse(ch, flip):
+            return c, "; ".join(notes + [f"{c.label} confirmed better than {c.fam} defaults "
+                                         f"(p={ch.p:.3g}, n={ch.n})"])
+        why = "too few pairs for a 95% CI" if ch is None or ch.lo is None else f"p={ch.p:.3g}, n={ch.n}"
+        notes.append(f"{c.label} ({c.text()}) not confirmed better than {c.fam} defaults ({why})")
+    return None, "; ".join(notes) or "nothing confirmed"
 
 
-def report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, base, verdict=""):
-    """tune.md: the confirmed figures, the fronts from the racing medians, the environment line."""
+def faults_of(r):
+    v = mbcsv.num(r, "region_minor_faults")
+    return v if v is not None else mbcsv.num(r, "total_minor_faults")
+
+
+def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, verdict):
+    """tune.md: every figure from the confirmation; the racing only in its own table."""
+    cands, rounds, base = tuner.cands, tuner.rounds, tuner.base
+    nrace = sum(r.get("samples", 0) for r in rounds)
     lines = [f"# mallocbench tune: {args.workload or args.matrix or ' '.join(args.cmd)}", "",
-             f"Objective **{args.objective}**, budget {args.budget_s:.0f} s, seed {args.seed}, "
-             f"{len(cands)} candidates over {len(rounds)} racing rounds "
-             f"({sum(len(v) for v in racing['main'].values())} samples)."
+             f"Objective **{args.objective}**, budget {args.budget_s:.0f} s ({tuner.elapsed():.0f} s used), "
+             f"seed {args.seed}, {len(cands)} candidates over {len(rounds)} racing rounds ({nrace} samples), "
+             f"then {len(crow)} confirmation samples."
              + (f" --max-rss {mbdata.format_size(args.max_rss_bytes)}." if args.max_rss_bytes else ""), ""]
-    if leader is None:
-        return lines + ["No sample finished within the budget: no winner."]
     conf = {key: {} for key in OBJECTIVES}
     for key in OBJECTIVES:
         collect(crow, want, conf[key], key)
-    fam_default = leader.fam if leader.pairs else None
+    faults = {}
+    for r in crow:
+        c = owner(want, r["config"])
+        if c is not None and faults_of(r) is not None:
+            faults.setdefault(c.label, {})[(r["run_id"], r["block"])] = faults_of(r)
+    k = tuner.confirm.get("blocks_done", 0) if tuner.confirm else 0
     lines += ["## Confirmed (fresh interleaved blocks; nothing from the racing is reused)", "",
-              f"{k} blocks (started) of {', '.join(c.label for c in want)} "
-              f"({os.path.basename(base)}.confirm.csv).", "",
+              f"{k} blocks of {', '.join(c.label for c in want)} ({os.path.basename(base)}.confirm.csv).", "",
               "| objective | best confirmed | its setting | vs its family's default | vs glibc default |",
               "|---|---|---|---|---|"]
     for key in ("throughput", "cpu", "rss"):
         b = better if key == "throughput" else OBJECTIVES[key][2]
-        sign = 1 if b == "higher" else -1
-        scored = [c for c in want if conf[key].get(c.label)]
+        scored = ranked(want, conf[key], b)
         if not scored:
             continue
-        best = max(scored, key=lambda c: sign * med(conf[key][c.label].values()))
+        best = scored[0]
         fd = best.fam if best.pairs else None
         lines.append(f"| {OBJECTIVES[key][0]} | {best.label} | {best.text()} | "
                      f"{change_text(conf[key], fd, best.label) if fd else '(is the default)'} | "
                      f"{change_text(conf[key], 'glibc', best.label)} |")
     lines += ["", "Ratios are best/base: median of per-block ratios (Hodges-Lehmann) with its 95% CI,"
-              " exact signed-rank p.", "", "| configuration | origin | median " + OBJECTIVES["throughput"][0]
-              + " | median peak RSS MiB | median kernel CPU s |", "|---|---|---|---|---|"]
+              " exact signed-rank p.", "", "| configuration | origin | setting | median " + OBJECTIVES["throughput"][0]
+              + " | vs glibc default | median faults | median peak RSS MiB | median kernel CPU s |",
+              "|---|---|---|---|---|---|---|---|"]
     for c in want:
-        f = [med(conf[x].get(c.label, {}).values()) for x in ("throughput", "rss", "sys")]
-        lines.append(f"| {c.label} | {c.origin} | " + " | ".join("-" if v is None else f"{v:.4g}" for v in f) + " |")
-    lines += ["", f"## Winner: {leader.label} ({leader.text()})", "", verdict + ".", "",
-              "Production environment (as `run` sets it for this configuration, from the confirmation's sidecar):",
-              "", "```", env_line(base + ".confirm.csv", leader.label, {}), "```", ""]
-    for name, v in leader.pairs:
-        lines.append(f"- `{name}={v}`: {sp[leader.fam]['help'].get(name, '')}")
-    if fam_default:
-        lines.append(f"\nAgainst {fam_default} defaults: "
-                     f"{change_text(conf['throughput'], fam_default, leader.label)} (throughput).")
-    lines += pareto_section(args, cands, racing, better, base)
-    lines += ["", "## Racing", "", "| candidate | origin | setting | median | samples | dropped |", "|---|---|---|---|---|---|"]
+        f = [med(conf["throughput"].get(c.label, {}).values()), med(faults.get(c.label, {}).values()),
+             med(conf["rss"].get(c.label, {}).values()), med(conf["sys"].get(c.label, {}).values())]
+        vs = change_text(conf["throughput"], "glibc", c.label) if c.label != "glibc" else "-"
+        lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + ("-" if f[0] is None else f"{f[0]:.4g}")
+                     + f" | {vs} | " + " | ".join("-" if v is None else f"{v:.4g}" for v in f[1:]) + " |")
+    if winner is None:
+        lines += ["", "## No winner", "", verdict + "."]
+    else:
+        lines += ["", f"## Winner: {winner.label} ({winner.text()})", "", verdict + ".", "",
+                  "Production environment (as `run` set it for this configuration; the confirmation's sidecar):",
+                  "", "```", env_line(base + ".confirm.csv", winner.label), "```", ""]
+        for name, v in winner.pairs:
+            lines.append(f"- `{name}={v}`: {sp[winner.fam]['help'].get(name, '')}")
+        for s in sp.values():
+            lab = s["known_label"]
+            if s["known"] and lab in conf["throughput"] and lab != winner.label:
+                lines.append(f"\nAgainst the hand-picked {lab}: "
+                             f"{change_text(conf['throughput'], lab, winner.label)} (throughput, winner/{lab}).")
+    lines += pareto_section(want, conf, better, base)
+    lines += ["", "## Racing (successive halving; these figures chose the finalists, none is reported above)",
+              "", "| candidate | origin | setting | median | samples | dropped |", "|---|---|---|---|---|---|"]
     for c in cands:
-        v = racing["main"].get(c.label, {})
+        v = racing.get(c.label, {})
         m = med(v.values())
         lines.append(f"| {c.label} | {c.origin} | {c.text()} | {'-' if m is None else f'{m:.4g}'} | {len(v)} | "
-                     f"{c.dropped or ('survived' if c.alive else '')} |")
+                     f"{c.dropped or ('finalist' if c in finalists else '')} |")
     return lines
 
 
-def pareto_section(args, cands, racing, better, base):
-    out = ["", "## Pareto fronts (racing medians; highlighted: the front)", ""]
-    colours = mbcsv.assign_colours(list(dict.fromkeys(c.fam for c in cands)), {})
+def pareto_section(want, conf, better, base):
+    out = ["", "## Pareto fronts (confirmed medians; highlighted: the front)", ""]
+    colours = mbcsv.assign_colours(list(dict.fromkeys(c.fam for c in want)), {})
     for key, what in (("rss", "peak RSS (MiB)"), ("sys", "kernel CPU (s)")):
-        pts = [(c, med(racing[key].get(c.label, {}).values()), med(racing["tp"].get(c.label, {}).values()))
-               for c in cands]
+        pts = [(c, med(conf[key].get(c.label, {}).values()), med(conf["throughput"].get(c.label, {}).values()))
+               for c in want]
         pts = [p for p in pts if p[1] is not None and p[2] is not None]
         if not pts:
             continue
         png = f"{base}.pareto-{key}.png"
-        err = plot(png, [p[0].label for p in pts], [p[1] for p in pts], [p[2] for p in pts], what, better,
+        err = plot(png, [p[0].label for p in pts], [p[1] for p in pts], [p[2] for p in pts], what,
+                   "throughput (median of the confirmation)", better,
                    [colours.get(p[0].fam, "#777777") for p in pts])
         fr = front([(p[1], p[2]) for p in pts], better)
         out += [err or f"![throughput vs {what}]({os.path.basename(png)})", "",
@@ -468,7 +674,12 @@ def pareto_section(args, cands, racing, better, base):
     return out
 
 
+def interrupt(signum, frame):
+    raise KeyboardInterrupt()
+
+
 def main():
+    signal.signal(signal.SIGTERM, interrupt)
     ap = argparse.ArgumentParser(prog="mallocbench tune")
     ap.add_argument("--families", required=True)
     ap.add_argument("--objective", default="throughput", choices=["throughput", "cpu", "rss", "pareto"])
@@ -477,56 +688,76 @@ def main():
     ap.add_argument("--max-rss-bytes", type=int, default=0)
     ap.add_argument("--points", type=int, default=4)
     ap.add_argument("--domain", action="append", default=[])
-    ap.add_argument("--via", default="run", help="the harness command each round runs (cmd_tune.c: run, "
-                    "or exec for a command after --)")
+    ap.add_argument("--via", default="run", help="the harness command each round runs (cmd_tune.c: run; exec "
+                    "for a command after --; serve with --ready and --client)")
+    ap.add_argument("--pass", dest="passthrough", action="append", default=[],
+                    help="one word handed to each round's exec or serve (--metric RE, --client CMD, ...)")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--force", action="store_true")
     ap.add_argument("-w", dest="workload")
     ap.add_argument("-m", dest="matrix")
     ap.add_argument("-o", dest="out")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     args.cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    args.domain = sorted(args.domain)
     args.race_key = {"pareto": "throughput"}.get(args.objective, args.objective)
-    t0 = time.monotonic()
-    deadline = t0 + args.budget_s
     out = args.out or os.path.join("results", f"tune-{args.seed}.md")
     base = out[:-3] if out.endswith(".md") else out
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    rng = random.Random(args.seed)
     sp = space(args.families.replace(",", " ").split(), args.domain)
-    cands = candidates(sp, args.points, rng)
-    sys.stderr.write(f"tune: {len(cands)} candidates, seed {args.seed}, budget {args.budget_s:.0f}s\n")
+    tuner = Tuner(args, sp, base)
     try:
-        leader, rounds, vals, rss, better = search(args, sp, cands, base, rng, t0, deadline)
+        if args.resume and os.path.exists(base + ".tune.json"):
+            tuner.load()
+            sys.stderr.write(f"tune: resuming {base}.tune.json: {len(tuner.rounds)} rounds, "
+                             f"{tuner.spent:.0f}s of {args.budget_s:.0f}s spent\n")
+        else:
+            tuner.cands = candidates(sp, args.points, tuner.rng)
+            err = check_input(args, tuner.cands)
+            if err:
+                head = "mallocbench: "
+                sys.stderr.write(head + "tune: " + (err[len(head):] if err.startswith(head) else err) + "\n")
+                return 2
+            for old in glob.glob(glob.escape(base) + ".round*") + glob.glob(glob.escape(base) + ".confirm.*"):
+                os.remove(old)  # --force (cmd_tune.c refused an existing search without it)
+            tuner.save()
+        sys.stderr.write(f"tune: {len(tuner.cands)} candidates, seed {args.seed}, budget {args.budget_s:.0f}s\n")
+        deadline = time.monotonic() + args.budget_s - tuner.spent
+        if tuner.confirm is None:
+            leader, vals, rss, better = tuner.search(deadline)
+        else:  # resumed during the confirmation: the racing is over
+            vals, rss, better, leader = {}, {}, "higher", None
+            for rd in tuner.rounds:
+                rows = read_ok(rd["csv"])
+                collect(rows, tuner.cands, vals, args.race_key)
+                collect(rows, tuner.cands, rss, "rss")
+                better = direction(rows, args.race_key) if rows else better
+        sysv = {}
+        for rd in tuner.rounds:
+            collect(read_ok(rd["csv"]), tuner.cands, sysv, "sys")
+        finalists, want = tuner.confirm_set(vals, rss, sysv, better)
+        if tuner.confirm is not None:
+            byl = {c.label: c for c in tuner.cands + want}
+            want = [byl.get(lab) or Cand(lab, lab, (), "default") for lab in tuner.confirm["configs"]]
+        crow = tuner.run_confirm(want, deadline)
     except RunFailed as e:
         sys.stderr.write(f"{e}\n")
-        return 1
-    samples = sum(len(v) for v in vals.values())
-    per = (time.monotonic() - t0) / max(1, samples)
-    want, crow, k = confirm(args, sp, cands, leader, base, rng, deadline, per)
-    racer, leader, verdict = leader, *confirmed_winner(args, want, crow, leader, better)
-    racing = {"main": vals, "rss": rss, "tp": {}, "sys": {}}
-    for rd in rounds:
-        try:
-            rows = [r for r in mbcsv.read(rd["csv"])[1] if r["status"] == "ok"]
-        except mbcsv.CsvError:
-            continue
-        collect(rows, cands, racing["tp"], "throughput")
-        collect(rows, cands, racing["sys"], "sys")
-    with open(base + ".tune.json", "w") as f:
-        json.dump({"seed": args.seed, "objective": args.objective, "budget_s": args.budget_s,
-                   "elapsed_s": time.monotonic() - t0, "winner": leader.label if leader else None,
-                   "racing_leader": racer.label if racer else None, "verdict": verdict,
-                   "winner_setting": leader.text() if leader else None,
-                   "rounds": rounds, "confirm": {"csv": base + ".confirm.csv", "blocks": k,
-                                                 "configs": [c.label for c in want]},
-                   "candidates": [{"label": c.label, "family": c.fam, "tunables": c.pairs, "origin": c.origin,
-                                   "dropped": c.dropped} for c in cands]}, f, indent=1)
+        return 2 if isinstance(e, BadInput) else 1
+    except (Interrupted, KeyboardInterrupt):
+        tuner.save()
+        sys.stderr.write(f"tune: interrupted after {tuner.elapsed():.0f}s: continue with the same command and "
+                         f"--resume ({base}.tune.json)\n")
+        return 130
+    winner, verdict = confirmed_winner(args, want, finalists, crow, better)
+    tuner.save({"winner": winner.label if winner else None, "finished": True,
+                "racing_leader": leader.label if leader else None, "verdict": verdict,
+                "winner_setting": winner.text() if winner else None, "finalists": [c.label for c in finalists]})
     with open(out, "w") as f:
-        f.write("\n".join(report_md(args, sp, cands, leader, rounds, racing, want, crow, k, better, base,
-                                     verdict)) + "\n")
-    sys.stderr.write(f"tune: winner {leader.label if leader else '-'} ({leader.text() if leader else ''}); "
-                     f"{time.monotonic() - t0:.1f}s of {args.budget_s:.0f}s; report {out}\n")
-    return 0 if leader else 1
+        f.write("\n".join(report_md(args, sp, tuner, vals, finalists, want, crow, better, winner, verdict)) + "\n")
+    sys.stderr.write(f"tune: winner {winner.label if winner else '-'} ({winner.text() if winner else verdict}); "
+                     f"{tuner.elapsed():.1f}s of {args.budget_s:.0f}s; report {out}\n")
+    return 0 if winner else 1
 
 
 if __name__ == "__main__":

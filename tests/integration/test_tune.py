@@ -4,8 +4,11 @@
     test_tune.py MALLOCBENCH CASE
 
 bad_input      bad domains, an unknown objective, an empty or unknown family list, a bad
-               budget, no workload: each refused with exit 2 and one line, before any work
-               (no report, no CSV).
+               budget, no workload, exec's options without a command, serve without its
+               client, a bad --metric: each refused with exit 2 and one line, before any
+               work (no report, no CSV).
+existing       a saved search is refused without --resume/--force; --resume of other
+               options is refused.
 budget         a 40 s budget: tune's wall time stays within the budget plus one sample
                (the longest sample it ran) plus the harness's start-up (1 s).
 known_optimum  a known optimum: jemalloc's dirty_decay_ms on tensor_copy with 16 MiB
@@ -16,9 +19,14 @@ known_optimum  a known optimum: jemalloc's dirty_decay_ms on tensor_copy with 16
                TUNE_SEEDS seeds (default 10) tune must name dirty_decay_ms=-1 in at least
                90% of them and never report a winner whose confirmed throughput is below the
                family default's.
+seed           the seed's case: tensor_copy with 16 MiB buffers over glibc and jemalloc;
+               the winner's confirmed throughput >= 5x glibc's default, its faults <= 5%.
+resume         SIGINT in round 2 exits 130 saying --resume; --resume finishes the search
+               without running finished rounds again, within the budget overall.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,6 +64,10 @@ def case_bad_input(mb, tmp):
         [],
         ["-w", WL, "--", "true"],
         ["--"],
+        ["-w", WL, "--metric", "x: ([0-9]+)"],
+        ["-w", WL, "--resume", "--force"],
+        ["-a", "glibc", "--ready", "tcp:auto", "--", "true"],
+        ["-a", "glibc", "--metric", "(", "--", "true"],
     ]
     for args in bad:
         p, _ = tune(mb, "-o", out, *args)
@@ -64,6 +76,23 @@ def case_bad_input(mb, tmp):
         check(len(lines) == 1 and lines[0].startswith("mallocbench: tune:"),
               f"tune {args}: one line 'mallocbench: tune: ...', got {p.stderr!r}")
         check(not os.listdir(tmp), f"tune {args}: wrote {os.listdir(tmp)} before refusing")
+
+
+def case_existing(mb, tmp):
+    """A search saved at -o's base is refused without --resume or --force; --resume of another
+    search's options or of a finished one is refused; all in one line, exit 2, nothing changed."""
+    out = os.path.join(tmp, "t.md")
+    journal = os.path.join(tmp, "t.tune.json")
+    with open(journal, "w") as f:
+        f.write("{}")
+    p, _ = tune(mb, "-w", WL, "-a", "glibc", "-o", out)
+    check(p.returncode == 2 and "--resume" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"an existing search is refused naming --resume: {p.returncode} {p.stderr!r}")
+    p, _ = tune(mb, "-w", WL, "-a", "glibc", "--seed", "1", "-o", out, "--resume")
+    check(p.returncode == 2 and "cannot resume" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"a journal of other options is refused: {p.returncode} {p.stderr!r}")
+    check_eq(sorted(os.listdir(tmp)), ["t.tune.json"], "nothing written beside the refused journal")
+    check_eq(open(journal).read(), "{}", "the refused journal is left as it was")
 
 
 def case_budget(mb, tmp):
@@ -119,5 +148,81 @@ def case_known_optimum(mb, tmp):
     check_eq(losers, 0, "winners slower than the default in the confirmation")
 
 
+def confirmed(info):
+    """{config: (median throughput, median faults of the measured region)} of the confirmation."""
+    conf = [r for r in rows(info["confirm"]["csv"]) if r["status"] == "ok"]
+    out = {}
+    for c in info["confirm"]["configs"]:
+        mine = [r for r in conf if r["config"] == c or r["config"].startswith(c + "[")]
+        if mine:
+            tp = sorted(float(r["throughput"]) for r in mine)
+            fl = sorted(float(r["region_minor_faults"]) for r in mine)
+            out[c] = (tp[len(tp) // 2], fl[len(fl) // 2])
+    return out
+
+
+def case_seed(mb, tmp):
+    """The seed's case: on fault-heavy tensor_copy (16 MiB buffers) the winner keeps its memory:
+    confirmed throughput at least 5x glibc's default with at most 5% of its faults."""
+    fams = [a for a in ("glibc", "jemalloc") if a in installed(mb)]
+    if fams != ["glibc", "jemalloc"]:
+        print("SKIP: jemalloc not installed", file=sys.stderr)
+        raise SystemExit(SKIP)
+    out = os.path.join(tmp, "seed.md")
+    p, wall = tune(mb, "-w", WL, "-a", ",".join(fams), "--budget", "90s", "--seed", "3", "-o", out)
+    check_eq(p.returncode, 0, "tune exit " + p.stderr[-500:])
+    info = json.load(open(os.path.join(tmp, "seed.tune.json")))
+    med = confirmed(info)
+    win = info["winner"]
+    check(win in med and "glibc" in med, f"winner {win} and glibc in the confirmation: {sorted(med)}")
+    (wt, wf), (gt, gf) = med[win], med["glibc"]
+    print(f"winner {win} ({info['winner_setting']}) in {wall:.0f}s: {wt / gt:.2f}x glibc's throughput, "
+          f"{wf:.0f} faults against {gf:.0f} ({100 * wf / max(gf, 1):.1f}%)")
+    check(wt >= 5 * gt, f"winner's confirmed throughput {wt / gt:.2f}x glibc's default (want >= 5x)")
+    check(wf <= 0.05 * gf, f"winner's faults {wf:.0f} <= 5% of glibc's {gf:.0f}")
+    check(os.path.exists(os.path.join(tmp, "seed.pareto-rss.png")), "the Pareto plot against peak RSS")
+
+
+def case_resume(mb, tmp):
+    """^C during the racing leaves the search resumable: --resume finishes it without running the
+    finished rounds again, and the budget counts the time before the interruption."""
+    if "jemalloc" not in installed(mb):
+        print("SKIP: jemalloc not installed", file=sys.stderr)
+        raise SystemExit(SKIP)
+    out = os.path.join(tmp, "r.md")
+    args = ["-w", WL, "-a", "glibc,jemalloc", "--points", "2", "--budget", "60s", "--seed", "9", "-o", out]
+    journal = os.path.join(tmp, "r.tune.json")
+    p = subprocess.Popen([mb, "tune", *args], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
+        try:
+            st = json.load(open(journal))
+        except (OSError, ValueError):
+            st = {}
+        if len(st.get("rounds") or []) >= 2:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)  # inside round 2
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=60)[1]
+    check_eq(p.returncode, 130, "interrupted tune's exit: " + err[-300:])
+    check("--resume" in err, f"it says how to continue: {err[-300:]!r}")
+    st = json.load(open(journal))
+    first = {r["round"]: r.get("run_id") for r in st["rounds"] if r["done"]}
+    check(st["rounds"] and not st["rounds"][-1]["done"], "the interrupted round is saved as not done")
+    spent = st["elapsed_s"]
+    p2, wall = tune(mb, *args, "--resume")
+    check_eq(p2.returncode, 0, "resumed tune: " + p2.stderr[-500:])
+    st2 = json.load(open(journal))
+    again = {r["round"]: r.get("run_id") for r in st2["rounds"] if r["round"] in first}
+    check_eq(again, first, "finished rounds are not run again")
+    check(st2.get("winner") and os.path.exists(out), "the resumed search names a winner and writes its report")
+    check(st2["elapsed_s"] <= 60 + 5, f"time before and after the interruption within the budget: "
+          f"{spent:.1f}s + {wall:.1f}s -> {st2['elapsed_s']:.1f}s")
+    p3, _ = tune(mb, *args, "--resume")
+    check(p3.returncode == 2 and "finished" in p3.stderr, f"a finished search is not resumed: {p3.stderr!r}")
+
+
 if __name__ == "__main__":
-    sys.exit(main({"bad_input": case_bad_input, "budget": case_budget, "known_optimum": case_known_optimum}))
+    sys.exit(main({"bad_input": case_bad_input, "existing": case_existing, "budget": case_budget,
+                   "known_optimum": case_known_optimum, "seed": case_seed, "resume": case_resume}))
