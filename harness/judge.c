@@ -4,6 +4,7 @@
  * verdict (status, message, untrusted). */
 #include "judge.h"
 #include "ending.h"
+#include "launch.h"
 #include "verify.h"
 
 #include <errno.h>
@@ -32,21 +33,11 @@ static const char *rejection(const run_config_t *c, const run_sample_t *s, char 
     return line;
 }
 
-/* The last non-empty line of the child's output, for messages. */
-static const char *last_line(char *buf)
-{
-    size_t len = strlen(buf);
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-        buf[--len] = '\0';
-    char *nl = strrchr(buf, '\n');
-    return nl ? nl + 1 : buf;
-}
-
 void judge_status(const run_opts_t *o, const run_config_t *c, run_sample_t *s)
 {
     char out_copy[RUN_OUTPUT_KEEP];
     snprintf(out_copy, sizeof out_copy, "%s", s->out_tail);
-    const char *tail = last_line(out_copy), *what = s->what ? s->what : "worker";
+    const char *tail = launch_last_line(out_copy), *what = s->what ? s->what : "worker";
     char why[256];
     const char *rejected = rejection(c, s, why, sizeof why);
     s->untrusted = false;

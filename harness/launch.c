@@ -364,3 +364,12 @@ int launch_check_regex(const char *what, const char *re, char *err, size_t errle
     regfree(&rx);
     return 0;
 }
+
+const char *launch_last_line(char *buf)
+{
+    size_t len = strlen(buf);
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+        buf[--len] = '\0';
+    char *nl = strrchr(buf, '\n');
+    return nl ? nl + 1 : buf;
+}

@@ -62,4 +62,8 @@ int launch_check_command(const char *cmd, const char *metric, char *err, size_t 
  * "<what> '<re>' is not an extended regular expression" in err. */
 int launch_check_regex(const char *what, const char *re, char *err, size_t errlen);
 
+/* The last non-empty line of a child's output kept in buf (trailing newlines
+ * cut in place), for messages: a pointer into buf. */
+const char *launch_last_line(char *buf);
+
 #endif

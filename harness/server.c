@@ -332,10 +332,7 @@ void serve_client_failure(const serve_t *sv, char *out, size_t len)
 {
     char tail[SERVE_OUTPUT_KEEP];
     snprintf(tail, sizeof tail, "%s", sv->tail);
-    size_t n = strlen(tail);
-    while (n && (tail[n - 1] == '\n' || tail[n - 1] == '\r'))
-        tail[--n] = '\0';
-    const char *last = strrchr(tail, '\n') ? strrchr(tail, '\n') + 1 : tail;
+    const char *last = launch_last_line(tail);
     int ws = sv->client_wstatus;
     if (!sv->client_ended)
         snprintf(out, len, "the client did not finish");

@@ -219,13 +219,14 @@ def owner(cands, config):
 
 
 def collect(rows, cands, into, key):
-    """Per candidate {(run_id, block): value} of objective `key`."""
+    """Per candidate {(plan, block): value} of objective `key`: the plan (matrix_id), not the
+    run id, so that a round finished by `run --resume` pairs its blocks across both runs."""
     fn = OBJECTIVES[key][1]
     for r in rows:
         c = owner(cands, r["config"])
         v = fn(r)
         if c is not None and v is not None:
-            into.setdefault(c.label, {})[(r["run_id"], r["block"])] = v
+            into.setdefault(c.label, {})[(r["matrix_id"], r["block"])] = v
 
 
 def direction(rows, key):
@@ -437,7 +438,8 @@ class Tuner:
         then the racing's Pareto fronts (throughput against peak RSS and kernel CPU): at most
         CONFIRM_CONFIGS configurations, in that order of priority."""
         by = {c.label: c for c in self.cands}
-        finalists = ranked([c for c in self.cands if c.alive], vals, better)
+        # the best two by median, also when the budget ended the racing with more alive
+        finalists = ranked([c for c in self.cands if c.alive], vals, better)[:FINALISTS]
         want = list(finalists)
 
         def add(c):
@@ -449,13 +451,15 @@ class Tuner:
         for s in self.sp.values():
             if s["known"] and not s["given"]:
                 add(by.get(s["known_label"]))
-        tp = {}
+        tp, tpb = {}, "higher"
         for rd in self.rounds:
-            collect(read_ok(rd["csv"]), self.cands, tp, "throughput")
+            rows = read_ok(rd["csv"])
+            collect(rows, self.cands, tp, "throughput")
+            tpb = direction(rows, "throughput") if rows else tpb
         for other in (rss, sysv):
             pts = [(c, med(other.get(c.label, {}).values()), med(tp.get(c.label, {}).values())) for c in self.cands]
             pts = [p for p in pts if p[1] is not None and p[2] is not None]
-            for i in front([(p[1], p[2]) for p in pts], "higher"):
+            for i in front([(p[1], p[2]) for p in pts], tpb):
                 add(pts[i][0])
         return finalists, want
 
@@ -585,8 +589,9 @@ def confirmed_winner(args, want, finalists, crow, better):
 
 
 def faults_of(r):
-    v = mbcsv.num(r, "region_minor_faults")
-    return v if v is not None else mbcsv.num(r, "total_minor_faults")
+    """Faults of the measured region; a command's whole process where it has none."""
+    v = mbdata.metric_fn("region_faults")(r)
+    return v if v is not None else mbdata.metric_fn("total_faults")(r)
 
 
 def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, verdict):
@@ -605,14 +610,15 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     for r in crow:
         c = owner(want, r["config"])
         if c is not None and faults_of(r) is not None:
-            faults.setdefault(c.label, {})[(r["run_id"], r["block"])] = faults_of(r)
+            faults.setdefault(c.label, {})[(r["matrix_id"], r["block"])] = faults_of(r)
     k = tuner.confirm.get("blocks_done", 0) if tuner.confirm else 0
     lines += ["## Confirmed (fresh interleaved blocks; nothing from the racing is reused)", "",
               f"{k} blocks of {', '.join(c.label for c in want)} ({os.path.basename(base)}.confirm.csv).", "",
               "| objective | best confirmed | its setting | vs its family's default | vs glibc default |",
               "|---|---|---|---|---|"]
+    tpb = direction(crow, "throughput")  # the workload's own figure: better as its rows say
     for key in ("throughput", "cpu", "rss"):
-        b = better if key == "throughput" else OBJECTIVES[key][2]
+        b = tpb if key == "throughput" else OBJECTIVES[key][2]
         scored = ranked(want, conf[key], b)
         if not scored:
             continue
@@ -644,7 +650,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
             if s["known"] and lab in conf["throughput"] and lab != winner.label:
                 lines.append(f"\nAgainst the hand-picked {lab}: "
                              f"{change_text(conf['throughput'], lab, winner.label)} (throughput, winner/{lab}).")
-    lines += pareto_section(want, conf, better, base)
+    lines += pareto_section(want, conf, tpb, base)
     lines += ["", "## Racing (successive halving; these figures chose the finalists, none is reported above)",
               "", "| candidate | origin | setting | median | samples | dropped |", "|---|---|---|---|---|---|"]
     for c in cands:
