@@ -245,13 +245,24 @@ def worse(change, better):
     return change.hi < change.no_change if better == "higher" else change.lo > change.no_change
 
 
-def ranked(cs, vals, better):
-    """cs measured, best median first."""
+def ranked(cs, vals, better, ref=None):
+    """cs measured, best first.  With ref (a configuration run in every block): by the median
+    per-block ratio to ref, which cancels what a block shares (the machine's load drifting
+    between blocks); else, or for a candidate with no block beside ref, by its median."""
     sign = 1 if better == "higher" else -1
-    return sorted((c for c in cs if vals.get(c.label)), key=lambda c: -sign * med(vals[c.label].values()))
+    rv = vals.get(ref) if ref else None
+
+    def key(c):
+        v = vals[c.label]
+        if rv:
+            d = [math.log(v[k] / rv[k]) for k in v if k in rv and v[k] > 0 and rv[k] > 0]
+            if d:
+                return (0, -sign * stats.median(d))
+        return (1, -sign * med(v.values()))
+    return sorted((c for c in cs if vals.get(c.label)), key=key)
 
 
-def race(alive, vals, rss, better, max_rss):
+def race(alive, vals, rss, better, max_rss, ref=None):
     """After a round: drops (in place) what exceeds --max-rss, what the paired test shows worse
     than the leader, then halves the rest (successive halving: the better half by median goes
     on, at least FINALISTS); a candidate not yet measured (a new neighbour) stays.  The leader."""
@@ -260,7 +271,7 @@ def race(alive, vals, rss, better, max_rss):
             m = med(rss.get(c.label, {}).values())
             if m is not None and m * 1048576 > max_rss and len(alive) > 1:
                 c.alive, c.dropped = False, f"median peak RSS {m:.0f} MiB over --max-rss"
-    scored = ranked([c for c in alive if c.alive], vals, better)
+    scored = ranked([c for c in alive if c.alive], vals, better, ref)
     if not scored:
         return None
     leader = scored[0]
@@ -286,9 +297,9 @@ def rounds_left(n):
     return r, s
 
 
-def add_neighbours(sp, cands, vals, better, rng):
+def add_neighbours(sp, cands, vals, better, rng, ref=None):
     """After the first round: one neighbour of each of the two best searched candidates."""
-    scored = ranked([c for c in cands if c.alive and c.pairs], vals, better)
+    scored = ranked([c for c in cands if c.alive and c.pairs], vals, better, ref)
     seen = {(c.fam, c.pairs) for c in cands}
     for i, c in enumerate(scored[:2]):
         pt = neighbour(c, sp[c.fam]["dims"], rng)
@@ -312,6 +323,8 @@ class Tuner:
         self.cands, self.rounds, self.confirm = [], [], None
         self.spent = 0.0  # seconds in finished steps of earlier invocations and this one
         self.t0 = time.monotonic()
+        self.ref = None  # the configuration every racing block runs: glibc's default, or the first family's
+        self.essential = 0
 
     def identity(self):
         return {k: getattr(self.args, k) for k in self.IDENTITY}
@@ -382,15 +395,17 @@ class Tuner:
                 reserve = confirm_reserve(len(alive), per, args.budget_s)
                 if per and time.monotonic() + len(alive) * ROUND_BLOCKS * per + reserve > deadline:
                     # the budget ends first: the best half by median, if that round fits
-                    alive = ranked(alive, vals, better) + [c for c in alive if not vals.get(c.label)]
+                    alive = ranked(alive, vals, better, self.ref) + [c for c in alive if not vals.get(c.label)]
                     keep = max(FINALISTS, len(alive) // 2)
                     if len(alive) <= keep or time.monotonic() + keep * ROUND_BLOCKS * per + reserve > deadline:
                         break
                     for c in alive[keep:]:
                         c.alive, c.dropped = False, "halved out (budget)"
                     alive = alive[:keep]
+                labels = [c.label for c in alive]
+                labels += [self.ref] if self.ref not in labels else []  # the reference runs in every block
                 pending = {"round": len(self.rounds) + 1, "csv": f"{self.base}.round{len(self.rounds) + 1}.csv",
-                           "candidates": [c.label for c in alive], "blocks": ROUND_BLOCKS,
+                           "candidates": labels, "blocks": ROUND_BLOCKS,
                            "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False}
                 self.rounds.append(pending)
                 self.save()
@@ -409,15 +424,16 @@ class Tuner:
             collect(rows, self.cands, vals, args.race_key)
             collect(rows, self.cands, rss, "rss")
             better = direction(rows, args.race_key) if rows else better
-            leader = race([c for c in self.cands if c.alive], vals, rss, better, args.max_rss_bytes) or leader
+            leader = race([c for c in self.cands if c.alive], vals, rss, better, args.max_rss_bytes,
+                          self.ref) or leader
             if pending["round"] == 1 and leader is not None:
-                add_neighbours(self.sp, self.cands, vals, better, self.rng)
+                add_neighbours(self.sp, self.cands, vals, better, self.rng, self.ref)
             pending = None
             self.save()
             self.progress(vals, better, deadline)
             if time.monotonic() >= deadline - reserve:
                 break
-        alive = ranked([c for c in self.cands if c.alive], vals, better)
+        alive = ranked([c for c in self.cands if c.alive], vals, better, self.ref)
         return (alive[0] if alive else leader), vals, rss, better
 
     def progress(self, vals, better, deadline):
@@ -425,7 +441,7 @@ class Tuner:
         per = self.per_sample() or 0
         r, s = rounds_left(len(alive))
         eta = min(max(0.0, deadline - time.monotonic()), (s + confirm_size(len(alive)) * CONFIRM_MIN) * per)
-        lead = ranked(alive, vals, better)
+        lead = ranked(alive, vals, better, self.ref)
         sys.stderr.write(f"tune: round {len(self.rounds)}: {len(alive)} of {len(self.cands)} candidates left, "
                          f"leader {lead[0].label if lead else '-'}, "
                          f"{sum(r.get('samples', 0) for r in self.rounds)} samples, {self.elapsed():.0f}s elapsed, "
@@ -439,7 +455,7 @@ class Tuner:
         CONFIRM_CONFIGS configurations, in that order of priority."""
         by = {c.label: c for c in self.cands}
         # the best two by median, also when the budget ended the racing with more alive
-        finalists = ranked([c for c in self.cands if c.alive], vals, better)[:FINALISTS]
+        finalists = ranked([c for c in self.cands if c.alive], vals, better, self.ref)[:FINALISTS]
         want = list(finalists)
 
         def add(c):
@@ -451,6 +467,7 @@ class Tuner:
         for s in self.sp.values():
             if s["known"] and not s["given"]:
                 add(by.get(s["known_label"]))
+        self.essential = len(want)  # what the confirmation must run; the rest only if it fits
         tp, tpb = {}, "higher"
         for rd in self.rounds:
             rows = read_ok(rd["csv"])
@@ -461,6 +478,9 @@ class Tuner:
             pts = [p for p in pts if p[1] is not None and p[2] is not None]
             for i in front([(p[1], p[2]) for p in pts], tpb):
                 add(pts[i][0])
+        # the room left: the next best of the racing (halved out on few noisy blocks, perhaps wrongly)
+        for c in ranked([c for c in self.cands if c.pairs], vals, better, self.ref):
+            add(c)
         return finalists, want
 
     def run_confirm(self, want, deadline):
@@ -468,6 +488,10 @@ class Tuner:
         CONFIRM_MAX) of `want`, nothing from the racing reused."""
         per = self.per_sample()
         left = deadline - time.monotonic()
+        if self.confirm is None and per:
+            # the Pareto points and the next best only while CONFIRM_MIN blocks of all still fit
+            while len(want) > self.essential and len(want) * CONFIRM_MIN * per > left:
+                want.pop()
         if self.confirm is None:
             k = max(CONFIRM_MIN, min(CONFIRM_MAX, int(left / (len(want) * per)))) if per else CONFIRM_MIN
             self.confirm = {"csv": self.base + ".confirm.csv", "configs": [c.label for c in want], "blocks": k,
@@ -566,7 +590,7 @@ def confirmed_winner(args, want, finalists, crow, better):
         return None, "no confirmation sample finished within the budget: no winner"
     flip = "lower" if better == "higher" else "higher"
     notes = []
-    for c in ranked(want, vals, better):
+    for c in ranked(want, vals, better, "glibc"):
         m = med(rss.get(c.label, {}).values())
         if args.max_rss_bytes and m is not None and m * 1048576 > args.max_rss_bytes:
             notes.append(f"{c.label}: median peak RSS {m:.0f} MiB over --max-rss")
@@ -619,7 +643,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     tpb = direction(crow, "throughput")  # the workload's own figure: better as its rows say
     for key in ("throughput", "cpu", "rss"):
         b = tpb if key == "throughput" else OBJECTIVES[key][2]
-        scored = ranked(want, conf[key], b)
+        scored = ranked(want, conf[key], b, "glibc")
         if not scored:
             continue
         best = scored[0]
@@ -728,6 +752,7 @@ def main():
             for old in glob.glob(glob.escape(base) + ".round*") + glob.glob(glob.escape(base) + ".confirm.*"):
                 os.remove(old)  # --force (cmd_tune.c refused an existing search without it)
             tuner.save()
+        tuner.ref = "glibc" if any(c.label == "glibc" for c in tuner.cands) else tuner.cands[0].label
         sys.stderr.write(f"tune: {len(tuner.cands)} candidates, seed {args.seed}, budget {args.budget_s:.0f}s\n")
         deadline = time.monotonic() + args.budget_s - tuner.spent
         if tuner.confirm is None:

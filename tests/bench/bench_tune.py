@@ -10,7 +10,8 @@ The grid's winner is its best median throughput.  Prints, per workload: both win
 paired ratio of tune's winner to the grid's in the grid's own blocks (95% CI), and tune's
 samples (racing and confirmation) as a share of the grid's.  Goal: the same winner, or one
 whose CI against the grid's includes 1, for at most 25% of the grid's samples.  Files go to
-DIR when given (kept), else a temporary folder.  Figures, not asserted timings."""
+DIR when given (kept; a grid already there is reused, the grid being the long part), else a
+temporary folder.  Figures, not asserted timings."""
 import csv
 import json
 import os
@@ -49,7 +50,7 @@ def point(r):
     return r["allocator"], frozenset(t for t in r["requested_tunables"].split(";") if t)
 
 
-def one(mb, wl, budget, reps, tmp):
+def one(mb, wl, budget, reps, tmp, reuse=False):
     import stats
     space = SPACES[wl]
     base = os.path.join(tmp, wl.partition(":")[0])
@@ -67,7 +68,8 @@ def one(mb, wl, budget, reps, tmp):
     for fam, dims in space.items():
         for n, vals in dims:
             cmd += ["-t", f"{fam}-grid:{n}={','.join(vals)}"]
-    subprocess.run(cmd, check=True, capture_output=True)
+    if not (reuse and os.path.exists(base + ".grid.csv")):
+        subprocess.run(cmd, check=True, capture_output=True)
     per, name = {}, {}
     for r in read_rows(base + ".grid.csv"):
         per.setdefault(point(r), {})[r["block"]] = float(r["throughput"])
@@ -97,7 +99,7 @@ def main():
     reps = int(sys.argv[3]) if len(sys.argv) > 3 else 10
     if len(sys.argv) > 4:
         os.makedirs(sys.argv[4], exist_ok=True)
-        res = [one(mb, wl, budget, reps, sys.argv[4]) for wl in SPACES]
+        res = [one(mb, wl, budget, reps, sys.argv[4], reuse=True) for wl in SPACES]
     else:
         with tempfile.TemporaryDirectory() as tmp:
             res = [one(mb, wl, budget, reps, tmp) for wl in SPACES]
