@@ -130,7 +130,7 @@ def case_known_optimum(mb, tmp):
     for seed in range(1, seeds + 1):
         out = os.path.join(tmp, f"s{seed}.md")
         p, wall = tune(mb, "-w", WL, "-a", "jemalloc", "-d", "jemalloc:dirty_decay_ms=0|1000|10000|100000|-1",
-                       "--points", "5", "--budget", "45s", "--seed", str(seed), "-o", out)
+                       "--points", "5", "--budget", "60s", "--seed", str(seed), "-o", out)
         check_eq(p.returncode, 0, f"seed {seed}: exit " + p.stderr[-300:])
         info = json.load(open(os.path.join(tmp, f"s{seed}.tune.json")))
         win = info["winner_setting"] or ""
