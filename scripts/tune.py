@@ -597,7 +597,8 @@ def confirmed_winner(args, want, finalists, crow, better):
             continue
         if not c.pairs:
             lead = f" (the racing's finalists: {', '.join(f.label for f in finalists)})"
-            return c, "; ".join(notes + [f"{c.label} defaults confirmed best{lead}"])
+            return c, "; ".join(notes + [f"{c.label} defaults ranked first in the confirmation (median per-block "
+                                         f"ratio to glibc's default; its CI is in the table above){lead}"])
         d = vals.get(c.fam)
         if d is None:
             notes.append(f"{c.label}: its family's default was not confirmed beside it")
