@@ -371,6 +371,23 @@ class Tuner:
 
     # -- racing --------------------------------------------------------------------------------
 
+    def sample_costs(self, per):
+        """{label: seconds one of its samples takes}: the median of its racing samples' wall
+        time, scaled by the harness's overhead (the time per sample over the mean wall time)."""
+        walls = {}
+        cands = self.cands
+        for rd in self.rounds:
+            for r in read_ok(rd["csv"]):
+                c = owner(cands, r["config"])
+                w = mbcsv.num(r, "total_wall_s")
+                if c is not None and w is not None:
+                    walls.setdefault(c.label, []).append(w)
+        every = [w for ws in walls.values() for w in ws]
+        if not per or not every or sum(every) <= 0:
+            return {}
+        factor = max(1.0, per / (sum(every) / len(every)))
+        return {lab: med(ws) * factor for lab, ws in walls.items()}
+
     def per_sample(self):
         n = sum(len(read_ok(r["csv"])) for r in self.rounds if r["done"])
         return self.elapsed() / n if n else None
@@ -488,12 +505,15 @@ class Tuner:
         CONFIRM_MAX) of `want`, nothing from the racing reused."""
         per = self.per_sample()
         left = deadline - time.monotonic()
+        cost = self.sample_costs(per)
+        block = lambda: sum(cost.get(c.label, per) for c in want)  # noqa: E731
         if self.confirm is None and per:
             # the Pareto points and the next best only while CONFIRM_MIN blocks of all still fit
-            while len(want) > self.essential and len(want) * CONFIRM_MIN * per > left:
+            # (a slow configuration, one that faults all the time, costs what its racing samples took)
+            while len(want) > self.essential and CONFIRM_MIN * block() > left:
                 want.pop()
         if self.confirm is None:
-            k = max(CONFIRM_MIN, min(CONFIRM_MAX, int(left / (len(want) * per)))) if per else CONFIRM_MIN
+            k = max(CONFIRM_MIN, min(CONFIRM_MAX, int(left / block()))) if per else CONFIRM_MIN
             self.confirm = {"csv": self.base + ".confirm.csv", "configs": [c.label for c in want], "blocks": k,
                             "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False}
             self.save()
