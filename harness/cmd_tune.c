@@ -132,12 +132,8 @@ static int take_passthrough(tune_opts_t *o, int argc, char **argv, int *i)
 /* The value of option argv[*i] (--name=V or --name V or -x V), or NULL. */
 static const char *opt_value(const char *s, const char *l, int argc, char **argv, int *i)
 {
-    size_t n = strlen(l);
-    if (!strncmp(argv[*i], l, n) && argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if ((strcmp(argv[*i], l) && (!s || strcmp(argv[*i], s))) || *i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
+    const char *v = cli_take(l, argc, argv, i);
+    return v || !s || strcmp(argv[*i], s) || *i + 1 >= argc ? v : argv[++*i];
 }
 
 /* Every option into o: 0, 1 for --help (printed), or 2 after the line. */
