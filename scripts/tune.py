@@ -323,6 +323,7 @@ class Tuner:
         self.cands, self.rounds, self.confirm = [], [], None
         self.spent = 0.0  # seconds in finished steps of earlier invocations and this one
         self.t0 = time.monotonic()
+        self.cache = {}  # round CSV -> its ok rows, once the round is done
         self.ref = None  # the configuration every racing block runs: glibc's default, or the first family's
         self.essential = 0
 
@@ -371,17 +372,33 @@ class Tuner:
 
     # -- racing --------------------------------------------------------------------------------
 
+    def round_rows(self):
+        """The ok rows of the finished rounds, each CSV read once (a finished round's file
+        does not change)."""
+        out = []
+        for rd in self.rounds:
+            if rd["done"]:
+                if rd["csv"] not in self.cache:
+                    self.cache[rd["csv"]] = read_ok(rd["csv"])
+                out += self.cache[rd["csv"]]
+        return out
+
+    def gather(self, key):
+        """({candidate: {(plan, block): value}} of objective key over the finished rounds,
+        whether higher or lower is better)."""
+        rows, vals = self.round_rows(), {}
+        collect(rows, self.cands, vals, key)
+        return vals, direction(rows, key)
+
     def sample_costs(self, per):
         """{label: seconds one of its samples takes}: the median of its racing samples' wall
         time, scaled by the harness's overhead (the time per sample over the mean wall time)."""
         walls = {}
-        cands = self.cands
-        for rd in self.rounds:
-            for r in read_ok(rd["csv"]):
-                c = owner(cands, r["config"])
-                w = mbcsv.num(r, "total_wall_s")
-                if c is not None and w is not None:
-                    walls.setdefault(c.label, []).append(w)
+        for r in self.round_rows():
+            c = owner(self.cands, r["config"])
+            w = mbcsv.num(r, "total_wall_s")
+            if c is not None and w is not None:
+                walls.setdefault(c.label, []).append(w)
         every = [w for ws in walls.values() for w in ws]
         if not per or not every or sum(every) <= 0:
             return {}
@@ -389,19 +406,15 @@ class Tuner:
         return {lab: med(ws) * factor for lab, ws in walls.items()}
 
     def per_sample(self):
-        n = sum(len(read_ok(r["csv"])) for r in self.rounds if r["done"])
+        n = len(self.round_rows())
         return self.elapsed() / n if n else None
 
     def search(self, deadline):
         """Successive halving with paired drops, down to FINALISTS (or the budget's end); returns
         (leader, per-candidate racing values, rss, better)."""
         args = self.args
-        vals, rss, better, leader = {}, {}, "higher", None
-        for rd in self.rounds:  # resumed: what earlier invocations measured
-            rows = read_ok(rd["csv"])
-            collect(rows, self.cands, vals, args.race_key)
-            collect(rows, self.cands, rss, "rss")
-            better = direction(rows, args.race_key) if rows else better
+        vals, better = self.gather(args.race_key)  # resumed: what earlier invocations measured
+        rss, leader = self.gather("rss")[0], None
         pending = self.rounds[-1] if self.rounds and not self.rounds[-1]["done"] else None
         while True:
             per = self.per_sample()
@@ -485,11 +498,7 @@ class Tuner:
             if s["known"] and not s["given"]:
                 add(by.get(s["known_label"]))
         self.essential = len(want)  # what the confirmation must run; the rest only if it fits
-        tp, tpb = {}, "higher"
-        for rd in self.rounds:
-            rows = read_ok(rd["csv"])
-            collect(rows, self.cands, tp, "throughput")
-            tpb = direction(rows, "throughput") if rows else tpb
+        tp, tpb = self.gather("throughput")
         for other in (rss, sysv):
             pts = [(c, med(other.get(c.label, {}).values()), med(tp.get(c.label, {}).values())) for c in self.cands]
             pts = [p for p in pts if p[1] is not None and p[2] is not None]
@@ -779,15 +788,8 @@ def main():
         if tuner.confirm is None:
             leader, vals, rss, better = tuner.search(deadline)
         else:  # resumed during the confirmation: the racing is over
-            vals, rss, better, leader = {}, {}, "higher", None
-            for rd in tuner.rounds:
-                rows = read_ok(rd["csv"])
-                collect(rows, tuner.cands, vals, args.race_key)
-                collect(rows, tuner.cands, rss, "rss")
-                better = direction(rows, args.race_key) if rows else better
-        sysv = {}
-        for rd in tuner.rounds:
-            collect(read_ok(rd["csv"]), tuner.cands, sysv, "sys")
+            (vals, better), rss, leader = tuner.gather(args.race_key), tuner.gather("rss")[0], None
+        sysv = tuner.gather("sys")[0]
         finalists, want = tuner.confirm_set(vals, rss, sysv, better)
         if tuner.confirm is not None:
             byl = {c.label: c for c in tuner.cands + want}
