@@ -2,6 +2,7 @@
  * 8-byte key picks the home slot, linear probing from there; deletion
  * shifts the entries after a hole back, so no tombstones accumulate. */
 #include "hashmap.h"
+#include "sysmem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -66,8 +67,8 @@ void hmap_init(hmap_t *m, const uint64_t *key)
 
 void hmap_free(hmap_t *m)
 {
-    free(m->key);
-    free(m->val);
+    sysmem_free(m->key);
+    sysmem_free(m->val);
     m->key = m->val = NULL;
     m->cap = m->n = 0;
     m->has_zero = 0;
@@ -112,11 +113,11 @@ static int grow(hmap_t *m)
         return -ENOMEM;
     hmap_t g = *m;
     g.cap = cap;
-    g.key = calloc(cap, sizeof *g.key);
-    g.val = malloc(cap * sizeof *g.val);
+    g.key = sysmem_calloc(cap, sizeof *g.key);
+    g.val = sysmem_malloc(cap * sizeof *g.val);
     if (!g.key || !g.val) {
-        free(g.key);
-        free(g.val);
+        sysmem_free(g.key);
+        sysmem_free(g.val);
         return -ENOMEM;
     }
     for (size_t i = 0; i < m->cap; i++)
@@ -125,8 +126,8 @@ static int grow(hmap_t *m)
             g.key[j] = m->key[i];
             g.val[j] = m->val[i];
         }
-    free(m->key);
-    free(m->val);
+    sysmem_free(m->key);
+    sysmem_free(m->val);
     *m = g;
     return 0;
 }

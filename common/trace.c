@@ -4,6 +4,7 @@
 #include "trace.h"
 
 #include "hashmap.h"
+#include "sysmem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -120,7 +121,7 @@ static int parse_header(rd_t *r, size_t *off)
     t->version = version;
     t->page_size = page;
     t->start_ns = get64(b + HDR(start_ns));
-    if (!(t->text = malloc((size_t)text_len + 1)))
+    if (!(t->text = sysmem_malloc((size_t)text_len + 1)))
         return oom(r);
     memcpy(t->text, b + header_len, text_len);
     t->text[text_len] = '\0';
@@ -146,7 +147,7 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
     mbt_trace_t *t = r->t;
     if (t->nproc == r->proc_cap) {
         size_t cap = r->proc_cap ? r->proc_cap * 2 : 4;
-        mbt_proc_t *np = realloc(t->proc, cap * sizeof *np);
+        mbt_proc_t *np = sysmem_realloc(t->proc, cap * sizeof *np);
         if (!np)
             return oom(r);
         t->proc = np;
@@ -161,7 +162,7 @@ static int parse_process(rd_t *r, size_t off, uint32_t pid, uint32_t seq, uint32
         t->proc[*prev].next_image = t->nproc;
         pr->first_image = t->proc[*prev].first_image;
     }
-    if (!(pr->exe = malloc((size_t)exe_len + 1)))
+    if (!(pr->exe = sysmem_malloc((size_t)exe_len + 1)))
         return oom(r);
     memcpy(pr->exe, p + PROC_LEN, exe_len);
     pr->exe[exe_len] = '\0';
@@ -181,10 +182,10 @@ static long thread_of(rd_t *r, uint32_t pid, uint32_t tid, size_t proc)
         return (long)*v;
     if (t->nthread == r->thread_cap) {
         size_t cap = r->thread_cap ? r->thread_cap * 2 : 8;
-        mbt_thread_t *nt = realloc(t->thread, cap * sizeof *nt);
-        uint32_t *ns = realloc(r->next_seq, cap * sizeof *ns);
-        size_t *nc = realloc(r->cap, cap * sizeof *nc);
-        uint64_t *nl = realloc(r->last_t, cap * sizeof *nl);
+        mbt_thread_t *nt = sysmem_realloc(t->thread, cap * sizeof *nt);
+        uint32_t *ns = sysmem_realloc(r->next_seq, cap * sizeof *ns);
+        size_t *nc = sysmem_realloc(r->cap, cap * sizeof *nc);
+        uint64_t *nl = sysmem_realloc(r->last_t, cap * sizeof *nl);
         if (nt)
             t->thread = nt;
         if (ns)
@@ -230,7 +231,7 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
         size_t cap = r->cap[ti] ? r->cap[ti] : 64;
         while (cap < th->nev + n)
             cap *= 2;
-        mbt_event_t *ne = realloc(th->ev, cap * sizeof *ne);
+        mbt_event_t *ne = sysmem_realloc(th->ev, cap * sizeof *ne);
         if (!ne)
             return oom(r);
         th->ev = ne;
@@ -312,7 +313,7 @@ static int parse_chunks(rd_t *r, size_t off)
 static int index_threads(rd_t *r)
 {
     mbt_trace_t *t = r->t;
-    if (!(t->proc_thread = malloc((t->nthread ? t->nthread : 1) * sizeof *t->proc_thread)))
+    if (!(t->proc_thread = sysmem_malloc((t->nthread ? t->nthread : 1) * sizeof *t->proc_thread)))
         return oom(r);
     for (size_t i = 0; i < t->nthread; i++)
         t->proc[t->thread[i].proc].nthreads++;
@@ -345,19 +346,19 @@ int mbt_parse(const void *buf, size_t len, mbt_trace_t *t, char *err, size_t err
     for (size_t i = 0; !rc && i < t->nthread; i++) { /* give back the doubling's slack */
         mbt_thread_t *th = &t->thread[i];
         if (!th->nev) {
-            free(th->ev);
+            sysmem_free(th->ev);
             th->ev = NULL;
         } else if (th->nev < r.cap[i]) {
-            mbt_event_t *e = realloc(th->ev, th->nev * sizeof *e);
+            mbt_event_t *e = sysmem_realloc(th->ev, th->nev * sizeof *e);
             if (e)
                 th->ev = e;
         }
     }
     hmap_free(&r.threads);
     hmap_free(&r.procs);
-    free(r.next_seq);
-    free(r.cap);
-    free(r.last_t);
+    sysmem_free(r.next_seq);
+    sysmem_free(r.cap);
+    sysmem_free(r.last_t);
     if (rc)
         mbt_free(t);
     return rc;
@@ -402,13 +403,13 @@ fail:
 void mbt_free(mbt_trace_t *t)
 {
     for (size_t i = 0; i < t->nthread; i++)
-        free(t->thread[i].ev);
+        sysmem_free(t->thread[i].ev);
     for (size_t i = 0; i < t->nproc; i++)
-        free(t->proc[i].exe);
-    free(t->thread);
-    free(t->proc_thread);
-    free(t->proc);
-    free(t->text);
+        sysmem_free(t->proc[i].exe);
+    sysmem_free(t->thread);
+    sysmem_free(t->proc_thread);
+    sysmem_free(t->proc);
+    sysmem_free(t->text);
     memset(t, 0, sizeof *t);
 }
 
@@ -496,7 +497,7 @@ static int stats_image(const mbt_trace_t *t, size_t k, hmap_t *live, mbt_stats_t
     for (size_t i = 0; i < p->nthreads; i++)
         n += t->thread[ths[i]].nev;
     s->nthreads += p->nthreads;
-    ref_t *ref = malloc((n ? n : 1) * sizeof *ref);
+    ref_t *ref = sysmem_malloc((n ? n : 1) * sizeof *ref);
     if (!ref)
         return -ENOMEM;
     size_t m = 0;
@@ -509,7 +510,7 @@ static int stats_image(const mbt_trace_t *t, size_t k, hmap_t *live, mbt_stats_t
     s->live_bytes_end = 0;
     for (size_t i = 0; !rc && i < n; i++)
         rc = stats_event(&t->thread[ref[i].th].ev[ref[i].i], live, s);
-    free(ref);
+    sysmem_free(ref);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "hist.h"
 #include "memavail.h"
 #include "region.h"
+#include "sysmem.h"
 #include "trace.h"
 #include "units.h"
 #include "workload.h"
@@ -177,7 +178,7 @@ static int build_obj_new(build_t *b, unsigned k, size_t at, uint64_t ptr, uint64
         return -E2BIG;
     if (r->nobj == b->objcap) {
         size_t cap = b->objcap ? 2 * b->objcap : 4096;
-        bobj_t *n = realloc(b->obj, cap * sizeof *n);
+        bobj_t *n = sysmem_realloc(b->obj, cap * sizeof *n);
         if (!n)
             return -ENOMEM;
         b->obj = n;
@@ -374,21 +375,21 @@ static int build_threads(build_t *b, uint32_t pid)
 {
     replay_t *r = b->r;
     const mbt_trace_t *t = b->t;
-    b->tix = calloc(t->nthread + 1, sizeof *b->tix);
+    b->tix = sysmem_calloc(t->nthread + 1, sizeof *b->tix);
     if (!b->tix)
         return -ENOMEM;
     for (size_t i = 0; i < t->nthread; i++)
         if (t->thread[i].pid == pid && t->thread[i].nev)
             b->tix[r->nthr++] = i;
-    r->thr = aligned_alloc(64, (r->nthr + 1) * sizeof *r->thr);
-    b->next = calloc(r->nthr + 1, sizeof *b->next);
-    b->heap = calloc(r->nthr + 1, sizeof *b->heap);
+    r->thr = sysmem_aligned64((r->nthr + 1) * sizeof *r->thr);
+    b->next = sysmem_calloc(r->nthr + 1, sizeof *b->next);
+    b->heap = sysmem_calloc(r->nthr + 1, sizeof *b->heap);
     if (!r->thr || !b->next || !b->heap)
         return -ENOMEM;
     memset(r->thr, 0, (r->nthr + 1) * sizeof *r->thr);
     for (unsigned k = 0; k < r->nthr; k++) {
         r->thr[k].r = r;
-        r->thr[k].ops = malloc(t->thread[b->tix[k]].nev * sizeof(rop_t));
+        r->thr[k].ops = sysmem_malloc(t->thread[b->tix[k]].nev * sizeof(rop_t));
         if (!r->thr[k].ops)
             return -ENOMEM;
     }
@@ -402,7 +403,7 @@ static int build_objects(build_t *b)
     size_t n = 0;
     for (unsigned k = 0; k < r->nthr; k++)
         n += b->t->thread[b->tix[k]].nev;
-    r->freed = calloc(n + 1, 1);
+    r->freed = sysmem_calloc(n + 1, 1);
     hmap_init(&b->map, NULL);
     return r->freed ? 0 : -ENOMEM;
 }
@@ -418,15 +419,18 @@ static int replay_build(replay_t *r, const mbt_trace_t *t, uint32_t pid, int tou
     if (!rc)
         rc = build_merge(&b);
     if (!rc) {
-        r->slot = calloc((size_t)r->nobj + 1, sizeof *r->slot);
+        r->slot = sysmem_calloc((size_t)r->nobj + 1, sizeof *r->slot);
         rc = r->slot ? 0 : -ENOMEM;
+        /* written by the region's calls: its pages faulted in now, not there */
+        sysmem_prefault(r->slot, ((size_t)r->nobj + 1) * sizeof *r->slot);
+        sysmem_prefault(r->freed, (size_t)r->nobj + 1);
     }
     r->t0 = b.t0;
     hmap_free(&b.map);
-    free(b.obj);
-    free(b.tix);
-    free(b.next);
-    free(b.heap);
+    sysmem_free(b.obj);
+    sysmem_free(b.tix);
+    sysmem_free(b.next);
+    sysmem_free(b.heap);
     return rc;
 }
 
@@ -643,7 +647,7 @@ static void *replay_thread(void *arg)
  * around B..C, all joined. */
 static int replay_threads(replay_t *r)
 {
-    pthread_t *tids = calloc(r->nthr + 1, sizeof *tids);
+    pthread_t *tids = sysmem_calloc(r->nthr + 1, sizeof *tids);
     if (!tids)
         return -ENOMEM;
     int rc = 0;
@@ -673,7 +677,7 @@ static int replay_threads(replay_t *r)
     for (unsigned i = 0; i < created; i++)
         pthread_join(tids[i], NULL);
     gate_destroy(&r->gate);
-    free(tids);
+    sysmem_free(tids);
     return rc;
 }
 
@@ -749,13 +753,13 @@ static void replay_release(replay_t *r)
                 free((void *)(uintptr_t)(v & ~UINT64_C(1)));
         }
     for (unsigned k = 0; r->thr && k < r->nthr; k++) {
-        free(r->thr[k].ops);
-        free(r->thr[k].hist);
+        sysmem_free(r->thr[k].ops);
+        sysmem_free(r->thr[k].hist);
     }
-    free(r->thr);
-    free(r->slot);
-    free(r->freed);
-    free(r);
+    sysmem_free(r->thr);
+    sysmem_free(r->slot);
+    sysmem_free(r->freed);
+    sysmem_free(r);
 }
 
 /* Trace t read and process chosen, or -EINVAL with "'path': why" in err. */
@@ -856,7 +860,7 @@ static int replay_run(const wl_args_t *a, wl_result_t *res)
         fprintf(stderr, "mallocbench-worker: replay: %s\n", err);
         return rc;
     }
-    replay_t *r = aligned_alloc(64, (sizeof *r + 63) / 64 * 64);
+    replay_t *r = sysmem_aligned64(sizeof *r);
     if (!r) {
         mbt_free(&t);
         return -ENOMEM;
@@ -871,7 +875,7 @@ static int replay_run(const wl_args_t *a, wl_result_t *res)
         replay_split(r, &t, wl_get(a, "region") == 0);
     mbt_free(&t);
     for (unsigned k = 0; !rc && k < r->nthr; k++) {
-        r->thr[k].hist = malloc(sizeof(hist_t));
+        r->thr[k].hist = sysmem_malloc(sizeof(hist_t));
         if (!r->thr[k].hist)
             rc = -ENOMEM;
         else

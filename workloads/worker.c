@@ -3,6 +3,7 @@
  * Exit codes: 0 ok, 2 bad arguments, 3 the workload failed (e.g. ENOMEM) or
  * left its result incomplete. */
 #include "region.h"
+#include "sysmem.h"
 #include "workload.h"
 
 #include <stdio.h>
@@ -10,6 +11,9 @@
 
 int main(int argc, char **argv)
 {
+    /* the worker's own bookkeeping (a trace read, a replay's plan, a map)
+     * never passes through the allocator it measures (common/sysmem.h) */
+    sysmem_use_kernel();
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(stderr, "usage: mallocbench-worker WORKLOAD [NAME=VALUE ...]\n"
                         "runs one workload; normally started by `mallocbench run`\n");

@@ -20,6 +20,9 @@ Usage: test_replay.py MALLOCBENCH CASE [RR_PROG].  Cases:
              one line naming its peak and the memory available before any
              sample; so does `trace` (--over-memory=warn reads it)
   timing     timing=recorded keeps the recorded span (0.6 s), fast does not
+  own_memory  the replay's own reading of a 25 MB trace leaves tcmalloc and
+             jemalloc (never purging) as they were: its region faults like
+             the program's
   record     `mallocbench record` of tests/rr_prog at two iteration counts:
              replayed counts equal the trace's (mbt_stats via `mallocbench
              trace`) and, by difference, the program's own; peak live within
@@ -383,6 +386,41 @@ def case_region(mb, tmp):
           f"region=whole measures every call (>= 900): {ops}")
 
 
+def case_own_memory(mb, tmp):
+    """The replay reads its trace and builds its plan without the allocator it measures
+    (common/sysmem.h): region_prog with 400k pairs of 64 B before its region (a 25 MB
+    trace, nothing held) and 300 pairs of 1 MiB in it.  Under allocators that keep what
+    is freed (tcmalloc, and jemalloc told never to purge), a replay whose trace and plan
+    went through malloc and were freed before the region found its 1 MiB blocks already
+    faulted in (0 faults against the program's 256+); the replayed region must fault like
+    the program's own."""
+    prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", "region_prog")
+    if not os.access(prog, os.X_OK):
+        print(f"SKIP: no region_prog at {prog!r}", file=sys.stderr)
+        sys.exit(SKIP)
+    have = installed(mb)
+    allocs = [a for a in ("tcmalloc", "jemalloc") if a in have]
+    if not allocs:
+        print("SKIP: neither tcmalloc nor jemalloc installed", file=sys.stderr)
+        sys.exit(SKIP)
+    path = os.path.join(tmp, "long.mbt")
+    p = run(mb, "record", "-o", path, "--", prog, "300", "400000")
+    check("done" in p.stdout, f"the program ran to its end under record: {p.stdout!r} {p.stderr[-300:]!r}")
+    check(os.path.getsize(path) > 20 << 20, f"the trace is long: {os.path.getsize(path)} bytes")
+    keep = ["-t", "jemalloc:dirty_decay_ms=-1", "-t", "jemalloc:muzzy_decay_ms=-1"] if "jemalloc" in allocs else []
+    rs = replay_rows(mb, tmp, "own", f"replay:trace={path}", allocs, 1, *keep)
+    real = os.path.join(tmp, "own-real.csv")
+    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", ",".join(allocs), "-r", "1", "-o", real,
+        *keep, "--", prog, "300", "400000")
+    got = {r["allocator"]: int(r["region_minor_faults"]) for r in rs if r["status"] == "ok"}
+    for r in rows(real):
+        a, b = got.get(r["allocator"]), int(r["region_minor_faults"])
+        print(f"{r['allocator']}: region faults replayed {a}, by the program {b}", file=sys.stderr)
+        check(b >= 256, f"{r['allocator']}: the program faults its 1 MiB block in its region: {b}")
+        check(a is not None and abs(a - b) <= 0.1 * b + 50,
+              f"{r['allocator']}: the replayed region faults like the program's: {a} against {b}")
+
+
 def case_synthetic(mb, tmp):
     allocs = installed(mb)
     if not allocs:
@@ -618,4 +656,5 @@ if __name__ == "__main__":
         sys.exit(0)
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
                           "record": case_record, "cut": case_cut,
-                          "pvalloc": case_pvalloc, "over_memory": case_over_memory, "region": case_region}))
+                          "pvalloc": case_pvalloc, "over_memory": case_over_memory, "region": case_region,
+                          "own_memory": case_own_memory}))

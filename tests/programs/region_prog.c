@@ -1,7 +1,9 @@
 /* region_prog.c - a program for tests/integration/test_replay.py region: 100
  * malloc/free pairs of 64 KiB before its marked region (include/mallocbench.h),
  * INSIDE pairs of 1 MiB in it, 50 pairs after it, so that a replay of its
- * recorded region must replay 2 x INSIDE calls measured and the others not. */
+ * recorded region must replay 2 x INSIDE calls measured and the others not.
+ * region_prog INSIDE SMALL adds SMALL pairs of 64 B first: a long trace that
+ * holds nothing, whose reading must leave the measured allocator as it was. */
 #include <mallocbench.h>
 
 #include <stdio.h>
@@ -25,6 +27,8 @@ static void pairs(unsigned n, size_t size)
 int main(int argc, char **argv)
 {
     unsigned inside = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 300;
+    unsigned small = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 0;
+    pairs(small, 64);
     pairs(100, 64 << 10);
     mb_region_begin();
     pairs(inside, 1 << 20);
