@@ -33,6 +33,7 @@ static const char *const op_names[MBT_OP_COUNT] = {
     [MBT_ALIGNED_ALLOC] = "aligned_alloc", [MBT_MEMALIGN] = "memalign",
     [MBT_VALLOC] = "valloc", [MBT_PVALLOC] = "pvalloc",
     [MBT_THREAD_START] = "thread_start", [MBT_THREAD_END] = "thread_end",
+    [MBT_MADVISE] = "madvise",
 };
 
 const char *mbt_op_name(unsigned op)
@@ -99,9 +100,9 @@ static int parse_header(rd_t *r, size_t *off)
                     HDR_LEN, r->len);
     uint32_t version = get32(b + HDR(version)), header_len = get32(b + HDR(header_len));
     uint32_t page = get32(b + HDR(page_size)), text_len = get32(b + HDR(text_len));
-    if (version != MBT_VERSION)
-        return fail(r, HDR(version), "unknown version %u (this reader knows %u)", version,
-                    MBT_VERSION);
+    if (version < MBT_VERSION_MIN || version > MBT_VERSION)
+        return fail(r, HDR(version), "unknown version %u (this reader knows %u to %u)", version,
+                    MBT_VERSION_MIN, MBT_VERSION);
     if (header_len < HDR_LEN)
         return fail(r, HDR(header_len), "header_len %u is less than %u", header_len, HDR_LEN);
     if (header_len > r->len)
@@ -242,7 +243,7 @@ static int parse_events(rd_t *r, size_t off, uint32_t pid, uint32_t tid, uint32_
         mbt_event_t e = {get64(p + EVT(t_op)), get64(p + EVT(ptr)), get64(p + EVT(size)),
                          get64(p + EVT(arg))};
         unsigned op = MBT_OP(&e);
-        if (op == 0 || op >= MBT_OP_COUNT)
+        if (op == 0 || op >= MBT_OP_COUNT || (op == MBT_MADVISE && r->t->version < 2))
             return fail(r, (size_t)(p - r->b), "unknown op %u", op);
         if (MBT_T(&e) < r->last_t[ti]) /* a replay paced by it would wait forever */
             return fail(r, (size_t)(p - r->b), "time %llu ns of thread %u/%u is before its "
@@ -474,7 +475,8 @@ static int stats_event(const mbt_event_t *e, hmap_t *live, mbt_stats_t *s)
                 s->unknown_free++;
         }
     }
-    if (op == MBT_THREAD_START || op == MBT_THREAD_END || op == MBT_FREE || !e->ptr)
+    if (op == MBT_THREAD_START || op == MBT_THREAD_END || op == MBT_FREE || op == MBT_MADVISE ||
+        !e->ptr)
         return 0;
     if (!hmap_del(live, e->ptr, &old)) /* freed unseen */
         live_sub(s, old);

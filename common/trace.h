@@ -34,7 +34,8 @@
 #include <stdint.h>
 
 #define MBT_MAGIC "MBTRACE"     /* 8 bytes with its NUL */
-#define MBT_VERSION 1
+#define MBT_VERSION 2         /* 2 added MBT_MADVISE; version 1 traces are read too */
+#define MBT_VERSION_MIN 1
 #define MBT_CHUNK_MAGIC 0x4b43424du /* "MBCK" as little-endian bytes */
 #define MBT_TEXT_MAX 65536      /* longest header text */
 #define MBT_PAYLOAD_MAX 131072u /* longest chunk payload a writer makes (the
@@ -78,6 +79,10 @@ typedef struct {
  *                             ptr result, size requested, arg alignment
  *   THREAD_START              ptr 0, size 0, arg tid of the creating thread
  *   THREAD_END                all 0
+ *   MADVISE                   ptr the address the program advised, size its
+ *                             length, arg the advice (MADV_*): the program's
+ *                             own madvise calls (numpy asks for huge pages on
+ *                             its large buffers), not its allocator's (version 2)
  * A failed allocation has ptr 0.  realloc(p, 0) that freed p has ptr 0. */
 typedef enum {
     MBT_MALLOC = 1,
@@ -91,6 +96,7 @@ typedef enum {
     MBT_PVALLOC,
     MBT_THREAD_START,
     MBT_THREAD_END,
+    MBT_MADVISE,
     MBT_OP_COUNT
 } mbt_op_t;
 

@@ -70,6 +70,7 @@ static struct {
     int (*execv)(const char *, char *const[]);
     int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*madvise)(void *, size_t, int);
 } R;
 
 /* ---- per-thread buffers ------------------------------------------------------
@@ -586,6 +587,7 @@ static void init(void)
     r.execv = sym("execv");
     r.execvp = sym("execvp");
     r.execvpe = sym("execvpe");
+    r.madvise = sym("madvise");
     R = r;
     G.use_tsc = tsc_invariant();
     clock_calibrate();
@@ -826,6 +828,25 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     if (UNLIKELY(n >= BIG_MIN))
         big_add(p, n);
     record(MBT_POSIX_MEMALIGN, st, p, n, align);
+    return rc;
+}
+
+/* The program's own madvise (glibc's malloc calls its internal one, never
+ * this): numpy asks for huge pages on its large buffers so, and a replay
+ * gives the replayed block the same advice. */
+EXPORT int madvise(void *addr, size_t len, int advice)
+{
+    ENTER_OR((errno = EAGAIN, -1));
+    if (!R.madvise) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!recording())
+        return R.madvise(addr, len, advice);
+    int rc = R.madvise(addr, len, advice);
+    uint64_t st = stamp();
+    if (!rc)
+        record(MBT_MADVISE, st, addr, len, (uint64_t)(unsigned)advice);
     return rc;
 }
 

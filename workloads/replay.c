@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +58,7 @@ typedef struct {
     uint32_t in, out;
     uint32_t touch;       /* pages to write at most (TOUCH_ALL: every page) */
     uint8_t op, flags;
+    uint8_t advice;       /* MADV_HUGEPAGE or MADV_NOHUGEPAGE the program gave the block; 0 none */
 } rop_t;
 
 typedef struct replay replay_t;
@@ -86,6 +88,7 @@ struct replay {
     int timing;
     unsigned missing;     /* ops emulated: replay_missing_ops() */
     uint64_t unknown_free, unknown_realloc, over_live, reordered, peak_live;
+    uint64_t advised, advice_skipped; /* the program's madvise calls: on a block, or not replayed */
     gate_t gate;
 };
 
@@ -258,6 +261,34 @@ static int build_realloc(build_t *b, unsigned k, size_t at, rop_t *op, const mbt
     return build_obj_new(b, k, at, ptr, ptr ? size : 0, &op->out);
 }
 
+/* The program's madvise of a block it holds (trace version 2).  Huge-page
+ * advice goes on the op that made the block: the replay advises the block's
+ * whole pages right after making it, before it writes them, as numpy does
+ * (malloc, then madvise(MADV_HUGEPAGE) from the first page boundary in the
+ * block to its end).  Other advice, and an address in no live block (memory
+ * the program mapped itself), are counted and not replayed. */
+static void build_madvise(build_t *b, const mbt_event_t *e)
+{
+    replay_t *r = b->r;
+    if (e->arg != MADV_HUGEPAGE && e->arg != MADV_NOHUGEPAGE) {
+        r->advice_skipped++;
+        return;
+    }
+    /* the block starts at most a page before the advised address, 16-byte aligned */
+    for (uint64_t d = e->ptr % 16; d <= b->rec_page && d <= e->ptr; d += 16) {
+        uint64_t *v = hmap_get(&b->map, e->ptr - d);
+        if (!v)
+            continue;
+        const bobj_t *ob = &b->obj[*v];
+        if (d >= ob->size)
+            break;
+        r->thr[ob->prod].ops[ob->prod_op].advice = (uint8_t)e->arg;
+        r->advised++;
+        return;
+    }
+    r->advice_skipped++;
+}
+
 /* Event e of replay thread k into its next op; skipped events make none. */
 static int build_event(build_t *b, unsigned k, const mbt_event_t *e)
 {
@@ -268,6 +299,10 @@ static int build_event(build_t *b, unsigned k, const mbt_event_t *e)
         b->img = img;
         hmap_clear(&b->map);
         b->live = 0;
+    }
+    if (kind == MBT_MADVISE) {
+        build_madvise(b, e);
+        return 0;
     }
     if (kind < MBT_MALLOC || kind > MBT_PVALLOC)
         return 0; /* thread start and end */
@@ -488,6 +523,14 @@ static inline void touch_pages(char *p, uint64_t from, uint64_t to, uint32_t max
     }
 }
 
+/* madvise(advice) over the whole pages of the block [p, p + size). */
+static void advise_block(void *p, uint64_t size, int advice, uint64_t page)
+{
+    uintptr_t from = ((uintptr_t)p + page - 1) / page * page, to = ((uintptr_t)p + size) / page * page;
+    if (to > from)
+        madvise((void *)from, to - from, advice);
+}
+
 /* Ops whose function the allocator serving malloc does not define (jemalloc
  * has no pvalloc: glibc's would make a block jemalloc's free cannot take):
  * a bit per op. */
@@ -578,6 +621,8 @@ static inline void *op_call(const rop_t *op, void *in, uint64_t page, unsigned m
     case MBT_PVALLOC: q = pvalloc(op->size); break;
     }
     *failed = !q;
+    if (op->advice && q) /* the whole pages of the block, before they are written */
+        advise_block(q, op->size, op->advice, page);
     if (op->touch && q)
         touch_pages(q, op->op == MBT_REALLOC ? op->arg : 0, op->size, op->touch, page);
     return q;
@@ -702,9 +747,10 @@ static void replay_extra(const replay_t *r, const uint64_t *calls, uint64_t wait
     if (off < len)
         snprintf(buf + off, len - off,
                  "unknown_free=%" PRIu64 ";unknown_realloc=%" PRIu64 ";alloc_over_live=%" PRIu64
-                 ";reordered=%" PRIu64 ";peak_live=%" PRIu64 ";threads=%u;waits=%" PRIu64 ";region=%s",
+                 ";reordered=%" PRIu64 ";peak_live=%" PRIu64 ";threads=%u;waits=%" PRIu64
+                 ";advised=%" PRIu64 ";advice_skipped=%" PRIu64 ";region=%s",
                  r->unknown_free, r->unknown_realloc, r->over_live, r->reordered, r->peak_live,
-                 r->nthr, waits, r->region);
+                 r->nthr, waits, r->advised, r->advice_skipped, r->region);
 }
 
 static void replay_report(const replay_t *r, wl_result_t *res)

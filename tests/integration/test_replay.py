@@ -23,6 +23,9 @@ Usage: test_replay.py MALLOCBENCH CASE [RR_PROG].  Cases:
   own_memory  the replay's own reading of a 25 MB trace leaves tcmalloc and
              jemalloc (never purging) as they were: its region faults like
              the program's
+  advice     a program's madvise(MADV_HUGEPAGE) on its blocks (as numpy's) is
+             recorded and replayed: advised=16, and the region faults like
+             the program's where THP is on
   record     `mallocbench record` of tests/rr_prog at two iteration counts:
              replayed counts equal the trace's (mbt_stats via `mallocbench
              trace`) and, by difference, the program's own; peak live within
@@ -234,7 +237,7 @@ def read_trace(path):
     {(pid, tid): [(t, op, ptr, size, arg)]}).  Asserts the layout of trace.h."""
     data = open(path, "rb").read()
     magic, version, header_len, page, text_len, _ = struct.unpack_from("<8sIIIIQ", data, 0)
-    check(magic == b"MBTRACE\0" and version == 1 and header_len >= 32, f"{path}: header {magic} {version}")
+    check(magic == b"MBTRACE\0" and version == 2 and header_len >= 32, f"{path}: header {magic} {version}")
     off, procs, events, seq = header_len + text_len, [], {}, {}
     while off < len(data):
         cm, kind, pid, tid, sq, plen = struct.unpack_from("<IIIIII", data, off)
@@ -418,6 +421,57 @@ def case_own_memory(mb, tmp):
         print(f"{r['allocator']}: region faults replayed {a}, by the program {b}", file=sys.stderr)
         check(b >= 256, f"{r['allocator']}: the program faults its 1 MiB block in its region: {b}")
         check(a is not None and abs(a - b) <= 0.1 * b + 50,
+              f"{r['allocator']}: the replayed region faults like the program's: {a} against {b}")
+
+
+def thp_mode():
+    """The kernel's transparent huge page mode (always, madvise, never), or None."""
+    try:
+        text = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    except OSError:
+        return None
+    return next((w[1:-1] for w in text.split() if w.startswith("[")), None)
+
+
+def case_advice(mb, tmp):
+    """A program's own madvise is recorded (trace version 2) and replayed on the block it
+    advised: advise_prog asks for huge pages on 16 blocks of 8 MiB as numpy does.  The
+    replay reports advised=16; where THP is on "madvise" its region faults like the
+    program's (a few huge pages per block), not the 2048 small pages per block that the
+    same blocks fault without the advice (advise_prog 16 none)."""
+    prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", "advise_prog")
+    if not os.access(prog, os.X_OK):
+        print(f"SKIP: no advise_prog at {prog!r}", file=sys.stderr)
+        sys.exit(SKIP)
+    path = os.path.join(tmp, "advise.mbt")
+    p = run(mb, "record", "-o", path, "--", prog, "16")
+    check("done" in p.stdout, f"the program ran to its end under record: {p.stdout!r} {p.stderr[-300:]!r}")
+    check("madvise          16" in run(mb, "trace", path).stdout, "the trace holds the program's 16 madvise calls")
+    allocs = [a for a in ("glibc", "jemalloc", "tcmalloc") if a in installed(mb)]
+    rs = replay_rows(mb, tmp, "adv", f"replay:trace={path}", allocs, 1)
+    for r in rs:
+        m = mbtest.metrics(r)
+        check_eq((r["status"], m.get("advised"), m.get("advice_skipped")), ("ok", "16", "0"),
+                 f"{r['allocator']}: the 16 madvise calls replayed on their blocks")
+    mode = thp_mode()
+    if mode not in ("madvise", "always"):
+        print(f"transparent huge pages {mode!r}: the fault comparison is not made", file=sys.stderr)
+        return
+    real = os.path.join(tmp, "adv-real.csv")
+    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", ",".join(allocs), "-r", "1", "-o", real,
+        "--", prog, "16")
+    plain = os.path.join(tmp, "adv-plain.csv")
+    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", "glibc", "-r", "1", "-o", plain,
+        "--", prog, "16", "none")
+    small = int(rows(plain)[0]["region_minor_faults"])
+    got = {r["allocator"]: int(r["region_minor_faults"]) for r in rs if r["status"] == "ok"}
+    for r in rows(real):
+        a, b = got.get(r["allocator"]), int(r["region_minor_faults"])
+        print(f"{r['allocator']}: region faults replayed {a}, by the program {b}; "
+              f"glibc without advice {small}", file=sys.stderr)
+        if mode == "madvise" and r["allocator"] == "glibc":
+            check(b * 2 < small, f"glibc: the advice takes effect in the program: {b} against {small} without")
+        check(a is not None and abs(a - b) <= 0.1 * b + 64,
               f"{r['allocator']}: the replayed region faults like the program's: {a} against {b}")
 
 
@@ -657,4 +711,4 @@ if __name__ == "__main__":
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
                           "record": case_record, "cut": case_cut,
                           "pvalloc": case_pvalloc, "over_memory": case_over_memory, "region": case_region,
-                          "own_memory": case_own_memory}))
+                          "own_memory": case_own_memory, "advice": case_advice}))

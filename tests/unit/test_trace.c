@@ -193,7 +193,8 @@ static void check_corrupt(void)
     static buf_t b;
     valid(&b);
     REFUSED(0, 0x41414141, 0, "bad magic");
-    REFUSED(8, 2, 8, "unknown version 2");
+    REFUSED(8, 3, 8, "unknown version 3");
+    REFUSED(8, 0, 8, "unknown version 0");
     REFUSED(12, 16, 12, "header_len 16 is less than 32");
     REFUSED(12, 1 << 20, 12, "past the end");
     REFUSED(16, 1000, 16, "page_size");
@@ -205,7 +206,7 @@ static void check_corrupt(void)
     REFUSED(off_ev0 + 20, 1 << 20, off_ev0 + 20, "longer than any chunk");
     REFUSED(off_ev0 + 20, 4 * 32 + 8, off_ev0 + 20, "not a multiple of 32");
     REFUSED(off_ev0 + 24 + 64, MBT_T_OP(30, 0), off_ev0 + 24 + 64, "unknown op 0");
-    REFUSED(off_ev0 + 24 + 64, MBT_T_OP(30, MBT_OP_COUNT), off_ev0 + 24 + 64, "unknown op 12");
+    REFUSED(off_ev0 + 24 + 64, MBT_T_OP(30, MBT_OP_COUNT), off_ev0 + 24 + 64, "unknown op 13");
     REFUSED(off_ev0 + 16, 1, off_ev0 + 16, "chunk seq 1 of thread 100/100, expected 0");
     REFUSED(off_ev2 + 16, 0, off_ev2 + 16, "chunk seq 0 of thread 100/100, expected 1");
     REFUSED(off_ev2 + 16, 2, off_ev2 + 16, "expected 1");
@@ -346,8 +347,40 @@ static void check_images(void)
     mbt_free(&t);
 }
 
+/* Version 2's madvise event: read, counted, never an allocation; a version 1
+ * trace holding one is refused (version 1 had no such op). */
+static void check_madvise(void)
+{
+    static buf_t b;
+    const mbt_event_t e[] = {EV(10, MBT_MALLOC, 0x10010, 1 << 23, 0),
+                             EV(11, MBT_MADVISE, 0x11000, (1 << 23) - 0xff0, 14),
+                             EV(12, MBT_FREE, 0x10010, 0, 0)};
+    b.n = 0;
+    header(&b, "command=prog\n");
+    process(&b, 100, 1, 0, "/bin/prog");
+    size_t ev = b.n;
+    events(&b, 100, 100, 0, e, 3);
+    mbt_trace_t t;
+    mbt_stats_t s;
+    char err[256];
+    CHECK_INT(mbt_parse(b.b, b.n, &t, err, sizeof err), 0);
+    CHECK_INT(mbt_stats(&t, 100, &s), 0);
+    CHECK_U64(s.count[MBT_MADVISE], 1);
+    CHECK_U64(s.peak_live_bytes, 1 << 23);
+    CHECK_U64(s.bytes_allocated, 1 << 23);
+    CHECK_STR(mbt_op_name(MBT_MADVISE), "madvise");
+    mbt_free(&t);
+    put32(b.b + 8, 1); /* the same events in a version 1 trace */
+    CHECK_INT(mbt_parse(b.b, b.n, &t, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "unknown op 12") != NULL);
+    char at[32];
+    snprintf(at, sizeof at, "byte %zu", ev + sizeof(mbt_chunk_t) + sizeof(mbt_event_t));
+    CHECK(strstr(err, at) != NULL);
+}
+
 int main(void)
 {
+    check_madvise();
     check_valid();
     check_images();
     check_corrupt();
