@@ -196,9 +196,9 @@ def fidelity(run, progs, rep):
              "are those of the replay paced as recorded (timing=recorded), where it ran: an allocator that "
              "purges on a timer (mimalloc) purges in it as in the program; the ranking is the fast "
              "replay's (timing=fast), whose throughput is the allocator's own. The replay "
-             "writes one byte in every page of each block (touch=page), which the program may not do "
-             "(numpy asks for huge pages), and replays no page the interpreter or its libraries touch "
-             "outside malloc, so it can fall short or exceed.",
+             "writes one byte in every page of each block (touch=page), which the program may not do, "
+             "gives a block the huge-page advice the program gave it (numpy's madvise), and replays no "
+             "page the interpreter or its libraries touch outside malloc, so it can fall short or exceed.",
              "",
              "| program | configuration | faults: replay | real (same span) | real region | within 10% | "
              "madvise/munmap/brk: replay | real (same span) | peak RSS: replay | real |",
