@@ -352,7 +352,9 @@ def case_region(mb, tmp):
     1 MiB in it, 50 after): `record` answers its markers and writes the region into the
     trace's header; replay (region=recorded, the default) measures the 600 calls of the
     region only, and faults about what the program's own region faults; region=whole
-    measures every call; a trace without a region (rr_prog's) replays whole."""
+    measures every call; a trace without a region (rr_prog's) replays whole.  Under
+    glibc the region makes the program's brk, mmap and munmap calls: its main thread
+    replays on the worker's main thread, in glibc's brk heap."""
     prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", "region_prog")
     if not os.access(prog, os.X_OK):
         print(f"SKIP: no region_prog at {prog!r}", file=sys.stderr)
@@ -383,6 +385,11 @@ def case_region(mb, tmp):
             print(f"{r['allocator']}: region faults replayed {a}, by the program {b}", file=sys.stderr)
             check(abs(a - b) <= 0.1 * b + 50, f"{r['allocator']}: the replayed region faults like the program's: "
                   f"{a} against {b}")
+            if r["allocator"] == "glibc":
+                # the recorded main thread replays on the worker's own: glibc's brk heap
+                # (main_arena), not a later thread's mmap'd arena, which never calls brk
+                calls = lambda x: [x[f"region_{c}_calls"] for c in ("brk", "mmap", "munmap")]
+                check_eq(calls(rep), calls(r), "glibc: the replayed region's brk, mmap and munmap calls")
     rs = replay_rows(mb, tmp, "rgw", f"replay:trace={path},region=whole", ["glibc"], 1)
     ops = int(rs[0]["region_ops"]) if rs else 0
     check(ops >= 900 and mbtest.metrics(rs[0]).get("region") == "whole",
