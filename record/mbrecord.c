@@ -836,11 +836,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
  * gives the replayed block the same advice. */
 EXPORT int madvise(void *addr, size_t len, int advice)
 {
-    ENTER_OR((errno = EAGAIN, -1));
-    if (!R.madvise) {
-        errno = ENOSYS;
-        return -1;
-    }
+    if (UNLIKELY(G.init != 2) && !tls.guard)
+        init();
+    if (UNLIKELY(!R.madvise)) /* inside the recorder's own start: the kernel's, unrecorded */
+        return (int)syscall(SYS_madvise, addr, len, advice);
     if (!recording())
         return R.madvise(addr, len, advice);
     int rc = R.madvise(addr, len, advice);
