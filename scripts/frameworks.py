@@ -164,21 +164,40 @@ def serve_table(run, base):
     return lines
 
 
-def rank_line(what, real, other):
-    tau = mbdata.kendall_tau(real, other)
-    rb, rw = mbdata.best_worst(real)
-    ob, ow = mbdata.best_worst(other)
+def rank_line(what, real, other, defaults=()):
+    """Kendall's tau and the best and worst of every configuration; then the same among
+    the families' defaults (defaults: their labels), where two settings of one family
+    (tcmalloc and tc-keep) can no longer swap first place within their noise."""
     lab = mbdata.config_label
-    same = "yes" if (rb, rw) == (ob, ow) else "no"
-    return (f"{what}: Kendall's tau of the throughput ranking {'–' if tau is None else f'{tau:.2f}'}; "
-            f"best/worst real {lab(rb or '–')}/{lab(rw or '–')}, {what.split(' ')[0]} "
-            f"{lab(ob or '–')}/{lab(ow or '–')}: same best and worst: {same}.")
+    kind = what.split(" ")[0]
+
+    def compare(a, b):
+        tau = mbdata.kendall_tau(a, b)
+        ab, aw = mbdata.best_worst(a)
+        bb, bw = mbdata.best_worst(b)
+        same = "yes" if (ab, aw) == (bb, bw) else "no"
+        return (f"Kendall's tau of the throughput ranking {'–' if tau is None else f'{tau:.2f}'}; "
+                f"best/worst real {lab(ab or '–')}/{lab(aw or '–')}, {kind} "
+                f"{lab(bb or '–')}/{lab(bw or '–')}: same best and worst: {same}")
+
+    line = f"{what}: {compare(real, other)}"
+    fam = [c for c in defaults if c in real and c in other]
+    if len(fam) > 2:
+        line += (f"; among the {len(fam)} families' defaults: "
+                 f"{compare({c: real[c] for c in fam}, {c: other[c] for c in fam})}")
+    return line + "."
 
 
 def replay_timing(r):
     """The replay row's pacing: fast (each call as soon as it may) or recorded (each call not
     before its recorded time)."""
     return dict(mbdata.parse_params(r["workload_params"])).get("timing", "fast")
+
+
+def family_defaults(run):
+    """The labels of the configurations that run a family with its defaults (setting_text
+    'defaults': no tunables, and a label that is the family's name)."""
+    return [c.name for c in run.configs.values() if mbdata.setting_text(c) == "defaults"]
 
 
 def fidelity(run, progs, rep):
@@ -227,7 +246,8 @@ def fidelity(run, progs, rep):
         if ranked:
             notes.append(rank_line(f"replay of {prog}",
                                    {c: med(rs, col("throughput")) for c, rs in groups.items()},
-                                   {c: med(rs, col("throughput")) for c, rs in ranked.items()}))
+                                   {c: med(rs, col("throughput")) for c, rs in ranked.items()},
+                                   family_defaults(run)))
         else:
             notes.append(f"replay of {prog}: no fast replay (timing=fast) to rank the allocators by.")
     return lines + [""] + [f"- {n}" for n in notes]
@@ -257,7 +277,8 @@ def synthetic(run, progs, syn, base, match):
                          f"{one or ratio_text(s)} | {one or ratio_text(p)} |")
         notes.append(rank_line(f"synthetic {name} for {prog}",
                                {c: med(rs, col("throughput")) for c, rs in real.items()},
-                               {c: med(rs, col("throughput")) for c, rs in groups.items()}))
+                               {c: med(rs, col("throughput")) for c, rs in groups.items()},
+                               family_defaults(run)))
     return lines + [""] + [f"- {n}" for n in notes]
 
 

@@ -93,6 +93,26 @@ def test_paced(fx):
           "the ranking is still the fast replay's")
 
 
+def test_rank_line():
+    """The ranking over every configuration, then over the families' defaults only: two
+    settings of one family swapping first place fails the first and not the second."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("frameworks", FW)
+    fw = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fw)
+    real = {"glibc": 1.0, "jemalloc": 0.5, "tcmalloc": 1.30, "tc-keep": 1.29, "scudo": 0.4}
+    rep = {"glibc": 1.0, "jemalloc": 0.6, "tcmalloc": 1.28, "tc-keep": 1.31, "scudo": 0.3}
+    line = fw.rank_line("replay of x", real, rep, ["glibc", "jemalloc", "tcmalloc", "scudo"])
+    whole, _, fam = line.partition("; among the 4 families' defaults: ")
+    check("best/worst real tcmalloc/scudo, replay tc-keep/scudo: same best and worst: no" in whole,
+          f"every configuration: tc-keep first in the replay: {line!r}")
+    check(fam.startswith("Kendall's tau of the throughput ranking 1.00")
+          and "best/worst real tcmalloc/scudo, replay tcmalloc/scudo: same best and worst: yes" in fam,
+          f"the families' defaults rank alike: {line!r}")
+    check("among" not in fw.rank_line("replay of x", real, rep, ["glibc", "jemalloc"]),
+          "no family comparison over two defaults")
+
+
 def test_worst(fx):
     rc, out, err = report("--worst", "train", os.path.join(fx, "frameworks-fw.csv"))
     check_eq((rc, out.strip()), (0, "jemalloc"), f"the worst configuration of train ({err.strip()})")
@@ -127,6 +147,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_sentences(fx)
         test_paced(fx)
+        test_rank_line()
         test_worst(fx)
         test_helpers()
         test_bad_input(tmp)
