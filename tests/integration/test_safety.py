@@ -248,9 +248,13 @@ def case_orphans(mb, tmp):
         # this harness's own workers (other suites may run workers at the same time)
         def started():
             return {w for w in set(worker_pids()) - before if parent_of(w) == p.pid}
-        while time.time() < deadline and not started():
-            time.sleep(0.05)
+        # looked for once per turn: the sample is `env LD_PRELOAD=... mallocbench-worker ...`,
+        # which execs the worker in the same pid, and while it execs its cmdline cannot be
+        # read, so a second look could miss the worker the first one found
         mine = started()
+        while time.time() < deadline and not mine:
+            time.sleep(0.05)
+            mine = started()
         check(len(mine) >= 1, f"{sig.name}: the hanging worker started")
         p.send_signal(sig)
         p.communicate(timeout=30)
