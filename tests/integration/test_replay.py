@@ -347,6 +347,38 @@ def case_record(mb, tmp):
     check(0.9 * span <= wall <= span + 0.2, f"timing=recorded: {wall} s for a span of {span} s")
 
 
+def test_program(name):
+    """The test program NAME, built beside rr_prog (argv[3]); the case skips without it."""
+    prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", name)
+    if not os.access(prog, os.X_OK):
+        print(f"SKIP: no {name} at {prog!r}", file=sys.stderr)
+        sys.exit(SKIP)
+    return prog
+
+
+def record_program(mb, path, prog, *args):
+    """`mallocbench record -o PATH -- PROG ARGS`, which runs the program to its end."""
+    p = run(mb, "record", "-o", path, "--", prog, *args)
+    check("done" in p.stdout, f"the program ran to its end under record: {p.stdout!r} {p.stderr[-300:]!r}")
+
+
+def program_rows(mb, out, allocs, prog, *args, extra=()):
+    """The program itself through exec, one sample under each of allocs: its rows."""
+    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", ",".join(allocs), "-r", "1", "-o", out,
+        *extra, "--", prog, *args)
+    return rows(out)
+
+
+def faults_like_program(replayed, r, slack):
+    """(replayed, program) region faults of the replay's row (None: no ok row) and the
+    program's row r, checked to be within 10% + slack pages of each other."""
+    a = int(replayed["region_minor_faults"]) if replayed and replayed["status"] == "ok" else None
+    b = int(r["region_minor_faults"])
+    check(a is not None and abs(a - b) <= 0.1 * b + slack,
+          f"{r['allocator']}: the replayed region faults like the program's: {a} against {b}")
+    return a, b
+
+
 def case_region(mb, tmp):
     """A program that marks its region (region_prog: 100 pairs of 64 KiB before, 300 of
     1 MiB in it, 50 after): `record` answers its markers and writes the region into the
@@ -355,13 +387,9 @@ def case_region(mb, tmp):
     measures every call; a trace without a region (rr_prog's) replays whole.  Under
     glibc the region makes the program's brk, mmap and munmap calls: its main thread
     replays on the worker's main thread, in glibc's brk heap."""
-    prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", "region_prog")
-    if not os.access(prog, os.X_OK):
-        print(f"SKIP: no region_prog at {prog!r}", file=sys.stderr)
-        sys.exit(SKIP)
+    prog = test_program("region_prog")
     path = os.path.join(tmp, "region.mbt")
-    p = run(mb, "record", "-o", path, "--", prog, "300")
-    check("done" in p.stdout, f"the program ran to its end under record: {p.stdout!r} {p.stderr[-300:]!r}")
+    record_program(mb, path, prog, "300")
     t = run(mb, "trace", path).stdout
     line = next((l for l in t.splitlines() if l.startswith("region=")), "")
     nums = line[len("region="):].split()
@@ -375,16 +403,11 @@ def case_region(mb, tmp):
         # 300 x 1 MiB written once each: 76800 pages at most, fewer where the block is reused
         faults = int(r["region_minor_faults"] or 0)
         check(faults <= 80000, f"{r['allocator']}: the region's faults only: {faults}")
-    real = os.path.join(tmp, "real.csv")
-    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", ",".join(allocs), "-r", "1", "-o", real,
-        "--", prog, "300")
-    for r in rows(real):
+    for r in program_rows(mb, os.path.join(tmp, "real.csv"), allocs, prog, "300"):
         rep = next((x for x in rs if x["allocator"] == r["allocator"]), None)
         if rep:
-            a, b = int(rep["region_minor_faults"]), int(r["region_minor_faults"])
+            a, b = faults_like_program(rep, r, 50)
             print(f"{r['allocator']}: region faults replayed {a}, by the program {b}", file=sys.stderr)
-            check(abs(a - b) <= 0.1 * b + 50, f"{r['allocator']}: the replayed region faults like the program's: "
-                  f"{a} against {b}")
             if r["allocator"] == "glibc":
                 # the recorded main thread replays on the worker's own: glibc's brk heap
                 # (main_arena), not a later thread's mmap'd arena, which never calls brk
@@ -404,31 +427,22 @@ def case_own_memory(mb, tmp):
     went through malloc and were freed before the region found its 1 MiB blocks already
     faulted in (0 faults against the program's 256+); the replayed region must fault like
     the program's own."""
-    prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", "region_prog")
-    if not os.access(prog, os.X_OK):
-        print(f"SKIP: no region_prog at {prog!r}", file=sys.stderr)
-        sys.exit(SKIP)
+    prog = test_program("region_prog")
     have = installed(mb)
     allocs = [a for a in ("tcmalloc", "jemalloc") if a in have]
     if not allocs:
         print("SKIP: neither tcmalloc nor jemalloc installed", file=sys.stderr)
         sys.exit(SKIP)
     path = os.path.join(tmp, "long.mbt")
-    p = run(mb, "record", "-o", path, "--", prog, "300", "400000")
-    check("done" in p.stdout, f"the program ran to its end under record: {p.stdout!r} {p.stderr[-300:]!r}")
+    record_program(mb, path, prog, "300", "400000")
     check(os.path.getsize(path) > 20 << 20, f"the trace is long: {os.path.getsize(path)} bytes")
     keep = ["-t", "jemalloc:dirty_decay_ms=-1", "-t", "jemalloc:muzzy_decay_ms=-1"] if "jemalloc" in allocs else []
     rs = replay_rows(mb, tmp, "own", f"replay:trace={path}", allocs, 1, *keep)
-    real = os.path.join(tmp, "own-real.csv")
-    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", ",".join(allocs), "-r", "1", "-o", real,
-        *keep, "--", prog, "300", "400000")
-    got = {r["allocator"]: int(r["region_minor_faults"]) for r in rs if r["status"] == "ok"}
-    for r in rows(real):
-        a, b = got.get(r["allocator"]), int(r["region_minor_faults"])
+    got = {r["allocator"]: r for r in rs}
+    for r in program_rows(mb, os.path.join(tmp, "own-real.csv"), allocs, prog, "300", "400000", extra=keep):
+        a, b = faults_like_program(got.get(r["allocator"]), r, 50)
         print(f"{r['allocator']}: region faults replayed {a}, by the program {b}", file=sys.stderr)
         check(b >= 256, f"{r['allocator']}: the program faults its 1 MiB block in its region: {b}")
-        check(a is not None and abs(a - b) <= 0.1 * b + 50,
-              f"{r['allocator']}: the replayed region faults like the program's: {a} against {b}")
 
 
 def thp_mode():
@@ -446,13 +460,9 @@ def case_advice(mb, tmp):
     replay reports advised=16; where THP is on "madvise" its region faults like the
     program's (a few huge pages per block), not the 2048 small pages per block that the
     same blocks fault without the advice (advise_prog 16 none)."""
-    prog = os.path.join(os.path.dirname(sys.argv[3]) if len(sys.argv) > 3 else "", "advise_prog")
-    if not os.access(prog, os.X_OK):
-        print(f"SKIP: no advise_prog at {prog!r}", file=sys.stderr)
-        sys.exit(SKIP)
+    prog = test_program("advise_prog")
     path = os.path.join(tmp, "advise.mbt")
-    p = run(mb, "record", "-o", path, "--", prog, "16")
-    check("done" in p.stdout, f"the program ran to its end under record: {p.stdout!r} {p.stderr[-300:]!r}")
+    record_program(mb, path, prog, "16")
     check("madvise          16" in run(mb, "trace", path).stdout, "the trace holds the program's 16 madvise calls")
     allocs = [a for a in ("glibc", "jemalloc", "tcmalloc") if a in installed(mb)]
     rs = replay_rows(mb, tmp, "adv", f"replay:trace={path}", allocs, 1)
@@ -464,22 +474,15 @@ def case_advice(mb, tmp):
     if mode not in ("madvise", "always"):
         print(f"transparent huge pages {mode!r}: the fault comparison is not made", file=sys.stderr)
         return
-    real = os.path.join(tmp, "adv-real.csv")
-    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", ",".join(allocs), "-r", "1", "-o", real,
-        "--", prog, "16")
-    plain = os.path.join(tmp, "adv-plain.csv")
-    run(mb, "exec", "-q", "--no-limit", "--warmup-runs", "0", "-a", "glibc", "-r", "1", "-o", plain,
-        "--", prog, "16", "none")
-    small = int(rows(plain)[0]["region_minor_faults"])
-    got = {r["allocator"]: int(r["region_minor_faults"]) for r in rs if r["status"] == "ok"}
-    for r in rows(real):
-        a, b = got.get(r["allocator"]), int(r["region_minor_faults"])
+    plain = program_rows(mb, os.path.join(tmp, "adv-plain.csv"), ["glibc"], prog, "16", "none")
+    small = int(plain[0]["region_minor_faults"])
+    got = {r["allocator"]: r for r in rs}
+    for r in program_rows(mb, os.path.join(tmp, "adv-real.csv"), allocs, prog, "16"):
+        a, b = faults_like_program(got.get(r["allocator"]), r, 64)
         print(f"{r['allocator']}: region faults replayed {a}, by the program {b}; "
               f"glibc without advice {small}", file=sys.stderr)
         if mode == "madvise" and r["allocator"] == "glibc":
             check(b * 2 < small, f"glibc: the advice takes effect in the program: {b} against {small} without")
-        check(a is not None and abs(a - b) <= 0.1 * b + 64,
-              f"{r['allocator']}: the replayed region faults like the program's: {a} against {b}")
 
 
 def case_synthetic(mb, tmp):
