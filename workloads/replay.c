@@ -47,6 +47,15 @@ enum { TOUCH_PAGE, TOUCH_NONE, TOUCH_RECORDED };
 enum { TIMING_FAST, TIMING_RECORDED };
 enum { OVER_MEMORY_REFUSE, OVER_MEMORY_WARN };
 enum { F_WAIT = 1, F_PUB = 2 };
+/* Where the program's huge-page advice on a block began and ended, as rules a
+ * block at another address follows (rop_t.advise_how). */
+enum {
+    ADV_AFTER_START = 1, /* from the first page boundary after the block's start, even
+                          * when the start is one (numpy: p + 4096 - p % 4096);
+                          * without it, from the start's page boundary or the next */
+    ADV_END_UP = 2       /* to the block's end rounded up to a page (the kernel
+                          * rounds the length up); without it, rounded down */
+};
 
 /* One replayed call.  in: the object it frees (free, realloc's old block);
  * out: the object it makes.  F_WAIT: `in` is made by another thread;
@@ -59,6 +68,7 @@ typedef struct {
     uint32_t touch;       /* pages to write at most (TOUCH_ALL: every page) */
     uint8_t op, flags;
     uint8_t advice;       /* MADV_HUGEPAGE or MADV_NOHUGEPAGE the program gave the block; 0 none */
+    uint8_t advise_how;   /* ADV_*: the advised range's rules */
 } rop_t;
 
 typedef struct replay replay_t;
@@ -263,11 +273,17 @@ static int build_realloc(build_t *b, unsigned k, size_t at, rop_t *op, const mbt
 }
 
 /* The program's madvise of a block it holds (trace version 2).  Huge-page
- * advice goes on the op that made the block: the replay advises the block's
- * whole pages right after making it, before it writes them, as numpy does
- * (malloc, then madvise(MADV_HUGEPAGE) from the first page boundary in the
- * block to its end).  Other advice, and an address in no live block (memory
- * the program mapped itself), are counted and not replayed. */
+ * advice goes on the op that made the block: the replay advises the block right
+ * after making it, before it writes it, over the range the program's rules give
+ * at the block's new address.  numpy advises from p + 4096 - p % 4096 (a whole
+ * page in when p is page-aligned, as jemalloc's large blocks are) to p + size,
+ * which the kernel rounds up to a page; where the block's 2 MiB ranges lie
+ * decides which of them may be huge, so the replay keeps those rules rather
+ * than advising the block's whole pages.  A recorded start at the block's own
+ * start (d == 0) keeps "from the start"; a start after it is taken as numpy's
+ * rule, the two being the same unless the block is page-aligned.  Other advice,
+ * and an address in no live block (memory the program mapped itself), are
+ * counted and not replayed. */
 static void build_madvise(build_t *b, const mbt_event_t *e)
 {
     replay_t *r = b->r;
@@ -283,7 +299,11 @@ static void build_madvise(build_t *b, const mbt_event_t *e)
         const bobj_t *ob = &b->obj[*v];
         if (d >= ob->size)
             break;
-        r->thr[ob->prod].ops[ob->prod_op].advice = (uint8_t)e->arg;
+        rop_t *op = &r->thr[ob->prod].ops[ob->prod_op];
+        uint64_t page = b->rec_page, end = e->ptr + (e->size + page - 1) / page * page;
+        op->advice = (uint8_t)e->arg;
+        op->advise_how = (uint8_t)((d > 0 ? ADV_AFTER_START : 0) |
+                                   (end >= e->ptr - d + ob->size ? ADV_END_UP : 0));
         r->advised++;
         return;
     }
@@ -528,10 +548,12 @@ static inline void touch_pages(char *p, uint64_t from, uint64_t to, uint32_t max
     }
 }
 
-/* madvise(advice) over the whole pages of the block [p, p + size). */
-static void advise_block(void *p, uint64_t size, int advice, uint64_t page)
+/* madvise(advice) over the block [p, p + size) by the program's rules (ADV_*). */
+static void advise_block(void *p, uint64_t size, int advice, unsigned how, uint64_t page)
 {
-    uintptr_t from = ((uintptr_t)p + page - 1) / page * page, to = ((uintptr_t)p + size) / page * page;
+    uintptr_t a = (uintptr_t)p, from, to;
+    from = how & ADV_AFTER_START ? (a / page + 1) * page : (a + page - 1) / page * page;
+    to = how & ADV_END_UP ? (a + size + page - 1) / page * page : (a + size) / page * page;
     if (to > from)
         madvise((void *)from, to - from, advice);
 }
@@ -626,8 +648,8 @@ static inline void *op_call(const rop_t *op, void *in, uint64_t page, unsigned m
     case MBT_PVALLOC: q = pvalloc(op->size); break;
     }
     *failed = !q;
-    if (op->advice && q) /* the whole pages of the block, before they are written */
-        advise_block(q, op->size, op->advice, page);
+    if (op->advice && q) /* before the block is written */
+        advise_block(q, op->size, op->advice, op->advise_how, page);
     if (op->touch && q)
         touch_pages(q, op->op == MBT_REALLOC ? op->arg : 0, op->size, op->touch, page);
     return q;

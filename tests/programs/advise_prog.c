@@ -4,7 +4,10 @@
  * first page boundary after the block's start to its end), then written page
  * by page and freed.  With transparent huge pages on "madvise" or "always",
  * each block faults a few huge pages instead of 2048 small ones.
- * Usage: advise_prog [N] [none]: "none" makes the same blocks without advice. */
+ * Usage: advise_prog [N] [none|aligned]: "none" makes the same blocks without
+ * advice; "aligned" makes them with posix_memalign(2 MiB), so that the advice,
+ * a page in from the start, leaves the first 2 MiB range in small pages under
+ * every allocator (3 huge pages and 512 small ones a block). */
 #include <mallocbench.h>
 
 #include <stdint.h>
@@ -20,12 +23,14 @@ int main(int argc, char **argv)
 {
     unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 16;
     int advise = !(argc > 2 && !strcmp(argv[2], "none"));
+    int aligned = argc > 2 && !strcmp(argv[2], "aligned");
     unsigned long sum = 0;
     mb_region_begin();
     for (unsigned i = 0; i < n; i++) {
-        volatile char *p = malloc(SIZE);
-        if (!p)
+        void *v = NULL;
+        if (aligned ? posix_memalign(&v, 2u << 20, SIZE) : !(v = malloc(SIZE)))
             return 1;
+        volatile char *p = v;
         uintptr_t off = PAGE - (uintptr_t)p % PAGE;
         if (advise && madvise((char *)p + off, SIZE - off, MADV_HUGEPAGE))
             perror("madvise");
