@@ -28,6 +28,20 @@
 #define NPAGES_THREAD 500
 #define FAULT_SLACK 16          /* faults two runs differ by besides the work (seen: 2) */
 
+/* The sanitizer runtime maps its own memory in the child, on its own schedule:
+ * about 1 run in 100 it makes one more mmap before the thread is up (seen in
+ * the sanitized build: 139 against 138).  Those counts are exact elsewhere. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RUNTIME_MAPS 2
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RUNTIME_MAPS 2
+#endif
+#endif
+#ifndef RUNTIME_MAPS
+#define RUNTIME_MAPS 0
+#endif
+
 /* The fixed events that are syscall tracepoints, from counters.h. */
 #define IS_TP_SW false
 #define IS_TP_TP true
@@ -500,14 +514,17 @@ int main(int argc, char **argv)
     if (have_tp) {
         CHECK_INT(diff(wfin, bfin, CNT_EV_madvise), NMADVISE);
         CHECK_INT(diff(wmid, bmid, CNT_EV_madvise), NMADVISE);
-        CHECK_INT(diff(wfin, bfin, CNT_EV_munmap), NMUNMAP);
-        CHECK_INT(diff(wmid, bmid, CNT_EV_munmap), 0);      /* the munmaps come after release */
-        CHECK(cnt_delta(&wmid[CNT_EV_munmap], &wfin[CNT_EV_munmap]) ==
-              cnt_delta(&bmid[CNT_EV_munmap], &bfin[CNT_EV_munmap]) + NMUNMAP);
-        CHECK_INT(diff(wfin, bfin, CNT_EV_mmap), 0);
+        CHECK(llabs(diff(wfin, bfin, CNT_EV_munmap) - NMUNMAP) <= RUNTIME_MAPS);
+        CHECK(llabs(diff(wmid, bmid, CNT_EV_munmap)) <= RUNTIME_MAPS); /* the munmaps come after release */
+        CHECK(fabs(cnt_delta(&wmid[CNT_EV_munmap], &wfin[CNT_EV_munmap]) -
+                   (cnt_delta(&bmid[CNT_EV_munmap], &bfin[CNT_EV_munmap]) + NMUNMAP)) <= RUNTIME_MAPS);
+        CHECK(llabs(diff(wfin, bfin, CNT_EV_mmap)) <= RUNTIME_MAPS);
         CHECK_INT(diff(b2fin, bfin, CNT_EV_madvise), 0);
-        CHECK_INT(diff(b2fin, bfin, CNT_EV_mmap), 0);
-        CHECK_INT(diff(b2fin, bfin, CNT_EV_munmap), 0);
+        CHECK(llabs(diff(b2fin, bfin, CNT_EV_mmap)) <= RUNTIME_MAPS);
+        CHECK(llabs(diff(b2fin, bfin, CNT_EV_munmap)) <= RUNTIME_MAPS);
+        fprintf(stderr, "mmap/munmap: work - base = %lld/%lld, base - base = %lld/%lld (slack %d)\n",
+                diff(wfin, bfin, CNT_EV_mmap), diff(wfin, bfin, CNT_EV_munmap) - NMUNMAP,
+                diff(b2fin, bfin, CNT_EV_mmap), diff(b2fin, bfin, CNT_EV_munmap), RUNTIME_MAPS);
         CHECK(bfin[CNT_EV_mmap].value >= NMUNMAP + 2);      /* the child's own mappings */
         CHECK(bfin[CNT_EV_madvise].value >= 1);             /* MADV_NOHUGEPAGE */
         for (int i = 0; i < CNT_NFIXED; i++)
