@@ -21,7 +21,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from mbtest import SKIP, check, main, run  # noqa: E402
 
 WORKLOAD = "tensor_copy:size=16M,count=4,steps=10"
-FAULT_PATH = ("asm_exc_page_fault [k]", "exc_page_fault [k]", "handle_mm_fault [k]")
+# A sample is in the fault tower when its stack holds the fault's entry (as
+# scripts/flamegraph.py counts "in page faults"). handle_mm_fault is not on every
+# such stack: on a paravirtualised guest (PVM) the timer tick that takes a
+# cpu-clock sample is held while interrupts are off at the fault's entry and lands
+# on exc_page_fault -> pvm_irq_enable, before handle_mm_fault is called (41% of
+# all samples on one CI machine, which left only 10% with all three frames).
+FAULT_ENTRY = ("asm_exc_page_fault [k]", "exc_page_fault [k]")
+FAULT_WORK = "handle_mm_fault [k]"
 
 
 def profile(mb, tmp, allocs):
@@ -95,8 +102,10 @@ def case_jemalloc(mb, tmp):
     check(samples(st, "page-faults", lambda fr: any(f.startswith("tensor_copy_run ") for f in fr)) >= 0.9 * faults,
           "page faults come from tensor_copy_run")
     cpu = samples(st, "cpu-clock")
-    tower = samples(st, "cpu-clock", lambda fr: all(f in fr for f in FAULT_PATH))
+    tower = samples(st, "cpu-clock", lambda fr: all(f in fr for f in FAULT_ENTRY))
     check(tower >= 0.1 * cpu, f"cpu-clock samples in the kernel fault path: {tower} of {cpu}")
+    work = samples(st, "cpu-clock", lambda fr: FAULT_WORK in fr and all(f in fr for f in FAULT_ENTRY))
+    check(work > 0, f"cpu-clock samples in handle_mm_fault under the fault entry: {work}")
     madv = samples(st, "syscalls:sys_enter_madvise")
     by_je = samples(st, "syscalls:sys_enter_madvise", lambda fr: any("libjemalloc" in f for f in fr))
     check(madv > 0 and by_je >= 0.9 * madv, f"madvise calls from jemalloc frames: {by_je} of {madv}")
@@ -112,7 +121,7 @@ def case_jemalloc(mb, tmp):
     check(lost is not None, f"lost samples reported: {line}")
     check(lost is None or lost <= 0.05 * faults, f"page-faults lost {lost} of {faults}")
     print(f"jemalloc: page-faults {faults} samples, lost {lost}, unwound {unwound}; cpu-clock {cpu}, "
-          f"in the fault path {tower}; madvise {madv}")
+          f"in the fault path {tower} (in handle_mm_fault {work}); madvise {madv}")
 
 
 def case_tcmalloc_ratio(mb, tmp):
