@@ -227,6 +227,33 @@ int wl_parse_spec(const char *spec, wl_args_t *out, char *err, size_t errlen)
     return 0;
 }
 
+/* Is name one of wl->quiet_defaults ("a|b")? */
+static bool wl_is_quiet(const wl_t *wl, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *q = wl->quiet_defaults; q && *q;) {
+        const char *end = strchr(q, '|');
+        size_t len = end ? (size_t)(end - q) : strlen(q);
+        if (len == n && strncmp(q, name, n) == 0)
+            return true;
+        q = end ? end + 1 : q + len;
+    }
+    return false;
+}
+
+/* Does params[i] of a hold its default (as wl_parse_spec would set it)? */
+static bool wl_is_default(const wl_args_t *a, size_t i)
+{
+    wl_args_t d = {.wl = a->wl};
+    char err[256];
+    const wl_param_t *p = &a->wl->params[i];
+    if (param_parse(a->wl, i, p->def, &d, err, sizeof err))
+        return false;
+    if (p->type == WLP_STRING || p->type == WLP_SIZES || p->type == WLP_TEXT)
+        return strcmp(a->str[i], d.str[i]) == 0;
+    return a->v[i] == d.v[i];
+}
+
 void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len)
 {
     size_t off = 0;
@@ -236,18 +263,20 @@ void wl_format_args(const wl_args_t *a, char sep, char *buf, size_t len)
         char v[64];
         if (off >= len)
             break;
+        if (wl_is_quiet(a->wl, p->name) && wl_is_default(a, i))
+            continue;
         if (p->type == WLP_SIZE)
             units_format_size(a->v[i], v, sizeof v);
         else if (p->type == WLP_ENUM)
             units_choice_name(p->choices, a->v[i], v, sizeof v);
         else if (p->type == WLP_STRING || p->type == WLP_SIZES || p->type == WLP_TEXT) {
-            off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", i ? (char[]){sep, 0} : "", p->name,
+            off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? (char[]){sep, 0} : "", p->name,
                                     a->str[i]);
             continue;
         }
         else
             snprintf(v, sizeof v, "%llu", (unsigned long long)a->v[i]);
-        off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", i ? (char[]){sep, 0} : "", p->name, v);
+        off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? (char[]){sep, 0} : "", p->name, v);
     }
 }
 

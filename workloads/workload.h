@@ -102,6 +102,10 @@ struct wl {
      * NULL: the harness runs it itself (exec: a user's command). */
     int (*run)(const wl_args_t *args, wl_result_t *res);
     bool hidden;                   /* test-only: not shown by `list` */
+    /* Parameters added after rows were written ("align" or "a|b"): left out
+     * of the params text (wl_format_args) while at their default, so that
+     * earlier CSV rows, histories and plans name the same workload. */
+    const char *quiet_defaults;
     /* Parameters that turn this workload into its own upper bound (the
      * same work with the allocator out of the loop), e.g. "reuse=yes"; the
      * harness measures it once per spec and reports fraction_of_limit. */
