@@ -83,10 +83,12 @@ if [ -n "$REPLAY_W" ]; then
 fi
 
 # 4. the synthetic workloads at the programs' shapes: elementwise.py's 16 MiB tensors,
-# train.py's 16384 x 128 x 4 B = 8 MiB activations; from a trace where dist.c takes trace:FILE
-SYNTH_W="-w tensor_copy:size=16M,count=4 -w train_step:layers=8M/8M/8M/8M,threads=1"
-if [ -f "$OUT/elementwise.mbt" ] && $MB run -w "tensor_copy:size=trace:$OUT/elementwise.mbt" -a glibc --print-commands >/dev/null 2>&1; then
-    SYNTH_W="$SYNTH_W -w tensor_copy:size=trace:$OUT/elementwise.mbt"
+# asked for as PyTorch asks (posix_memalign(64): mimalloc 2.0.9 caches an exact 16 MiB
+# malloc block and unmaps an aligned one), train.py's 16384 x 128 x 4 B = 8 MiB
+# activations; from a trace (sizes and alignments) where this build takes trace:FILE
+SYNTH_W="-w tensor_copy:size=16M,count=4,align=64 -w train_step:layers=8M/8M/8M/8M,threads=1"
+if [ -f "$OUT/elementwise.mbt" ] && $MB run -w "tensor_copy:size=trace:$OUT/elementwise.mbt,align=trace" -a glibc --print-commands >/dev/null 2>&1; then
+    SYNTH_W="$SYNTH_W -w tensor_copy:size=trace:$OUT/elementwise.mbt,align=trace"
     [ -f "$OUT/train.mbt" ] && SYNTH_W="$SYNTH_W -w train_step:layers=trace:$OUT/train.mbt,steps=5"
 else
     echo "frameworks: no trace-driven synthetic rows: this build's size specs take no trace:FILE (workloads/dist.c)" >&2

@@ -188,6 +188,19 @@ static int trace_keeps(const mbt_event_t *e, uint64_t min)
     return trace_is_alloc(MBT_OP(e)) && e->ptr && e->size >= min;
 }
 
+/* The alignment e's call asked for: 0 for malloc, calloc and realloc. */
+static uint64_t trace_align(const mbt_trace_t *t, const mbt_event_t *e)
+{
+    switch (MBT_OP(e)) {
+    case MBT_POSIX_MEMALIGN:
+    case MBT_ALIGNED_ALLOC:
+    case MBT_MEMALIGN: return e->arg;
+    case MBT_VALLOC:
+    case MBT_PVALLOC: return t->page_size;
+    default: return 0;
+    }
+}
+
 /* The sizes of t's successful allocations of at least min, as a list;
  * -ENOENT when there is none. */
 static int dist_from_trace(const mbt_trace_t *t, uint64_t min, dist_t *d)
@@ -208,8 +221,11 @@ static int dist_from_trace(const mbt_trace_t *t, uint64_t min, dist_t *d)
             if (!trace_keeps(e, min))
                 continue;
             if (total <= DIST_MAX ||
-                k == (uint64_t)(((unsigned __int128)d->n * total) / DIST_MAX))
+                k == (uint64_t)(((unsigned __int128)d->n * total) / DIST_MAX)) {
+                d->align[d->n] = trace_align(t, e);
+                d->aligned |= d->align[d->n] != 0;
                 d->v[d->n++] = e->size;
+            }
             k++;
         }
     if (d->n == 1)
@@ -328,6 +344,7 @@ uint64_t dist_next(dist_t *d, uint64_t *rng)
     case DIST_LIST:
     case DIST_SHAPES: {
         uint64_t v = d->v[d->next];
+        d->last = d->next;
         d->next = (d->next + 1) % d->n;
         return v;
     }
@@ -341,6 +358,11 @@ uint64_t dist_next(dist_t *d, uint64_t *rng)
     }
     }
     return 0;
+}
+
+uint64_t dist_align(const dist_t *d)
+{
+    return d->aligned && d->last < d->n ? d->align[d->last] : 0;
 }
 
 uint64_t dist_max(const dist_t *d)

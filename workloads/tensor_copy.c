@@ -3,9 +3,14 @@
  * which an allocator that hands freed buffers back to the kernel re-faults
  * every page.  Sizes are fixed, a list, log-uniform or a model's shapes
  * file (dist.h).  reuse=yes allocates the buffers once, before the loop:
- * the same copies with no allocator in the way, i.e. the machine's limit. */
+ * the same copies with no allocator in the way, i.e. the machine's limit.
+ * align=N asks for each buffer with posix_memalign(N), as PyTorch does for
+ * every CPU tensor (64); align=trace with the alignment its recorded call
+ * asked for: an allocator may serve the two paths differently (mimalloc
+ * 2.0.9 caches an exact 16 MiB malloc but unmaps the aligned one). */
 #include "dist.h"
 #include "region.h"
+#include "units.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -33,9 +38,63 @@ typedef struct {
     unsigned char **bufs;
     size_t *sizes;
     size_t count, max;
+    uint64_t align;  /* posix_memalign's alignment; 0: malloc */
+    bool from_trace; /* align=trace: each size's own (dist_align) */
     bool reuse;
     uint64_t h;
 } tc_t;
+
+/* align=: "0" or "" (malloc), "trace", or a power of two from sizeof(void *)
+ * to 1G; 0 and *from_trace, or -EINVAL with one line in err. */
+static int parse_align(const char *s, uint64_t *align, bool *from_trace, char *err, size_t errlen)
+{
+    *align = 0;
+    *from_trace = false;
+    if (!s || !*s)
+        return 0;
+    if (strcmp(s, "trace") == 0) {
+        *from_trace = true;
+        return 0;
+    }
+    if (units_parse_size(s, align) ||
+        (*align && (*align < sizeof(void *) || *align > (1ULL << 30) || (*align & (*align - 1))))) {
+        snprintf(err, errlen,
+                 "bad align '%s' (expected 0, trace, or a power of two from %zu to 1G, e.g. 64)", s,
+                 sizeof(void *));
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int tc_check(const wl_args_t *a, char *err, size_t errlen)
+{
+    uint64_t align;
+    bool from_trace;
+    if (parse_align(wl_get_str(a, "align"), &align, &from_trace, err, errlen))
+        return -EINVAL;
+    if (from_trace && strncmp(wl_get_str(a, "size"), "trace:", 6) != 0) {
+        snprintf(err, errlen, "align=trace takes each buffer's alignment from size=trace:FILE, and size is '%s'",
+                 wl_get_str(a, "size"));
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* A buffer of size bytes by the call align= names. */
+static unsigned char *tc_alloc(const tc_t *t, size_t size)
+{
+    uint64_t align = t->from_trace ? dist_align(&t->dist) : t->align;
+    if (!align)
+        return malloc(size);
+    /* glibc's memalign takes any alignment and rounds it up; posix_memalign
+     * wants a power of two, at least a pointer's size */
+    while (align & (align - 1))
+        align += align & -align;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    void *p;
+    return posix_memalign(&p, (size_t)align, size) ? NULL : p;
+}
 
 /* One step: COUNT buffers allocated (unless reused), copied, checked, freed. */
 static int tc_step(tc_t *t, uint64_t step, uint64_t *bytes)
@@ -44,7 +103,7 @@ static int tc_step(tc_t *t, uint64_t step, uint64_t *bytes)
         size_t size = (size_t)dist_next(&t->dist, &t->rng);
         t->sizes[i] = size;
         if (!t->reuse) {
-            t->bufs[i] = malloc(size);
+            t->bufs[i] = tc_alloc(t, size);
             if (!t->bufs[i])
                 return -ENOMEM;
         }
@@ -84,6 +143,10 @@ static int tensor_copy_run(const wl_args_t *a, wl_result_t *res)
         free(t);
         return -EINVAL; /* the harness checked the spec already */
     }
+    if (parse_align(wl_get_str(a, "align"), &t->align, &t->from_trace, err, sizeof err)) {
+        free(t);
+        return -EINVAL; /* tc_check refused it already */
+    }
     t->count = (size_t)wl_get(a, "count");
     t->reuse = wl_get(a, "reuse") == 1;
     t->max = (size_t)dist_max(&t->dist);
@@ -104,7 +167,7 @@ static int tensor_copy_run(const wl_args_t *a, wl_result_t *res)
     }
     if (t->reuse) {
         for (size_t i = 0; i < t->count; i++) {
-            t->bufs[i] = malloc(t->max);
+            t->bufs[i] = tc_alloc(t, t->max);
             if (!t->bufs[i]) {
                 tc_free(t);
                 return -ENOMEM;
@@ -154,6 +217,10 @@ static const wl_param_t tensor_copy_params[] = {
      "when not 0: measure as many steps as it takes to copy this many bytes (instead of steps)"},
     {"reuse", WLP_ENUM, "no", 0, 0, "no|yes", "",
      "yes: allocate the buffers once, before the loop (the machine's limit, no allocator in the way)"},
+    {"align", WLP_STRING, "0", 0, 0, NULL, "",
+     "0: each buffer by malloc; N: by posix_memalign(N), a power of two (PyTorch's CPU tensors: "
+     "64); trace: by the call size=trace:FILE recorded, posix_memalign with its alignment or "
+     "malloc"},
     {"seed", WLP_UINT, "1", 0, UINT64_MAX, NULL, "", "seed of the data and of random sizes"},
 };
 
@@ -163,6 +230,8 @@ const wl_t wl_tensor_copy = {
     .params = tensor_copy_params,
     .nparams = sizeof tensor_copy_params / sizeof *tensor_copy_params,
     .run = tensor_copy_run,
+    .check = tc_check,
+    .quiet_defaults = "align",
     .limit = "reuse=yes",
     .metric = "copy bandwidth",
     .scale = "bytes,steps",

@@ -69,6 +69,9 @@ static void test_trace(void)
     mbt_event_t ev[12];
     for (int i = 0; i < 12; i++)
         ev[i] = ev_of(ops[i], sz[i], (uint64_t)i);
+    ev[6].arg = 64;   /* posix_memalign's alignment */
+    ev[7].arg = 4096; /* aligned_alloc's */
+    ev[8].arg = 256;  /* memalign's */
     const char *path = write_trace(ev, 12);
     CHECK(path != NULL);
     snprintf(spec, sizeof spec, "trace:%s", path);
@@ -77,9 +80,14 @@ static void test_trace(void)
                                     2 << 20};
     CHECK_INT(d.kind, DIST_LIST);
     CHECK_U64(d.n, 8); /* default bound 64K: 16K out, 64K in, the failed call out */
+    /* each size keeps its call's alignment: malloc, calloc and realloc none,
+     * valloc the trace's page */
+    static const uint64_t want_align[] = {0, 0, 0, 64, 4096, 256, 4096, 0};
     for (int r = 0; r < 2; r++)
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < 8; i++) {
             CHECK_U64(dist_next(&d, &rng), want[i]); /* in order, cycling */
+            CHECK_U64(dist_align(&d), want_align[i]);
+        }
     CHECK_U64(dist_max(&d), 7 << 20);
     snprintf(spec, sizeof spec, "trace:%s:min=1", path);
     CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
@@ -87,7 +95,14 @@ static void test_trace(void)
     CHECK_U64(d.v[2], 16 << 10);
     snprintf(spec, sizeof spec, "trace:%s:min=2M", path);
     CHECK_INT(dist_parse(spec, &d, err, sizeof err), 0);
+    CHECK_INT(d.aligned, 1);
     CHECK_U64(d.n, 3);
+    {
+        dist_t l = d; /* a list parsed over a trace keeps none of its alignments */
+        CHECK_INT(dist_parse("7M/2M", &l, err, sizeof err), 0);
+        CHECK_U64(dist_next(&l, &rng), 7 << 20);
+        CHECK_U64(dist_align(&l), 0);
+    }
     CHECK_U64(d.v[0], 3 << 20);
     CHECK_U64(d.v[1], 7 << 20);
     CHECK_U64(d.v[2], 2 << 20);
