@@ -89,7 +89,7 @@ fi
 SYNTH_W="-w tensor_copy:size=16M,count=4,align=64 -w train_step:layers=8M/8M/8M/8M,threads=1"
 if [ -f "$OUT/elementwise.mbt" ] && $MB run -w "tensor_copy:size=trace:$OUT/elementwise.mbt,align=trace" -a glibc --print-commands >/dev/null 2>&1; then
     SYNTH_W="$SYNTH_W -w tensor_copy:size=trace:$OUT/elementwise.mbt,align=trace"
-    [ -f "$OUT/train.mbt" ] && SYNTH_W="$SYNTH_W -w train_step:layers=trace:$OUT/train.mbt,steps=5"
+    [ -f "$OUT/train.mbt" ] && SYNTH_W="$SYNTH_W -w train_step:layers=trace:$OUT/train.mbt,steps=5,threads=1"
 else
     echo "frameworks: no trace-driven synthetic rows: this build's size specs take no trace:FILE (workloads/dist.c)" >&2
 fi
