@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""test_smoke.py - one invocation of each `mallocbench` command with its
+smallest valid arguments, checked for exit status and output shape: the fast
+tier's floor, so a command that stops working fails `make test` in seconds.
+
+    test_smoke.py MALLOCBENCH BUILD_ROOT COMMAND
+
+`commands` checks that every command `mallocbench --help` lists has a case
+here (a new command without a smoke fails).  `run` runs every installed
+family once at a small size: each row ok, proven, one checksum.
+"""
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest
+from mbtest import SKIP, check, check_eq, installed, main, rows, run
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURE = os.path.join(SRC, "tests", "fixtures", "small-run.csv")
+TINY = "tensor_copy:size=64K,count=2,steps=1,warmup=0"
+BUILD = sys.argv[2] if len(sys.argv) > 2 else ""
+
+
+def one_row_per(out, n, what):
+    rs = rows(out)
+    check_eq(len(rs), n, f"{what}: rows")
+    for r in rs:
+        check_eq(r["status"], "ok", f"{what}: {r['allocator']} status ({r['message']})")
+    return rs
+
+
+def case_commands(mb, tmp):
+    helptext = run(mb, "--help").stdout
+    listed = re.findall(r"^  (\w+) ", helptext, re.M)
+    check(len(listed) >= 10, f"--help lists the commands: {listed}")
+    missing = [c for c in listed if "case_" + c not in globals()]
+    check_eq(missing, [], "commands without a smoke case in test_smoke.py")
+
+
+def case_run(mb, tmp):
+    fams = installed(mb)
+    out = os.path.join(tmp, "r.csv")
+    run(mb, "run", "-q", "-w", TINY, "-a", ",".join(fams), "-r", "1", "-o", out)
+    rs = one_row_per(out, len(fams), "run")
+    check_eq(sorted(r["allocator"] for r in rs), sorted(fams), "one row per installed family")
+    for r in rs:
+        check(r["allocator"] == "glibc" or os.path.realpath(r["malloc_so"]) == os.path.realpath(r["lib_path"]),
+              f"{r['allocator']}: proven: malloc from {r['malloc_so']}, asked {r['lib_path']}")
+        check(int(r["region_bytes"] or 0) == 64 * 1024 * 2, f"{r['allocator']}: region bytes {r['region_bytes']}")
+    check_eq(len({r["checksum"] for r in rs}), 1, "one checksum across families")
+    check(os.path.exists(os.path.join(tmp, "r.meta.json")), "sidecar written")
+
+
+def case_exec(mb, tmp):
+    out = os.path.join(tmp, "e.csv")
+    run(mb, "exec", "-q", "-a", "glibc,jemalloc", "-r", "1", "-o", out, "--", "sh", "-c", "echo hi >/dev/null")
+    rs = one_row_per(out, 2, "exec")
+    for r in rs:
+        check(r["throughput_unit"] == "runs/s" and float(r["throughput"]) > 0, f"exec: {r['throughput']} {r['throughput_unit']}")
+
+
+def case_serve(mb, tmp):
+    prog = os.path.join(BUILD, "tests", "serve_prog")
+    if not os.access(prog, os.X_OK):
+        print(f"SKIP: no {prog}", file=sys.stderr)
+        sys.exit(SKIP)
+    out = os.path.join(tmp, "s.csv")
+    run(mb, "serve", "-q", "-a", "glibc", "-r", "1", "-o", out, "--ready", "tcp:auto",
+        "--metric", "requests/s: ([0-9.]+)", "--unit", "req/s",
+        "--client", f"{prog} client {{port}} --requests 20", "--", prog, "server", "{port}")
+    rs = one_row_per(out, 1, "serve")
+    for r in rs:
+        check(r["throughput_unit"] == "req/s" and float(r["throughput"]) > 0, f"serve: {r['throughput']}")
+
+
+def case_list(mb, tmp):
+    for what, want in (("allocators", "glibc"), ("workloads", "tensor_copy"), ("events", "faults"),
+                       ("tunables", "jemalloc")):
+        p = run(mb, "list", what)
+        check(want in p.stdout, f"list {what} names {want}: {p.stdout[:200]!r}")
+    wl = json.loads(run(mb, "list", "workloads", "--json").stdout)["workloads"]
+    check(any(w["name"] == "tensor_copy" for w in wl), "list workloads --json")
+
+
+def case_tune(mb, tmp):
+    out = os.path.join(tmp, "t.md")
+    p = run(mb, "tune", "-w", TINY, "-a", "glibc,jemalloc", "--budget", "20s", "--points", "2",
+            "--seed", "1", "-o", out)
+    check(os.path.exists(out), f"tune wrote its report: {p.stderr[-300:]!r}")
+    if os.path.exists(out):
+        text = open(out, encoding="utf-8").read()
+        check("glibc" in text and "jemalloc" in text, "the report names the families it raced")
+
+
+def case_compare(mb, tmp):
+    p = run(mb, "compare", FIXTURE)
+    check("glibc" in p.stdout and "tensor_copy" in p.stdout, f"compare's table: {p.stdout[:300]!r}")
+
+
+def case_merge(mb, tmp):
+    parts = []
+    for k in (1, 2):
+        out = os.path.join(tmp, f"shard{k}.csv")
+        run(mb, "run", "-q", "-w", TINY, "-a", "glibc", "-r", "2", "--seed", "7", "--shard", f"{k}/2", "-o", out)
+        parts.append(out)
+    out = os.path.join(tmp, "all.csv")
+    run(mb, "merge", "-o", out, *parts)
+    rs = one_row_per(out, 2, "merge")
+    check_eq(sorted(int(r["block"]) for r in rs), [0, 1], "one block from each shard")
+    check_eq(sorted(r["shard"] for r in rs), ["1/2", "2/2"], "each row names its shard")
+
+
+def case_record(mb, tmp):
+    out = os.path.join(tmp, "t.mbt")
+    run(mb, "record", "-o", out, "--", "sh", "-c", "true")
+    check(os.path.getsize(out) > 0 if os.path.exists(out) else False, "record wrote a trace")
+    case_trace.last = out
+
+
+def case_trace(mb, tmp):
+    path = getattr(case_trace, "last", None)
+    if path is None:
+        case_record(mb, tmp)
+        path = case_trace.last
+    p = run(mb, "trace", path)
+    check("malloc" in p.stdout and "thread" in p.stdout, f"trace prints calls and threads: {p.stdout[:300]!r}")
+
+
+def case_calibrate(mb, tmp):
+    p = run(mb, "calibrate", "4M")
+    check(re.search(r"memcpy.*[0-9]", p.stdout) and re.search(r"fault.*[0-9]", p.stdout),
+          f"calibrate prints memcpy and one fault's cost: {p.stdout[:300]!r}")
+
+
+def case_schema(mb, tmp):
+    p = run(mb, "schema")
+    check("schema_version" in p.stdout and "| status |" in p.stdout.replace("`", ""),
+          f"schema prints the columns: {p.stdout[:200]!r}")
+
+
+def case_version(mb, tmp):
+    p = run(mb, "version")
+    check(re.match(r"mallocbench \S+", p.stdout), f"version: {p.stdout!r}")
+
+
+if __name__ == "__main__":
+    # argv: MALLOCBENCH BUILD_ROOT CASE (mbtest.main takes the case from argv[2])
+    if len(sys.argv) > 3:
+        sys.argv = [sys.argv[0], sys.argv[1], sys.argv[3]]
+    sys.exit(main({k[5:]: v for k, v in globals().items() if k.startswith("case_")}))
