@@ -12,7 +12,6 @@ export MB_SCHEMA ?= $(abspath $(BUILD)/schema.json)
 # the sanitizer and fuzz build (clang-14): harness and C tests under
 # ASan+UBSan (worker and probe never), and the libFuzzer targets
 SAN     ?= build-san
-FUZZ_TEST_SECONDS ?= 60
 FUZZ_SECONDS ?= 300
 
 # the nightly dashboard: one night's run stored as HISTORY/<machine-id>/<NIGHT>.csv
@@ -21,7 +20,7 @@ HISTORY ?= results/history
 SITE    ?= results/site
 NIGHTLY_MATRIX = $(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),matrices/nightly.ini)
 
-.PHONY: all deps deps-test deps-site deps-frameworks node-deps build test fuzz bench compare sweep calibrate clean nightly dashboard frameworks
+.PHONY: all deps deps-test deps-site deps-frameworks node-deps build test test-full test-part fuzz bench compare sweep calibrate clean nightly dashboard frameworks
 
 all: build
 
@@ -54,22 +53,52 @@ $(SAN)/build.ninja: | deps-test
 	CC=clang-14 meson setup $(SAN) -Dbuildtype=debugoptimized \
 	    -Dsanitize_harness=address,undefined -Dfuzz=true
 
-# The whole suite, then the unit and integration suites against the
-# sanitized harness (every report fails), then each fuzz target briefly;
-# all three run, and any failure fails the target.
+# Two tiers (docs/testing.md): every test is `fast` or `slow` besides its kind.
+# `make test` is the fast tier: in build/ every fast test (every unit test, the
+# smokes of each command and family, the behaviour checks); in build-san/, under
+# ASan+UBSan (any sanitizer report fails), the unit tests, the smokes and each
+# fuzz target for 10 s (-Dfuzz_fast_seconds).  `make test-full` adds the slow
+# tier: the measurements, searches and soaks, every other integration test
+# under the sanitizers, and each fuzz target for 60 s more (-Dfuzz_seconds).
+# Both print each part's wall time and the ten slowest tests at the end.
+SUITES_fast_plain = --suite fast
+SUITES_fast_san   = --suite unit --suite smoke --suite fuzz --no-suite slow
+SUITES_slow_plain = --suite slow
+SUITES_slow_san   = --suite integration --suite slow --no-suite smoke --no-suite benchmarks
+TIMING = $(foreach t,$(1),$(foreach b,plain san,$(t)-$(b)=$($(b)_dir)/meson-logs/$(t).json:$$(cat $($(b)_dir)/meson-logs/$(t).wall 2>/dev/null || echo 0)))
+plain_dir = $(BUILD)
+san_dir = $(SAN)
+
 test: build $(SAN)/build.ninja node-deps
-	@rc=0; \
-	meson test -C $(BUILD) --print-errorlogs || rc=1; \
-	rm -rf $(SAN)/sanitizer; \
-	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) TUNE_SEEDS=3 meson test -C $(SAN) --print-errorlogs \
-	    --suite unit --suite integration --suite fuzz || rc=1; \
+	@echo "make test: the fast tier (make test-full runs both)"
+	@rc=0; rm -rf $(SAN)/sanitizer; \
+	$(MAKE) --no-print-directory test-part T=fast B=plain || rc=1; \
+	$(MAKE) --no-print-directory test-part T=fast B=san || rc=1; \
 	scripts/sanitizer-reports.sh $(SAN)/sanitizer || rc=1; \
+	python3 tests/timing.py $(call TIMING,fast); \
 	exit $$rc
+
+test-full: build $(SAN)/build.ninja node-deps
+	@echo "make test-full: the fast and the slow tier"
+	@rc=0; rm -rf $(SAN)/sanitizer; \
+	for t in fast slow; do for b in plain san; do \
+	    $(MAKE) --no-print-directory test-part T=$$t B=$$b || rc=1; \
+	done; done; \
+	scripts/sanitizer-reports.sh $(SAN)/sanitizer || rc=1; \
+	python3 tests/timing.py $(call TIMING,fast slow); \
+	exit $$rc
+
+# one tier in one build (internal: make test, test-full): its log in
+# BUILDDIR/meson-logs/TIER.json, its wall time beside it in TIER.wall
+test-part:
+	@t0=$$(date +%s); \
+	$(if $(filter san,$(B)),TUNE_SEEDS=3) meson test -C $($(B)_dir) --print-errorlogs --logbase $(T) $(SUITES_$(T)_$(B)); \
+	rc=$$?; echo $$(( $$(date +%s) - t0 )) > $($(B)_dir)/meson-logs/$(T).wall; exit $$rc
 
 # Each fuzz target for FUZZ_SECONDS on a scratch copy of its corpus
 # (tests/fuzz/NAME/ is only read); crash inputs in $(SAN)/tests/fuzz/NAME/artifacts/.
 fuzz: $(SAN)/build.ninja
-	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(SAN) --suite fuzz --verbose
+	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(SAN) --suite fuzz --no-suite fast --verbose
 
 bench: build
 	meson test -C $(BUILD) --benchmark --suite benchmarks --verbose
@@ -118,11 +147,18 @@ clean:
 # The framework suite (docs/frameworks.md, `make frameworks`): the programs under every
 # configuration, the training step's worst one profiled, replay fidelity, the synthetic
 # workloads at the programs' shapes, and the report, all under FW_OUT.
-# FW_REPS=1 FW_ALLOCATORS=glibc,jemalloc,je-keep for a quick run.
+# FW_REPS=1 FW_ALLOCATORS=glibc,jemalloc,je-keep FW_PROGRAMS=train for a quicker run.
+# By default the programs and configurations that carry docs/frameworks.md's findings
+# (about 15 minutes; the report lists what it left out); FULL=1 runs all of them (~50 min).
 FW_OUT  ?= results/frameworks
 FW_REPS ?= 6
+FW_QUICK_ALLOCATORS := glibc,jemalloc,je-keep,mimalloc
+FW_QUICK_PROGRAMS := elementwise,train,train_step
+FW_ALLOCATORS ?= $(if $(FULL),,$(FW_QUICK_ALLOCATORS))
+FW_PROGRAMS ?= $(if $(FULL),,$(FW_QUICK_PROGRAMS))
 frameworks: build deps-frameworks
 	@[ -x $(BUILD)/workloads/frameworks/train_step ] || meson setup --reconfigure $(BUILD) >/dev/null
 	meson compile -C $(BUILD)
-	FW_REPS=$(FW_REPS) BUILD=$(BUILD) PYTHON=/usr/bin/python3 scripts/frameworks.sh $(FW_OUT)
+	FW_REPS=$(FW_REPS) FW_ALLOCATORS=$(FW_ALLOCATORS) FW_PROGRAMS=$(FW_PROGRAMS) BUILD=$(BUILD) \
+	    PYTHON=/usr/bin/python3 scripts/frameworks.sh $(FW_OUT)
 	@echo "report: $(FW_OUT)/frameworks.md"

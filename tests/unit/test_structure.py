@@ -327,8 +327,8 @@ def check_scripts(root):
     return len(scripts)
 
 
-TESTS_SHARED = {"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py"}
-TESTS_DIRS = {"unit", "integration", "bench", "programs", "fixtures", "fuzz"}
+TESTS_SHARED = {"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py"}
+TESTS_DIRS = {"unit", "integration", "bench", "programs", "fixtures", "fuzz", "mutants"}
 
 
 def tests_layout_problems(entries):
@@ -348,7 +348,7 @@ def check_tests_layout(root):
         fail("the tests/ layout check is broken")
     d = os.path.join(root, "tests")
     entries = {n: os.path.isdir(os.path.join(d, n)) for n in os.listdir(d)}
-    if not TESTS_DIRS - {"fixtures", "fuzz"} <= set(entries):
+    if not TESTS_DIRS - {"fixtures", "fuzz", "mutants"} <= set(entries):
         fail(f"tests/ lacks its suite folders: {sorted(entries)}")
     for what in tests_layout_problems(entries):
         fail(what)
