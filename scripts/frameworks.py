@@ -300,6 +300,10 @@ def report(args):
           f"{mbdata.config_label(base)}, paired per block (scripts/stats.py: Hodges-Lehmann with the exact "
           "signed-rank CI). Faults are the measured region's minor faults per run.", "", "## What the seed said, here", ""]
     md += [f"- {s}" for s in findings(run, progs, base)] or ["- No configuration re-faults 3× the lowest."]
+    if args.left_out:
+        md += ["", "## Left out of this run", "",
+               "This run measured part of the suite (`make frameworks FULL=1` runs all of it); its rankings "
+               "are over what it measured. Not measured:", ""] + [f"- {x}" for x in args.left_out]
     md += ["", "## Flame graph of the training step's worst configuration", ""] + flame_links(args.profile_dir, args.output)
     md += ["", "## Programs × configurations", ""] + main_table(run, progs, base)
     md += ["", "## The served model", ""] + serve_table(run, base)
@@ -326,6 +330,8 @@ def main(argv=None):
     ap.add_argument("--profile-dir")
     ap.add_argument("-o", "--output")
     ap.add_argument("--worst", metavar="PROGRAM")
+    ap.add_argument("--left-out", action="append", metavar="TEXT",
+                    help="what this run did not measure (configurations, programs), listed in the report")
     ap.add_argument("--match", nargs=2, action="append", metavar=("WORKLOAD", "PROGRAM"),
                     help="a synthetic workload of --synth and the program whose shape it runs at")
     args = ap.parse_args(argv)

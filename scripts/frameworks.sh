@@ -5,7 +5,9 @@
 # synthetic workloads at the programs' shapes -> OUT/synth.csv; then OUT/frameworks.md.
 # Environment: FW_REPS (blocks, default 6: the fewest whose paired CI exists at 95%),
 # FW_SIDE_REPS (blocks of the replay and synthetic runs, default 3), FW_ALLOCATORS (labels of frameworks.ini's
-# allocators line to keep, default all), BUILD (build), PYTHON (/usr/bin/python3).
+# allocators line to keep, default all), FW_PROGRAMS (names of its workloads to keep, default
+# all; `make frameworks` keeps the ones that carry docs/frameworks.md's findings unless FULL=1),
+# BUILD (build), PYTHON (/usr/bin/python3).  What was left out is listed in the report.
 set -eu
 OUT=${1:-results/frameworks}
 BUILD=${BUILD:-build}
@@ -28,20 +30,34 @@ for a in $(echo "$ALL" | tr ',' ' '); do
     case ",$WANT," in *",${a%%=*},"*|*",$a,"*) KEEP="$KEEP${KEEP:+,}$a" ;; esac
 done
 [ -n "$KEEP" ] || { echo "frameworks: FW_ALLOCATORS='$WANT' names none of $ALL" >&2; exit 2; }
-# trim IN KEEP [PROGRAM]: IN with only the configurations in KEEP (and only PROGRAM's workload)
+PROGS=$(sed -n 's/^\[workload [a-z]* \([a-z_]*\)\]/\1/p' "$MATRIX" | tr '\n' ',' | sed 's/,$//')
+WANT_P=${FW_PROGRAMS:-$PROGS}
+KEEP_P=""
+for p in $(echo "$PROGS" | tr ',' ' '); do
+    case ",$WANT_P," in *",$p,"*) KEEP_P="$KEEP_P${KEEP_P:+,}$p" ;; esac
+done
+[ -n "$KEEP_P" ] || { echo "frameworks: FW_PROGRAMS='$WANT_P' names none of $PROGS" >&2; exit 2; }
+# what the report says this run left out
+left_out() {
+    for x in $(echo "$1" | tr ',' ' '); do case ",$2," in *",$x,"*) ;; *) printf '%s ' "${x%%=*}" ;; esac; done
+}
+LEFT_A=$(left_out "$ALL" "$KEEP" | sed 's/ $//')
+LEFT_P=$(left_out "$PROGS" "$KEEP_P" | sed 's/ $//')
+# trim IN KEEP [PROGRAMS]: IN with only the configurations in KEEP (and only the workloads
+# named in the comma list PROGRAMS)
 trim() {
-    awk -v keep=",$2," -v prog="${3:-}" '
+    awk -v keep=",$2," -v progs=",${3:-}," '
         /^allocators *=/ { print "allocators = " substr(keep, 2, length(keep) - 2); next }
         /^\[tunables / { l = $2; sub(/\]$/, "", l); skip = index(keep, "," l "=") == 0 && index(keep, "," l ",") == 0 }
-        /^\[workload / { skip = prog != "" && $3 != prog "]" }
+        /^\[workload / { n = $3; sub(/\]$/, "", n); skip = progs != ",," && index(progs, "," n ",") == 0 }
         /^\[run\]/ { skip = 0 }
         !skip' "$1"
 }
-trim "$MATRIX" "$KEEP" > "$OUT/frameworks.ini"
+trim "$MATRIX" "$KEEP" "$KEEP_P" > "$OUT/frameworks.ini"
 LABELS=$KEEP
 
 # 1. the programs under every configuration
-say "fw.csv: $MATRIX, $REPS blocks, $LABELS"
+say "fw.csv: $MATRIX, $REPS blocks, $LABELS; programs $KEEP_P${LEFT_P:+ (left out: $LEFT_P)}"
 $MB run -m "$OUT/frameworks.ini" -r "$REPS" -o "$OUT/fw.csv" --force
 
 # 2. the training step's worst configuration (lowest throughput against glibc), profiled
@@ -100,5 +116,6 @@ $MB run -m "$OUT/frameworks.ini" $SYNTH_W -r "$SIDE_REPS" --warmup-runs 0 -o "$O
 say "report"
 $PYTHON scripts/frameworks.py "$OUT/fw.csv" --replay "$OUT/replay.csv" --synth "$OUT/synth.csv" \
     --match tensor_copy elementwise --match train_step train \
+    ${LEFT_A:+--left-out "configurations: $LEFT_A"} ${LEFT_P:+--left-out "programs: $LEFT_P"} \
     --profile-dir "$OUT/profile.profile" -o "$OUT/frameworks.md"
 say "done: $OUT/frameworks.md"

@@ -62,6 +62,17 @@ def test_sentences(fx):
           "the report says what is held against what")
 
 
+def test_left_out(fx):
+    """make frameworks' default run names what it did not measure; a whole run says nothing of it."""
+    fw = os.path.join(fx, "frameworks-fw.csv")
+    rc, out, err = report(fw, "--left-out", "configurations: scudo tbbmalloc", "--left-out", "programs: numpy")
+    check_eq(rc, 0, f"report with --left-out ({err.strip()})")
+    check("## Left out of this run" in out and "- configurations: scudo tbbmalloc" in out
+          and "- programs: numpy" in out and "FULL=1" in out, "the report lists what the run left out")
+    rc, out, err = report(fw)
+    check(rc == 0 and "Left out" not in out, "a run that left nothing out says nothing of it")
+
+
 def test_paced(fx):
     """Replay rows paced as recorded (timing=recorded) give the fidelity table its counts;
     the fast rows alone rank the allocators (a paced replay's throughput is the recording's)."""
@@ -147,6 +158,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_sentences(fx)
         test_paced(fx)
+        test_left_out(fx)
         test_rank_line()
         test_worst(fx)
         test_helpers()
