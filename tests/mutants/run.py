@@ -34,6 +34,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 HEADER = re.compile(r"^(Area|Build|Bug):\s*(.*?)\s*$", re.M)
 AREAS = ("sample", "probe", "replay", "stats", "writers")
+# what `make test` (fast) and the rest of `make test-full` (slow) run in each build (Makefile's SUITES_*)
+SUITES = {
+    ("fast", "plain"): ["--suite", "fast"],
+    ("fast", "san"): ["--suite", "unit", "--suite", "smoke", "--suite", "fuzz", "--no-suite", "slow"],
+    ("slow", "plain"): ["--suite", "slow"],
+    ("slow", "san"): ["--suite", "integration", "--suite", "slow", "--no-suite", "smoke", "--no-suite", "benchmarks"],
+}
 
 
 def die(msg):
@@ -108,10 +115,7 @@ class Tree:
             env["TUNE_SEEDS"] = "3"
             shutil.rmtree(os.path.join(b, "sanitizer"), ignore_errors=True)
         cmd = ["meson", "test", "-C", b, "--no-rebuild", "--logbase", log]
-        if names:
-            cmd += names
-        else:
-            cmd += ["--suite", tier, "--no-suite", "benchmarks"]
+        cmd += names or SUITES[(tier, kind)]
         if maxfail:
             cmd += ["--maxfail", str(maxfail)]
         sh(cmd, self.dir, env)
