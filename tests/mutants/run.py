@@ -124,7 +124,7 @@ class Tree:
             for line in f:
                 t = json.loads(line)
                 if t["result"] in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
-                    failed.append(t["name"])
+                    failed.append(t["name"].rpartition(" / ")[2])  # "project:suites / name"
         if kind == "san":
             rep = glob.glob(os.path.join(b, "sanitizer", "report.*"))
             if rep and not failed:
