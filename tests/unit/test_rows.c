@@ -148,6 +148,25 @@ static void test_result(const wl_args_t *a, const run_config_t *c, const cnt_set
     s.untrusted = false;
 }
 
+/* The process's own figures from wait4's rusage, each in its column with a value no other has
+ * (user and sys seconds, peak RSS, minor and major faults). */
+static void test_rusage(const wl_args_t *a, const run_config_t *c, const cnt_set_t *cnt)
+{
+    s.wall_s = 3.25;
+    s.user_s = 1.5;
+    s.sys_s = 0.75;
+    s.maxrss_kib = 4321;
+    s.minflt = 765;
+    s.majflt = 7;
+    fill(a, c, cnt);
+    CHECK_STR(row.field[COL_total_wall_s], "3.250000");
+    CHECK_STR(row.field[COL_total_user_s], "1.500000");
+    CHECK_STR(row.field[COL_total_sys_s], "0.750000");
+    CHECK_STR(row.field[COL_ru_maxrss_kib], "4321");
+    CHECK_STR(row.field[COL_ru_minflt], "765");
+    CHECK_STR(row.field[COL_ru_majflt], "7");
+}
+
 int main(void)
 {
     char err[256];
@@ -168,6 +187,7 @@ int main(void)
     CHECK_INT(cnt_count(cnt), CNT_NFIXED);
     test_counters(&a, &c, cnt);
     test_result(&a, &c, cnt);
+    test_rusage(&a, &c, cnt);
     cnt_set_free(cnt);
     CHECK_DONE();
 }
