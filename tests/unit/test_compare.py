@@ -88,6 +88,13 @@ rs5 = [r for r in run_rows(rng, {"glibc": 1, "x": 1.5}, n=8) if not (r["config"]
 c = cell(compare.analyse(rs5, metrics=PRIMARY), "x")
 check(c["change"].n == 7 and c["n"] == 7 and c["n_base"] == 8 and compare._n_text(c) == "7 of 7/8",
       f"n of a dropped block: {compare._n_text(c)}")
+# ... and the other pairs stay paired by block, not shifted by position past the gap
+b5 = {r["block"]: float(r["throughput"]) for r in rs5 if r["config"] == "glibc"}
+x5 = {r["block"]: float(r["throughput"]) for r in rs5 if r["config"] == "x"}
+both = sorted(set(b5) & set(x5))
+want = stats.paired_change([b5[b] for b in both], [x5[b] for b in both], 0.95)
+check(abs(c["change"].estimate - want.estimate) < 1e-9 and abs(c["change"].lo - want.lo) < 1e-9,
+      f"a dropped block leaves the pairs by block: {c['change']} against {want}")
 
 # the default baseline is the run's first configuration (as hyperfine's reference), whatever its family
 rf = run_rows(rng, {"scudo": 1, "glibc": 1.5, "tbbmalloc": 0.5})
@@ -272,6 +279,12 @@ for title in ("primary figure of each workload", "user CPU", "peak RSS", "faults
           f"{title}: the heading does not repeat better=higher or empty params: {head}")
 check("runs/s cannot tell" not in out, "a fixed-work command gets no --metric hint")
 sout = script("summary.py", fixed)
+# summary's peak RSS in MiB of 1024 KiB: 102400 KiB is 100, not 102
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+import summary  # noqa: E402
+rss_rows = [row("tensor_copy", "glibc", b, 1e9, rss_peak_kib=102400 + b % 2) for b in range(4)]
+line = [l for l in summary.summarize(rss_rows, "glibc") if l["config"] == "glibc"][0]
+check(line["peak RSS MiB"] == "100", f"peak RSS 102400 KiB in MiB: {line['peak RSS MiB']!r}")
 check("faults/run" in sout and "66262" in sout, f"summary on an exec CSV shows faults per run: {sout}")
 check("of limit" not in sout, f"summary's footer explains no 'of limit' column it does not show: {sout}")
 check("calls per run" in sout, "summary's footer says the calls are per run")

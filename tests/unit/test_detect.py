@@ -71,6 +71,29 @@ def pick(alerts, **kw):
     return [a for a in alerts if all(a[k] == v for k, v in kw.items())]
 
 
+# ---- the two-sample test behind a change point -------------------------------------------------
+# welch's p and its CI are one test: p < 0.05 exactly when the 95% CI excludes 0 (over draws whose
+# p spreads across 0.05), and the CI is the t quantile 0.975 times the standard error
+wr = random.Random(11)
+near = 0
+for k in range(300):
+    a = [wr.gauss(0, 1) for _ in range(8)]
+    b = [wr.gauss(wr.uniform(0, 2), 1.5) for _ in range(7)]
+    p, d, lo, hi = detect.welch(a, b)
+    near += 0.03 < p < 0.12
+    if (p < 0.05) != (lo > 0 or hi < 0):
+        check(False, f"welch: p {p:.4f} against the CI [{lo:.4f}, {hi:.4f}] of {d:.4f}")
+        break
+check(near >= 10, f"welch: {near} draws with p near 0.05 (the property needs some)")
+from scipy.stats import t as _t  # noqa: E402
+a, b = [1.0, 2.0, 4.0, 7.0], [3.0, 5.0, 6.0, 9.0, 12.0]
+va, vb = sum((x - 3.5) ** 2 for x in a) / 3, sum((x - 7.0) ** 2 for x in b) / 4
+se = math.sqrt(va / 4 + vb / 5)
+df = se ** 4 / ((va / 4) ** 2 / 3 + (vb / 5) ** 2 / 4)
+p, d, lo, hi = detect.welch(a, b)
+check(abs(d - 3.5) < 1e-12 and abs((hi - lo) / 2 - _t.ppf(0.975, df) * se) < 1e-9,
+      f"welch's 95% CI: half-width {(hi - lo) / 2} against {_t.ppf(0.975, df) * se}")
+
 # ---- the detector on arrays (many seeds) ---------------------------------------------------------
 # a 5% step after 20 nights: found at night 20 (+-1), a regression, confirmed
 for seed in range(20):

@@ -158,6 +158,16 @@ int main(void)
     alloc_setting_t s[4];
     alloc_env_t env;
 
+    /* a name as long as the parser's buffer or longer: refused in one line, never copied past it */
+    for (size_t len = 62; len <= 66; len++) {
+        char kv[80];
+        memset(kv, 'n', len);
+        snprintf(kv + len, sizeof kv - len, "=1");
+        err[0] = '\0';
+        CHECK_INT(set("jemalloc", kv, &s[0], err), -EINVAL);
+        CHECK(strstr(err, "jemalloc") != NULL);
+    }
+
     /* jemalloc: MALLOC_CONF key:value joined by commas */
     CHECK_INT(set("jemalloc", "dirty_decay_ms=-1", &s[0], err), 0);
     CHECK_STR(s[0].value, "-1");

@@ -158,6 +158,9 @@ eq(stats.bonferroni_level(10), 0.995, "Bonferroni level over 10")
 # BH at q = 0.05 over 5: sorted 0.001 0.012 0.02 0.3 0.9 against 0.01 0.02 0.03 0.04 0.05: R = 3
 eq(stats.bh_level([0.9, 0.012, 0.001, 0.3, 0.02]), (3, 1 - 3 * 0.05 / 5), "BH R and FCR level")
 eq(stats.bh_level([0.5, 0.6]), (0, 1 - 0.05 / 2), "BH with nothing selected")
+# step-up, not step-down: the smallest p (0.02) is above its line 0.0125, the second (0.021) under
+# 0.025, so R = 2 (the largest rank under its line), not 0
+eq(stats.bh_level([0.9, 0.021, 0.02, 0.5]), (2, 1 - 2 * 0.05 / 4), "BH takes the largest rank under its line")
 eq(stats.geomean([2, 8]), 4.0, "geomean")
 eq(stats.geomean([2, 0]), None, "geomean refuses a value <= 0")
 
