@@ -53,6 +53,35 @@ static void test_one_write(void)
     free(r);
 }
 
+/* The reader on fields of every length up to 300 bytes (each power of two and its
+ * neighbours among them), bare and quoted: each read back whole, nothing written past
+ * the field's room (the sanitizer build runs this). */
+static void test_field_lengths(void)
+{
+    enum { MAXLEN = 300 };
+    size_t cap = 16 + MAXLEN * (2 * MAXLEN + 8);
+    char *text = malloc(cap), *want = malloc(MAXLEN + 1);
+    size_t n = (size_t)snprintf(text, cap, "bare,quoted\n");
+    for (size_t len = 1; len <= MAXLEN; len++) {
+        memset(want, 'a' + (int)(len % 26), len);
+        want[len] = '\0';
+        n += (size_t)snprintf(text + n, cap - n, "%s,\"%s\"\n", want, want);
+    }
+    csv_table_t t;
+    char err[256];
+    CHECK_INT(csv_parse("lengths", text, n, &t, err, sizeof err), 0);
+    CHECK_INT(t.nrows, MAXLEN);
+    for (size_t len = 1; len <= MAXLEN && len <= t.nrows; len++) {
+        memset(want, 'a' + (int)(len % 26), len);
+        want[len] = '\0';
+        CHECK_STR(t.rows[len - 1][0], want);
+        CHECK_STR(t.rows[len - 1][1], want);
+    }
+    csv_table_free(&t);
+    free(text);
+    free(want);
+}
+
 int main(void)
 {
     char out[256];
@@ -110,5 +139,6 @@ int main(void)
     free(r);
     CHECK_INT(csv_open(&w, "/nonexistent-dir/x.csv", NULL, 0), -ENOENT);
     test_one_write();
+    test_field_lengths();
     CHECK_DONE();
 }

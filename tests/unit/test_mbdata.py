@@ -152,6 +152,31 @@ def test_text():
                  "check_unique's message")
 
 
+def test_reader(fixture, tmp):
+    """mbcsv refuses a row of another schema_version wherever it is, and a number whose
+    magnitude is past NUM_MAX whatever its sign."""
+    with open(fixture, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+    sv = header.index("schema_version")
+    other = lines[2].split(",")
+    other[sv] = str(int(other[sv]) - 1)
+    bad = "".join(lines[:2]) + ",".join(other) + "".join(lines[3:])
+    try:
+        mbdata.mbcsv.parse(bad, "old.csv")
+        check(False, "a second row of another schema_version is refused")
+    except mbdata.mbcsv.CsvError as e:
+        check("row 2" in str(e) and "schema_version" in str(e), f"refused naming row 2: {e}")
+    for v in ("1e300", "-1e300", "1e-300", "-1e-300"):
+        try:
+            mbdata.mbcsv.parse_number(v)
+            check(False, f"{v} refused as out of range")
+        except ValueError:
+            pass
+    check_eq(mbdata.mbcsv.parse_number("-1e99"), -1e99, "a large negative number within range")
+
+
 def main():
     fixture = sys.argv[1]
     tmp = tempfile.mkdtemp()
@@ -160,6 +185,7 @@ def main():
         test_metrics()
         test_text()
         test_run(fixture, tmp)
+        test_reader(fixture, tmp)
         test_schema(fixture, tmp)
         if len(sys.argv) > 2:
             test_harness_schema(fixture, tmp, sys.argv[2])
