@@ -168,6 +168,9 @@ def case_bad_input(mb, tmp):
         (["-r", "0"], "repetition"),
         (["--timeout", "5x"], "--timeout"),
         (["-e", "no-such-event-xyz"], "no-such-event-xyz"),
+        # an exclusive minimum excludes the minimum itself
+        (["--adaptive", "0"], "--adaptive: bad value '0'"),
+        (["-a", "glibc,jemalloc", "--resolution", "0"], "--resolution: bad value '0'"),
     ]
     for args, needle in cases:
         p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-r", "1", "-o", out, *args, expect_rc=2)

@@ -91,6 +91,17 @@ def case_resume_seedless(mb, tmp):
     rs = rows(out)
     check(len(rs) == 6, f"resumed to 3 blocks x 2 cells: {len(rs)}")
     check(len({r["plan_seed"] for r in rs}) == 1 and len({r["matrix_id"] for r in rs}) == 1, "one plan, one seed")
+    # a file whose columns are a prefix of this run's (its last column cut) is not resumed
+    short = os.path.join(tmp, "short.csv")
+    with open(out, newline="") as f, open(short, "w", newline="") as g:
+        cw = csv.writer(g, lineterminator="\n")
+        for rec in csv.reader(f):
+            cw.writerow(rec[:-1])
+    before = open(short, "rb").read()
+    p = run(mb, "run", "-q", *w, "-r", "4", "-o", short, "--resume", expect_rc=None)
+    check(p.returncode != 0 and "its columns differ" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"--resume of a file with fewer columns refused in one line: exit {p.returncode} {p.stderr!r}")
+    check(open(short, "rb").read() == before, "the refused file is left as it was")
     parts = []
     for k in (1, 2):
         parts.append(os.path.join(tmp, f"s{k}.csv"))
@@ -142,6 +153,9 @@ def case_matrix_errors(mb, tmp):
     matrix_error(mb, tmp, "[workload tensor_copy]\nsize = 1M,count=9\n", 2, "comma")
     matrix_error(mb, tmp, "size = 1M\n[workload tensor_copy]\n", 1, "outside any section")
     matrix_error(mb, tmp, "[workload tensor_copy\n", 1, "']'")
+    # a header's words are all read: a second allocator is refused, not dropped
+    matrix_error(mb, tmp, "[run]\nallocators = glibc,jemalloc\n[workload tensor_copy]\n[tunables jemalloc extra]\n"
+                 "dirty_decay_ms = 5\n", 4, "needs one allocator")
     # a NUL byte is refused with its line
     matrix_error(mb, tmp, "[workload tensor_copy]\nsize = 1M\x00\n", 2, "NUL")
     # an empty section is the workload with its defaults, not dropped

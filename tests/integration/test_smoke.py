@@ -49,8 +49,24 @@ def case_run(mb, tmp):
         check(r["allocator"] == "glibc" or os.path.realpath(r["malloc_so"]) == os.path.realpath(r["lib_path"]),
               f"{r['allocator']}: proven: malloc from {r['malloc_so']}, asked {r['lib_path']}")
         check(int(r["region_bytes"] or 0) == 64 * 1024 * 2, f"{r['allocator']}: region bytes {r['region_bytes']}")
+        # CPU seconds from wait4's rusage: no more than the wall time on every CPU
+        wall, cpu = float(r["total_wall_s"]), float(r["total_user_s"]) + float(r["total_sys_s"])
+        check(0 < wall and 0 <= cpu <= wall * (os.cpu_count() or 1) + 0.01,
+              f"{r['allocator']}: user+sys {cpu} s within {wall} s of wall on {os.cpu_count()} CPUs")
     check_eq(len({r["checksum"] for r in rs}), 1, "one checksum across families")
     check(os.path.exists(os.path.join(tmp, "r.meta.json")), "sidecar written")
+    # a sample long enough for a few hundred RSS readings (1 ms apart): the series holds each
+    # one the row counts, none above the peak (the sanitizer build runs this too)
+    out = os.path.join(tmp, "rss.csv")
+    run(mb, "run", "-q", "-w", "tensor_copy:size=4M,count=2,steps=40,warmup=0", "-a", "glibc", "-r", "1",
+        "--sample-interval", "1ms", "-o", out)
+    r = one_row_per(out, 1, "run --sample-interval 1ms")
+    series = rows(os.path.join(tmp, "rss.rss.csv"))
+    if r:
+        n = int(r[0]["rss_samples"] or 0)
+        check(n > 16 and len(series) == n, f"{n} RSS readings counted, {len(series)} in the series (more than 16)")
+        check(series and 0 < max(int(p["rss_kib"]) for p in series) <= int(r[0]["rss_peak_kib"]),
+              f"the peak {r[0]['rss_peak_kib']} KiB is at least the series' highest reading")
 
 
 def case_exec(mb, tmp):
@@ -114,8 +130,13 @@ def case_merge(mb, tmp):
 
 def case_record(mb, tmp):
     out = os.path.join(tmp, "t.mbt")
+    # a longer temporary file left by a killed run: none of it reaches the trace
+    with open(out + ".tmp", "wb") as f:
+        f.write(b"STALE" * 100000)
     run(mb, "record", "-o", out, "--", "sh", "-c", "true")
-    check(os.path.getsize(out) > 0 if os.path.exists(out) else False, "record wrote a trace")
+    data = open(out, "rb").read() if os.path.exists(out) else b""
+    check(len(data) > 0, "record wrote a trace")
+    check(b"STALE" not in data, f"no byte of the stale {out}.tmp in the trace ({len(data)} bytes)")
     case_trace.last = out
 
 
