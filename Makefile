@@ -96,7 +96,7 @@ test-part:
 	rc=$$?; echo $$(( $$(date +%s) - t0 )) > $($(B)_dir)/meson-logs/$(T).wall; exit $$rc
 
 # Each fuzz target for FUZZ_SECONDS on a scratch copy of its corpus
-# (tests/fuzz/NAME/ is only read); crash inputs in $(SAN)/tests/fuzz/NAME/artifacts/.
+# (tests/fuzz/NAME/ is only read); crash inputs in $(SAN)/tests/fuzz/NAME/slow/artifacts/.
 fuzz: $(SAN)/build.ninja
 	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(SAN) --suite fuzz --no-suite fast --verbose
 

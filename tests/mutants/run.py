@@ -6,12 +6,15 @@ Usage: tests/mutants/run.py [--tier fast|slow] [--work DIR] [--out FILE] [PATCH.
 Each tests/mutants/NN-area.patch plants one bug (its header says the area,
 the build it is audited in, and the bug).  For each patch, in a scratch
 worktree of HEAD (never in this checkout): apply it, rebuild, run the
-tier's tests with --maxfail 1 (unit tests first: they have the highest
-priority), note the first failing test, revert.  A kill counts only where
-the unmutated tree passes that same test twice; a patch that does not
-apply or build is reported as such, not as a kill.  `--tier slow` runs only
-the slow tests (the nightly tier's part that `make test` leaves out), as
-the audit is run on the mutants the fast tier missed.
+tier's tests as `make test` (fast) or the rest of `make test-full` (slow:
+in the plain build the slow tests; in the sanitizer build every integration
+test but the smokes, and the long fuzz runs) run them in that build, with
+--maxfail 1 (unit tests first: they have the highest priority), note the
+first failing test, revert.  A kill counts only where the unmutated tree
+passes that same test twice; a sanitizer report, only where the unmutated
+tier leaves none; a patch that does not apply or build is reported as such,
+not as a kill.  `--tier slow` is for the mutants the fast tier missed.  A
+reused --work tree is first reset to this checkout's HEAD.
 
 Mutants whose header says `Build: san` (memory-safety bugs) are audited in
 a clang-14 ASan+UBSan build (as build-san/ is made), the others in a plain
@@ -78,6 +81,12 @@ class Tree:
             p = sh(["git", "-C", ROOT, "worktree", "add", "--detach", self.dir, "HEAD"], ROOT)
             if p.returncode:
                 die(f"cannot make a worktree in '{self.dir}': {p.stdout.strip()}")
+        # a tree reused from an earlier (perhaps interrupted) audit: this checkout's HEAD, no change left
+        head = sh(["git", "-C", ROOT, "rev-parse", "HEAD"], ROOT).stdout.strip()
+        p = sh(["git", "checkout", "-q", "--detach", head], self.dir)
+        p2 = sh(["git", "reset", "-q", "--hard", head], self.dir)
+        if p.returncode or p2.returncode or sh(["git", "status", "--porcelain", "-uno"], self.dir).stdout.strip():
+            die(f"cannot reset the work tree '{self.dir}' to {head[:12]}: {(p.stdout + p2.stdout).strip()}")
         # the dashboard's browser test needs node_modules; share this checkout's
         nm = os.path.join(ROOT, "node_modules")
         if os.path.isdir(nm) and not os.path.exists(os.path.join(self.dir, "node_modules")):
@@ -111,16 +120,22 @@ class Tree:
         b = self.build(kind)
         env = dict(os.environ, MB_SCHEMA=os.path.join(b, "schema.json"))
         if kind == "san":
-            env["FUZZ_SECONDS"] = "10"
+            if tier == "fast":
+                env["FUZZ_SECONDS"] = "10"
             env["TUNE_SEEDS"] = "3"
             shutil.rmtree(os.path.join(b, "sanitizer"), ignore_errors=True)
         cmd = ["meson", "test", "-C", b, "--no-rebuild", "--logbase", log]
         cmd += names or SUITES[(tier, kind)]
         if maxfail:
             cmd += ["--maxfail", str(maxfail)]
+        path = os.path.join(b, "meson-logs", log + ".json")
+        if os.path.exists(path):
+            os.unlink(path)
         sh(cmd, self.dir, env)
         failed = []
-        with open(os.path.join(b, "meson-logs", log + ".json"), encoding="utf-8") as f:
+        if not os.path.exists(path):
+            return None  # meson ran no test: the tree or the build is broken
+        with open(path, encoding="utf-8") as f:
             for line in f:
                 t = json.loads(line)
                 if t["result"] in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
@@ -130,6 +145,19 @@ class Tree:
             if rep and not failed:
                 failed.append("sanitizer-report")
         return failed
+
+
+def print_table(results, tier, flaky=()):
+    """The table (printed), as TSV lines; a kill the clean tree repeats is a flaky-kill."""
+    lines = ["mutant\tarea\tbuild\ttier\tresult\ttest\tseconds\tbug"]
+    for name, h, verdict, test, secs in results:
+        if verdict == "killed" and (h["Build"], test) in flaky:
+            verdict = "flaky-kill"
+        lines.append(f"{name}\t{h['Area']}\t{h['Build']}\t{tier}\t{verdict}\t{test}\t{secs:.0f}\t{h['Bug']}")
+    print("\n".join(lines))
+    killed = sum(1 for l in lines[1:] if l.split("\t")[4] == "killed")
+    print(f"{tier}: {killed} of {len(results)} killed")
+    return lines
 
 
 def main():
@@ -163,9 +191,13 @@ def main():
                 verdict, test = "does-not-build", ""
             else:
                 failed = tree.tests(h["Build"], a.tier)
-                verdict, test = ("killed", failed[0]) if failed else ("survived", "")
+                if failed is None:
+                    verdict, test = "no-test-log", ""
+                else:
+                    verdict, test = ("killed", failed[0]) if failed else ("survived", "")
         finally:
             if not tree.apply(os.path.abspath(p), reverse=True):
+                print_table(results, a.tier)
                 die(f"'{name}' cannot be reverted in '{tree.dir}': fix the worktree by hand")
         results.append((name, h, verdict, test, time.monotonic() - t0))
         print(f"{name}: {verdict} {test} ({time.monotonic() - t0:.0f} s)", flush=True)
@@ -178,15 +210,14 @@ def main():
             continue
         tree.compile(kind)
         for i in range(2):
-            flaky |= {(kind, n) for n in tree.tests(kind, a.tier, names=killers, maxfail=0, log=f"clean{i}")}
-    lines = ["mutant\tarea\tbuild\ttier\tresult\ttest\tseconds\tbug"]
-    for name, h, verdict, test, secs in results:
-        if verdict == "killed" and (h["Build"], test) in flaky:
-            verdict = "flaky-kill"
-        lines.append(f"{name}\t{h['Area']}\t{h['Build']}\t{a.tier}\t{verdict}\t{test}\t{secs:.0f}\t{h['Bug']}")
-    print("\n".join(lines))
-    killed = sum(1 for l in lines[1:] if l.split("\t")[4] == "killed")
-    print(f"{a.tier}: {killed} of {len(results)} killed; work tree {tree.dir}")
+            flaky |= {(kind, n) for n in tree.tests(kind, a.tier, names=killers, maxfail=0, log=f"clean{i}") or []}
+    if any(r[2] == "killed" and r[3] == "sanitizer-report" for r in results):
+        # a report counts as a kill only where the unmutated tier leaves none
+        tree.compile("san")
+        if tree.tests("san", a.tier, maxfail=0, log="clean-san") != []:
+            flaky.add(("san", "sanitizer-report"))
+    lines = print_table(results, a.tier, flaky)
+    print(f"work tree {tree.dir}")
     if a.out:
         with open(a.out, "x", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
