@@ -130,7 +130,8 @@ def case_merge(mb, tmp):
     check_eq(sorted(r["shard"] for r in rs), ["1/2", "2/2"], "each row names its shard")
 
 
-def case_record(mb, tmp):
+def record_trace(mb, tmp):
+    """`record -o t.mbt` of a shell, over a longer stale t.mbt.tmp: the trace's path."""
     out = os.path.join(tmp, "t.mbt")
     # a longer temporary file left by a killed run: none of it reaches the trace
     with open(out + ".tmp", "wb") as f:
@@ -139,15 +140,15 @@ def case_record(mb, tmp):
     data = open(out, "rb").read() if os.path.exists(out) else b""
     check(len(data) > 0, "record wrote a trace")
     check(b"STALE" not in data, f"no byte of the stale {out}.tmp in the trace ({len(data)} bytes)")
-    case_trace.last = out
+    return out
+
+
+def case_record(mb, tmp):
+    record_trace(mb, tmp)
 
 
 def case_trace(mb, tmp):
-    path = getattr(case_trace, "last", None)
-    if path is None:
-        case_record(mb, tmp)
-        path = case_trace.last
-    p = run(mb, "trace", path)
+    p = run(mb, "trace", record_trace(mb, tmp))
     check("malloc" in p.stdout and "thread" in p.stdout, f"trace prints calls and threads: {p.stdout[:300]!r}")
 
 
