@@ -148,8 +148,8 @@ static int merge_inputs(int argc, char **argv, int first, const char *out, bool 
     int skipped = 0;
     *nin = 0;
     for (int i = first; i < argc; i++) {
-        if (!strcmp(argv[i], out))
-            return die_usage("merge: the output '%s' is also an input", out);
+        if (!strcmp(argv[i], out) || outfile_same_file(argv[i], out)) /* by name, or another name of it */
+            return die_usage("merge: the output '%s' is also an input ('%s')", out, argv[i]);
         if (out_is_rss_sidecar(argv[i]))
             skipped++;
         else

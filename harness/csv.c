@@ -448,10 +448,34 @@ int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_
     w->added_newline = false;
     if (nextra > CSV_EXTRA_MAX)
         return -E2BIG;
+    /* opened first, without following a link, and refused unless it is a
+     * regular file with one name; an empty file (a start that failed before
+     * its header) continues with a header */
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "cannot continue '%s': %s", path, rc == -ELOOP ? "it is a symbolic link" : strerror(-rc));
+        return rc;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        snprintf(err, errlen, "cannot continue '%s': %s", path,
+                 S_ISREG(st.st_mode) ? "it has other names (hard links)" : "not a regular file");
+        close(fd);
+        return -EMLINK;
+    }
+    if (st.st_size == 0) {
+        int hrc = csv_open_fd(w, fd, extra_names, nextra);
+        if (hrc)
+            snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-hrc));
+        return hrc;
+    }
     csv_table_t t;
     int rc = csv_read_torn(path, &t, err, errlen);
-    if (rc)
+    if (rc) {
+        close(fd);
         return rc;
+    }
     char *want = header_line(extra_names, nextra);
     if (!want) {
         csv_table_free(&t);
@@ -467,12 +491,8 @@ int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_
     size_t torn = t.torn_bytes;
     bool newline = t.nrows ? !t.ends_with_newline : false;
     csv_table_free(&t);
-    if (rc)
-        return rc;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    if (rc) {
+        close(fd);
         return rc;
     }
     writer_init(w, fd, extra_names, nextra);

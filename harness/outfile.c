@@ -1,14 +1,126 @@
-/* outfile.c - write an output through PATH.tmp and a rename, or in place
- * for a device or FIFO, under a lock that refuses a second writer with the
- * holder's pid (contract: outfile.h). */
+/* outfile.c - write an output through a fresh temporary and a rename, or in
+ * place for a device or FIFO, under a lock on the resolved path that refuses
+ * a second writer with the holder's pid (contract: outfile.h). */
 #include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+int outfile_resolve(const char *path, char *real, size_t len, char *err, size_t errlen)
+{
+    struct stat st;
+    char buf[PATH_MAX];
+    if (!path[0]) {
+        snprintf(err, errlen, "cannot write '': an empty path");
+        return -ENOENT;
+    }
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        if (!realpath(path, buf)) { /* the link goes nowhere: where it points is not ours to guess */
+            int e = errno;
+            snprintf(err, errlen, "cannot write '%s': it is a symbolic link that does not resolve: %s", path,
+                     strerror(e));
+            return -e;
+        }
+    } else {
+        char d[PATH_MAX], b[PATH_MAX], dir[PATH_MAX];
+        snprintf(d, sizeof d, "%s", path);
+        snprintf(b, sizeof b, "%s", path);
+        const char *base = basename(b);
+        if (!strcmp(base, ".") || !strcmp(base, "..") || !strcmp(base, "/")) {
+            snprintf(err, errlen, "cannot write '%s': it is a directory", path);
+            return -EISDIR;
+        }
+        if (!realpath(dirname(d), dir)) {
+            int e = errno;
+            snprintf(err, errlen, "cannot create '%s': its directory: %s", path, strerror(e));
+            return -e;
+        }
+        if ((size_t)snprintf(buf, sizeof buf, "%s/%s", strcmp(dir, "/") ? dir : "", base) >= sizeof buf) {
+            snprintf(err, errlen, "cannot write '%s': the path is too long", path);
+            return -ENAMETOOLONG;
+        }
+    }
+    if ((size_t)snprintf(real, len, "%s", buf) >= len) {
+        snprintf(err, errlen, "cannot write '%s': the path is too long", path);
+        return -ENAMETOOLONG;
+    }
+    return 0;
+}
+
+int outfile_check_links(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
+        snprintf(err, errlen, "cannot write '%s': it has %lu names (hard links); writing through one would "
+                 "change or part the others", path, (unsigned long)st.st_nlink);
+        return -EMLINK;
+    }
+    return 0;
+}
+
+bool outfile_same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+int outfile_temp(const char *real, char *tmp, size_t len)
+{
+    if ((size_t)snprintf(tmp, len, "%s.XXXXXX.tmp", real) >= len)
+        return -ENAMETOOLONG;
+    int fd = mkostemps(tmp, 4, O_CLOEXEC); /* O_CREAT|O_EXCL: never an existing name, nor a link's target */
+    if (fd < 0) {
+        int e = errno;
+        tmp[0] = '\0';
+        return -e;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask)) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        tmp[0] = '\0';
+        return -e;
+    }
+    return fd;
+}
+
+/* fsync the directory holding path, so that a rename survives a crash. */
+static void sync_dir(const char *path)
+{
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s", path);
+    int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd); /* best effort: some file systems refuse fsync on a directory */
+        close(fd);
+    }
+}
+
+int outfile_place(int fd, const char *tmp, const char *dst, bool replace)
+{
+    if (fd >= 0 && fsync(fd) && errno != EINVAL && errno != EROFS)
+        return -errno;
+    if (replace) {
+        if (rename(tmp, dst))
+            return -errno;
+    } else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dst, RENAME_NOREPLACE)) {
+        if (errno != EINVAL && errno != ENOSYS)
+            return -errno;
+        if (link(tmp, dst)) /* a file system without RENAME_NOREPLACE: link refuses an existing name too */
+            return -errno;
+        unlink(tmp);
+    }
+    sync_dir(dst);
+    return 0;
+}
 
 bool outfile_is_special(const char *path)
 {
@@ -46,7 +158,11 @@ int outfile_lock(outfile_lock_t *l, const char *path, pid_t *holder, char *err, 
     *holder = 0;
     if (outfile_is_special(path))
         return 0; /* a device or FIFO: locking it would block its other users */
-    if ((size_t)snprintf(l->path, sizeof l->path, "%s.lock", path) >= sizeof l->path) {
+    char real[PATH_MAX];
+    int rrc = outfile_resolve(path, real, sizeof real, err, errlen);
+    if (rrc)
+        return rrc;
+    if ((size_t)snprintf(l->path, sizeof l->path, "%s.lock", real) >= sizeof l->path) {
         snprintf(err, errlen, "cannot write '%s': the path is too long", path);
         return -ENAMETOOLONG;
     }
@@ -76,6 +192,14 @@ int outfile_lock(outfile_lock_t *l, const char *path, pid_t *holder, char *err, 
         if (!still_there(fd, l->path)) {
             close(fd); /* its holder removed it as we locked it: take the new one */
             continue;
+        }
+        struct stat st;
+        if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+            /* a hard link planted at the lock's name: writing our pid would change that file */
+            snprintf(err, errlen, "cannot write '%s': its lock '%s' is not a lock file (%s); remove it if no "
+                     "run is using it", path, l->path, S_ISREG(st.st_mode) ? "it has other names" : "not a regular file");
+            close(fd);
+            return -EEXIST;
         }
         char text[32];
         int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
@@ -120,22 +244,18 @@ int outfile_open(outfile_t *f, const char *path, char *err, size_t errlen)
         }
         return 0;
     }
-    pid_t holder;
-    int rc = outfile_lock(&f->lock, path, &holder, err, errlen);
+    int rc = outfile_resolve(path, f->real, sizeof f->real, err, errlen);
+    if (!rc)
+        rc = outfile_check_links(f->real, err, errlen);
     if (rc)
         return rc;
-    char cwd[PATH_MAX];
-    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
-    if ((size_t)snprintf(f->tmp, sizeof f->tmp, "%s%s%s.tmp", cwd, cwd[0] ? "/" : "", path) >= sizeof f->tmp) {
-        outfile_unlock(&f->lock);
-        snprintf(err, errlen, "cannot write '%s': the path is too long", path);
-        return -ENAMETOOLONG;
-    }
-    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    pid_t holder;
+    if ((rc = outfile_lock(&f->lock, f->real, &holder, err, errlen)))
+        return rc;
+    f->fd = outfile_temp(f->real, f->tmp, sizeof f->tmp);
     if (f->fd < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "cannot write '%s': %s", f->tmp, strerror(errno));
+        rc = f->fd;
+        snprintf(err, errlen, "cannot write '%s': a temporary beside it: %s", path, strerror(-rc));
         outfile_unlock(&f->lock);
         return rc;
     }
@@ -145,11 +265,16 @@ int outfile_open(outfile_t *f, const char *path, char *err, size_t errlen)
 int outfile_commit(outfile_t *f, char *err, size_t errlen)
 {
     int rc = 0;
-    if (f->fd >= 0 && close(f->fd))
+    if (!f->direct) {
+        /* record's processes wrote the temporary by its name and closed it: reopen to fsync */
+        int fd = f->fd >= 0 ? f->fd : open(f->tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        rc = fd < 0 ? -errno : outfile_place(fd, f->tmp, f->real, true);
+        if (fd >= 0 && fd != f->fd)
+            close(fd);
+    }
+    if (f->fd >= 0 && close(f->fd) && !rc)
         rc = -errno;
     f->fd = -1;
-    if (!rc && !f->direct && rename(f->tmp, f->path))
-        rc = -errno;
     if (rc) {
         snprintf(err, errlen, "cannot write '%s': %s", f->path, strerror(-rc));
         if (!f->direct)

@@ -1,14 +1,23 @@
 /* outfile.h - the one way a command writes an output file, and the lock that
- * keeps two writers off one output.  A regular file (or a name not yet
- * there) is written to PATH.tmp and renamed over PATH when complete; a
- * device or FIFO is written in place, never truncated, replaced or locked
- * (a device gets the data only; a FIFO is written, not replaced).
+ * keeps two writers off one output (the same discipline as scripts/mbout.py).
  *
- * The lock is a POSIX write lock on the sibling PATH.lock, taken without
- * waiting: a second writer is refused with the holder's pid (F_GETLK names
- * it; the pid is also written into PATH.lock for people).  The lock file is
- * removed by its holder, still locked, on unlock; one left by a killed
- * process holds no lock and is taken over. */
+ * A target is resolved once (outfile_resolve: a symbolic link to its file,
+ * the directory through realpath); that one absolute path is both locked and
+ * written.  A regular file (or a name not yet there) is written to a temporary
+ * with a fresh random name beside it, created O_CREAT|O_EXCL (mkostemps:
+ * nothing existing is opened, followed or truncated), then fsync'd, renamed
+ * over the target and the directory fsync'd.  A regular target with more than
+ * one name (a hard link) is refused: writing through one name would change
+ * what the others hold, or silently part them.  A device or FIFO is written in
+ * place, never truncated, replaced or locked.
+ *
+ * The lock is a POSIX write lock on REALPATH.lock, taken without waiting: a
+ * second writer, through whatever name, is refused with the holder's pid
+ * (F_GETLK names it; the pid is also written into the lock for people).  The
+ * lock is opened O_NOFOLLOW and refused, before anything is written to it,
+ * unless it is a regular file with one name.  It is removed by its holder,
+ * still locked, on unlock; one left by a killed process holds no lock and is
+ * taken over. */
 #ifndef MB_OUTFILE_H
 #define MB_OUTFILE_H
 
@@ -24,8 +33,9 @@ typedef struct {
 } outfile_lock_t;
 
 typedef struct {
-    const char *path;
-    char tmp[PATH_MAX + 8];      /* absolute PATH.tmp ("" when written in place) */
+    const char *path;            /* as the user named it (for messages) */
+    char real[PATH_MAX];         /* resolved: what is locked and replaced */
+    char tmp[PATH_MAX + 16];     /* absolute REAL.XXXXXX.tmp ("" when written in place) */
     int fd;                      /* where the data goes */
     bool direct;                 /* a device or FIFO: written in place */
     outfile_lock_t lock;
@@ -36,7 +46,28 @@ typedef struct {
  * refuse it when they open). */
 bool outfile_is_special(const char *path);
 
-/* Lock path for this process.  0 (l->fd = -1 when path is a device or FIFO:
+/* The absolute path that writing path changes: a symbolic link resolved to
+ * its file (a dangling one refused), the directory of a name not yet there
+ * resolved with realpath.  0, or -errno with err filled in. */
+int outfile_resolve(const char *path, char *real, size_t len, char *err, size_t errlen);
+
+/* Refuse (-EMLINK, err filled in) a regular file at path with more than one
+ * name; 0 when it has one, is not there, or is not a regular file. */
+int outfile_check_links(const char *path, char *err, size_t errlen);
+
+/* Do a and b name the same file (device and inode)?  false when either is
+ * not there. */
+bool outfile_same_file(const char *a, const char *b);
+
+/* A new temporary beside real (REAL.XXXXXX.tmp, O_EXCL, mode 0666 less the
+ * umask), its name in tmp: an fd, or -errno. */
+int outfile_temp(const char *real, char *tmp, size_t len);
+/* Put a complete temporary in place: fsync it (fd >= 0), rename it over dst
+ * (replace) or only where dst is not there (-EEXIST otherwise, the temporary
+ * kept), then fsync the directory.  0 or -errno. */
+int outfile_place(int fd, const char *tmp, const char *dst, bool replace);
+
+/* Lock path (resolved first) for this process.  0 (l->fd = -1 when path is a device or FIFO:
  * such a target is never locked); -EWOULDBLOCK with *holder = the pid of
  * the process that holds it; another -errno with err filled in. */
 int outfile_lock(outfile_lock_t *l, const char *path, pid_t *holder, char *err, size_t errlen);

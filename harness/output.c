@@ -106,9 +106,23 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
         if (o->sidecars)
             set_sidecars(o, sidecars);
     } else {
+        /* one path for the lock and the writes: a symbolic link resolved once */
+        int rc = outfile_resolve(output, o->csv, sizeof o->csv, err, errlen);
+        if (rc)
+            return rc;
         o->sidecars = true;
-        set_sidecars(o, sidecars[0] ? sidecars : output);
-        o->exists = access(output, F_OK) == 0;
+        set_sidecars(o, sidecars[0] ? sidecars : o->csv);
+        const char *const names[] = {o->csv, o->meta, o->rss};
+        for (int i = 0; i < 3; i++)
+            if ((rc = outfile_check_links(names[i], err, errlen)))
+                return rc;
+        struct stat cs;
+        o->exists = stat(o->csv, &cs) == 0;
+        if (o->exists && resume && cs.st_size == 0) {
+            /* left by a start that failed before its header: nothing to keep, taken over */
+            o->exists = false;
+            o->empty = true;
+        }
         if (!resume && !force) {
             const char *const mine[] = {o->csv, o->meta, o->rss};
             for (int i = 0; i < 3; i++)
@@ -119,12 +133,12 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
                     return -EEXIST;
                 }
         }
-        if (o->exists && access(output, R_OK | W_OK) != 0) {
+        if (o->exists && access(o->csv, R_OK | W_OK) != 0) {
             snprintf(err, errlen, "cannot %s '%s': %s", resume ? "resume" : "replace", output,
                      strerror(errno));
             return -errno;
         }
-        int rc = check_dir(o->csv, err, errlen);
+        rc = check_dir(o->csv, err, errlen);
         if (rc)
             return rc;
     }
@@ -136,16 +150,84 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
     return 0;
 }
 
-static int open_series(out_t *o, char *err, size_t errlen)
+/* A new growing file: its header in a fresh temporary, put in place whole
+ * (over an existing one only with --force), so that a failed start leaves
+ * nothing at path.  The fd (still open, at the end of the header) or -errno. */
+static int create_growing(const char *path, bool replace, int (*header)(int fd, void *arg), void *arg)
 {
-    int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
-    if (!o->resume)
-        flags |= o->force ? O_TRUNC : O_EXCL;
-    int fd = open(o->rss, flags, 0644);
+    char tmp[PATH_MAX + 16];
+    int fd = outfile_temp(path, tmp, sizeof tmp);
+    if (fd < 0)
+        return fd;
+    int rc = header(fd, arg);
+    if (rc) { /* header() closed fd */
+        unlink(tmp);
+        return rc;
+    }
+    if ((rc = outfile_place(fd, tmp, path, replace))) {
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    return fd;
+}
+
+/* An existing growing file to continue: opened without following a link and
+ * refused unless it is a regular file with one name.  The fd or -errno. */
+static int open_growing(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int rc = -errno;
-        snprintf(err, errlen, "cannot write '%s': %s", o->rss, strerror(errno));
+        if (rc != -ENOENT)
+            snprintf(err, errlen, "cannot continue '%s': %s", path,
+                     rc == -ELOOP ? "it is a symbolic link" : strerror(-rc));
         return rc;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        snprintf(err, errlen, "cannot continue '%s': %s", path,
+                 S_ISREG(st.st_mode) ? "it has other names (hard links)" : "not a regular file");
+        close(fd);
+        return -EMLINK;
+    }
+    return fd;
+}
+
+static int series_header(int fd, void *arg)
+{
+    (void)arg;
+    size_t n = strlen(RSS_HEADER);
+    if (write(fd, RSS_HEADER, n) != (ssize_t)n) {
+        int rc = errno ? -errno : -EIO;
+        close(fd);
+        return rc;
+    }
+    return 0;
+}
+
+typedef struct {
+    csv_writer_t *w;
+    const char *const *extra;
+    size_t nextra;
+} csv_header_arg_t;
+
+static int csv_header(int fd, void *arg)
+{
+    csv_header_arg_t *a = arg;
+    return csv_open_fd(a->w, fd, a->extra, a->nextra); /* closes fd on failure */
+}
+
+static int open_series(out_t *o, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    int fd = o->resume ? open_growing(o->rss, err, errlen) : -ENOENT;
+    if (fd == -ENOENT)
+        fd = create_growing(o->rss, o->force, series_header, NULL);
+    if (fd < 0) {
+        if (!err[0])
+            snprintf(err, errlen, "cannot write '%s': %s", o->rss, strerror(-fd));
+        return fd;
     }
     o->series = fdopen(fd, "a");
     if (!o->series) {
@@ -164,7 +246,7 @@ static int open_series(out_t *o, char *err, size_t errlen)
         if (end < size && ftruncate(fd, end) == 0)
             size = end;
     }
-    if (size <= 0 && fputs(RSS_HEADER, o->series) < 0) {
+    if (size <= 0 && fputs(RSS_HEADER, o->series) < 0) { /* an empty series left by a failed start */
         snprintf(err, errlen, "cannot write '%s': %s", o->rss, strerror(errno));
         return -EIO;
     }
@@ -230,25 +312,29 @@ int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err,
             }
             if (rc)
                 return rc;
-            int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL);
-            int fd = open(o->csv, flags, 0644);
-            if (fd < 0 && errno == EEXIST && o->chosen && attempt < 1000) {
+            struct stat cs;
+            if (o->empty && (stat(o->csv, &cs) || cs.st_size != 0)) {
+                out_unlock(o);
+                snprintf(err, errlen, "cannot resume '%s': it changed while the proof ran", o->csv);
+                return -EAGAIN;
+            }
+            csv_header_arg_t ha = {&o->w, extra_names, nextra};
+            int fd = create_growing(o->csv, o->force || o->empty, csv_header, &ha);
+            if (fd == -EEXIST && o->chosen && attempt < 1000) {
                 out_unlock(o);
                 default_name(o->csv, sizeof o->csv, attempt + 1);
                 set_sidecars(o, o->csv);
                 continue;
             }
             if (fd < 0) {
-                rc = -errno;
+                rc = fd;
+                o->w.fd = -1;
                 out_unlock(o);
                 snprintf(err, errlen, rc == -EEXIST ? "'%s' appeared while the proof ran: add --resume or "
                                                         "--force" : "cannot write '%s': %s",
                          o->csv, strerror(-rc));
                 return rc;
             }
-            rc = csv_open_fd(&o->w, fd, extra_names, nextra);
-            if (rc)
-                snprintf(err, errlen, "cannot write '%s': %s", o->csv, strerror(-rc));
             break;
         }
     }

@@ -25,6 +25,7 @@ typedef struct {
     bool chosen;                 /* no -o: a fresh results/run-<time>.csv */
     bool resume, force;
     bool exists;                 /* the CSV exists (resume: rows to keep) */
+    bool empty;                  /* --resume of an empty file (a failed start): replaced */
     char csv[PATH_MAX];
     bool sidecars;               /* .meta.json and .rss.csv are written */
     char meta[PATH_MAX], rss[PATH_MAX];
