@@ -107,7 +107,7 @@ compare: build
 	@mkdir -p $(OUT)
 	$(BUILD)/mallocbench run -m $(MATRIX) -o $(OUT)/run.csv
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv --markdown > $(OUT)/summary.md
-	$(PYTHON) scripts/report.py $(OUT)/run.csv -o $(OUT)
+	$(PYTHON) scripts/report.py $(OUT)/run.csv -o $(OUT) --force
 	$(PYTHON) scripts/summary.py $(OUT)/run.csv
 	@echo "report: $(OUT)/report.md"
 
@@ -117,7 +117,7 @@ sweep: build
 	@mkdir -p $(OUT)
 	$(BUILD)/mallocbench run -w tensor_copy:count=2,bytes=1G,warmup=1 --sweep size=64K..256M -r $(SWEEP_REPS) -o $(OUT)/sweep.csv
 	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size --markdown > $(OUT)/sweep.md
-	$(PYTHON) scripts/report.py $(OUT)/sweep.csv -o $(OUT)
+	$(PYTHON) scripts/report.py $(OUT)/sweep.csv -o $(OUT) --force
 	$(PYTHON) scripts/summary.py $(OUT)/sweep.csv --curve size
 
 # One night: the nightly matrix (resumed if an earlier attempt of this night
@@ -133,10 +133,10 @@ nightly: build
 # the latest night's report, and the static site.
 dashboard: deps deps-site node-deps
 	@mkdir -p $(SITE)
-	$(PYTHON) scripts/detect.py $(HISTORY) --out $(SITE); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
+	$(PYTHON) scripts/detect.py $(HISTORY) --out $(SITE) --force; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
 	@latest=$$($(PYTHON) scripts/history.py latest $(HISTORY)) || exit 2; \
-	if [ -n "$$latest" ]; then $(PYTHON) scripts/report.py "$$latest" -o $(SITE)/report; fi
-	$(PYTHON) scripts/site.py $(SITE)/series.json $(SITE) --report $(SITE)/report
+	if [ -n "$$latest" ]; then $(PYTHON) scripts/report.py "$$latest" -o $(SITE)/report --force; fi
+	$(PYTHON) scripts/site.py $(SITE)/series.json $(SITE) --report $(SITE)/report --force
 
 calibrate: build
 	$(BUILD)/mallocbench calibrate

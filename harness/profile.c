@@ -200,7 +200,7 @@ static int render(profile_t *p, char *summary, size_t len)
         return -ENOENT;
     }
     char *argv[] = {python, script, "--perf-data", p->data, "--perf", p->perf, "--folded", p->folded,
-                    "--svg", p->svg, "--title", (char *)p->cmd->title, "--allocator-lib",
+                    "--svg", p->svg, "--force", "--title", (char *)p->cmd->title, "--allocator-lib",
                     (char *)(p->cmd->alloc_lib ? p->cmd->alloc_lib : ""), NULL};
     int wstatus = 0;
     int rc = run_to_end(p->o, argv, environ, p->line, p->log, RENDER_TIMEOUT_S, &wstatus);

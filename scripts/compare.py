@@ -31,6 +31,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
+import mbout  # noqa: E402
 import stats  # noqa: E402
 
 num = mbcsv.num  # a finite float, None when not measured
@@ -530,11 +531,12 @@ CSV_COLUMNS = ["workload", "workload_params", "metric", "figure", "unit", "bette
                "p", "min_p", "method", "verdict"]
 
 
-def write_csv(res, path):
+def write_csv(res, path, force=False, inputs=()):
     """One row per tested cell (geomean rows: workload 'geomean', params the workload set)."""
     def g(v):
         return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.6g}"
-    with open(path, "w", newline="") as f:
+    G = mbcsv.guard  # text a spreadsheet would read as a formula gets a leading '
+    with mbout.open_text(path, force=force, inputs=inputs, newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
         for c in res:
@@ -543,7 +545,8 @@ def write_csv(res, path):
             ch = c["change"]
             ci = c["median_ci"] or (None, None)
             params = "; ".join(f"{a} ({b})" for a, b in c["geo_set"]) if c["geomean"] else c["params"]
-            w.writerow([c["workload"], params, c["table"], c["metric"], c["unit"], c["better"], c["config"], c["baseline"],
+            w.writerow([G(c["workload"]), G(params), c["table"], c["metric"], c["unit"], c["better"], G(c["config"]),
+                        G(c["baseline"]),
                         ch.n if ch else c["n"], ch.n_base if ch else c["n_base"], g(c["median"]), g(ci[0]),
                         g(ci[1]), g(c["base_median"]), ch.kind if ch else "", g(ch.estimate if ch else None),
                         g(ch.lo if ch else None), g(ch.hi if ch else None), g(c["level"]),
@@ -607,7 +610,8 @@ def run(argv):
                     help="multiplicity: alpha 0.05 per cell (default), Bonferroni over the primary metric, "
                          "or Benjamini-Hochberg over the table")
     ap.add_argument("--markdown", action="store_true", help="Markdown tables")
-    ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV")
+    ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV (a new file, or --force)")
+    ap.add_argument("--force", action="store_true", help="replace an existing --csv-out file (never an input)")
     ap.add_argument("--metric", action="append", help="only these metrics (repeatable), e.g. throughput")
     ap.add_argument("--drop-disturbed", action="store_true",
                     help="leave out the samples disturbed from outside (CPU waits, steal, khugepaged, "
@@ -619,6 +623,12 @@ def run(argv):
         die("give old.csv new.csv, or --old ... --new ..., not both", 2)
     if not args.old and len(args.csv) not in (1, 2):
         die("give one CSV, or two (old new), or --old A.csv ... --new B.csv ...", 2)
+    inputs = (args.csv or []) + (args.old or []) + (args.new or [])
+    if args.csv_out:
+        try:  # refused before any work: an existing file without --force, an input even with it
+            mbout.check(args.csv_out, args.force, inputs)
+        except mbout.OutputError as e:
+            die(str(e), 2)
     metrics = METRICS
     if args.metric:
         known = {m[0] for m in METRICS}
@@ -630,12 +640,20 @@ def run(argv):
         old, new = [load(p) for p in args.old], [load(p) for p in args.new]
         for side in (old, new):  # one run given twice on a side would count its samples twice
             mbdata.check_unique([r for run in side for r in run])
+        try:  # nor may a run be on both sides: its samples would be compared with themselves
+            mbdata.check_unique([r for run in old + new for r in run])
+        except mbcsv.CsvError as e:
+            die(f"a run on both sides: {e}", 2)
         names = (" ".join(args.old), " ".join(args.new))
         flat = [r for run in old + new for r in run]
         order = config_order(flat, args.old + args.new)
     elif len(args.csv) == 2:
         old, new = load(args.csv[0]), load(args.csv[1])
         names = tuple(args.csv)
+        both = {(r["run_id"], r["sample"]) for r in old} & {(r["run_id"], r["sample"]) for r in new}
+        if both:  # NEW a subset of OLD (or one file twice): samples compared with themselves
+            die(f"{args.csv[0]} and {args.csv[1]} share {len(both)} samples (run {sorted(both)[0][0]}): "
+                f"a sample would be compared with itself; compare two different runs", 2)
         order = config_order(old + new, args.csv)
     else:
         old, new = load(args.csv[0]), None
@@ -675,7 +693,10 @@ def run(argv):
         res.precision = ["dropped as disturbed: " + ", ".join(f"{c} {n}" for c, n in dropped.items())]
     render(res, args.markdown, sys.stdout, names)
     if args.csv_out:
-        write_csv(res, args.csv_out)
+        try:
+            write_csv(res, args.csv_out, args.force, inputs)
+        except mbout.OutputError as e:
+            die(str(e), 2)
     return res
 
 

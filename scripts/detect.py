@@ -34,6 +34,7 @@ step of 1.5 floors when first reported."""
 import argparse
 import csv
 import datetime
+import io
 import json
 import math
 import os
@@ -41,6 +42,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
+import mbout  # noqa: E402
 import stats  # noqa: E402
 
 WINDOW = 40
@@ -471,14 +473,14 @@ def _fmt(v):
     return str(v)
 
 
-def write_alerts(path, alerts):
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(ALERT_COLUMNS)
-        for a in alerts:
-            w.writerow([_fmt(a[c]) for c in ALERT_COLUMNS])
-    os.replace(tmp, path)
+def write_alerts(folder, alerts):
+    """alerts.csv in folder (an mbout.Folder)."""
+    f = io.StringIO(newline="")
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(ALERT_COLUMNS)
+    for a in alerts:
+        w.writerow([_fmt(a[c]) for c in ALERT_COLUMNS])
+    return folder.write("alerts.csv", f.getvalue())
 
 
 def _clean(o):
@@ -568,9 +570,19 @@ def main(argv=None):
     ap.add_argument("--report", help="the latest night's compare report, relative to the site")
     ap.add_argument("--window", type=int, default=WINDOW, help=f"nights per window, 30-50 (default {WINDOW})")
     ap.add_argument("--alpha", type=float, default=ALPHA, help=f"t-test significance (default {ALPHA})")
+    ap.add_argument("--force", action="store_true",
+                    help="write into a folder holding files detect.py did not write (they are kept), "
+                         "and over an existing --json file")
     args = ap.parse_args(argv)
     if not 30 <= args.window <= 50 or not 0 < args.alpha < 1:
         print("detect.py: --window must be 30..50 and --alpha in (0, 1)", file=sys.stderr)
+        return mbcsv.EXIT_BAD_INPUT
+    try:  # refused before any work
+        folder = mbout.Folder(args.out, args.force, inputs=[args.history])
+        if args.json:
+            mbout.check(args.json, args.force, inputs=[args.history])
+    except mbout.OutputError as e:
+        print(f"detect.py: {e}", file=sys.stderr)
         return mbcsv.EXIT_BAD_INPUT
     WINDOW, ALPHA = args.window, args.alpha
     try:
@@ -590,13 +602,13 @@ def main(argv=None):
     except ValueError as e:
         print(f"detect.py: {e}", file=sys.stderr)
         return mbcsv.EXIT_BAD_INPUT
-    os.makedirs(args.out, exist_ok=True)
-    write_alerts(os.path.join(args.out, "alerts.csv"), alerts)
-    jpath = args.json or os.path.join(args.out, "series.json")
-    tmp = jpath + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(series_json(hist, alerts, series, args.history, args.report), f, separators=(",", ":"))
-    os.replace(tmp, jpath)
+    write_alerts(folder, alerts)
+    doc = json.dumps(series_json(hist, alerts, series, args.history, args.report), separators=(",", ":"))
+    if args.json:
+        mbout.write(args.json, doc, force=args.force, inputs=[args.history])
+    else:
+        folder.write("series.json", doc)
+    folder.commit()
     bad = gate(hist, alerts)
     for a in alerts:
         print(f"{a['status']:11} {a['direction']:11} {a['night']} {a['machine']} {a['workload']} {a['config']} "

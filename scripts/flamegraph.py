@@ -25,6 +25,9 @@ import subprocess
 import sys
 import zlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mbout  # noqa: E402
+
 SCRIPT_FIELDS = "tid,period,event,ip,sym,dso"
 KERNEL = "kernel"
 ALLOCATOR = "allocator"
@@ -160,12 +163,9 @@ def ordered_events(events):
     return known + sorted(e for e in events if e not in EVENT_ORDER)
 
 
-def write_folded(folded, path):
-    with open(path + ".tmp", "w") as f:
-        for ev in ordered_events(folded):
-            for stack in sorted(folded[ev]):
-                f.write(f"{stack} {folded[ev][stack]}\n")
-    os.replace(path + ".tmp", path)
+def write_folded(folded, path, force=False):
+    lines = [f"{stack} {folded[ev][stack]}\n" for ev in ordered_events(folded) for stack in sorted(folded[ev])]
+    mbout.write(path, "".join(lines), force=force)
 
 
 def read_folded(text):
@@ -419,8 +419,11 @@ def main(argv=None):
     ap.add_argument("--svg", required=True, help="flame graph to write")
     ap.add_argument("--title", default="mallocbench profile", help="the SVG's title")
     ap.add_argument("--allocator-lib", default="", help="the preloaded allocator library (its frames are green)")
+    ap.add_argument("--force", action="store_true", help="replace existing --folded and --svg files")
     args = ap.parse_args(argv)
     try:
+        for p in (args.folded, args.svg):  # refused before any work
+            mbout.check(p, args.force, inputs=[args.perf_data or args.script_text])
         script, stats = load(args)
         folded, periods, stopped = fold_script(script)
         meta = {"periods": periods, "stopped": stopped,
@@ -428,12 +431,10 @@ def main(argv=None):
         if stats is not None:
             for ev in folded:
                 meta["lost"].setdefault(ev, 0)
-        write_folded(folded, args.folded)
+        write_folded(folded, args.folded, args.force)
         svg = render_svg(folded, meta, args.title, allocator_objects(args.allocator_lib))
-        with open(args.svg + ".tmp", "w") as f:
-            f.write(svg)
-        os.replace(args.svg + ".tmp", args.svg)
-    except (ProfileError, OSError) as e:
+        mbout.write(args.svg, svg, force=args.force)
+    except (ProfileError, OSError, mbout.OutputError) as e:
         print(f"flamegraph.py: {e}", file=sys.stderr)
         return 2
     print(summary_line(folded, meta))

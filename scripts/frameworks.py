@@ -18,6 +18,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
+import mbout  # noqa: E402
 import stats  # noqa: E402
 
 
@@ -314,12 +315,16 @@ def report(args):
             synthetic(run, progs, load(args.synth, "the synthetic CSV"), base, dict(args.match or []))
     text = "\n".join(md) + "\n"
     if args.output:
-        tmp = args.output + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, args.output)
+        try:
+            mbout.write(args.output, text, force=args.force, inputs=inputs(args))
+        except mbout.OutputError as e:
+            die(str(e), 2)
     else:
         sys.stdout.write(text)
+
+
+def inputs(args):
+    return [p for p in (args.csv, args.replay, args.synth) if p]
 
 
 def main(argv=None):
@@ -329,6 +334,7 @@ def main(argv=None):
     ap.add_argument("--synth")
     ap.add_argument("--profile-dir")
     ap.add_argument("-o", "--output")
+    ap.add_argument("--force", action="store_true", help="replace an existing -o file (never an input)")
     ap.add_argument("--worst", metavar="PROGRAM")
     ap.add_argument("--left-out", action="append", metavar="TEXT",
                     help="what this run did not measure (configurations, programs), listed in the report")
@@ -339,6 +345,11 @@ def main(argv=None):
         stats.require_scipy()  # the CIs and Kendall's tau; re-runs under Debian's python3 when missing
     except ImportError as e:
         die(f"{e}: run it with {stats.DEBIAN_PYTHON} (python3-scipy)", 1)
+    if args.output:
+        try:  # refused before any work
+            mbout.check(args.output, args.force, inputs(args))
+        except mbout.OutputError as e:
+            die(str(e), 2)
     if args.worst:
         run = load(args.csv, "the framework CSV")
         w = mbdata.worst_config(mbdata.by_program(run.ok).get(args.worst, {}), mbdata.baseline_config(run))

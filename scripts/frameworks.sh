@@ -117,5 +117,5 @@ say "report"
 $PYTHON scripts/frameworks.py "$OUT/fw.csv" --replay "$OUT/replay.csv" --synth "$OUT/synth.csv" \
     --match tensor_copy elementwise --match train_step train \
     ${LEFT_A:+--left-out "configurations: $LEFT_A"} ${LEFT_P:+--left-out "programs: $LEFT_P"} \
-    --profile-dir "$OUT/profile.profile" -o "$OUT/frameworks.md"
+    --profile-dir "$OUT/profile.profile" -o "$OUT/frameworks.md" --force  # the suite's own folder, rewritten
 say "done: $OUT/frameworks.md"

@@ -26,6 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
+import mbout  # noqa: E402
 
 num = mbcsv.num
 
@@ -342,15 +343,13 @@ def _store(args):
             if os.path.exists(t):
                 raise HistoryError(f"'{t}' exists: night {args.night} is already stored (--force replaces it)")
     for s, t in moves:
-        os.replace(s, t) if os.stat(s).st_dev == os.stat(dest).st_dev else _copy_move(s, t)
+        os.replace(s, t) if os.stat(s).st_dev == os.stat(dest).st_dev else _copy_move(s, t)  # mbout: a move
     print(os.path.join(dest, args.night + ".csv"))
 
 
 def _copy_move(s, t):
-    import shutil
-    tmp = t + ".tmp"
-    shutil.copyfile(s, tmp)
-    os.replace(tmp, t)
+    with open(s, "rb") as f:
+        mbout.write(t, f.read(), force=True)  # a fresh temporary beside t (checked above), then a rename
     os.unlink(s)
 
 

@@ -16,6 +16,7 @@ without them it says which package to install, exit 1.
 """
 import argparse
 import csv
+import io
 import json
 import math
 import os
@@ -25,6 +26,7 @@ import textwrap
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
+import mbout  # noqa: E402
 import stats  # noqa: E402
 
 try:
@@ -320,11 +322,12 @@ def machine_footnote(data, note):
 def finish(fig, name, outdir, footnote, written):
     """Footnote, then PNG and SVG with no timestamps, so equal data gives equal files."""
     fig.text(0.005, 0.004, textwrap.fill(footnote, 230), fontsize=8, color="#444444", ha="left", va="bottom")
-    png = os.path.join(outdir, name + ".png")
-    svg = os.path.join(outdir, name + ".svg")
-    fig.savefig(png, dpi=100, metadata={"Software": None})
-    fig.savefig(svg, metadata={"Date": None, "Creator": None})
+    bufs = io.BytesIO(), io.BytesIO()
+    fig.savefig(bufs[0], format="png", dpi=100, metadata={"Software": None})
+    fig.savefig(bufs[1], format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
+    png = outdir.write(name + ".png", bufs[0].getvalue())  # outdir: an mbout.Folder
+    svg = outdir.write(name + ".svg", bufs[1].getvalue())
     written.extend([png, svg])
     return name + ".png", name + ".svg"
 
@@ -942,16 +945,20 @@ def draw_latency(data, outdir, footnote, written):
 
 # ---------------------------------------------------------------- driver
 
-def make_plots(csv_paths, outdir, machine_note=None, written=None):
-    """Draw every plot the data allows into outdir; return the manifest (also written to plots.json).
+def make_plots(csv_paths, outdir, machine_note=None, written=None, force=False):
+    """Draw every plot the data allows into outdir (a path, or the mbout.Folder of a command
+    that writes more there); return the manifest (also written to plots.json).  A path is
+    refused (mbout.OutputError) when it holds files plots.py did not write, unless force.
 
     Raises PlotError (mbcsv.CsvError) for input it refuses (unknown schema, unreadable file, a
     malformed row).
     written, when a list, receives the path of every file written, in order.
     """
     written = [] if written is None else written
+    own = not isinstance(outdir, mbout.Folder)
+    if own:
+        outdir = mbout.Folder(outdir, force, inputs=csv_paths)
     data = load(csv_paths)
-    os.makedirs(outdir, exist_ok=True)
     # text.parse_math off: a label holding '$' is text, not TeX (an unbalanced one was a traceback)
     plt.rcParams.update({"svg.hashsalt": "mallocbench", "font.size": 10, "axes.titlesize": 10,
                          "path.simplify": True, "text.parse_math": False})
@@ -966,13 +973,10 @@ def make_plots(csv_paths, outdir, machine_note=None, written=None):
             entry = draw(data, outdir, footnote, written)
             if entry:
                 manifest.append(entry)
-    path = os.path.join(outdir, "plots.json")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(manifest, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    path = outdir.write("plots.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     written.append(path)
+    if own:
+        outdir.commit()
     return manifest
 
 
@@ -982,11 +986,13 @@ def main(argv=None):
                                            "beside them are read when present")
     ap.add_argument("-o", "--outdir", required=True, help="directory for the PNG/SVG files and plots.json")
     ap.add_argument("--machine-note", help="footnote text naming the machine (default: from the .meta.json)")
+    ap.add_argument("--force", action="store_true",
+                    help="write into a folder holding files plots.py did not write (they are kept)")
     args = ap.parse_args(argv)
     written = []
     try:
-        manifest = make_plots(args.csv, args.outdir, args.machine_note, written)
-    except PlotError as e:
+        manifest = make_plots(args.csv, args.outdir, args.machine_note, written, args.force)
+    except (PlotError, mbout.OutputError) as e:
         print(f"plots.py: {e}", file=sys.stderr)
         return mbcsv.EXIT_BAD_INPUT
     except OSError as e:

@@ -25,6 +25,7 @@ sys.path.insert(0, HERE)
 import compare  # noqa: E402
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
+import mbout  # noqa: E402
 import stats  # noqa: E402
 import summary  # noqa: E402
 
@@ -147,7 +148,13 @@ def main(argv=None):
                     help="configuration the others are compared against (default: the run's first "
                          "configuration, as its .meta.json lists them - like hyperfine's reference, its first command)")
     ap.add_argument("--no-plots", action="store_true", help="write the report without plots (no matplotlib needed)")
+    ap.add_argument("--force", action="store_true",
+                    help="write into a folder holding files this report did not write (they are kept)")
     args = ap.parse_args(argv)
+    try:  # refused before any work: a folder of someone else's files, the input inside it replaced
+        folder = mbout.Folder(args.outdir, args.force, inputs=[args.csv])
+    except mbout.OutputError as e:
+        die(str(e), mbcsv.EXIT_BAD_INPUT)
     plots = None
     if not args.no_plots:
         try:
@@ -169,7 +176,6 @@ def main(argv=None):
     if args.baseline is not None and args.baseline not in order:
         die(f"no configuration '{args.baseline}' in {args.csv} (it has: {', '.join(order)})")
     args.baseline = args.baseline or order[0]
-    os.makedirs(args.outdir, exist_ok=True)
     meta = run.metas[0] if run.metas else {}
     m = meta.get("machine", {})
     md = io.StringIO()
@@ -194,7 +200,7 @@ def main(argv=None):
     if plots is None:
         md.write("\nNot drawn (--no-plots).\n")
     else:
-        for p in plots.make_plots([args.csv], args.outdir):
+        for p in plots.make_plots([args.csv], folder):
             md.write(f"\n### {t(p['title'])}\n\n![{mbdata.md_alt(p['title'])}]({os.path.basename(p['png'])})\n\n"
                      f"{t(p.get('caption', ''))}\n")
     md.write("\n## Statistics against the baseline\n")
@@ -210,13 +216,11 @@ def main(argv=None):
         compare.render(res, True, buf)
         compare.write_csv(compare.analyse(rows, baseline=args.baseline, floor=0.01,
                                           order=compare.config_order(rows, [args.csv])),
-                          os.path.join(args.outdir, "compare.csv"))
+                          folder.file("compare.csv"), force=True, inputs=[args.csv])
     md.write(buf.getvalue() or "\nNo baseline configuration to compare against.\n")
     md.write("\nEvery metric, every configuration: `compare.csv` beside this report.\n")
-    out = os.path.join(args.outdir, "report.md")
-    with open(out + ".tmp", "w") as f:
-        f.write(md.getvalue())
-    os.replace(out + ".tmp", out)
+    out = folder.write("report.md", md.getvalue())
+    folder.commit()
     print(out)
 
 

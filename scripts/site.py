@@ -34,6 +34,7 @@ STATIC = os.path.join(ROOT, "site")
 sys.path.insert(0, HERE)
 import mbcsv  # noqa: E402  (standard library only: the family colours' fallback)
 import mbdata  # noqa: E402  (standard library only: what a NIGHT is)
+import mbout  # noqa: E402  (standard library only: how a file is written)
 
 # latest.status -> (label, glyph): the glyph repeats the colour for those who cannot see it
 STATUS = {
@@ -387,7 +388,7 @@ def copy_report(src, site):
         p = os.path.join(src, ref)
         if os.path.isfile(p):
             os.makedirs(os.path.dirname(os.path.join(dst, ref)), exist_ok=True)
-            shutil.copyfile(p, os.path.join(dst, ref))
+            mbout.copy(p, os.path.join(dst, ref), force=True)
         else:
             missing.add(ref)
 
@@ -397,7 +398,7 @@ def copy_report(src, site):
             return m.group(0)[:-len(ref) - 1] + "#missing)"
         return m.group(0)
     md = TOKEN.sub(relink, md)
-    shutil.copyfile(md_path, os.path.join(dst, "report.md"))
+    mbout.copy(md_path, os.path.join(dst, "report.md"), force=True)
     page("mallocbench compare report", '<p><a href="../index.html">&larr; overview</a> \u00b7 '
          '<a href="report.md">report.md</a></p>' + markdown(md), os.path.join(dst, "report.html"), "../")
     return "compare/report.html"
@@ -414,9 +415,7 @@ def page(title, body, path, up="", scripts=(), body_attr=""):
     if scripts:
         head += '<link rel="stylesheet" href="%sassets/uPlot.min.css">' % up
     tail = "".join('<script src="%s%s"></script>' % (up, s) for s in scripts)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write("%s</head>\n<body%s>\n%s\n%s\n</body></html>\n" % (head, body_attr, body, tail))
-    os.replace(path + ".tmp", path)
+    mbout.write(path, "%s</head>\n<body%s>\n%s\n%s\n</body></html>\n" % (head, body_attr, body, tail), force=True)
 
 
 SPARK_NIGHTS = 60   # nights a sparkline spans
@@ -643,17 +642,36 @@ def series_page(s, doc, report):
     return "\n".join(h)
 
 
+# What a dashboard folder holds: site.py's pages, assets and copies, the detector's files
+# and the night's report folder (`make dashboard`).  series/ and compare/ are emptied and
+# written again, so a folder holding anything else is refused unless --force.
+SITE_OWN = {"index.html", "data.js", ".nojekyll", "assets", "series", "compare"}
+SITE_SHARED = {"alerts.csv", "series.json", "report", mbout.MANIFEST}
+
+
+def check_site(site, force):
+    if os.path.exists(site) and not os.path.isdir(site):
+        raise BadInput("cannot write into '%s': it is not a directory" % site)
+    if force or not os.path.isdir(site):
+        return
+    others = sorted(set(os.listdir(site)) - SITE_OWN - SITE_SHARED)
+    if others:
+        raise BadInput("cannot write into '%s': it holds files site.py did not write (%s); name another folder "
+                       "or add --force" % (site, ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")))
+
+
 def build(args):
     doc = load(args.series_json)
     uplot_dir = os.path.join(args.node_modules, "uplot", "dist")
     if not all(os.path.isfile(os.path.join(uplot_dir, f)) for f in UPLOT):
         die("uPlot not found in '%s': run `npm ci` in %s" % (uplot_dir, ROOT), 1)
     site = args.site
+    check_site(site, args.force)
     os.makedirs(os.path.join(site, "assets"), exist_ok=True)
     for f in UPLOT:
-        shutil.copyfile(os.path.join(uplot_dir, f), os.path.join(site, "assets", f))
+        mbout.copy(os.path.join(uplot_dir, f), os.path.join(site, "assets", f), force=True)
     for f in ("site.css", "series.js", "overview.js"):
-        shutil.copyfile(os.path.join(STATIC, f), os.path.join(site, "assets", f))
+        mbout.copy(os.path.join(STATIC, f), os.path.join(site, "assets", f), force=True)
     report = None
     if args.report:
         report = copy_report(args.report, site)
@@ -666,9 +684,7 @@ def build(args):
     for s in doc["series"]:
         s["page"] = "series/%s.html" % slug(s)
         s["colour"] = colours[str(s.get("allocator") or "")]
-    with open(os.path.join(site, "data.js.tmp"), "w", encoding="utf-8") as f:
-        f.write("window.MB_DATA = " + dump(doc) + ";\n")
-    os.replace(os.path.join(site, "data.js.tmp"), os.path.join(site, "data.js"))
+    mbout.write(os.path.join(site, "data.js"), "window.MB_DATA = " + dump(doc) + ";\n", force=True)
     sdir = os.path.join(site, "series")
     shutil.rmtree(sdir, ignore_errors=True)
     os.makedirs(sdir)
@@ -680,7 +696,7 @@ def build(args):
              ' data-series="%s"' % esc(s["id"]))
     page("mallocbench nightly", overview(doc, links, report, os.path.isfile(os.path.join(site, "alerts.csv"))),
          os.path.join(site, "index.html"), "", ("data.js", "assets/overview.js"))
-    open(os.path.join(site, ".nojekyll"), "w").close()  # GitHub Pages: serve the files as they are
+    mbout.write(os.path.join(site, ".nojekyll"), "", force=True)  # GitHub Pages: serve the files as they are
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site) for f in fs)
     print("site.py: %d series, %d pages, %.2f MB in %s" % (len(doc["series"]), len(doc["series"]) + 1, total / 1e6, site))
 
@@ -693,12 +709,13 @@ def main():
     ap.add_argument("--full-nights", type=int, default=120, help="nights kept whole per series (default 120)")
     ap.add_argument("--max-weeks", type=int, default=104, help="weekly points kept before them (default 104)")
     ap.add_argument("--node-modules", default=os.path.join(ROOT, "node_modules"), help=argparse.SUPPRESS)
+    ap.add_argument("--force", action="store_true", help="write into a folder holding other files (they are kept)")
     args = ap.parse_args()
     if args.full_nights < 1 or args.max_weeks < 0:
         die("--full-nights must be >= 1 and --max-weeks >= 0", 2)
     try:
         build(args)
-    except BadInput as e:
+    except (BadInput, mbout.OutputError) as e:
         die(str(e), 2)
     except OSError as e:
         die("cannot write '%s': %s" % (e.filename or args.site, e.strerror), 1)

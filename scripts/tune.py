@@ -12,11 +12,11 @@ is one more `run` in fresh blocks of the winner, its family's default, glibc's d
 hand-picked setting; the report's figures come from it alone.
 """
 import argparse
-import glob
 import json
 import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mbcsv  # noqa: E402
 import mbdata  # noqa: E402
+import mbout  # noqa: E402
 import stats  # noqa: E402
 
 ROUND_BLOCKS = 2      # blocks each survivor runs per racing round
@@ -204,6 +205,37 @@ def run_round(args, cands, blocks, seed, path, deadline, resume=False):
     return read_ok(path)
 
 
+OWN = re.compile(r"\.(round[0-9]+|confirm)\.(csv|meta\.json|rss\.csv)\Z")
+
+
+def own_files(base):
+    """The files a search at base writes besides its journal and report: BASE.roundN.{csv,
+    meta.json,rss.csv} and BASE.confirm.{csv,meta.json,rss.csv}; nothing else that shares the
+    prefix."""
+    d, stem = os.path.split(base)
+    return sorted(os.path.join(d, f) for f in os.listdir(d or ".")
+                  if f.startswith(stem) and OWN.match(f[len(stem):]))
+
+
+def failures(paths):
+    """'N samples failed: STATUS: MESSAGE' for the rows of paths that are not ok (the most
+    common message), or ''."""
+    bad = []
+    for p in paths:
+        try:
+            bad += [r for r in mbcsv.read(p)[1] if r["status"] != "ok"]
+        except (mbcsv.CsvError, OSError):
+            pass
+    if not bad:
+        return ""
+    counts = {}
+    for r in bad:
+        k = f"{r['status']}: {r.get('message') or '(no message)'}"
+        counts[k] = counts.get(k, 0) + 1
+    top = max(counts, key=counts.get)
+    return f"{len(bad)} samples failed ({counts[top]} with {top})"
+
+
 def read_ok(path):
     try:
         return [r for r in mbcsv.read(path)[1] if r["status"] == "ok"]
@@ -339,10 +371,7 @@ class Tuner:
                                  "alive": c.alive, "dropped": c.dropped} for c in self.cands],
                  "rounds": self.rounds, "confirm": self.confirm}
         state.update(extra or {})
-        tmp = self.base + ".tune.json.tmp"
-        with open(tmp, "w") as f:
-            json.dump(state, f, indent=1)
-        os.replace(tmp, self.base + ".tune.json")
+        mbout.write(self.base + ".tune.json", json.dumps(state, indent=1), force=True)  # the search's own journal
 
     def load(self):
         """--resume: the saved state; a one-line error when it is missing or another search's."""
@@ -359,15 +388,26 @@ class Tuner:
                             f"(give the same options, or --force to start again)")
         if st.get("winner") is not None or st.get("finished"):
             raise BadInput(f"mallocbench: tune: '{path}' is finished: nothing to resume (--force starts again)")
-        self.spent = float(st["elapsed_s"])
-        self.t0 = time.monotonic()
-        v, internal, g = st["rng"]
-        self.rng.setstate((v, tuple(internal), g))
-        self.cands = []
-        for c in st["candidates"]:
-            x = Cand(c["label"], c["family"], [tuple(p) for p in c["tunables"]], c["origin"])
-            x.alive, x.dropped = c["alive"], c["dropped"]
-            self.cands.append(x)
+        try:  # a journal edited by hand: one line naming what is wrong, never a traceback
+            self.spent = float(st["elapsed_s"])
+            if not (math.isfinite(self.spent) and 0 <= self.spent <= 1e9):
+                raise ValueError(f"elapsed_s {st['elapsed_s']!r} is not a time spent (0 s or more)")
+            v, internal, g = st["rng"]
+            self.rng.setstate((v, tuple(internal), g))
+            self.t0 = time.monotonic()
+            self.cands = []
+            for c in st["candidates"]:
+                x = Cand(c["label"], c["family"], [tuple(p) for p in c["tunables"]], c["origin"])
+                x.alive, x.dropped = c["alive"], c["dropped"]
+                self.cands.append(x)
+            if not isinstance(st["rounds"], list) or not (st["confirm"] is None or isinstance(st["confirm"], dict)):
+                raise ValueError("rounds or confirm is not what tune writes")
+        except KeyError as e:
+            raise BadInput(f"mallocbench: tune: cannot resume '{path}': it has no {e.args[0]!r} "
+                           f"(not a journal tune wrote; --force starts again)") from None
+        except (TypeError, ValueError) as e:
+            raise BadInput(f"mallocbench: tune: cannot resume '{path}': {e} "
+                           f"(not a journal tune wrote; --force starts again)") from None
         self.rounds, self.confirm = st["rounds"], st["confirm"]
 
     # -- racing --------------------------------------------------------------------------------
@@ -607,7 +647,7 @@ def env_line(confirm_csv, label):
     return "(not in the confirmation's sidecar)"
 
 
-def confirmed_winner(args, want, finalists, crow, better):
+def confirmed_winner(args, want, finalists, crow, better, why=""):
     """(winner, verdict) from the confirmation alone: the configurations by confirmed median,
     best first; a family default wins as it is, a tuned setting only when its paired CI against
     its family's default lies wholly on the better side (so a setting that only won the racing
@@ -616,7 +656,8 @@ def confirmed_winner(args, want, finalists, crow, better):
     collect(crow, want, vals, args.race_key)
     collect(crow, want, rss, "rss")
     if not vals:
-        return None, "no confirmation sample finished within the budget: no winner"
+        return None, (f"no confirmation sample was ok: {why}: no winner" if why else
+                      "no confirmation sample finished within the budget: no winner")
     flip = "lower" if better == "higher" else "higher"
     notes = []
     for c in ranked(want, vals, better, "glibc"):
@@ -765,6 +806,11 @@ def main():
     out = args.out or os.path.join("results", f"tune-{args.seed}.md")
     base = out[:-3] if out.endswith(".md") else out
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    try:  # the report: a new file, or --force; refused before any sample runs
+        mbout.check(out, args.force)
+    except mbout.OutputError as e:
+        sys.stderr.write(f"mallocbench: tune: {e}\n")
+        return 2
     sp = space(args.families.replace(",", " ").split(), args.domain)
     tuner = Tuner(args, sp, base)
     try:
@@ -779,8 +825,8 @@ def main():
                 head = "mallocbench: "
                 sys.stderr.write(head + "tune: " + (err[len(head):] if err.startswith(head) else err) + "\n")
                 return 2
-            for old in glob.glob(glob.escape(base) + ".round*") + glob.glob(glob.escape(base) + ".confirm.*"):
-                os.remove(old)  # --force (cmd_tune.c refused an existing search without it)
+            for old in own_files(base):
+                os.remove(old)  # --force (cmd_tune.c refused an existing search without it): ours only
             tuner.save()
         tuner.ref = "glibc" if any(c.label == "glibc" for c in tuner.cands) else tuner.cands[0].label
         sys.stderr.write(f"tune: {len(tuner.cands)} candidates, seed {args.seed}, budget {args.budget_s:.0f}s\n")
@@ -803,12 +849,17 @@ def main():
         sys.stderr.write(f"tune: interrupted after {tuner.elapsed():.0f}s: continue with the same command and "
                          f"--resume ({base}.tune.json)\n")
         return 130
-    winner, verdict = confirmed_winner(args, want, finalists, crow, better)
+    why = failures(([tuner.confirm["csv"]] if tuner.confirm else []) + [rd["csv"] for rd in tuner.rounds])
+    winner, verdict = confirmed_winner(args, want, finalists, crow, better, why)
     tuner.save({"winner": winner.label if winner else None, "finished": True,
                 "racing_leader": leader.label if leader else None, "verdict": verdict,
                 "winner_setting": winner.text() if winner else None, "finalists": [c.label for c in finalists]})
-    with open(out, "w") as f:
-        f.write("\n".join(report_md(args, sp, tuner, vals, finalists, want, crow, better, winner, verdict)) + "\n")
+    try:
+        mbout.write(out, "\n".join(report_md(args, sp, tuner, vals, finalists, want, crow, better, winner,
+                                             verdict)) + "\n", force=args.force)
+    except mbout.OutputError as e:
+        sys.stderr.write(f"mallocbench: tune: {e}\n")
+        return 2
     sys.stderr.write(f"tune: winner {winner.label if winner else '-'} ({winner.text() if winner else verdict}); "
                      f"{tuner.elapsed():.1f}s of {args.budget_s:.0f}s; report {out}\n")
     return 0 if winner else 1

@@ -140,7 +140,8 @@ def test_scripts(fixture, tmp, plot_python):
         "compare": lambda p: [py, os.path.join(SCRIPTS, "compare.py"), p],
         "summary": lambda p: [py, os.path.join(SCRIPTS, "summary.py"), p],
         "report --no-plots": lambda p: [py, os.path.join(SCRIPTS, "report.py"), p, "-o", out, "--no-plots"],
-        "frameworks": lambda p: [py, os.path.join(SCRIPTS, "frameworks.py"), p, "-o", os.path.join(out, "report.md")],
+        "frameworks": lambda p: [py, os.path.join(SCRIPTS, "frameworks.py"), p, "-o", os.path.join(out, "report.md"),
+                                 "--force"],
     }
     if plot_python:
         cmds["plots"] = lambda p: [plot_python, os.path.join(SCRIPTS, "plots.py"), p, "-o", out]

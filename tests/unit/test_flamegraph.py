@@ -118,7 +118,7 @@ def case_cli():
                  "one section per event, in order")
         check("lost samples: 5 of 12 (page-faults 5" in text, f"lost samples in the subtitle: {text[:600]}")
         p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "flamegraph.py"), "--script-text",
-                            os.path.join(tmp, "missing.txt"), "--folded", folded, "--svg", svg],
+                            os.path.join(tmp, "missing.txt"), "--folded", folded, "--svg", svg, "--force"],
                            capture_output=True, text=True)
         check_eq(p.returncode, 2, "missing input: exit 2")
         check("cannot read" in p.stderr and "missing.txt" in p.stderr, f"missing input named: {p.stderr.strip()}")

@@ -23,6 +23,11 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
     settings, family, sidecar), splits workload_params on ',' or '=' or a label on '[' or
     '@', names a workload (presentation facts come from the sidecar's traits), or reaches
     into another script's private global (compare._ORDER).
+  - a script writes a file other than through scripts/mbout.py (issue 29: a fresh
+    temporary, no existing file replaced without --force): an open() whose mode
+    writes, appends or creates, a call of os.replace/os.rename/shutil.copy*/
+    tempfile.mkstemp, outside mbout.py.  A move of the user's own file into the
+    history (history.py) says so on its line with `# mbout: a move`.
   - processes are started in more than one C file: a call of fork(),
     vfork(), clone(), clone3() or posix_spawn[p]() (or syscall(SYS_fork...))
     outside comments and strings, in harness/ common/ workloads/
@@ -256,6 +261,31 @@ def script_violations(source, name, workloads, modules):
                 and node.attr.startswith("_") and not node.attr.startswith("__"):
             out.append((line, f"{node.value.id}.{node.attr}: another script's private global"))
     return out
+WRITE_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "copyfile"), ("shutil", "copy"),
+               ("shutil", "copy2"), ("shutil", "move"), ("tempfile", "mkstemp"), ("os", "open")}
+
+
+def write_violations(source, name):
+    """Where a script writes a file itself rather than through mbout: [(line, text)]."""
+    lines = source.splitlines()
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        if not isinstance(node, ast.Call):
+            continue
+        line = node.lineno
+        if "# mbout: a move" in lines[line - 1]:
+            continue
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "open":
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)
+                                         and not set(mode.value) & set("wax+")):
+                out.append((line, "open() for writing: write files through mbout (scripts/mbout.py)"))
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and (f.value.id, f.attr) in WRITE_CALLS:
+            out.append((line, f"{f.value.id}.{f.attr}(): write files through mbout (scripts/mbout.py)"))
+    return out
+
+
 def strip_c(text):
     """C text without its comments, string and character literals."""
     return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
@@ -280,6 +310,11 @@ def self_check():
     good = "import mbdata\ndef f(run):\n    return mbdata.faults_per_mib, run.traits('x'), 'a,b'.join([])\n"
     if script_violations(good, "good.py", {"tensor_copy"}, {"compare"}):
         fail(f"the script rule flags clean code: {script_violations(good, 'good.py', {'tensor_copy'}, set())}")
+
+    bad_w = ("open(p, 'w')\nopen(p, mode='ab')\nopen(p, m)\nos.replace(a, b)\nshutil.copyfile(a, b)\n"
+             "os.replace(a, b)  # mbout: a move\nopen(p)\nopen(p, 'rb')\nopen(p, encoding='utf-8')\n")
+    if [n for n, _ in write_violations(bad_w, "w.py")] != [1, 2, 3, 4, 5]:
+        fail(f"the write rule is broken: {write_violations(bad_w, 'w.py')}")
 
     long_fn = "static int f(int a,\n          int b)\n{\n" + "    a++;\n" * 98 + "    return a;\n}\n"
     short_fn = "int g(void)\n{\n    return 0;\n}\n"
@@ -320,6 +355,9 @@ def check_scripts(root):
         fail(f"scripts/{DATA_LAYER[0]} computes nothing the rule would see: the rule reads nothing")
     modules = {f[:-3] for f in scripts}
     for f in scripts:
+        if f != "mbout.py":
+            for line, text in write_violations(read(os.path.join(sdir, f)), f):
+                fail(f"scripts/{f}:{line}: {text}")
         if f in DATA_LAYER:
             continue
         for line, text in script_violations(read(os.path.join(sdir, f)), f, workloads, modules):

@@ -1,0 +1,185 @@
+"""mbout.py - the one way a script writes a file: the same discipline as the
+harness's outfile.c.
+
+- A target is resolved once (a symbolic link to its file, the directory with
+  realpath); that path is the one checked and replaced.
+- An existing target is refused without force; a target that is an input of
+  the same command is refused even with force; a regular file with more than
+  one name (a hard link) is refused.
+- A whole file goes to a temporary with a fresh random name beside it, created
+  O_CREAT|O_EXCL|O_NOFOLLOW (tempfile.mkstemp: nothing existing is opened,
+  followed or truncated), written, fsync'd, renamed, and the directory fsync'd.
+- A FIFO or device target is written in place.
+- A command that writes a folder (report, plots, detect, site) keeps a manifest
+  of the files it owns there (.mallocbench-manifest): it replaces only those
+  and refuses a folder holding files it does not list, unless force.
+
+Errors are OutputError with one line that names the path and the cause.
+"""
+import contextlib
+import io
+import os
+import stat
+import tempfile
+
+MANIFEST = ".mallocbench-manifest"
+
+
+class OutputError(Exception):
+    """A target that must not be written: one line naming it and why."""
+
+
+def resolve(path):
+    """The absolute path writing `path` changes."""
+    if not path:
+        raise OutputError("cannot write '': an empty path")
+    if os.path.islink(path):
+        if not os.path.exists(path):
+            raise OutputError(f"cannot write '{path}': it is a symbolic link that does not resolve")
+        return os.path.realpath(path)
+    head, base = os.path.split(path)
+    if base in ("", ".", ".."):
+        raise OutputError(f"cannot write '{path}': it is a directory")
+    return os.path.join(os.path.realpath(head or "."), base)
+
+
+def _same(a, b):
+    try:
+        x, y = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
+
+
+def check(path, force=False, inputs=()):
+    """Refuse what must not be written (see the module's rules); the resolved path,
+    or None for a FIFO or device written in place."""
+    real = resolve(path)
+    for i in inputs:
+        if i and _same(real, i):
+            raise OutputError(f"cannot write '{path}': it is an input of this command ({i}); "
+                              f"name another output")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"cannot write '{path}': it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if st.st_nlink > 1:
+        raise OutputError(f"cannot write '{path}': it has {st.st_nlink} names (hard links); writing through "
+                          f"one would change or part the others")
+    if not force:
+        raise OutputError(f"'{path}' exists: add --force to replace it")
+    return real
+
+
+def _sync_dir(d):
+    try:
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a directory
+    finally:
+        os.close(fd)
+
+
+def _place(real, data, binary):
+    d, base = os.path.split(real)
+    fd, tmp = tempfile.mkstemp(prefix=base + ".", suffix=".tmp", dir=d)
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "wb") as f:
+            fd = -1
+            f.write(data if binary else data.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, real)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _sync_dir(d)
+
+
+def write(path, data, force=False, inputs=()):
+    """Write str (UTF-8) or bytes to path whole, under the module's rules."""
+    binary = isinstance(data, (bytes, bytearray))
+    real = check(path, force, inputs)
+    if real is None:  # a FIFO or a device: in place
+        with open(path, "ab" if binary else "a", **({} if binary else {"encoding": "utf-8"})) as f:
+            f.write(data)
+        return
+    try:
+        _place(real, data, binary)
+    except OSError as e:
+        raise OutputError(f"cannot write '{path}': {e.strerror or e}") from None
+
+
+@contextlib.contextmanager
+def open_text(path, force=False, inputs=(), newline=None):
+    """A text stream whose contents are written to path whole when the block ends
+    without an exception (nothing is written otherwise)."""
+    check(path, force, inputs)  # refused before any work
+    buf = io.StringIO(newline=newline)
+    yield buf
+    write(path, buf.getvalue(), force=force, inputs=inputs)
+
+
+class Folder:
+    """A folder a command writes: only the files its manifest lists are replaced; a
+    folder holding others is refused unless force.  file(name) gives a path to pass
+    to write(); commit() writes the manifest."""
+
+    def __init__(self, folder, force=False, inputs=()):
+        self.folder, self.force, self.inputs = folder, force, inputs
+        self.owned, self.written = set(), set()
+        if os.path.islink(folder) and not os.path.isdir(folder):
+            raise OutputError(f"cannot write into '{folder}': a symbolic link that does not resolve")
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise OutputError(f"cannot write into '{folder}': it is not a directory")
+        man = os.path.join(folder, MANIFEST)
+        if os.path.isfile(man):
+            with open(man, encoding="utf-8") as f:
+                self.owned = {l.strip() for l in f if l.strip() and "/" not in l.strip() and l.strip() != MANIFEST}
+        if os.path.isdir(folder) and not force:
+            others = sorted(set(os.listdir(folder)) - self.owned - {MANIFEST})
+            if others:
+                raise OutputError(f"cannot write into '{folder}': it holds files this command did not write "
+                                  f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); "
+                                  f"name another folder or add --force")
+
+    def file(self, name):
+        """The path of name inside the folder (created now: nothing exists before a first file)."""
+        if "/" in name or name in ("", ".", "..", MANIFEST):
+            raise OutputError(f"'{name}' is not a file name inside '{self.folder}'")
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"cannot create '{self.folder}': {e.strerror}") from None
+        self.written.add(name)
+        return os.path.join(self.folder, name)
+
+    def write(self, name, data):
+        path = self.file(name)
+        write(path, data, force=True, inputs=self.inputs)  # the folder was checked when opened
+        return path
+
+    def commit(self):
+        names = sorted(self.owned | self.written)
+        write(os.path.join(self.folder, MANIFEST), "".join(n + "\n" for n in names), force=True)
+
+
+def copy(src, dst, force=False, inputs=()):
+    """dst as a copy of src's bytes, under the module's rules."""
+    with open(src, "rb") as f:
+        data = f.read()
+    write(dst, data, force=force, inputs=inputs)
