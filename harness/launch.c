@@ -246,55 +246,115 @@ static bool not_finite_word(const char *s, size_t i, size_t len)
     return w == len || !isalnum((unsigned char)s[w]);
 }
 
-/* The first number in s[0..len): a sign counts when it does not join a
- * word ("run-3" holds 3, "x: -2.5" holds -2.5).  0, -ENOENT (none), or
- * -ERANGE (inf, nan, or out of a double's range). */
-static int number_in(const char *s, size_t len, double *value)
+/* A figure's magnitude: 0 or within [METRIC_MIN, METRIC_MAX], the range
+ * every reader of the CSV accepts (scripts/mbcsv.py NUM_MIN, NUM_MAX). */
+static bool in_range(double v)
+{
+    return v == 0 || (fabs(v) >= METRIC_MIN && fabs(v) <= METRIC_MAX);
+}
+
+/* s[0..n) (a number by number_len) as a double: 0, or -ERANGE when it is
+ * not finite or its magnitude is outside the range (5e-400 is not 0). */
+static int to_double(const char *s, size_t n, double *value)
 {
     char buf[128];
+    if (n >= sizeof buf)
+        return -ERANGE;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + n || !isfinite(v) || errno == ERANGE || !in_range(v))
+        return -ERANGE;
+    *value = v;
+    return 0;
+}
+
+/* The first number in s[0..len): a sign counts when it does not join a
+ * word ("run-3" holds 3, "x: -2.5" holds -2.5).  It must be whole: not the
+ * start of 1,234 or 1.5.3, a hex 0x10, or after a Unicode minus (U+2212);
+ * a unit may follow ("2ms").  0, -ENOENT (none), -EDOM (not whole), or
+ * -ERANGE (inf, nan, or out of range).  *at, *n: where the number starts,
+ * its length (for the message). */
+static int number_in(const char *s, size_t len, double *value, size_t *at, size_t *n)
+{
     for (size_t i = 0; i < len; i++) {
         bool word_before = i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '.');
         bool sign = (s[i] == '-' || s[i] == '+') && !word_before;
+        *at = i;
+        *n = 0;
         if (!word_before && not_finite_word(s, i, len))
             return -ERANGE;
         if (!sign && !isdigit((unsigned char)s[i]) && s[i] != '.')
             continue;
-        size_t n = number_len(s + i, len - i);
-        if (!n)
+        size_t k = number_len(s + i, len - i);
+        if (!k)
             continue;
-        if (n >= sizeof buf)
-            return -ERANGE;
-        memcpy(buf, s + i, n);
-        buf[n] = '\0';
-        char *end;
-        errno = 0;
-        double v = strtod(buf, &end);
-        if (end != buf + n || !isfinite(v) || (errno == ERANGE && v != 0))
-            return -ERANGE;
-        *value = v;
-        return 0;
+        *n = k;
+        size_t e = i + k;
+        bool grouped = e + 1 < len && (s[e] == ',' || s[e] == '.') && isdigit((unsigned char)s[e + 1]);
+        bool hex = e < len && (s[e] == 'x' || s[e] == 'X') && k == 1 && s[i] == '0';
+        bool unicode_minus = i >= 3 && !memcmp(s + i - 3, "\xe2\x88\x92", 3);
+        if (grouped || hex || unicode_minus) {
+            while (e < len && !isspace((unsigned char)s[e]))
+                e++;
+            *at = unicode_minus ? i - 3 : i;
+            *n = e - *at;
+            return -EDOM;
+        }
+        return to_double(s + i, k, value);
     }
     return -ENOENT;
 }
 
-int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value)
+/* A group: the whole text, less ASCII spaces at its ends, must be one
+ * number.  0, -EDOM (anything else: separators, hex, a unit, text) or
+ * -ERANGE; -ENOENT for an empty group. */
+static int whole_number(const char *s, size_t len, double *value)
+{
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+        len--;
+    while (len && (*s == ' ' || *s == '\t'))
+        s++, len--;
+    if (!len)
+        return -ENOENT;
+    size_t i = 0;
+    if (not_finite_word(s, 0, len))
+        return -ERANGE;
+    size_t k = number_len(s + i, len);
+    if (k != len)
+        return -EDOM;
+    return to_double(s, k, value);
+}
+
+int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value, char *text,
+                  size_t textlen)
 {
     regex_t rx;
     if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE))
         return -EINVAL;
     int rc = -ENOENT;
     regmatch_t m[2];
+    if (text && textlen)
+        text[0] = '\0';
     for (const char *line = out; *line;) {
         size_t len = strcspn(line, "\n");
         char *copy = strndup(line, len);
         if (copy && regexec(&rx, copy, 2, m, 0) == 0) {
-            /* the group, or without one the rest of the line from the match */
-            size_t from = (size_t)(m[1].rm_so >= 0 ? m[1].rm_so : m[0].rm_so);
-            size_t to = m[1].rm_so >= 0 ? (size_t)m[1].rm_eo : len;
+            /* the group, whole; without one, the first number on the rest of the line */
+            bool group = m[1].rm_so >= 0;
+            size_t from = (size_t)(group ? m[1].rm_so : m[0].rm_so);
+            size_t to = group ? (size_t)m[1].rm_eo : len;
+            size_t at = 0, n = to - from;
             double v;
-            int got = number_in(copy + from, to - from, &v);
-            if (got != -ENOENT) /* the last match wins */
+            int got = group ? whole_number(copy + from, to - from, &v)
+                            : number_in(copy + from, to - from, &v, &at, &n);
+            if (got != -ENOENT) { /* the last match wins */
                 rc = got;
+                if (text && textlen)
+                    snprintf(text, textlen, "%.*s", (int)(n < 60 ? n : 60), copy + from + at);
+            }
             if (!got)
                 *value = v;
             /* a line the window cut: its figure may have lost digits */
@@ -331,11 +391,11 @@ void launch_window_add(launch_window_t *w, const char *buf, size_t add)
     w->tail[w->tail_len] = '\0';
 }
 
-int launch_window_metric(const launch_window_t *w, const char *re, double *value)
+int launch_window_metric(const launch_window_t *w, const char *re, double *value, char *text, size_t textlen)
 {
-    int rc = launch_metric(re, w->tail, w->total > w->tail_len, false, value);
+    int rc = launch_metric(re, w->tail, w->total > w->tail_len, false, value, text, textlen);
     if (rc == -ENOENT)
-        rc = launch_metric(re, w->head, false, w->total > w->head_len, value);
+        rc = launch_metric(re, w->head, false, w->total > w->head_len, value, text, textlen);
     return rc;
 }
 

@@ -27,16 +27,27 @@ int launch_quote(char *const *argv, char *out, size_t len);
  * malloc itself.  A script is judged by its interpreter. */
 int launch_check_program(const char *name, char *err, size_t errlen);
 
+/* A figure's magnitude: 0 or within these (scripts/mbcsv.py NUM_MIN,
+ * NUM_MAX: what every reader of the CSV accepts). */
+#define METRIC_MIN 1e-100
+#define METRIC_MAX 1e100
+
 /* The figure printed by the command: the last line of out that matches
- * the extended regular expression re; the number in its first group, or
- * without a group the first number on the line from where the match starts,
- * parsed strictly ([-+]?digits[.digits][e[-+]digits], a sign that joins no
- * word).  cut_start / cut_end: out is a window of a longer output, cut
- * before its first line / after its last.  0 with a finite *value, or
- * -ENOENT (no match, no number), -EINVAL (bad re), -ERANGE (inf, nan, or
- * beyond a double), -EMSGSIZE (the matching line touches a cut edge, so
- * its figure may have lost digits). */
-int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value);
+ * the extended regular expression re.  With a group, the group's text less
+ * ASCII spaces at its ends must be one number by the strict grammar
+ * [-+]?(digits[.digits]|.digits)([eE][-+]?digits)? (no separators, hex,
+ * Unicode minus, unit, inf or nan); without a group, the first number on the
+ * line from where the match starts (a sign that joins no word; a unit may
+ * follow, "2ms"), which must be whole (not the start of 1,234, 1.5.3 or
+ * 0x10).  Either way its magnitude is 0 or within METRIC_MIN..METRIC_MAX.
+ * cut_start / cut_end: out is a window of a longer output, cut before its
+ * first line / after its last.  text (may be NULL): what was read, for the
+ * message.  0 with *value, or -ENOENT (no match, no number), -EINVAL (bad
+ * re), -EDOM (not one whole number), -ERANGE (inf, nan, or out of the
+ * range), -EMSGSIZE (the matching line touches a cut edge, so its figure
+ * may have lost digits). */
+int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value, char *text,
+                  size_t textlen);
 
 /* What is kept of a command's output: its first cap-1 bytes in head and
  * its last cap-1 in tail (both NUL-terminated, cap bytes each), and how
@@ -51,7 +62,7 @@ void launch_window_add(launch_window_t *w, const char *buf, size_t n);
 
 /* launch_metric over a window: the figure in its tail, else in its head,
  * each with its cut edges.  Returns as launch_metric. */
-int launch_window_metric(const launch_window_t *w, const char *re, double *value);
+int launch_window_metric(const launch_window_t *w, const char *re, double *value, char *text, size_t textlen);
 
 /* The checks of an exec workload before any run: cmd splits, its program
  * can take a preloaded allocator, metric (if not "") is an extended regular

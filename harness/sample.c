@@ -760,10 +760,14 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
 static int window_metric(const launch_window_t *w, const char *re, const char *what, char *fail,
                          size_t len, double *v)
 {
-    int rc = launch_window_metric(w, re, v);
+    char text[64];
+    int rc = launch_window_metric(w, re, v, text, sizeof text);
     if (rc == -ERANGE)
-        snprintf(fail, len, "metric '%s' matched a number that is not finite (inf, nan, or beyond a "
-                 "double's range)", re);
+        snprintf(fail, len, "metric '%s' matched '%s': not finite, or of a magnitude outside 0 and "
+                 "%g..%g (what the CSV's readers accept)", re, text, METRIC_MIN, METRIC_MAX);
+    else if (rc == -EDOM)
+        snprintf(fail, len, "metric '%s' matched '%s': not one whole number (digits with an optional sign, "
+                 "fraction and exponent; no separators, hex or other text)", re, text);
     else if (rc == -EMSGSIZE)
         snprintf(fail, len, "metric '%s' matched a line cut by the %zu-byte window of output kept: its "
                  "figure may have lost digits", re, w->cap - 1);

@@ -357,11 +357,16 @@ int serve_latencies(const serve_t *sv, const wl_args_t *a, double us[4], char *f
         us[i] = NAN;
         if (!*re)
             continue;
-        int rc = launch_window_metric(&sv->out, re, &us[i]);
+        char text[64];
+        int rc = launch_window_metric(&sv->out, re, &us[i], text, sizeof text);
+        if (rc == -EDOM || rc == -ERANGE) {
+            snprintf(fail, len, "latency %s '%s' matched '%s' in the client's output: %s", names[i], re, text,
+                     rc == -EDOM ? "not one whole number" : "not finite, or of a magnitude out of range");
+            return rc;
+        }
         if (rc) {
             snprintf(fail, len, "latency %s '%s' %s in the client's output", names[i], re,
-                     rc == -ENOENT ? "matched no number" : rc == -EMSGSIZE ? "matched a line cut by the window kept"
-                                                                           : "matched no finite number");
+                     rc == -ENOENT ? "matched no number" : "matched a line cut by the window kept");
             return rc;
         }
         us[i] *= scale[unit < 3 ? unit : 0];

@@ -83,6 +83,22 @@ def unguard(text):
     return text
 
 
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # common/text.c text_is_number
+
+
+def guard(text):
+    """The inverse of unguard, as the harness writes a guarded column (common/text.c
+    text_needs_guard): a leading ' before text a spreadsheet would read as a formula
+    (=, +, -, @, tab, CR, not a plain number), and before text that already starts with
+    quotes followed by one."""
+    text = "" if text is None else str(text)
+    if text.startswith("'"):
+        return "'" + text if text.lstrip("'")[:1] in tuple(FORMULA_START) else text
+    if text[:1] in tuple(FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def schema():
     """(schema_version, [(column, NUM or TEXT)] in the header's order), as the harness's
     CSV_COLUMNS table gives them (harness/csv.h, through `mallocbench schema --json`);
@@ -141,9 +157,22 @@ def parse_number(text):
     if text == "":
         return None
     v = float(text)  # ValueError for junk, '1.5x', '1,5'
-    if not math.isfinite(v) or abs(v) > NUM_MAX or 0 < abs(v) < NUM_MIN:
+    if not math.isfinite(v) or not parse_number_ok(v):
         raise ValueError(text)
     return v
+
+
+def _out_of_range(text):
+    """Is text a finite number whose magnitude is outside the range?"""
+    try:
+        v = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(v) and not parse_number_ok(v)
+
+
+def parse_number_ok(v):
+    return v == 0 or NUM_MIN <= abs(v) <= NUM_MAX
 
 
 def num(r, col):
@@ -213,7 +242,16 @@ def parse(text, path):
                         raise CsvError(f"{at}: {col} holds control character 0x{ord(bad.group(0)):02x} at "
                                        f"offset {bad.start()}; a label, unit or parameter is one line of text")
             for col in NUMBERS:
-                num(r, col)
+                try:
+                    num(r, col)
+                except CsvError:
+                    if not _out_of_range(r[col]):
+                        raise
+                    # finite but outside the range: this row's error, never the file's (the harness
+                    # refuses such a figure as it measures; an older file may hold one)
+                    r["message"] = (f"{col} {r[col]} is outside the magnitude 0 or {NUM_MIN:g}..{NUM_MAX:g} "
+                                    f"these scripts read")
+                    r["status"], r[col] = "error", ""
             rows.append(r)
     except csv.Error as e:
         raise CsvError(f"{where(path, record + 1)}: {e}") from None

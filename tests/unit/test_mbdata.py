@@ -8,6 +8,8 @@ issue 18 (NIGHT, text shown as text in Markdown, a sample counted once).
 Usage: test_mbdata.py FIXTURE.csv [HARNESS] (with HARNESS, also the schema from
 `HARNESS schema --json` for scripts far from any schema.json)."""
 import json
+import csv
+import io
 import os
 import shutil
 import subprocess
@@ -175,6 +177,15 @@ def test_reader(fixture, tmp):
         except ValueError:
             pass
     check_eq(mbdata.mbcsv.parse_number("-1e99"), -1e99, "a large negative number within range")
+    # a finite figure out of the range in one row: that row's error, the rest of the file read (issue 29)
+    recs = list(csv.reader(io.StringIO(text, newline="")))
+    recs[1][recs[0].index("throughput")] = "1e-200"
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\n").writerows(recs)
+    _, rs = mbdata.mbcsv.parse(buf.getvalue(), "range.csv")
+    check(len(rs) == len(lines) - 1 and rs[0]["status"] == "error" and "1e-200" in rs[0]["message"]
+          and rs[0]["throughput"] == "" and rs[1]["status"] == "ok",
+          f"1e-200 makes its row an error, not the file's: {rs[0]['status']} {rs[0]['message']!r}")
 
 
 def main():
