@@ -17,6 +17,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+/* The longest search: 30 days (a deadline every timer can hold; a week is already long). */
+#define TUNE_BUDGET_MAX_S (30 * 86400)
+
 #define TUNE_MAX_ARGS 128
 
 static void tune_usage(FILE *f)
@@ -164,6 +167,8 @@ static int tune_parse(int argc, char **argv, tune_opts_t *o)
         } else if ((v = opt_value(NULL, "--budget", argc, argv, &i))) {
             if (units_parse_duration(v, &o->budget_s) || o->budget_s <= 0)
                 return die_usage("tune: bad --budget '%s' (a duration such as 90s or 10m)", v);
+            if (o->budget_s > TUNE_BUDGET_MAX_S) /* a deadline past what timers and the journal can hold */
+                return die_usage("tune: --budget '%s' is longer than %d days", v, TUNE_BUDGET_MAX_S / 86400);
         } else if ((v = opt_value(NULL, "--max-rss", argc, argv, &i))) {
             uint64_t z;
             if (units_parse_size(v, &z) || z == 0)

@@ -12,6 +12,7 @@ is one more `run` in fresh blocks of the winner, its family's default, glibc's d
 hand-picked setting; the report's figures come from it alone.
 """
 import argparse
+import io
 import json
 import math
 import os
@@ -205,13 +206,13 @@ def run_round(args, cands, blocks, seed, path, deadline, resume=False):
     return read_ok(path)
 
 
-OWN = re.compile(r"\.(round[0-9]+|confirm)\.(csv|meta\.json|rss\.csv)\Z")
+OWN = re.compile(r"\.((round[0-9]+|confirm)\.(csv|meta\.json|rss\.csv)|pareto-(rss|sys)\.png)\Z")
 
 
 def own_files(base):
     """The files a search at base writes besides its journal and report: BASE.roundN.{csv,
-    meta.json,rss.csv} and BASE.confirm.{csv,meta.json,rss.csv}; nothing else that shares the
-    prefix."""
+    meta.json,rss.csv}, BASE.confirm.{csv,meta.json,rss.csv} and BASE.pareto-{rss,sys}.png;
+    nothing else that shares the prefix."""
     d, stem = os.path.split(base)
     return sorted(os.path.join(d, f) for f in os.listdir(d or ".")
                   if f.startswith(stem) and OWN.match(f[len(stem):]))
@@ -405,9 +406,12 @@ class Tuner:
         except KeyError as e:
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': it has no {e.args[0]!r} "
                            f"(not a journal tune wrote; --force starts again)") from None
-        except (TypeError, ValueError) as e:
+        except ValueError as e:
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': {e} "
                            f"(not a journal tune wrote; --force starts again)") from None
+        except TypeError as e:
+            raise BadInput(f"mallocbench: tune: cannot resume '{path}': a field is not what tune writes ({e}); "
+                           f"--force starts again") from None
         self.rounds, self.confirm = st["rounds"], st["confirm"]
 
     # -- racing --------------------------------------------------------------------------------
@@ -631,8 +635,10 @@ def plot(path, labels, xs, ys, xlabel, ylabel, better, colours):
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
+    mbout.write(path, buf.getvalue(), force=True)  # BASE.pareto-*.png: the search's own (own_files)
     return None
 
 
@@ -801,6 +807,9 @@ def main():
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     args.cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not (math.isfinite(args.budget_s) and 0 < args.budget_s <= 30 * 86400):  # as cmd_tune.c checks
+        sys.stderr.write(f"mallocbench: tune: --budget-s {args.budget_s:g}: not within 0..30 days\n")
+        return 2
     args.domain = sorted(args.domain)
     args.race_key = {"pareto": "throughput"}.get(args.objective, args.objective)
     out = args.out or os.path.join("results", f"tune-{args.seed}.md")

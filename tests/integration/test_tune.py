@@ -76,6 +76,7 @@ def case_bad_input(mb, tmp):
         ["-w", WL, "--resume", "--force"],
         ["-a", "glibc", "--ready", "tcp:auto", "--", "true"],
         ["-a", "glibc", "--metric", "(", "--", "true"],
+        ["-w", WL, "--budget", "99999999999999h"],
     ]
     for args in bad:
         p, _ = tune(mb, "-o", out, *args)
@@ -101,6 +102,51 @@ def case_existing(mb, tmp):
           f"a journal of other options is refused: {p.returncode} {p.stderr!r}")
     check_eq(sorted(os.listdir(tmp)), ["t.tune.json"], "nothing written beside the refused journal")
     check_eq(open(journal).read(), "{}", "the refused journal is left as it was")
+
+
+TINY = "tensor_copy:size=64K,count=2,steps=1,warmup=0"
+
+
+def case_outputs(mb, tmp):
+    """tune's report is refused when it exists (no --force) and the files that only share its
+    prefix survive a --force start; a hand-edited journal is one line, exit 2; a search whose
+    every sample failed says why and exits non-zero (issue 29, findings 3, 11, 12)."""
+    out = os.path.join(tmp, "notes.md")
+    with open(out, "w") as f:
+        f.write("notes\n")
+    theirs = ["notes.roundup.txt", "notes.confirm.bak", "notes.rounds.csv"]
+    for n in theirs:
+        with open(os.path.join(tmp, n), "w") as f:
+            f.write("keep\n")
+    args = ["-w", TINY, "-a", "glibc,jemalloc" if "jemalloc" in installed(mb) else "glibc", "--budget", "20s",
+            "--points", "2", "--seed", "1", "-o", out]
+    p, _ = tune(mb, *args)
+    check(p.returncode == 2 and "--force" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"an existing report is refused: {p.returncode} {p.stderr!r}")
+    check_eq(open(out).read(), "notes\n", "and kept")
+    p, _ = tune(mb, *args, "--force")
+    check(p.returncode in (0, 1) and open(out).read().startswith("#"), f"--force writes the report: {p.stderr[-300:]!r}")
+    check(all(os.path.exists(os.path.join(tmp, n)) for n in theirs), f"files tune did not write survive: {os.listdir(tmp)}")
+    journal = os.path.join(tmp, "notes.tune.json")
+    st = json.load(open(journal))
+    st.update(finished=False, winner=None)  # as a search cut short leaves it: no report yet
+    os.unlink(out)
+    for key, edit in (("elapsed_s", -1e9), ("elapsed_s", -5), ("candidates", None), ("rng", 5)):
+        bad = dict(st)
+        if edit is None:
+            del bad[key]
+        else:
+            bad[key] = edit
+        with open(journal, "w") as f:
+            json.dump(bad, f)
+        p, _ = tune(mb, *args, "--resume")
+        check(p.returncode == 2 and "cannot resume" in p.stderr and "Traceback" not in p.stderr
+              and len(p.stderr.strip().splitlines()) == 1, f"journal {key}={edit}: one line, exit 2: {p.stderr!r}")
+    m = os.path.join(tmp, "m.md")
+    p, _ = tune(mb, "-a", "glibc", "--budget", "10s", "--points", "2", "--seed", "2", "--metric", "nomatch: (.*)",
+                "-o", m, "--", "/bin/true")
+    check(p.returncode == 1 and "matched no number" in p.stderr and "within the budget" not in p.stderr,
+          f"a metric that never matches: exit 1 naming the samples' message: {p.returncode} {p.stderr[-400:]!r}")
 
 
 def case_budget(mb, tmp):
@@ -244,5 +290,6 @@ def case_resume(mb, tmp):
 
 
 if __name__ == "__main__":
-    sys.exit(main({"bad_input": case_bad_input, "existing": case_existing, "budget": case_budget,
+    sys.exit(main({"bad_input": case_bad_input, "existing": case_existing, "outputs": case_outputs,
+                   "budget": case_budget,
                    "known_optimum": case_known_optimum, "seed": case_seed, "resume": case_resume}))

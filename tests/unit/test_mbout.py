@@ -110,9 +110,9 @@ def test_tune_own(tmp):
     import tune
     base = os.path.join(tmp, "notes")
     mine = ["notes.round1.csv", "notes.round12.meta.json", "notes.round3.rss.csv", "notes.confirm.csv",
-            "notes.confirm.meta.json", "notes.confirm.rss.csv"]
+            "notes.confirm.meta.json", "notes.confirm.rss.csv", "notes.pareto-rss.png"]
     theirs = ["notes.md", "notes.roundup.txt", "notes.confirm.bak", "notes.round1.csv.bak", "notesx.round1.csv",
-              "notes.rounds.csv"]
+              "notes.rounds.csv", "notes.pareto-x.png"]
     for n in mine + theirs:
         open(os.path.join(tmp, n), "w").close()
     check_eq(sorted(os.path.basename(p) for p in tune.own_files(base)), sorted(mine), "tune's own files only")
