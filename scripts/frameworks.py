@@ -300,7 +300,14 @@ def report(args):
           f"From `{args.csv}` ({len(run.ok)} ok rows, {len(run.bad)} not ok); ratios are against "
           f"{mbdata.config_label(base)}, paired per block (scripts/stats.py: Hodges-Lehmann with the exact "
           "signed-rank CI). Faults are the measured region's minor faults per run.", "", "## What the seed said, here", ""]
-    md += [f"- {s}" for s in findings(run, progs, base)] or ["- No configuration re-faults 3× the lowest."]
+    failed = mbdata.no_ok_sample(run)
+    md += [f"- {s}" for s in findings(run, progs, base)] or \
+        [f"- No {'measured ' if failed else ''}configuration re-faults 3× the lowest"
+         f"{f' ({len(failed)} had no ok sample: below)' if failed else ''}."]
+    if failed:
+        md += ["", "## Configurations with no ok sample", "",
+               "Left out of every table and ranking here, because none of their samples finished:", ""] + \
+            [f"- {mbdata.md_text(x)}" for x in failed]
     if args.left_out:
         md += ["", "## Left out of this run", "",
                "This run measured part of the suite (`make frameworks FULL=1` runs all of it); its rankings "

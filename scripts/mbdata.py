@@ -570,6 +570,28 @@ class Run:
         return out
 
 
+def no_ok_sample(run):
+    """One line per (workload, params, configuration) whose every sample failed: it is named in
+    every report and summary, never dropped so that the others' ranking reads as the whole
+    story.  Its rows' most common status and message, with their count."""
+    seen = {}
+    for r in run.rows:
+        seen.setdefault((r["workload"], r["workload_params"], r["config"]), []).append(r)
+    out = []
+    for (wl, params, cfg), rs in seen.items():
+        if any(r["status"] == "ok" for r in rs):
+            continue
+        counts = {}
+        for r in rs:
+            k = f"{r['status']}: {r.get('message') or '(no message)'}"
+            counts[k] = counts.get(k, 0) + 1
+        top = max(counts, key=counts.get)
+        shown = params_shown(params)
+        out.append(f"{cfg} on {wl}{f' ({shown})' if shown else ''}: none of its {len(rs)} samples was ok "
+                   f"({counts[top]} {top})")
+    return out
+
+
 def group(rows):
     """{(workload, workload_params): {config: [rows]}} in order of first appearance."""
     out = {}

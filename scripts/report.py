@@ -189,6 +189,10 @@ def main(argv=None):
                  f"{t(m.get('thp_enabled'))}, glibc {t(m.get('glibc_version'))}\n")
         md.write(f"- started {t(meta.get('started'))}, commit {code(meta.get('git_commit'))}\n")
         md.write(f"- command: {code(' '.join(map(str, meta.get('command', []))))}\n")
+    failed = mbdata.no_ok_sample(run)
+    if failed:
+        md.write("\n## Configurations with no ok sample\n\nLeft out of every table and plot below, because none "
+                 "of their samples finished:\n\n" + "".join(f"- {t(x)}\n" for x in failed))
     md.write("\n## What this shows\n\n")
     for title, text in what_it_shows(run, args.baseline):
         md.write(f"- **{t(title)}**: {t(text)}\n")

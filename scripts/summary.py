@@ -284,6 +284,7 @@ def main():
                 hints.append(f"resolution reached, {wl} ({mbdata.params_shown(params)}), vs {args.baseline}: "
                              + ", ".join(reach) + " (the paired 95% CI's half-width: the smallest change these "
                              "blocks could flag; none: too few blocks)")
+        hints += [f"no ok sample: {x}" for x in mbdata.no_ok_sample(run)]
         render(lines, args.baseline, args.markdown, sys.stdout, run.with_trait("idle_region"), hints)
 
 

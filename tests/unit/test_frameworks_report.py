@@ -73,6 +73,44 @@ def test_left_out(fx):
     check(rc == 0 and "Left out" not in out, "a run that left nothing out says nothing of it")
 
 
+def fail_config(src, dst, config, message):
+    """src with every row of config turned into an error with message (as a run whose samples
+    all failed leaves them)."""
+    import csv
+    with open(src, newline="") as f:
+        recs = list(csv.reader(f))
+    h = recs[0]
+    for r in recs[1:]:
+        if r[h.index("config")] == config:
+            r[h.index("status")], r[h.index("message")] = "error", message
+    with open(dst, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(recs)
+
+
+def test_no_ok_sample(fx, tmp):
+    """A configuration whose every sample failed is named with its rows' message in the framework
+    report, report.py and summary.py, never dropped so that the rest reads as the whole story
+    (issue 29, finding 10)."""
+    fw = os.path.join(tmp, "fw-failed.csv")
+    fail_config(os.path.join(fx, "frameworks-fw.csv"), fw, "jemalloc", "killed by signal 9 (SIGKILL)")
+    rc, out, err = report(fw)
+    check_eq(rc, 0, f"report with a failed configuration ({err.strip()})")
+    s = line_with(out, "jemalloc on", "none of its")
+    check("## Configurations with no ok sample" in out and "SIGKILL" in s, f"the failed configuration named: {s!r}")
+    check("No configuration re-faults" not in out, "no sentence that reads as if every configuration was measured")
+    small = os.path.join(tmp, "small-failed.csv")
+    fail_config(os.path.join(fx, "small-run.csv"), small, "tcmalloc", "the allocator is not the one asked for")
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "summary.py"), small], capture_output=True, text=True)
+    check(p.returncode == 0 and "no ok sample: tcmalloc on" in p.stdout and "not the one asked for" in p.stdout,
+          f"summary names it: {p.stdout[-400:]!r} {p.stderr[-300:]!r}")
+    out_dir = os.path.join(tmp, "rep")
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), small, "-o", out_dir, "--no-plots"],
+                       capture_output=True, text=True)
+    text = open(os.path.join(out_dir, "report.md")).read() if p.returncode == 0 else ""
+    check("## Configurations with no ok sample" in text and "tcmalloc on" in text,
+          f"report.py names it: {p.stderr[-300:]!r}")
+
+
 def test_paced(fx):
     """Replay rows paced as recorded (timing=recorded) give the fidelity table its counts;
     the fast rows alone rank the allocators (a paced replay's throughput is the recording's)."""
@@ -163,6 +201,7 @@ def main():
         test_worst(fx)
         test_helpers()
         test_bad_input(tmp)
+        test_no_ok_sample(fx, tmp)
     if FAILS:
         print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
         sys.exit(1)
