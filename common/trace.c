@@ -459,6 +459,12 @@ static void live_sub(mbt_stats_t *s, uint64_t n)
     s->live_bytes_end = n > s->live_bytes_end ? 0 : s->live_bytes_end - n;
 }
 
+/* A free the replay makes too (a block it holds ends). */
+static void held_sub(mbt_stats_t *s, uint64_t n)
+{
+    s->replay_live_bytes = n > s->replay_live_bytes ? 0 : s->replay_live_bytes - n;
+}
+
 /* Account one event against the live set; -ENOMEM. */
 static int stats_event(const mbt_event_t *e, hmap_t *live, mbt_stats_t *s)
 {
@@ -469,16 +475,18 @@ static int stats_event(const mbt_event_t *e, hmap_t *live, mbt_stats_t *s)
         uint64_t p = op == MBT_FREE ? e->ptr : e->arg;
         bool failed = op == MBT_REALLOC && !e->ptr && e->size; /* old block kept */
         if (p && !failed) {
-            if (!hmap_del(live, p, &old))
+            if (!hmap_del(live, p, &old)) {
                 live_sub(s, old);
-            else
+                held_sub(s, old);
+            } else {
                 s->unknown_free++;
+            }
         }
     }
     if (op == MBT_THREAD_START || op == MBT_THREAD_END || op == MBT_FREE || op == MBT_MADVISE ||
         !e->ptr)
         return 0;
-    if (!hmap_del(live, e->ptr, &old)) /* freed unseen */
+    if (!hmap_del(live, e->ptr, &old)) /* freed unseen: gone for the program, kept by a replay */
         live_sub(s, old);
     if (hmap_put(live, e->ptr, e->size))
         return -ENOMEM;
@@ -486,11 +494,15 @@ static int stats_event(const mbt_event_t *e, hmap_t *live, mbt_stats_t *s)
     s->live_bytes_end = sat_add(s->live_bytes_end, e->size);
     if (s->live_bytes_end > s->peak_live_bytes)
         s->peak_live_bytes = s->live_bytes_end;
+    s->replay_live_bytes = sat_add(s->replay_live_bytes, e->size);
+    if (s->replay_live_bytes > s->replay_peak_bytes)
+        s->replay_peak_bytes = s->replay_live_bytes;
     return 0;
 }
 
 /* The events of process image k merged by time into s's live set (emptied
- * first: an exec's blocks are gone). */
+ * first: an exec's blocks are gone for the program; a replay keeps them, so
+ * replay_live_bytes goes on). */
 static int stats_image(const mbt_trace_t *t, size_t k, hmap_t *live, mbt_stats_t *s)
 {
     const mbt_proc_t *p = &t->proc[k];

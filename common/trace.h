@@ -179,11 +179,19 @@ int mbt_text_get(const mbt_trace_t *t, const char *key, char *out, size_t len);
  * never allocated in the trace, and the bytes the program held: its
  * threads' events merged by time, each live block counted at its requested
  * size.  A pid that exec'd is counted image by image (live blocks end at an
- * exec); live_bytes_end is the last image's. */
+ * exec); live_bytes_end is the last image's.
+ *
+ * replay_peak_bytes is what a replay of the process holds at most (the
+ * accounting of workloads/replay.c, which the memory check before a replay
+ * and `trace` use): a block made again at a live address adds (the replay
+ * keeps the first, whose free it never sees), and a new exec image adds to
+ * what the images before it left live (the replay runs them all in one
+ * process).  It is never less than peak_live_bytes. */
 typedef struct {
     uint64_t count[MBT_OP_COUNT];   /* by op; [0] unused */
     uint64_t unknown_free;
     uint64_t peak_live_bytes, live_bytes_end, bytes_allocated;
+    uint64_t replay_peak_bytes, replay_live_bytes;
     uint64_t nthreads;
 } mbt_stats_t;
 

@@ -460,9 +460,10 @@ static int trace_process(const mbt_trace_t *t, size_t k)
            "events", (unsigned long long)nev);
     for (int op = 1; op < MBT_OP_COUNT; op++)
         printf("  %-16s %llu\n", mbt_op_name((unsigned)op), (unsigned long long)s.count[op]);
-    printf("  %-16s %llu\n  %-16s %llu\n  %-16s %llu\n  %-16s %llu\n",
+    printf("  %-16s %llu\n  %-16s %llu\n  %-16s %llu\n  %-16s %llu\n  %-16s %llu\n",
            "unknown_free", (unsigned long long)s.unknown_free,
            "peak_live_bytes", (unsigned long long)s.peak_live_bytes,
+           "replay_peak_bytes", (unsigned long long)s.replay_peak_bytes,
            "live_bytes_end", (unsigned long long)s.live_bytes_end,
            "bytes_allocated", (unsigned long long)s.bytes_allocated);
     return 0;
@@ -480,8 +481,8 @@ static int trace_check_memory(const mbt_trace_t *t, const char *path, bool warn_
             continue;
         if (mbt_stats_proc(t, k, &s))
             return -ENOMEM;
-        if (s.peak_live_bytes > peak)
-            peak = s.peak_live_bytes, pid = t->proc[k].pid;
+        if (s.replay_peak_bytes > peak) /* what a replay of it would hold (mbt_stats_t) */
+            peak = s.replay_peak_bytes, pid = t->proc[k].pid;
     }
     char why[256];
     if (!mem_check_peak(peak, why, sizeof why))

@@ -103,9 +103,17 @@ int region_report(const wl_args_t *a, const wl_result_t *r)
     return 0;
 }
 
+static bool fail_sent;
+
+bool region_failed(void)
+{
+    return fail_sent;
+}
+
 void region_fail(const char *msg)
 {
     char line[512];
+    fail_sent = true;
     snprintf(line, sizeof line, "fail %s\n", msg);
     if (sync_get() >= 0)
         sync_send(line);

@@ -28,6 +28,8 @@ double region_now(void);
 int region_report(const wl_args_t *a, const wl_result_t *r);
 /* A failure line the harness records as the row's message. */
 void region_fail(const char *msg);
+/* Has region_fail been called (a workload that said why it failed)? */
+bool region_failed(void);
 /* Under MB_PIN_THREADS: the calling thread, the index-th the workload
  * started (0, 1, ...), pinned to the (index mod n)-th of the n CPUs the
  * process may run on, so that no two share a CPU while there are enough and

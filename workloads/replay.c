@@ -46,7 +46,7 @@
 enum { TOUCH_PAGE, TOUCH_NONE, TOUCH_RECORDED };
 enum { TIMING_FAST, TIMING_RECORDED };
 enum { OVER_MEMORY_REFUSE, OVER_MEMORY_WARN };
-enum { F_WAIT = 1, F_PUB = 2 };
+enum { F_WAIT = 1, F_PUB = 2, F_GOT = 4 };
 /* Where the program's huge-page advice on a block began and ended, as rules a
  * block at another address follows (rop_t.advise_how). */
 enum {
@@ -59,7 +59,8 @@ enum {
 
 /* One replayed call.  in: the object it frees (free, realloc's old block);
  * out: the object it makes.  F_WAIT: `in` is made by another thread;
- * F_PUB: `out` is freed by another thread. */
+ * F_PUB: `out` is freed by another thread; F_GOT: the recording got memory
+ * (a pointer for a size above 0), so a failure here is the replay's. */
 typedef struct {
     uint64_t t;           /* ns since the process's first event */
     uint64_t size;        /* bytes asked for (calloc: nmemb * size) */
@@ -81,6 +82,8 @@ typedef struct {
     hist_t *hist;
     uint64_t calls[MBT_OP_COUNT];
     uint64_t bytes, waits, rbytes;
+    uint64_t failed;      /* calls that failed where the recording got memory */
+    uint64_t failed_size; /* the size of the first of them */
 } __attribute__((aligned(64))) rthr_t;
 
 struct replay {
@@ -211,10 +214,8 @@ static int build_obj_new(build_t *b, unsigned k, size_t at, uint64_t ptr, uint64
     }
     if (rc)
         return rc;
-    if (old != NONE) { /* made again while live, its free not at hand: it stays live */
+    if (old != NONE) /* made again while live, its free not at hand: both stay live here */
         r->over_live++;
-        b->live -= b->obj[old].size;
-    }
     b->live += size;
     if (b->live > r->peak_live)
         r->peak_live = b->live;
@@ -316,10 +317,9 @@ static int build_event(build_t *b, unsigned k, const mbt_event_t *e)
     rthr_t *th = &b->r->thr[k];
     unsigned kind = MBT_OP(e);
     size_t img = b->t->thread[b->tix[k]].proc;
-    if (img != b->img) { /* an exec: the old image's blocks stay live, unreachable */
+    if (img != b->img) { /* an exec: the old image's blocks stay live, unreachable, and counted */
         b->img = img;
         hmap_clear(&b->map);
-        b->live = 0;
     }
     if (kind == MBT_MADVISE) {
         build_madvise(b, e);
@@ -347,6 +347,8 @@ static int build_event(build_t *b, unsigned k, const mbt_event_t *e)
         return 0;
     }
     th->nops++;
+    if (e->ptr && e->size)
+        op->flags |= F_GOT;
     if (kind == MBT_REALLOC)
         return build_realloc(b, k, at, op, e);
     return build_obj_new(b, k, at, e->ptr, e->ptr ? e->size : 0, &op->out);
@@ -694,6 +696,8 @@ static void replay_ops(rthr_t *th, size_t from, size_t to, bool measured)
         th->calls[op->op]++;
         if (!failed)
             th->bytes += op->size;
+        else if (op->flags & F_GOT && !th->failed++)
+            th->failed_size = op->size; /* the recording got it: the replay's figures are of less work */
     }
 }
 
@@ -784,7 +788,7 @@ static const unsigned counted_ops[] = {MBT_MALLOC, MBT_CALLOC, MBT_REALLOC, MBT_
                                        MBT_VALLOC, MBT_PVALLOC};
 #define NCOUNTED (sizeof counted_ops / sizeof *counted_ops)
 
-static void replay_extra(const replay_t *r, const uint64_t *calls, uint64_t waits, char *buf,
+static void replay_extra(const replay_t *r, const uint64_t *calls, uint64_t waits, uint64_t failed, char *buf,
                          size_t len)
 {
     size_t off = 0;
@@ -799,17 +803,18 @@ static void replay_extra(const replay_t *r, const uint64_t *calls, uint64_t wait
         snprintf(buf + off, len - off,
                  "unknown_free=%" PRIu64 ";unknown_realloc=%" PRIu64 ";alloc_over_live=%" PRIu64
                  ";reordered=%" PRIu64 ";peak_live=%" PRIu64 ";threads=%u;waits=%" PRIu64
-                 ";advised=%" PRIu64 ";advice_skipped=%" PRIu64 ";region=%s",
+                 ";advised=%" PRIu64 ";advice_skipped=%" PRIu64 ";failed_calls=%" PRIu64 ";region=%s",
                  r->unknown_free, r->unknown_realloc, r->over_live, r->reordered, r->peak_live,
-                 r->nthr, waits, r->advised, r->advice_skipped, r->region);
+                 r->nthr, waits, r->advised, r->advice_skipped, failed, r->region);
 }
 
 static void replay_report(const replay_t *r, wl_result_t *res)
 {
-    uint64_t calls[MBT_OP_COUNT] = {0}, ops = 0, bytes = 0, waits = 0;
+    uint64_t calls[MBT_OP_COUNT] = {0}, ops = 0, bytes = 0, waits = 0, failed = 0;
     hist_t *h = NULL;
     for (unsigned k = 0; k < r->nthr; k++) {
         const rthr_t *th = &r->thr[k];
+        failed += th->failed;
         for (unsigned op = 0; op < MBT_OP_COUNT; op++)
             calls[op] += th->calls[op];
         ops += th->to - th->from;
@@ -837,7 +842,7 @@ static void replay_report(const replay_t *r, wl_result_t *res)
         res->lat_max_us = (double)h->max / 1e3;
         res->lat_count = h->total;
     }
-    replay_extra(r, calls, waits, res->extra, sizeof res->extra);
+    replay_extra(r, calls, waits, failed, res->extra, sizeof res->extra);
 }
 
 /* Frees what the replay left live (not counted), then the replay itself. */
@@ -907,7 +912,7 @@ static int replay_check(const wl_args_t *a, char *err, size_t errlen)
     rc = mbt_stats(&t, pid, &s);
     if (rc)
         snprintf(err, errlen, "'%s': %s", path, strerror(-rc));
-    else if (mem_check_peak(s.peak_live_bytes, why, sizeof why)) {
+    else if (mem_check_peak(s.replay_peak_bytes, why, sizeof why)) { /* what the replay will hold */
         bool warn = wl_get(a, "over_memory") == OVER_MEMORY_WARN;
         if (!warn) {
             snprintf(err, errlen, "'%s': process %u: %s (over_memory=warn runs it anyway)", path,
@@ -982,6 +987,19 @@ static int replay_run(const wl_args_t *a, wl_result_t *res)
         fprintf(stderr, "mallocbench-worker: replay: more than %u objects\n", NONE - 1);
     if (!rc)
         rc = replay_threads(r);
+    uint64_t failed = 0, first = 0;
+    for (unsigned k = 0; !rc && k < r->nthr; k++) {
+        if (r->thr[k].failed && !failed)
+            first = r->thr[k].failed_size;
+        failed += r->thr[k].failed;
+    }
+    if (failed) { /* failed calls are fast: a throughput of work not done is no figure */
+        char msg[256];
+        snprintf(msg, sizeof msg, "replay: %" PRIu64 " allocator calls failed where the recording got memory "
+                 "(the first asked for %" PRIu64 " bytes): out of memory or an address-space limit", failed, first);
+        region_fail(msg);
+        rc = -ENOMEM;
+    }
     if (!rc)
         replay_report(r, res);
     replay_release(r);

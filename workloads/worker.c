@@ -40,8 +40,10 @@ int main(int argc, char **argv)
     wl_result_init(&res);
     int rc = args.wl->run(&args, &res);
     if (rc) {
-        snprintf(err, sizeof err, "workload %s failed: %s", args.wl->name, strerror(-rc));
-        region_fail(err);
+        if (!region_failed()) { /* a workload that said why keeps its own message */
+            snprintf(err, sizeof err, "workload %s failed: %s", args.wl->name, strerror(-rc));
+            region_fail(err);
+        }
         return 3;
     }
     return region_report(&args, &res) ? 3 : 0;

@@ -36,6 +36,7 @@ Exit 77 = skip.
 import os
 import random
 import struct
+import subprocess
 import sys
 import time
 
@@ -725,6 +726,56 @@ def case_over_memory(mb, tmp):
                                   "replay-kinds.mbt"))
 
 
+def write_images(path, pid, images):
+    """A trace of one pid that exec'd: images = [(exe, [(t, op, ptr, size, arg)])], each image's
+    PROCESS chunk followed by its events (as the recorder writes them)."""
+    text = b"command=synthetic\nallocator=none\n"
+    out = [struct.pack("<8sIIIIQ", b"MBTRACE\0", 1, 32, PAGE, len(text), 123456789), text]
+    for exe, evs in images:
+        exe = exe.encode()
+        payload = struct.pack("<IIQII", pid, 1, 1000, 0, len(exe)) + exe
+        out.append(struct.pack("<IIIIII", CHUNK_MAGIC, 2, pid, pid, 0, len(payload)) + payload)
+        payload = b"".join(struct.pack("<QQQQ", (t << 8) | op, ptr, size, arg) for t, op, ptr, size, arg in evs)
+        out.append(struct.pack("<IIIIII", CHUNK_MAGIC, 1, pid, pid, 0, len(payload)) + payload)
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+
+
+def case_accounting(mb, tmp):
+    """The memory check before a replay counts what the replay holds (issue 29, findings 6, 7):
+    six 100 MiB mallocs at one address (their frees not recorded) and six exec images of 100 MiB
+    each hold 600 MiB in a replay, not the 100 MiB the program held at once.  Under an address-space
+    limit between the two the replay is refused before any sample; run anyway
+    (over_memory=warn), its failed mallocs make the row an error with their count."""
+    mib = 1 << 20
+    same = os.path.join(tmp, "same.mbt")
+    write_trace(same, [(800, 1, 0, "/bin/same")],
+                {(800, 800): [(1000 + i, MALLOC, 0x7f0000000000, 100 * mib, 0) for i in range(6)]}, per_chunk=6)
+    images = os.path.join(tmp, "images.mbt")
+    write_images(images, 801, [(f"/bin/img{i}", [(1000 + 10 * i, MALLOC, 0x7f0000000000 + i * 4096, 100 * mib, 0)])
+                               for i in range(6)])
+    for path, what in ((same, "one address"), (images, "six images")):
+        st = trace_stats(mb, path)
+        check(st.get("peak_live_bytes") == 100 * mib and st.get("replay_peak_bytes") == 600 * mib,
+              f"{what}: the program held 100 MiB, a replay holds 600 MiB: {st}")
+        out = os.path.join(tmp, f"limited-{os.path.basename(path)}.csv")
+        rs = replay_rows(mb, tmp, "acc", f"replay:trace={path},touch=none", ["glibc"], 1, "--force")
+        m = mbtest.metrics(rs[0]) if rs else {}
+        check(rs and rs[0]["status"] == "ok" and m.get("peak_live") == str(600 * mib) and m.get("failed_calls") == "0",
+              f"{what}: the replay's peak_live is the check's figure: {m.get('peak_live')} ({rs and rs[0]['message']})")
+        limit = "ulimit -v 450000; "  # KiB: more than 100 MiB, less than 600 MiB
+        cmd = f"{limit}exec {mb} run -q -w replay:trace={path},touch=none -a glibc -r 1 -o {out} --force"
+        p = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 2 and "memory available" in p.stderr and not rows(out),
+              f"{what}: refused before any sample under the limit: {p.returncode} {p.stderr[-300:]!r}")
+        p = subprocess.run(["sh", "-c", cmd.replace("touch=none", "touch=none,over_memory=warn")],
+                           capture_output=True, text=True, timeout=120)
+        rs = rows(out)
+        check(rs and rs[0]["status"] != "ok" and "allocator calls failed where the recording got memory"
+              in rs[0]["message"], f"{what}: failed mallocs make the row an error with their count: "
+              f"{rs and (rs[0]['status'], rs[0]['message'])}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--write-kinds":
         # a small trace of every kind of call, e.g. for a fixture
@@ -734,4 +785,4 @@ if __name__ == "__main__":
     sys.exit(mbtest.main({"synthetic": case_synthetic, "corrupt": case_corrupt, "timing": case_timing,
                           "record": case_record, "cut": case_cut,
                           "pvalloc": case_pvalloc, "over_memory": case_over_memory, "region": case_region,
-                          "own_memory": case_own_memory, "advice": case_advice}))
+                          "own_memory": case_own_memory, "advice": case_advice, "accounting": case_accounting}))
