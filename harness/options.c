@@ -134,6 +134,10 @@ static const opt_t opts[] = {
      .metavar = "DURATION", .help = "kill a sample after this long (0 = none)", SPEC(timeout_s)},
     {.flag = "sample-interval", .key = "sample_interval", .type = OPT_DURATION, .min = 0.001, .max = NO_MAX,
      .def = "10ms", .metavar = "DURATION", .help = "RSS sampling period", SPEC(sample_interval_s)},
+    {.flag = "tree-interval", .key = "tree_interval", .type = OPT_DURATION, .min = 0, .max = NO_MAX,
+     .def = "50ms", .metavar = "DURATION",
+     .help = "commands and servers: read the whole process tree's PSS this often\n"
+             "(tree_pss_peak_kib; 0 = not read)", SPEC(tree_interval_s)},
     {.flag = "no-limit", .key = "limit", .type = OPT_FLAG, .flag_value = false, .def = "yes",
      .help = "skip measuring each workload's limit (fraction_of_limit)", SPEC(limit)},
     {.flag = "limit-every", .key = "limit_every", .type = OPT_COUNT, .min = 1, .max = 100000, .def = "5",

@@ -221,6 +221,7 @@ static int check_args(const run_spec_t *sp, run_cli_t *cli)
         return die_usage("--adaptive and --resolution do not mix: one target, unpaired or paired");
     cli->o.timeout_s = sp->timeout_s;
     cli->o.sample_interval_s = sp->sample_interval_s;
+    cli->o.tree_interval_s = sp->tree_interval_s;
     cli->o.worker = cli->worker[0] ? cli->worker : NULL;
     cli->o.probe = cli->probe[0] ? cli->probe : NULL;
     if (sp->pin[0]) {

@@ -112,6 +112,8 @@ static void fill_figures(csv_row_t *row, const wl_args_t *a, const run_sample_t 
     if (s->rss_samples || s->rss_peak_kib > 0)
         csv_set(row, COL_rss_peak_kib, "%ld", s->rss_peak_kib);
     csv_set(row, COL_rss_samples, "%zu", s->rss_samples);
+    if (s->tree_pss_peak_kib >= 0)
+        csv_set(row, COL_tree_pss_peak_kib, "%ld", s->tree_pss_peak_kib);
     csv_set(row, COL_stragglers_killed, "%u", s->stragglers);
     if (s->have_region && !isnan(s->region_run_delay_s) && s->region_run_delay_s >= 0)
         csv_set(row, COL_region_run_delay_s, "%.6f", s->region_run_delay_s);

@@ -3,6 +3,7 @@
  * markers, its output and the probe's report while sampling RSS, until it
  * exits or its time is up.  It only observes: judge.c gives the status. */
 #include "sample.h"
+#include "tree.h"
 #include "units.h"
 #include "probe.h"
 #include "region.h"
@@ -359,7 +360,21 @@ typedef struct child {
     disturb_tasks_t tasks;          /* its threads' run-queue wait and involuntary switches */
     disturb_machine_t m0;           /* the machine's steal, collapses, compactions at the start */
     unsigned ticks;                 /* RSS readings so far: the threads are read every 10th */
+    double next_tree;               /* when the process tree's PSS is read next (INFINITY: never) */
 } child_t;
+
+/* A command's or server's whole tree (tree.h): its summed Pss, the peak kept. */
+static void tree_sample(child_t *ch)
+{
+    long kib;
+    unsigned n;
+    if (tree_pss_kib(ch->pid, &kib, &n))
+        return;
+    if (kib > ch->s->tree_pss_peak_kib)
+        ch->s->tree_pss_peak_kib = kib;
+    if (n > ch->s->tree_procs_max)
+        ch->s->tree_procs_max = n;
+}
 
 static void rss_sample(child_t *ch)
 {
@@ -689,6 +704,7 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
     const run_opts_t *o = ch->o;
     pid_t pid = ch->pid;
     double next_sample = ch->t0 + o->sample_interval_s;
+    ch->next_tree = o->tree_interval_s > 0 && ch->l->result ? ch->t0 : INFINITY; /* commands and servers */
     double deadline = o->timeout_s > 0 ? ch->t0 + o->timeout_s : INFINITY;
     int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0;
     bool killed = false;
@@ -700,12 +716,16 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
             if (next_sample < t)
                 next_sample = t + o->sample_interval_s;
         }
+        if (t >= ch->next_tree) {
+            tree_sample(ch);
+            ch->next_tree = fmax(ch->next_tree + o->tree_interval_s, now_s());
+        }
         if (!killed && (t >= deadline || interrupted || (e->stop_signal = stop_signal_of(pid)))) {
             e->timed_out = t >= deadline && !interrupted && !e->stop_signal;
             kill_group(pid);
             killed = true;
         }
-        int ms = (int)ceil((fmin(next_sample, deadline) - t) * 1000.0);
+        int ms = (int)ceil((fmin(fmin(next_sample, ch->next_tree), deadline) - t) * 1000.0);
         if (ms < 0 || killed)
             ms = killed ? 50 : 0;
         int sv_ms = ch->sv ? server_step(ch, t, &killed) : -1;
@@ -1087,6 +1107,7 @@ int run_sample(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     out->rss = rss;
     out->rss_cap = cap;
     out->rss_final_kib = -1;
+    out->tree_pss_peak_kib = -1;
     out->region_run_delay_s = NAN;
     out->region_nivcsw = -1;
     out->steal_s = -1;

@@ -35,6 +35,8 @@ typedef struct {
     const char *probe;                      /* path of libmbprobe.so */
     double timeout_s;                       /* 0: none */
     double sample_interval_s;               /* RSS sampling period */
+    double tree_interval_s;                 /* commands and servers: the process tree's PSS
+                                             * (tree.h) every this long; 0 = not read */
     bool pin;                               /* pin the child to cpus */
     bool pin_threads;                       /* and each workload thread to one of them */
     cpu_set_t cpus;
@@ -94,6 +96,10 @@ typedef struct {
     /* RSS */
     long rss_peak_kib, rss_final_kib;
     size_t rss_samples;
+    /* commands and servers: the largest summed Pss of the process tree (tree.h)
+     * over its readings (-1: not read), and the most processes one reading saw */
+    long tree_pss_peak_kib;
+    unsigned tree_procs_max;
     /* processes of the sample still running when it ended (daemons, a
      * setsid'd grandchild), killed then so none competes with the next */
     unsigned stragglers;

@@ -60,8 +60,8 @@ int sidecar_write(const char *path, bool keep_previous, const char *run_id, int 
     }
     fputs("],\n  \"counting\": ", f);
     sysinfo_json_string(f, cnt);
-    fprintf(f, ",\n  \"timeout_s\": %g,\n  \"rss_sample_interval_s\": %g,\n", o->timeout_s,
-            o->sample_interval_s);
+    fprintf(f, ",\n  \"timeout_s\": %g,\n  \"rss_sample_interval_s\": %g,\n  \"tree_pss_interval_s\": %g,\n",
+            o->timeout_s, o->sample_interval_s, o->tree_interval_s);
     fputs("  \"machine\": {\n", f);
     sysinfo_write_machine(f);
     fputs("  },\n  \"configs\": [\n", f);

@@ -27,6 +27,7 @@ typedef struct {
     char output[PATH_MAX];
     char events[SPEC_TEXT];
     double timeout_s, sample_interval_s;
+    double tree_interval_s;                        /* commands and servers: the tree's PSS; 0 = off */
     char sweep[128];                               /* applies to workloads without their own */
     bool limit;
     unsigned limit_every;                          /* measure the limit in every K-th block */

@@ -115,10 +115,11 @@ def findings(run, progs, base):
             fixes = [(fl[f], f) for f in fl if run.family_default(f) == c and fl[f] < fl[c] / 3]
             if fixes:
                 _, f = min(fixes)
-                r_c = mbdata.median_of(groups[c], mbdata.peak_rss_mib)
-                r_f = mbdata.median_of(groups[f], mbdata.peak_rss_mib)
-                cost = (f"peak RSS {mib(r_c)} → {mib(r_f)} ({r_f - r_c:+.0f} MiB, {(r_f / r_c - 1) * 100:+.0f}%)"
-                        if r_c and r_f else "peak RSS not measured")
+                r_c = mbdata.median_of(groups[c], mbdata.peak_memory_mib)
+                r_f = mbdata.median_of(groups[f], mbdata.peak_memory_mib)
+                mem = mbdata.peak_memory_name(groups[c] + groups[f])
+                cost = (f"{mem} {mib(r_c)} → {mib(r_f)} ({r_f - r_c:+.0f} MiB, {(r_f / r_c - 1) * 100:+.0f}%)"
+                        if r_c and r_f else f"{mem} not measured")
                 ch = mbdata.ratio_change(groups.get(base, []), groups[f]) if base in groups else None
                 s += (f" The labelled setting **{lab(f)}** ({run.configs[f].tunables}) fixes it: "
                       f"{k(fl[c])} → {k(fl[f])} faults, throughput {ratio_text(ch)} of {lab(base)}'s; it costs "
@@ -135,7 +136,8 @@ def findings(run, progs, base):
 
 def main_table(run, progs, base):
     lab = mbdata.config_label
-    lines = ["| program | configuration | vs " + lab(base or "?") + " (95% CI) | region faults | sys% | peak RSS |",
+    lines = ["| program | configuration | vs " + lab(base or "?") + " (95% CI) | region faults | sys% | "
+             + mbdata.peak_memory_name(run.rows) + " |",
              "|---|---|---|---|---|---|"]
     for prog, groups in progs.items():
         for c in sorted(groups, key=run.config_rank):
@@ -144,7 +146,7 @@ def main_table(run, progs, base):
             rt = "1.00× (baseline)" if c == base else ratio_text(ch)
             lines.append(f"| {prog} | {lab(c)} | {rt} | {modes_text(rs, REGION_FAULTS)} | "
                          f"{pct(mbdata.median_of(rs, mbdata.sys_share))} | "
-                         f"{mib(mbdata.median_of(rs, mbdata.peak_rss_mib))} |")
+                         f"{mib(mbdata.median_of(rs, mbdata.peak_memory_mib))} |")
     return lines
 
 
@@ -221,7 +223,8 @@ def fidelity(run, progs, rep):
              "page the interpreter or its libraries touch outside malloc, so it can fall short or exceed.",
              "",
              "| program | configuration | faults: replay | real (same span) | real region | within 10% | "
-             "madvise/munmap/brk: replay | real (same span) | peak RSS: replay | real |",
+             "madvise/munmap/brk: replay | real (same span) | peak memory: replay (RSS) | real ("
+             + mbdata.peak_memory_name(run.rows) + ") |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     med = mbdata.median_of
@@ -241,8 +244,8 @@ def fidelity(run, progs, rep):
                          f"{modes_text(real, against)}{'' if same else ' (whole)'} | "
                          f"{modes_text(real, REGION_FAULTS)} | "
                          f"{'–' if ok is None else ('yes' if ok else 'no')} | {sc(rr, 'region')} | "
-                         f"{sc(real, span)} | {mib(med(rr, mbdata.peak_rss_mib))} | "
-                         f"{mib(med(real, mbdata.peak_rss_mib))} |")
+                         f"{sc(real, span)} | {mib(med(rr, mbdata.peak_memory_mib))} | "
+                         f"{mib(med(real, mbdata.peak_memory_mib))} |")
         ranked = fast.get(prog)
         if ranked:
             notes.append(rank_line(f"replay of {prog}",

@@ -348,8 +348,29 @@ def faults_per_mib(r):
 
 
 def peak_rss_mib(r):
+    """The peak RSS of the process started (sampled from its statm)."""
     v = num(r, "rss_peak_kib")
     return v / 1024 if v is not None else None
+
+
+def tree_pss_mib(r):
+    """Commands and servers: the peak of the whole process tree's summed PSS (the memory of a
+    shell and the python it runs, a server and its forks); None for workloads."""
+    v = num(r, "tree_pss_peak_kib")
+    return v / 1024 if v is not None else None
+
+
+def peak_memory_mib(r):
+    """The memory of what a sample ran, at its peak: the process tree's PSS where it was read
+    (commands and servers), else the process's RSS (a workload: one process)."""
+    v = tree_pss_mib(r)
+    return v if v is not None else peak_rss_mib(r)
+
+
+def peak_memory_name(rows):
+    """The wording of peak_memory_mib over rows: one name per view."""
+    return "peak PSS of the process tree" if any(num(r, "tree_pss_peak_kib") is not None for r in rows) \
+        else "peak RSS"
 
 
 def sys_share(r):
@@ -418,6 +439,8 @@ METRICS = [
     Metric("munmap", "munmap calls", "calls", "lower", "count", _col("region_munmap_calls"), "munmap", ("history",)),
     Metric("brk", "brk calls", "calls", "lower", "count", _col("region_brk_calls"), "brk", ("history",)),
     Metric("peak_rss", "peak RSS", "MiB", "lower", "size", peak_rss_mib, None, ("compare", "history")),
+    Metric("tree_pss", "peak PSS of the process tree", "MiB", "lower", "size", tree_pss_mib, None,
+           ("compare", "history")),
     Metric("latency_p50", "latency p50", "us", "lower", "timing", _col("latency_p50_us"), None, ("compare",)),
     Metric("latency_p99", "latency p99", "us", "lower", "timing", _col("latency_p99_us"), None, ("compare",)),
     Metric("latency_p999", "latency p99.9", "us", "lower", "timing", _col("latency_p999_us"), None, ("compare",)),

@@ -113,8 +113,8 @@ def what_it_shows(run, baseline):
             if not base:
                 continue
             f0, f1 = med(base, faults_per_mib), med(rs, faults_per_mib)
-            r0 = med(base, lambda r: num(r, "rss_peak_kib"))
-            r1 = med(rs, lambda r: num(r, "rss_peak_kib"))
+            r0 = med(base, mbdata.peak_memory_mib)  # commands and servers: the tree's PSS
+            r1 = med(rs, mbdata.peak_memory_mib)
             t0, t1 = med(base, lambda r: num(r, "throughput")), meds[c]
             c0 = med(base, mbdata.region_cpu_s)
             c1 = med(rs, mbdata.region_cpu_s)
@@ -126,7 +126,7 @@ def what_it_shows(run, baseline):
             if c0 and c1 is not None:
                 bits.append(f"CPU {c1 / c0:.2f}x")
             if r0 and r1:
-                bits.append(f"peak RSS {(r1 - r0) / 1024:+.0f} MiB")
+                bits.append(f"{mbdata.peak_memory_name(base + rs)} {r1 - r0:+.0f} MiB")
             if bits:
                 cfg = run.configs[c]
                 text.append(f"{cfg.tunables} on {cfg.family}: " + ", ".join(bits) + " against its defaults.")
@@ -212,7 +212,7 @@ def main(argv=None):
              "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
              "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
     buf = io.StringIO()
-    wanted = ("throughput", "sys CPU", "faults per GB", "peak RSS", "latency p99")
+    wanted = ("throughput", "sys CPU", "faults per GB", "peak RSS", "peak PSS of the process tree", "latency p99")
     res = compare.analyse(rows, baseline=args.baseline, floor=0.01,
                           metrics=[x for x in compare.METRICS if x[0] in wanted],
                           order=compare.config_order(rows, [args.csv]))

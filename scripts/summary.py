@@ -108,6 +108,7 @@ def _lines(rows, baseline, order):
                         else None, ".0f"),
             "peak RSS MiB": fmt(med([num(r, "rss_peak_kib") for r in ok]) / 1024
                                 if med([num(r, "rss_peak_kib") for r in ok]) is not None else None, ".0f"),
+            "tree PSS MiB": fmt(med([mbdata.tree_pss_mib(r) for r in ok]), ".0f", ""),
             "of limit": fmt(pct(med([num(r, "fraction_of_limit") for r in ok])), ".0f", "") + (
                 "%" if med([num(r, "fraction_of_limit") for r in ok]) is not None else ""),
             "p50 us": fmt(med([num(r, "latency_p50_us") for r in ok]), ".3g", ""),
@@ -128,8 +129,8 @@ def _lines(rows, baseline, order):
 
 
 COLS = ["config", "n", "throughput", "vs", "of limit", "faults/MiB", "faults/run", "madvise", "munmap", "brk",
-        "sys%", "peak RSS MiB", "p50 us", "p99 us", "p99.9 us", "notes"]
-OPTIONAL = {"notes", "of limit", "faults/MiB", "faults/run", "p50 us", "p99 us", "p99.9 us"}
+        "sys%", "peak RSS MiB", "tree PSS MiB", "p50 us", "p99 us", "p99.9 us", "notes"]
+OPTIONAL = {"notes", "tree PSS MiB", "of limit", "faults/MiB", "faults/run", "p50 us", "p99 us", "p99.9 us"}
 # the footer's line for each column, printed only for the columns a table has
 EXPLAIN = [
     ("throughput", "{figure}: median over ok samples, ±half the range"),
@@ -140,6 +141,8 @@ EXPLAIN = [
     ("faults/run", "faults/run: minor page faults in the measured region of one run (no bytes touched are known)"),
     ("madvise", "madvise/munmap/brk: calls per run in the measured region{window}"),
     ("sys%", "sys%: system share of its CPU time"),
+    ("tree PSS MiB", "tree PSS: commands and servers, the peak of the whole process tree's summed PSS (a shell and "
+                     "what it runs, a server and its forks); peak RSS is the first process's alone"),
     ("p50 us", "p50/p99/p99.9: latency of one op or step, where the workload times them"),
 ]
 IDLE_WINDOW = (" (for {workloads}: the idle window after the free only; memory an allocator gives back at "

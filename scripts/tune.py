@@ -35,9 +35,12 @@ CONFIRM_MIN, CONFIRM_MAX, CONFIRM_CONFIGS = 6, 10, 8  # blocks (6: the fewest pa
 OBJECTIVES = {  # key: (what it measures, value of a row, better)
     "throughput": ("throughput", lambda r: mbcsv.num(r, "throughput"), None),
     "cpu": ("user+sys CPU s", lambda r: mbdata.cpu_seconds(r), "lower"),
-    "rss": ("peak RSS MiB", mbdata.peak_rss_mib, "lower"),
+    "rss": ("peak RSS MiB", mbdata.peak_memory_mib, "lower"),  # commands, servers: the tree's PSS (main)
     "sys": ("kernel CPU s", mbdata.metric_fn("sys_cpu"), "lower"),
 }
+
+
+MEM = "peak RSS"  # the memory objective's wording: name_memory() says which figure the rows hold
 
 
 class RunFailed(Exception):
@@ -203,7 +206,18 @@ def run_round(args, cands, blocks, seed, path, deadline, resume=False):
     if p.returncode not in (0, -signal.SIGKILL):
         sys.stderr.write(err)
         raise RunFailed(f"tune: `mallocbench {args.via}` failed (exit {p.returncode}): {' '.join(cmd[:4])} ...")
-    return read_ok(path)
+    rows = read_ok(path)
+    name_memory(rows)
+    return rows
+
+
+def name_memory(rows):
+    """The memory objective's wording from what the rows measured: a command's or server's
+    whole tree (tree_pss_peak_kib) or a workload's RSS (mbdata.peak_memory_mib reads the same)."""
+    global MEM
+    if rows:
+        MEM = mbdata.peak_memory_name(rows)
+        OBJECTIVES["rss"] = (MEM + " MiB",) + OBJECTIVES["rss"][1:]
 
 
 OWN = re.compile(r"\.((round[0-9]+|confirm)\.(csv|meta\.json|rss\.csv)|pareto-(rss|sys)\.png)\Z")
@@ -303,7 +317,7 @@ def race(alive, vals, rss, better, max_rss, ref=None):
         for c in alive:
             m = med(rss.get(c.label, {}).values())
             if m is not None and m * 1048576 > max_rss and len(alive) > 1:
-                c.alive, c.dropped = False, f"median peak RSS {m:.0f} MiB over --max-rss"
+                c.alive, c.dropped = False, f"median {MEM} {m:.0f} MiB over --max-rss"
     scored = ranked([c for c in alive if c.alive], vals, better, ref)
     if not scored:
         return None
@@ -425,6 +439,7 @@ class Tuner:
                 if rd["csv"] not in self.cache:
                     self.cache[rd["csv"]] = read_ok(rd["csv"])
                 out += self.cache[rd["csv"]]
+        name_memory(out)
         return out
 
     def gather(self, key):
@@ -669,7 +684,7 @@ def confirmed_winner(args, want, finalists, crow, better, why=""):
     for c in ranked(want, vals, better, "glibc"):
         m = med(rss.get(c.label, {}).values())
         if args.max_rss_bytes and m is not None and m * 1048576 > args.max_rss_bytes:
-            notes.append(f"{c.label}: median peak RSS {m:.0f} MiB over --max-rss")
+            notes.append(f"{c.label}: median {MEM} {m:.0f} MiB over --max-rss")
             continue
         if not c.pairs:
             lead = f" (the racing's finalists: {', '.join(f.label for f in finalists)})"
@@ -730,7 +745,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
                      f"{change_text(conf[key], 'glibc', best.label)} |")
     lines += ["", "Ratios are best/base: median of per-block ratios (Hodges-Lehmann) with its 95% CI,"
               " exact signed-rank p.", "", "| configuration | origin | setting | median " + OBJECTIVES["throughput"][0]
-              + " | vs glibc default | median faults | median peak RSS MiB | median kernel CPU s |",
+              + f" | vs glibc default | median faults | median {MEM} MiB | median kernel CPU s |",
               "|---|---|---|---|---|---|---|---|"]
     for c in want:
         f = [med(conf["throughput"].get(c.label, {}).values()), med(faults.get(c.label, {}).values()),
@@ -765,7 +780,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
 def pareto_section(want, conf, better, base):
     out = ["", "## Pareto fronts (confirmed medians; highlighted: the front)", ""]
     colours = mbcsv.assign_colours(list(dict.fromkeys(c.fam for c in want)), {})
-    for key, what in (("rss", "peak RSS (MiB)"), ("sys", "kernel CPU (s)")):
+    for key, what in (("rss", f"{MEM} (MiB)"), ("sys", "kernel CPU (s)")):
         pts = [(c, med(conf[key].get(c.label, {}).values()), med(conf["throughput"].get(c.label, {}).values()))
                for c in want]
         pts = [p for p in pts if p[1] is not None and p[2] is not None]

@@ -36,6 +36,7 @@ diagnostics  each failure says what it is: under RLIMIT_NOFILE 16 the child's
              run; a non-executable file and a directory named as such; a
              child that stops itself "stopped (SIGSTOP)", not a time-out.
 """
+import json
 import os
 import random
 import re
@@ -306,6 +307,21 @@ def case_descendants(mb, tmp):
         check(r["status"] == "error" and "libjemalloc" in r["message"] and "got malloc from" in r["message"],
               f"a child with its own allocator: {r['status']}: {r['message']}")
         check_eq(r["total_minor_faults"], "", "an untrusted row reports no figures")
+
+
+def case_tree_memory(mb, tmp):
+    """A shell that runs a program holding 64 MiB: the first process's RSS is the shell's few MiB,
+    tree_pss_peak_kib is the whole tree's (issue 29, finding 8); --tree-interval 0 reads none."""
+    prog = "import time; b = bytearray(64 << 20); time.sleep(0.3)"
+    argv = ["sh", "-c", f"python3 -c '{prog}'; true"]
+    r = exec_rows(mb, tmp, "tree", argv, "-a", "glibc", "-r", "1")[0]
+    rss, tree, maxrss = int(r["rss_peak_kib"] or 0), int(r["tree_pss_peak_kib"] or 0), int(r["ru_maxrss_kib"] or 0)
+    check(r["status"] == "ok" and rss < 32 << 10 and tree > 64 << 10 and maxrss > 64 << 10,
+          f"the shell's RSS {rss} KiB, the tree's PSS {tree} KiB, the largest maxrss {maxrss} KiB")
+    r = exec_rows(mb, tmp, "notree", argv, "-a", "glibc", "-r", "1", "--tree-interval", "0")[0]
+    check_eq(r["tree_pss_peak_kib"], "", "--tree-interval 0: not read")
+    meta = json.load(open(os.path.join(tmp, "notree.meta.json")))
+    check_eq(meta.get("tree_pss_interval_s"), 0, "the sidecar says how often it was read")
 
 
 def case_matrix(mb, tmp):

@@ -154,6 +154,17 @@ def test_text():
                  "check_unique's message")
 
 
+def test_peak_memory():
+    """A command's or server's memory is its tree's PSS where read, a workload's its RSS; the
+    wording says which (issue 29, finding 8)."""
+    cmd = {"rss_peak_kib": "2048", "tree_pss_peak_kib": "204800"}
+    wl = {"rss_peak_kib": "10240", "tree_pss_peak_kib": ""}
+    check_eq((mbdata.peak_memory_mib(cmd), mbdata.peak_memory_mib(wl)), (200.0, 10.0), "peak_memory_mib")
+    check_eq((mbdata.peak_rss_mib(cmd), mbdata.tree_pss_mib(wl)), (2.0, None), "each figure on its own")
+    check_eq((mbdata.peak_memory_name([cmd, wl]), mbdata.peak_memory_name([wl])),
+             ("peak PSS of the process tree", "peak RSS"), "peak_memory_name")
+
+
 def test_reader(fixture, tmp):
     """mbcsv refuses a row of another schema_version wherever it is, and a number whose
     magnitude is past NUM_MAX whatever its sign."""
@@ -194,6 +205,7 @@ def main():
     try:
         test_params()
         test_metrics()
+        test_peak_memory()
         test_text()
         test_run(fixture, tmp)
         test_reader(fixture, tmp)
