@@ -162,6 +162,12 @@ static int merge_inputs(int argc, char **argv, int first, const char *out, bool 
         return die_usage("merge: no input CSV");
     if (!force && access(out, F_OK) == 0)
         return die_usage("merge: '%s' exists: add --force to replace it", out);
+    if (!outfile_is_special(out)) { /* its sidecars, which the user did not name */
+        char meta[PATH_MAX], rss[PATH_MAX], err[PATH_MAX + 160];
+        out_sidecar_paths(out, meta, rss, sizeof meta);
+        if (outfile_check_sidecar(meta, force, err, sizeof err) || outfile_check_sidecar(rss, force, err, sizeof err))
+            return die_usage("merge: %s", err);
+    }
     return 0;
 }
 

@@ -308,14 +308,14 @@ static int number_in(const char *s, size_t len, double *value, size_t *at, size_
     return -ENOENT;
 }
 
-/* A group: the whole text, less ASCII spaces at its ends, must be one
+/* A group: the whole text, less ASCII white space at its ends, must be one
  * number.  0, -EDOM (anything else: separators, hex, a unit, text) or
  * -ERANGE; -ENOENT for an empty group. */
 static int whole_number(const char *s, size_t len, double *value)
 {
-    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+    while (len && memchr(" \t\r\v\f", s[len - 1], 5)) /* ASCII white space: a CRLF line's \r too */
         len--;
-    while (len && (*s == ' ' || *s == '\t'))
+    while (len && memchr(" \t\r\v\f", *s, 5))
         s++, len--;
     if (!len)
         return -ENOENT;

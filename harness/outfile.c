@@ -64,6 +64,23 @@ int outfile_check_links(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+int outfile_check_sidecar(const char *path, bool force, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(err, errlen, "cannot write '%s': it is a symbolic link (a sidecar is written beside its CSV, "
+                 "never through a link); remove it", path);
+        return -ELOOP;
+    }
+    if (!force && S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "'%s' exists: add --force to replace it", path);
+        return -EEXIST;
+    }
+    return outfile_check_links(path, err, errlen);
+}
+
 bool outfile_same_file(const char *a, const char *b)
 {
     struct stat x, y;

@@ -55,6 +55,11 @@ int outfile_resolve(const char *path, char *real, size_t len, char *err, size_t 
  * name; 0 when it has one, is not there, or is not a regular file. */
 int outfile_check_links(const char *path, char *err, size_t errlen);
 
+/* A sidecar the user did not name (BASE.meta.json, BASE.rss.csv): refused
+ * when it is a symbolic link (never written through), when it exists and
+ * not force, or when it has other names.  0, or -errno with err filled in. */
+int outfile_check_sidecar(const char *path, bool force, char *err, size_t errlen);
+
 /* Do a and b name the same file (device and inode)?  false when either is
  * not there. */
 bool outfile_same_file(const char *a, const char *b);

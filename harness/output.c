@@ -112,10 +112,11 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
             return rc;
         o->sidecars = true;
         set_sidecars(o, sidecars[0] ? sidecars : o->csv);
-        const char *const names[] = {o->csv, o->meta, o->rss};
-        for (int i = 0; i < 3; i++)
-            if ((rc = outfile_check_links(names[i], err, errlen)))
-                return rc;
+        if ((rc = outfile_check_links(o->csv, err, errlen)))
+            return rc;
+        for (int i = 0; i < 2; i++) /* a sidecar is never written through a link (existing: checked above) */
+                if ((rc = outfile_check_sidecar(i ? o->rss : o->meta, true, err, errlen)))
+                    return rc;
         struct stat cs;
         o->exists = stat(o->csv, &cs) == 0;
         if (o->exists && resume && cs.st_size == 0) {

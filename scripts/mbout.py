@@ -170,6 +170,9 @@ class Folder:
 
     def write(self, name, data):
         path = self.file(name)
+        if os.path.islink(path):  # a file of the folder is written there, never through a link out of it
+            raise OutputError(f"cannot write '{path}': it is a symbolic link (a folder's files are written "
+                              f"in it, never through a link); remove it")
         write(path, data, force=True, inputs=self.inputs)  # the folder was checked when opened
         return path
 

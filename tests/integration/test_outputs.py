@@ -118,6 +118,17 @@ def case_merge_input(mb, tmp):
         r = run(mb, "merge", "--force", "-o", out, *parts, expect_rc=2)
         check("also an input" in r.stderr, f"merge -o {out}: the input refused: {r.stderr!r}")
     check_eq(open(parts[0]).read(), before, "the input is unchanged")
+    # a sidecar the user did not name is never written through a link, with --force or not
+    p = precious(tmp)
+    os.symlink(p, os.path.join(tmp, "all.meta.json"))
+    for extra in ([], ["--force"]):
+        r = run(mb, "merge", *extra, "-o", os.path.join(tmp, "all.csv"), *parts, expect_rc=2)
+        check("symbolic link" in r.stderr, f"merge {extra}: a link at all.meta.json refused: {r.stderr!r}")
+    os.symlink(p, os.path.join(tmp, "e.meta.json"))
+    for extra in ([], ["--force"], ["--resume"]):
+        r = run(mb, *EXEC, "-r", "1", *extra, "-o", os.path.join(tmp, "e.csv"), "--", "/bin/true", expect_rc=2)
+        check("symbolic link" in r.stderr, f"exec {extra}: a link at e.meta.json refused: {r.stderr!r}")
+    untouched(p, "links at the sidecars' names")
 
 
 def case_strict_metric(mb, tmp):

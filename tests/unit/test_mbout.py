@@ -104,6 +104,14 @@ def test_folder(tmp):
     h.commit()
     check_eq(open(os.path.join(d, "notes.txt"), "rb").read(), PRECIOUS, "--force keeps the files it does not own")
     refused(lambda: f.file("../x"), "not a file name")
+    # a link inside the folder (planted, or a --force folder's) is never written through
+    p = os.path.join(tmp, "precious.txt")
+    with open(p, "wb") as fh:
+        fh.write(PRECIOUS)
+    os.symlink(p, os.path.join(d, "plots.json"))
+    k = mbout.Folder(d, force=True)
+    refused(lambda: k.write("plots.json", "[]"), "symbolic link")
+    check_eq(open(p, "rb").read(), PRECIOUS, "the link's target is untouched")
 
 
 def test_tune_own(tmp):

@@ -48,6 +48,8 @@ int main(void)
     /* a group is one whole number, or the row is an error quoting it (issue 29) */
     CHECK_INT(m("rate: (.*)", "rate:  42 \n"), 0);
     CHECK(got == 42);
+    CHECK_INT(m("rate: (.*)", "rate: 42\r\n"), 0); /* a CRLF line */
+    CHECK(got == 42);
     CHECK_INT(m("rate: (.*)", "rate: 1,234,567\n"), -EDOM);
     CHECK_STR(text, "1,234,567");
     CHECK_INT(m("rate: (.*)", "rate: \xe2\x88\x92" "5.5\n"), -EDOM); /* U+2212 */
