@@ -348,6 +348,32 @@ static int run_identify(run_ctx_t *c)
     return 0;
 }
 
+/* --profile's folder: OUTPUT.profile beside the CSV. */
+static void profile_dir(const run_ctx_t *c, char *dir, size_t n)
+{
+    size_t len = strlen(c->out.csv);
+    if (len > 4 && !strcmp(c->out.csv + len - 4, ".csv"))
+        len -= 4;
+    snprintf(dir, n, "%.*s.profile", (int)len, c->out.csv);
+}
+
+/* Before any work: an existing OUTPUT.profile is another run's or the user's
+ * (its perf.data, logs and graphs would be replaced): refused unless --force or
+ * --resume, as the CSV is.  -1 to go on, else the exit code. */
+static int profile_dir_check(const run_ctx_t *c)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+    profile_dir(c, dir, sizeof dir);
+    if (lstat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode))
+        return die_usage("--profile: '%s' exists and is not a folder", dir);
+    if (!c->cli.force && !c->cli.resume)
+        return die_usage("--profile: '%s' exists: add --force to replace the profiles in it", dir);
+    return -1;
+}
+
 /* Step 1: the spec from the command line and the matrix, checked against
  * the registries; the outputs checked (not touched); the seed, the plan's
  * buffers and identity.  -1 to go on, else the exit code (0 after --help
@@ -370,6 +396,8 @@ static int run_resolve(run_ctx_t *c, int argc, char **argv)
         spec_at(sp, sp->output_line);
         return die_spec("%s", err);
     }
+    if (!c->cli.print_only && c->cli.profile && (rc = profile_dir_check(c)) >= 0)
+        return rc;
     /* the rows a resumed file already has: its seed, its samples, its work scales */
     if (c->cli.resume && c->out.exists && (rc = csv_read_torn(c->out.csv, &c->prev, err, sizeof err)))
         return die_for(rc, "cannot resume: %s", err);
@@ -436,10 +464,7 @@ static int run_profiles(run_ctx_t *c, int rc)
     if (rc || !c->cli.profile || run_interrupted())
         return rc;
     char dir[PATH_MAX];
-    size_t len = strlen(c->out.csv);
-    if (len > 4 && !strcmp(c->out.csv + len - 4, ".csv"))
-        len -= 4;
-    snprintf(dir, sizeof dir, "%.*s.profile", (int)len, c->out.csv);
+    profile_dir(c, dir, sizeof dir);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return die_io("cannot create '%s': %s", dir, strerror(errno));
     for (size_t w = 0; w < c->r.nw && !run_interrupted(); w++)

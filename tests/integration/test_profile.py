@@ -90,6 +90,13 @@ def can_profile():
 def case_jemalloc(mb, tmp):
     if not can_profile():
         sys.exit(SKIP if not shutil.which("perf") else 1)
+    # an existing OUTPUT.profile is refused before any work, as the CSV is (issue 29)
+    os.mkdir(os.path.join(tmp, "q.profile"))
+    p = run(mb, "run", "-w", WORKLOAD, "-a", "glibc", "-r", "1", "-o", os.path.join(tmp, "q.csv"), "--profile",
+            expect_rc=2)
+    check("q.profile" in p.stderr and "--force" in p.stderr and not os.path.exists(os.path.join(tmp, "q.csv")),
+          f"an existing q.profile refused: {p.stderr!r}")
+    os.rmdir(os.path.join(tmp, "q.profile"))
     res = profile(mb, tmp, ["jemalloc"])
     if res is None:
         sys.exit(SKIP)
