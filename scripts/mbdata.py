@@ -636,6 +636,23 @@ def check_unique(rows):
         seen[key] = r
 
 
+def check_plan_unique(rows):
+    """mbcsv.CsvError naming both rows when one file holds a sample of a plan twice (the same
+    matrix_id, block and position under any run_id): measured twice, as two writers of one file
+    at once once did (issue 29); --resume and merge never write one twice."""
+    seen = {}
+    for r in rows:
+        if not r.get("matrix_id") or r.get("block", "") == "" or r.get("position", "") == "":
+            continue
+        key = (r["matrix_id"], r["block"], r["position"])
+        if key in seen:
+            a = seen[key]
+            raise mbcsv.CsvError(f"{mbcsv.where(r.path, r.row)}: plan {key[0]} block {key[1]} position {key[2]} "
+                                 f"again (first at {mbcsv.where(a.path, a.row)}, run {a['run_id']}): a sample "
+                                 f"measured twice; each counts once")
+        seen[key] = r
+
+
 def load(paths):
     """A Run of one CSV path or a list of them; mbcsv.CsvError for input that is not a
     mallocbench CSV of the schema, or that holds one sample twice (check_unique).  A missing
@@ -643,7 +660,9 @@ def load(paths):
     paths = [paths] if isinstance(paths, str) else list(paths)
     rows, metas, rss = [], [], {}
     for p in paths:
-        rows += mbcsv.read(p)[1]
+        got = mbcsv.read(p)[1]
+        check_plan_unique(got)
+        rows += got
         meta = read_meta(p)
         if meta is not None:
             metas.append(meta)

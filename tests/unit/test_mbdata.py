@@ -188,6 +188,23 @@ def test_reader(fixture, tmp):
         except ValueError:
             pass
     check_eq(mbdata.mbcsv.parse_number("-1e99"), -1e99, "a large negative number within range")
+    # one sample of a plan twice under two run_ids (two writers at once): refused naming both rows
+    recs = list(csv.reader(io.StringIO(text, newline="")))
+    h = recs[0]
+    twice = [list(r) for r in recs[1:3]]
+    twice[1][h.index("run_id")] = "other-run"
+    for col in ("matrix_id", "block", "position"):
+        twice[1][h.index(col)] = twice[0][h.index(col)]
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\n").writerows([h] + twice)
+    dup = os.path.join(tmp, "twice.csv")
+    with open(dup, "w", newline="") as f:
+        f.write(buf.getvalue())
+    try:
+        mbdata.load(dup)
+        check(False, "a sample of a plan measured twice is refused")
+    except mbdata.mbcsv.CsvError as e:
+        check("row 2" in str(e) and "row 1" in str(e) and "twice" in str(e), f"refused naming both rows: {e}")
     # a finite figure out of the range in one row: that row's error, the rest of the file read (issue 29)
     recs = list(csv.reader(io.StringIO(text, newline="")))
     recs[1][recs[0].index("throughput")] = "1e-200"
