@@ -38,7 +38,7 @@ int outfile_resolve(const char *path, char *real, size_t len, char *err, size_t 
         }
         if (!realpath(dirname(d), dir)) {
             int e = errno;
-            snprintf(err, errlen, "cannot create '%s': its directory: %s", path, strerror(e));
+            snprintf(err, errlen, "cannot write '%s': cannot create it in its directory: %s", path, strerror(e));
             return -e;
         }
         if ((size_t)snprintf(buf, sizeof buf, "%s/%s", strcmp(dir, "/") ? dir : "", base) >= sizeof buf) {

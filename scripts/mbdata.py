@@ -659,15 +659,17 @@ def load(paths):
     or unreadable sidecar is no sidecar."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     rows, metas, rss = [], [], {}
+    per_file = []
     for p in paths:
-        got = mbcsv.read(p)[1]
-        check_plan_unique(got)
-        rows += got
+        per_file.append(mbcsv.read(p)[1])
+        rows += per_file[-1]
         meta = read_meta(p)
         if meta is not None:
             metas.append(meta)
         read_rss(p, rss)
-    check_unique(rows)
+    check_unique(rows)  # a row given twice (a file concatenated with itself) is named as such first
+    for got in per_file:
+        check_plan_unique(got)
     for series in rss.values():
         series.sort()
     return Run(paths, rows, metas, rss)

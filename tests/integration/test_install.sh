@@ -69,7 +69,10 @@ fi
 # compare through the installed script: a real run, then a marker proves
 # that the installed copy, not the source tree's, is the one run.
 if [ -f "$tmp/out.csv" ] && [ -n "$script" ]; then
-	"$bin" compare "$tmp/out.csv" "$tmp/out.csv" >"$tmp/compare.out" 2>&1 ||
+	# two runs (one run against itself is refused: its samples would be compared with themselves)
+	"$bin" run -q -w tensor_copy:size=1M,count=2,steps=5 -a glibc -r 1 -o "$tmp/out2.csv" >"$tmp/run2.out" 2>&1 ||
+		fail "run 2: $(cat "$tmp/run2.out")"
+	"$bin" compare "$tmp/out.csv" "$tmp/out2.csv" >"$tmp/compare.out" 2>&1 ||
 		fail "compare: $(tail -n 3 "$tmp/compare.out")"
 	printf 'import sys\nprint("installed-copy", sys.argv[1:])\n' >"$script"
 	got=$("$bin" compare x.csv 2>&1)

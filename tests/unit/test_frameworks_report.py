@@ -122,6 +122,7 @@ def test_paced(fx):
     for r in rows:
         q = dict(r)
         q["sample"] = str(int(r["sample"]) + 100)
+        q["position"] = str(int(r["position"]) + 100)  # one plan: the paced cells are other positions
         q["workload_params"] = r["workload_params"].replace("timing=fast", "timing=recorded")
         # je-keep on elementwise: 56k paced (within 10% of the program's 57k), 50k fast
         if q["config"].startswith("je-keep") and "elementwise" in q["workload_params"]:
