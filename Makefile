@@ -148,17 +148,20 @@ clean:
 # configuration, the training step's worst one profiled, replay fidelity, the synthetic
 # workloads at the programs' shapes, and the report, all under FW_OUT.
 # FW_REPS=1 FW_ALLOCATORS=glibc,jemalloc,je-keep FW_PROGRAMS=train for a quicker run.
-# By default the programs and configurations that carry docs/frameworks.md's findings
-# (about 15 minutes; the report lists what it left out); FULL=1 runs all of them (~50 min).
+# By default the programs and configurations that carry docs/frameworks.md's findings,
+# the replays and synthetic runs in 2 blocks (about 13 minutes; 16 with 3: the report lists
+# what it left out); FULL=1 runs all of them, side runs in 3 blocks (~50 min).
 FW_OUT  ?= results/frameworks
 FW_REPS ?= 6
 FW_QUICK_ALLOCATORS := glibc,jemalloc,je-keep,mimalloc
 FW_QUICK_PROGRAMS := elementwise,train,train_step
 FW_ALLOCATORS ?= $(if $(FULL),,$(FW_QUICK_ALLOCATORS))
 FW_PROGRAMS ?= $(if $(FULL),,$(FW_QUICK_PROGRAMS))
+FW_SIDE_REPS ?= $(if $(FULL),3,2)
 frameworks: build deps-frameworks
 	@[ -x $(BUILD)/workloads/frameworks/train_step ] || meson setup --reconfigure $(BUILD) >/dev/null
 	meson compile -C $(BUILD)
-	FW_REPS=$(FW_REPS) FW_ALLOCATORS=$(FW_ALLOCATORS) FW_PROGRAMS=$(FW_PROGRAMS) BUILD=$(BUILD) \
+	FW_REPS=$(FW_REPS) FW_SIDE_REPS=$(FW_SIDE_REPS) FW_ALLOCATORS=$(FW_ALLOCATORS) FW_PROGRAMS=$(FW_PROGRAMS) \
+	    BUILD=$(BUILD) \
 	    PYTHON=/usr/bin/python3 scripts/frameworks.sh $(FW_OUT)
 	@echo "report: $(FW_OUT)/frameworks.md"

@@ -30,11 +30,14 @@ def main():
             "    m[0:1] = b'x'; m[4096:4097] = b'x'\n    m.close()\n")
     wall = {i: [] for i in INTERVALS}
     with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "maps.py")  # a file: an argument is one line of text
+        with open(script, "w") as f:
+            f.write(prog)
         for k in range(pairs):
             for i in (INTERVALS if k % 2 == 0 else INTERVALS[::-1]):
                 out = os.path.join(tmp, "t.csv")
                 subprocess.run([mb, "exec", "-q", "-a", "glibc", "-r", "1", "--tree-interval", i, "--force",
-                                "-o", out, "--", "python3", "-c", prog], check=True, capture_output=True)
+                                "-o", out, "--", "python3", script], check=True, capture_output=True)
                 with open(out, newline="") as f:
                     r = next(csv.DictReader(f))
                 wall[i].append(float(r["total_wall_s"]))
