@@ -479,6 +479,7 @@ int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_
     char *want = header_line(extra_names, nextra);
     if (!want) {
         csv_table_free(&t);
+        close(fd);
         snprintf(err, errlen, "cannot resume '%s': out of memory", path);
         return -ENOMEM;
     }

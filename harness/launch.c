@@ -284,8 +284,11 @@ static int number_in(const char *s, size_t len, double *value, size_t *at, size_
         bool sign = (s[i] == '-' || s[i] == '+') && !word_before;
         *at = i;
         *n = 0;
-        if (!word_before && not_finite_word(s, i, len))
+        if (!word_before && not_finite_word(s, i, len)) {
+            while (i + *n < len && !isspace((unsigned char)s[i + *n]))
+                (*n)++; /* the word, for the message */
             return -ERANGE;
+        }
         if (!sign && !isdigit((unsigned char)s[i]) && s[i] != '.')
             continue;
         size_t k = number_len(s + i, len - i);
@@ -294,7 +297,7 @@ static int number_in(const char *s, size_t len, double *value, size_t *at, size_
         *n = k;
         size_t e = i + k;
         bool grouped = e + 1 < len && (s[e] == ',' || s[e] == '.') && isdigit((unsigned char)s[e + 1]);
-        bool hex = e < len && (s[e] == 'x' || s[e] == 'X') && k == 1 && s[i] == '0';
+        bool hex = e < len && (s[e] == 'x' || s[e] == 'X') && s[e - 1] == '0' && k == 1u + sign; /* 0x, -0x */
         bool unicode_minus = i >= 3 && !memcmp(s + i - 3, "\xe2\x88\x92", 3);
         if (grouped || hex || unicode_minus) {
             while (e < len && !isspace((unsigned char)s[e]))

@@ -322,6 +322,7 @@ int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err,
             csv_header_arg_t ha = {&o->w, extra_names, nextra};
             int fd = create_growing(o->csv, o->force || o->empty, csv_header, &ha);
             if (fd == -EEXIST && o->chosen && attempt < 1000) {
+                o->w.fd = -1; /* closed by create_growing */
                 out_unlock(o);
                 default_name(o->csv, sizeof o->csv, attempt + 1);
                 set_sidecars(o, o->csv);

@@ -602,13 +602,17 @@ def main(argv=None):
     except ValueError as e:
         print(f"detect.py: {e}", file=sys.stderr)
         return mbcsv.EXIT_BAD_INPUT
-    write_alerts(folder, alerts)
     doc = json.dumps(series_json(hist, alerts, series, args.history, args.report), separators=(",", ":"))
-    if args.json:
-        mbout.write(args.json, doc, force=args.force, inputs=[args.history])
-    else:
-        folder.write("series.json", doc)
-    folder.commit()
+    try:
+        write_alerts(folder, alerts)
+        if args.json:
+            mbout.write(args.json, doc, force=args.force, inputs=[args.history])
+        else:
+            folder.write("series.json", doc)
+        folder.commit()
+    except mbout.OutputError as e:
+        print(f"detect.py: {e}", file=sys.stderr)
+        return 1
     bad = gate(hist, alerts)
     for a in alerts:
         print(f"{a['status']:11} {a['direction']:11} {a['night']} {a['machine']} {a['workload']} {a['config']} "

@@ -63,6 +63,8 @@ def check(path, force=False, inputs=()):
         st = os.stat(real)
     except FileNotFoundError:
         return real
+    except OSError as e:  # a folder that is a file, no permission: one line, never a traceback
+        raise OutputError(f"cannot write '{path}': {e.strerror or e}") from None
     if stat.S_ISDIR(st.st_mode):
         raise OutputError(f"cannot write '{path}': it is a directory")
     if not stat.S_ISREG(st.st_mode):
@@ -147,11 +149,16 @@ class Folder:
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise OutputError(f"cannot write into '{folder}': it is not a directory")
         man = os.path.join(folder, MANIFEST)
-        if os.path.isfile(man):
-            with open(man, encoding="utf-8") as f:
-                self.owned = {l.strip() for l in f if l.strip() and "/" not in l.strip() and l.strip() != MANIFEST}
-        if os.path.isdir(folder) and not force:
-            others = sorted(set(os.listdir(folder)) - self.owned - {MANIFEST})
+        try:
+            if os.path.islink(man):
+                raise OutputError(f"cannot write into '{folder}': its {MANIFEST} is a symbolic link; remove it")
+            if os.path.isfile(man):
+                with open(man, encoding="utf-8") as f:
+                    self.owned = {l.strip() for l in f if l.strip() and "/" not in l.strip() and l.strip() != MANIFEST}
+            others = sorted(set(os.listdir(folder)) - self.owned - {MANIFEST}) if os.path.isdir(folder) else []
+        except (OSError, UnicodeDecodeError) as e:
+            raise OutputError(f"cannot write into '{folder}': {getattr(e, 'strerror', None) or e}") from None
+        if not force:
             if others:
                 raise OutputError(f"cannot write into '{folder}': it holds files this command did not write "
                                   f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); "
@@ -166,19 +173,23 @@ class Folder:
         except OSError as e:
             raise OutputError(f"cannot create '{self.folder}': {e.strerror}") from None
         self.written.add(name)
-        return os.path.join(self.folder, name)
-
-    def write(self, name, data):
-        path = self.file(name)
+        path = os.path.join(self.folder, name)
         if os.path.islink(path):  # a file of the folder is written there, never through a link out of it
             raise OutputError(f"cannot write '{path}': it is a symbolic link (a folder's files are written "
                               f"in it, never through a link); remove it")
+        return path
+
+    def write(self, name, data):
+        path = self.file(name)
         write(path, data, force=True, inputs=self.inputs)  # the folder was checked when opened
         return path
 
     def commit(self):
         names = sorted(self.owned | self.written)
-        write(os.path.join(self.folder, MANIFEST), "".join(n + "\n" for n in names), force=True)
+        man = os.path.join(self.folder, MANIFEST)
+        if os.path.islink(man):
+            raise OutputError(f"cannot write '{man}': it is a symbolic link; remove it")
+        write(man, "".join(n + "\n" for n in names), force=True)
 
 
 def copy(src, dst, force=False, inputs=()):

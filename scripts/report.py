@@ -218,13 +218,19 @@ def main(argv=None):
                           order=compare.config_order(rows, [args.csv]))
     if any(not c["is_base"] for c in res):
         compare.render(res, True, buf)
-        compare.write_csv(compare.analyse(rows, baseline=args.baseline, floor=0.01,
-                                          order=compare.config_order(rows, [args.csv])),
-                          folder.file("compare.csv"), force=True, inputs=[args.csv])
+        try:
+            compare.write_csv(compare.analyse(rows, baseline=args.baseline, floor=0.01,
+                                              order=compare.config_order(rows, [args.csv])),
+                              folder.file("compare.csv"), force=True, inputs=[args.csv])
+        except mbout.OutputError as e:
+            die(str(e))
     md.write(buf.getvalue() or "\nNo baseline configuration to compare against.\n")
     md.write("\nEvery metric, every configuration: `compare.csv` beside this report.\n")
-    out = folder.write("report.md", md.getvalue())
-    folder.commit()
+    try:
+        out = folder.write("report.md", md.getvalue())
+        folder.commit()
+    except mbout.OutputError as e:
+        die(str(e))
     print(out)
 
 

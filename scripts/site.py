@@ -388,7 +388,7 @@ def copy_report(src, site):
         p = os.path.join(src, ref)
         if os.path.isfile(p):
             os.makedirs(os.path.dirname(os.path.join(dst, ref)), exist_ok=True)
-            mbout.copy(p, os.path.join(dst, ref), force=True)
+            put_copy(p, os.path.join(dst, ref))
         else:
             missing.add(ref)
 
@@ -398,7 +398,7 @@ def copy_report(src, site):
             return m.group(0)[:-len(ref) - 1] + "#missing)"
         return m.group(0)
     md = TOKEN.sub(relink, md)
-    mbout.copy(md_path, os.path.join(dst, "report.md"), force=True)
+    put_copy(md_path, os.path.join(dst, "report.md"))
     page("mallocbench compare report", '<p><a href="../index.html">&larr; overview</a> \u00b7 '
          '<a href="report.md">report.md</a></p>' + markdown(md), os.path.join(dst, "report.html"), "../")
     return "compare/report.html"
@@ -415,7 +415,7 @@ def page(title, body, path, up="", scripts=(), body_attr=""):
     if scripts:
         head += '<link rel="stylesheet" href="%sassets/uPlot.min.css">' % up
     tail = "".join('<script src="%s%s"></script>' % (up, s) for s in scripts)
-    mbout.write(path, "%s</head>\n<body%s>\n%s\n%s\n</body></html>\n" % (head, body_attr, body, tail), force=True)
+    put(path, "%s</head>\n<body%s>\n%s\n%s\n</body></html>\n" % (head, body_attr, body, tail), force=True)
 
 
 SPARK_NIGHTS = 60   # nights a sparkline spans
@@ -649,6 +649,18 @@ SITE_OWN = {"index.html", "data.js", ".nojekyll", "assets", "series", "compare"}
 SITE_SHARED = {"alerts.csv", "series.json", "report", mbout.MANIFEST}
 
 
+def put(path, data, force=True):
+    """A file of the site, written in it: never through a link planted there."""
+    if os.path.islink(path):
+        raise BadInput("cannot write '%s': it is a symbolic link (a site's files are written in it); remove it" % path)
+    mbout.write(path, data, force=force)
+
+
+def put_copy(src, dst):
+    with open(src, "rb") as f:
+        put(dst, f.read())
+
+
 def check_site(site, force):
     if os.path.exists(site) and not os.path.isdir(site):
         raise BadInput("cannot write into '%s': it is not a directory" % site)
@@ -669,9 +681,9 @@ def build(args):
     check_site(site, args.force)
     os.makedirs(os.path.join(site, "assets"), exist_ok=True)
     for f in UPLOT:
-        mbout.copy(os.path.join(uplot_dir, f), os.path.join(site, "assets", f), force=True)
+        put_copy(os.path.join(uplot_dir, f), os.path.join(site, "assets", f))
     for f in ("site.css", "series.js", "overview.js"):
-        mbout.copy(os.path.join(STATIC, f), os.path.join(site, "assets", f), force=True)
+        put_copy(os.path.join(STATIC, f), os.path.join(site, "assets", f))
     report = None
     if args.report:
         report = copy_report(args.report, site)
@@ -684,7 +696,7 @@ def build(args):
     for s in doc["series"]:
         s["page"] = "series/%s.html" % slug(s)
         s["colour"] = colours[str(s.get("allocator") or "")]
-    mbout.write(os.path.join(site, "data.js"), "window.MB_DATA = " + dump(doc) + ";\n", force=True)
+    put(os.path.join(site, "data.js"), "window.MB_DATA = " + dump(doc) + ";\n", force=True)
     sdir = os.path.join(site, "series")
     shutil.rmtree(sdir, ignore_errors=True)
     os.makedirs(sdir)
@@ -696,7 +708,7 @@ def build(args):
              ' data-series="%s"' % esc(s["id"]))
     page("mallocbench nightly", overview(doc, links, report, os.path.isfile(os.path.join(site, "alerts.csv"))),
          os.path.join(site, "index.html"), "", ("data.js", "assets/overview.js"))
-    mbout.write(os.path.join(site, ".nojekyll"), "", force=True)  # GitHub Pages: serve the files as they are
+    put(os.path.join(site, ".nojekyll"), "", force=True)  # GitHub Pages: serve the files as they are
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site) for f in fs)
     print("site.py: %d series, %d pages, %.2f MB in %s" % (len(doc["series"]), len(doc["series"]) + 1, total / 1e6, site))
 

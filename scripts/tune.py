@@ -396,6 +396,9 @@ class Tuner:
                 st = json.load(f)
         except (OSError, ValueError) as e:
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': {e}")
+        if not isinstance(st, dict) or not isinstance(st.get("identity"), dict):
+            raise BadInput(f"mallocbench: tune: cannot resume '{path}': not a journal tune wrote (no identity); "
+                           f"--force starts again")
         mine = json.loads(json.dumps(self.identity()))
         diff = [k for k in self.IDENTITY if st.get("identity", {}).get(k) != mine[k]]
         if diff:
@@ -417,6 +420,11 @@ class Tuner:
                 self.cands.append(x)
             if not isinstance(st["rounds"], list) or not (st["confirm"] is None or isinstance(st["confirm"], dict)):
                 raise ValueError("rounds or confirm is not what tune writes")
+            for rd in st["rounds"]:
+                if not isinstance(rd, dict) or not isinstance(rd.get("csv"), str) or "done" not in rd:
+                    raise ValueError("a round is not what tune writes (csv, done)")
+            if st["confirm"] is not None and not ({"csv", "configs", "blocks", "seed"} <= set(st["confirm"])):
+                raise ValueError("confirm is not what tune writes (csv, configs, blocks, seed)")
         except KeyError as e:
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': it has no {e.args[0]!r} "
                            f"(not a journal tune wrote; --force starts again)") from None

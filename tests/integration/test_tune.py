@@ -131,7 +131,8 @@ def case_outputs(mb, tmp):
     st = json.load(open(journal))
     st.update(finished=False, winner=None)  # as a search cut short leaves it: no report yet
     os.unlink(out)
-    for key, edit in (("elapsed_s", -1e9), ("elapsed_s", -5), ("candidates", None), ("rng", 5)):
+    for key, edit in (("elapsed_s", -1e9), ("elapsed_s", -5), ("candidates", None), ("rng", 5), ("identity", 3),
+                      ("rounds", [{"done": True}]), ("confirm", {})):
         bad = dict(st)
         if edit is None:
             del bad[key]

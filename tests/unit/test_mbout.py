@@ -112,6 +112,14 @@ def test_folder(tmp):
     k = mbout.Folder(d, force=True)
     refused(lambda: k.write("plots.json", "[]"), "symbolic link")
     check_eq(open(p, "rb").read(), PRECIOUS, "the link's target is untouched")
+    refused(lambda: k.file("plots.json"), "symbolic link")  # a path handed out to another writer too
+    m = os.path.join(tmp, "m")
+    os.makedirs(m)
+    os.symlink(p, os.path.join(m, mbout.MANIFEST))
+    refused(lambda: mbout.Folder(m, force=True), "symbolic link")
+    check_eq(open(p, "rb").read(), PRECIOUS, "a linked manifest is not written through")
+    # an error of the file system is one line, never a traceback
+    refused(lambda: mbout.write(os.path.join(p, "x.csv"), "x"), "cannot write")
 
 
 def test_tune_own(tmp):

@@ -73,6 +73,9 @@ int main(void)
     CHECK_STR(text, "1,234,567");
     CHECK_INT(m("v", "v 1.5.3\n"), -EDOM);
     CHECK_INT(m("x", "x \xe2\x88\x92" "5\n"), -EDOM);
+    CHECK_INT(m("d", "delta: -0x10\n"), -EDOM); /* signed hex too */
+    CHECK_INT(m("t", "time: inf\n"), -ERANGE);
+    CHECK_STR(text, "inf");
     CHECK_INT(m("t", "t 2ms\n"), 0);
     CHECK(got == 2);
     CHECK_INT(m("t", "t 5e-400\n"), -ERANGE);
