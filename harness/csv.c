@@ -440,21 +440,14 @@ int csv_read_torn(const char *path, csv_table_t *t, char *err, size_t errlen)
     return read_file(path, true, t, err, errlen);
 }
 
-int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra,
-                    char *err, size_t errlen)
+int csv_continue(const char *path, char *err, size_t errlen)
 {
-    w->fd = -1;
-    w->repaired_bytes = 0;
-    w->added_newline = false;
-    if (nextra > CSV_EXTRA_MAX)
-        return -E2BIG;
-    /* opened first, without following a link, and refused unless it is a
-     * regular file with one name; an empty file (a start that failed before
-     * its header) continues with a header */
     int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int rc = -errno;
-        snprintf(err, errlen, "cannot continue '%s': %s", path, rc == -ELOOP ? "it is a symbolic link" : strerror(-rc));
+        if (rc != -ENOENT)
+            snprintf(err, errlen, "cannot continue '%s': %s", path,
+                     rc == -ELOOP ? "it is a symbolic link" : strerror(-rc));
         return rc;
     }
     struct stat st;
@@ -463,6 +456,30 @@ int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_
                  S_ISREG(st.st_mode) ? "it has other names (hard links)" : "not a regular file");
         close(fd);
         return -EMLINK;
+    }
+    return fd;
+}
+
+int csv_open_append(csv_writer_t *w, const char *path, const char *const *extra_names, size_t nextra,
+                    char *err, size_t errlen)
+{
+    w->fd = -1;
+    w->repaired_bytes = 0;
+    w->added_newline = false;
+    if (nextra > CSV_EXTRA_MAX)
+        return -E2BIG;
+    /* an empty file (a start that failed before its header) continues with a header */
+    int fd = csv_continue(path, err, errlen);
+    if (fd == -ENOENT)
+        snprintf(err, errlen, "cannot continue '%s': %s", path, strerror(ENOENT));
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int rc = -errno;
+        close(fd);
+        snprintf(err, errlen, "cannot continue '%s': %s", path, strerror(-rc));
+        return rc;
     }
     if (st.st_size == 0) {
         int hrc = csv_open_fd(w, fd, extra_names, nextra);

@@ -160,6 +160,12 @@ int csv_open_fd(csv_writer_t *w, int fd, const char *const *extra_names, size_t 
 int csv_write_row(csv_writer_t *w, const csv_row_t *r);
 void csv_close(csv_writer_t *w);
 
+/* A growing CSV to continue (a run's CSV, its RSS series): opened for
+ * appending without following a link, refused unless a regular file with one
+ * name.  The fd, or -errno with err filled in (-ENOENT: not there, err
+ * untouched). */
+int csv_continue(const char *path, char *err, size_t errlen);
+
 /* Open an existing file to add rows (--resume): its header must be the one
  * csv_open would write, else -EPROTO with the reason in err.  A last row cut
  * short (a kill, a full disk) is dropped (repaired_bytes); a last row

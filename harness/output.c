@@ -173,28 +173,6 @@ static int create_growing(const char *path, bool replace, int (*header)(int fd, 
     return fd;
 }
 
-/* An existing growing file to continue: opened without following a link and
- * refused unless it is a regular file with one name.  The fd or -errno. */
-static int open_growing(const char *path, char *err, size_t errlen)
-{
-    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        int rc = -errno;
-        if (rc != -ENOENT)
-            snprintf(err, errlen, "cannot continue '%s': %s", path,
-                     rc == -ELOOP ? "it is a symbolic link" : strerror(-rc));
-        return rc;
-    }
-    struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-        snprintf(err, errlen, "cannot continue '%s': %s", path,
-                 S_ISREG(st.st_mode) ? "it has other names (hard links)" : "not a regular file");
-        close(fd);
-        return -EMLINK;
-    }
-    return fd;
-}
-
 static int series_header(int fd, void *arg)
 {
     (void)arg;
@@ -222,7 +200,7 @@ static int csv_header(int fd, void *arg)
 static int open_series(out_t *o, char *err, size_t errlen)
 {
     err[0] = '\0';
-    int fd = o->resume ? open_growing(o->rss, err, errlen) : -ENOENT;
+    int fd = o->resume ? csv_continue(o->rss, err, errlen) : -ENOENT;
     if (fd == -ENOENT)
         fd = create_growing(o->rss, o->force, series_header, NULL);
     if (fd < 0) {

@@ -3,6 +3,7 @@
  * users) over the process started and every descendant, the tree listed
  * again at each reading (contract: tree.h). */
 #include "tree.h"
+#include "spawn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,25 +17,15 @@ typedef struct {
     pid_t pid, ppid;
 } link_t;
 
-/* The parent of pid from /proc/PID/stat (after the last ')': the name may
- * hold anything); -1 when it is gone. */
-static pid_t parent_of(const char *pid)
+/* The parent of pid (spawn_proc_stat); -1 when it is gone or a zombie
+ * (which maps nothing). */
+static pid_t parent_of(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    char state;
+    char buf[512], *f, state;
     long pp;
-    if (!p || sscanf(p + 1, " %c %ld", &state, &pp) != 2 || state == 'Z' || state == 'X')
-        return -1; /* a zombie maps nothing */
+    if (spawn_proc_stat(pid, buf, sizeof buf, &f) || sscanf(f, " %c %ld", &state, &pp) != 2 || state == 'Z' ||
+        state == 'X')
+        return -1;
     return (pid_t)pp;
 }
 
@@ -75,7 +66,7 @@ int tree_pss_kib(pid_t root, long *kib, unsigned *nproc)
     for (struct dirent *e; (e = readdir(d));) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        pid_t pp = parent_of(e->d_name);
+        pid_t pid = (pid_t)strtol(e->d_name, NULL, 10), pp = parent_of(pid);
         if (pp < 0)
             continue;
         if (n == cap) {
@@ -85,7 +76,7 @@ int tree_pss_kib(pid_t root, long *kib, unsigned *nproc)
             links = more;
             cap *= 2;
         }
-        links[n++] = (link_t){(pid_t)strtol(e->d_name, NULL, 10), pp};
+        links[n++] = (link_t){pid, pp};
     }
     closedir(d);
     /* the tree: root, then each process whose parent is in it (a breadth-first

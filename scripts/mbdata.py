@@ -604,15 +604,24 @@ def no_ok_sample(run):
     for (wl, params, cfg), rs in seen.items():
         if any(r["status"] == "ok" for r in rs):
             continue
-        counts = {}
-        for r in rs:
-            k = f"{r['status']}: {r.get('message') or '(no message)'}"
-            counts[k] = counts.get(k, 0) + 1
-        top = max(counts, key=counts.get)
+        n, top = commonest_failure(rs)
         shown = params_shown(params)
         out.append(f"{cfg} on {wl}{f' ({shown})' if shown else ''}: none of its {len(rs)} samples was ok "
-                   f"({counts[top]} {top})")
+                   f"({n} {top})")
     return out
+
+
+def commonest_failure(rows):
+    """(count, "STATUS: MESSAGE") of the most common failure among rows (not ok), or (0, "")."""
+    counts = {}
+    for r in rows:
+        if r["status"] != "ok":
+            k = f"{r['status']}: {r.get('message') or '(no message)'}"
+            counts[k] = counts.get(k, 0) + 1
+    if not counts:
+        return 0, ""
+    top = max(counts, key=counts.get)
+    return counts[top], top
 
 
 def group(rows):

@@ -649,16 +649,19 @@ SITE_OWN = {"index.html", "data.js", ".nojekyll", "assets", "series", "compare"}
 SITE_SHARED = {"alerts.csv", "series.json", "report", mbout.MANIFEST}
 
 
-def put(path, data, force=True):
-    """A file of the site, written in it: never through a link planted there."""
+def in_site(path):
+    """A file of the site is written in it: never through a link planted there."""
     if os.path.islink(path):
         raise BadInput("cannot write '%s': it is a symbolic link (a site's files are written in it); remove it" % path)
-    mbout.write(path, data, force=force)
+    return path
+
+
+def put(path, data, force=True):
+    mbout.write(in_site(path), data, force=force)
 
 
 def put_copy(src, dst):
-    with open(src, "rb") as f:
-        put(dst, f.read())
+    mbout.copy(src, in_site(dst), force=True)
 
 
 def check_site(site, force):

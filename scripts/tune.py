@@ -243,12 +243,8 @@ def failures(paths):
             pass
     if not bad:
         return ""
-    counts = {}
-    for r in bad:
-        k = f"{r['status']}: {r.get('message') or '(no message)'}"
-        counts[k] = counts.get(k, 0) + 1
-    top = max(counts, key=counts.get)
-    return f"{len(bad)} samples failed ({counts[top]} with {top})"
+    n, top = mbdata.commonest_failure(bad)
+    return f"{len(bad)} samples failed ({n} with {top})"
 
 
 def read_ok(path):
