@@ -7,7 +7,7 @@ MATRIX  ?= matrices/quick.ini
 SWEEP_REPS ?= 1
 STAMP   := $(shell date -u +%Y%m%d-%H%M%S)
 OUT     ?= results/compare-$(STAMP)
-# the CSV schema the scripts read (scripts/mbcsv.py), written by the build
+# the CSV schema the scripts read (scripts/mallocbench/mbcsv.py), written by the build
 export MB_SCHEMA ?= $(abspath $(BUILD)/schema.json)
 # the sanitizer and fuzz build (clang-14): harness and C tests under
 # ASan+UBSan (worker and probe never), and the libFuzzer targets
@@ -136,7 +136,7 @@ dashboard: deps deps-site node-deps
 	$(PYTHON) scripts/detect.py $(HISTORY) --out $(SITE) --force; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
 	@latest=$$($(PYTHON) scripts/history.py latest $(HISTORY)) || exit 2; \
 	if [ -n "$$latest" ]; then $(PYTHON) scripts/report.py "$$latest" -o $(SITE)/report --force; fi
-	$(PYTHON) scripts/site.py $(SITE)/series.json $(SITE) --report $(SITE)/report --force
+	$(PYTHON) scripts/dashboard.py $(SITE)/series.json $(SITE) --report $(SITE)/report --force
 
 calibrate: build
 	$(BUILD)/mallocbench calibrate

@@ -23,9 +23,8 @@ import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import history  # noqa: E402
-import mbcsv  # noqa: E402
+from mallocbench import history
+from mallocbench import mbcsv
 
 FIXTURE = os.path.join(HERE, "fixtures", "small-run.csv")
 

@@ -1,7 +1,7 @@
 /* exec.c - the descriptor of the `exec` pseudo-workload (contract: exec.h).
  * The worker never runs it (no run function): the harness runs the command
  * itself, preloaded like the worker, checks it before any run and makes its
- * result (harness/launch.c and the launcher table of harness/sample.c). */
+ * result (harness/sample/launch.c and the launcher table of harness/sample/sample.c). */
 #include "exec.h"
 
 static const wl_param_t exec_params[] = {

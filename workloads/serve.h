@@ -3,7 +3,7 @@
  * beside it without the allocator (`mallocbench serve ... --client 'CLIENT'
  * -- SERVER`, or `serve:cmd=...,client=...,ready=...` in a matrix).  The
  * harness starts, watches and stops both (harness/serve.h and the launcher
- * table of harness/sample.c). */
+ * table of harness/sample/sample.c). */
 #ifndef MB_SERVE_H
 #define MB_SERVE_H
 #include "workload.h"

@@ -124,7 +124,7 @@ struct wl {
      * preloaded): 0, or -EINVAL with one line in err.  NULL: none. */
     int (*check)(const wl_args_t *args, char *err, size_t errlen);
     /* Who the harness starts for a sample (the launcher table of
-     * harness/sample.c): NULL, the worker running .run; "command", the user's
+     * harness/sample/sample.c): NULL, the worker running .run; "command", the user's
      * command in the parameter cmd, in place of the worker. */
     const char *launcher;
     /* How its rows are presented, a comma list from WL_TRAITS (NULL: none):

@@ -17,7 +17,6 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from benchlib import harness_rows, installed, median, skip_unless
 
 SPEC = "tensor_copy:size=16M,count=4,steps=50"

@@ -29,7 +29,6 @@ import subprocess
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from benchlib import harness_rows, installed, median
 
 VARIANTS = [

@@ -13,14 +13,13 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "scripts"))
 try:
     import numpy as np  # noqa: F401
     import scipy  # noqa: F401
 except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
-import detect  # noqa: E402
+from mallocbench import detect
 
 NIGHTS = 60
 STEP_AT = 30

@@ -28,9 +28,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import mbcsv  # noqa: E402
-import stats  # noqa: E402
+from mallocbench import mbcsv
+from mallocbench import stats
 
 stats.require_scipy()
 import numpy as np  # noqa: E402

@@ -16,7 +16,6 @@ Target: >= 90% where faults are avoided.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from benchlib import harness_rows, installed, median
 
 SPEC = "tensor_copy:size=16M,count=4,steps=100"

@@ -15,7 +15,6 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: benchlib
 from benchlib import harness_rows, installed, median
 
 SPEC = "tensor_copy:size=16M,count=4,steps=60"

@@ -20,8 +20,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import mbcsv  # noqa: E402
+from mallocbench import mbcsv
 
 
 def run(mb, matrix, blocks, out, extra):

@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: benchlib
 from benchlib import harness_rows, printed_command
 
 WORKLOADS = [

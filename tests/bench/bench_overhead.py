@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from benchlib import harness_rows, installed, median, printed_command
 
 SPEC = "tensor_copy:size=16M,count=4,steps=30"

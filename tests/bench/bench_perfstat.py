@@ -17,7 +17,6 @@ import shutil
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from benchlib import harness_rows, installed, median, perf_stat, printed_command, skip_unless
 
 COUNTS = ["total_minor_faults", "total_madvise_calls", "total_munmap_calls", "total_brk_calls",

@@ -13,7 +13,6 @@ PAIRS times.  Prints the median wall time under each and its ratio to 0.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: benchlib
 from benchlib import median  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402

@@ -20,7 +20,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
 SPACES = {  # workload: {family: [(tunable, [values])]}: 74 configurations each with the defaults
     "tensor_copy:size=16M,count=4,steps=10": {
@@ -51,7 +50,7 @@ def point(r):
 
 
 def one(mb, wl, budget, reps, tmp, reuse=False):
-    import stats
+    from mallocbench import stats
     space = SPACES[wl]
     base = os.path.join(tmp, wl.partition(":")[0])
     doms = [a for fam, dims in space.items() for n, vals in dims for a in ("-d", f"{fam}:{n}={'|'.join(vals)}")]

@@ -17,9 +17,8 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "scripts"))
-import compare  # noqa: E402
-import stats  # noqa: E402
+from mallocbench import compare
+from mallocbench import stats
 
 EFFECTS = [("A/A", 1.0), ("+3%", 1.03), ("+5%", 1.05), ("+10%", 1.10), ("2x", 2.0)]
 BLOCKS = [6, 10, 20]

@@ -1,4 +1,4 @@
-/* fuzz_metric.c - libFuzzer target: launch_metric (harness/launch.c), the
+/* fuzz_metric.c - libFuzzer target: launch_metric (harness/sample/launch.c), the
  * parser of the figure a user's command prints.  The input's first byte
  * picks the window flags (bits 0, 1) and one of a few regular expressions
  * (bits 2-4: the target is the number parser, not glibc's regcomp, which a

@@ -1,4 +1,4 @@
-/* test_counters.c - integration test of harness/counters.c.  This binary
+/* test_counters.c - integration test of harness/sample/counters.c.  This binary
  * re-executes itself as the child ("child work|base"): the work run makes
  * exactly 100 madvise and 37 munmap calls and touches 1500 fresh pages, 500
  * of them in a second thread; the counts must differ from the base run by

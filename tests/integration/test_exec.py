@@ -46,7 +46,6 @@ import stat
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib
 from mbtest import SKIP, check, check_eq, main, metrics, rows, run, installed
 
 BUILD = sys.argv[3] if len(sys.argv) > 3 else os.path.dirname(os.path.abspath(sys.argv[1]))
@@ -91,7 +90,6 @@ def printed(mb, alloc, argv):
 
 
 def perf_stat(argv):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from benchlib import perf_stat as ps  # (its stderr, e.g. tbbmalloc's banner, is dropped)
     return ps(argv)
 

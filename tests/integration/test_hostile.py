@@ -2,15 +2,14 @@
 """test_hostile.py - issue 18: what users type reaches the output as text, never as markup.
 Cases: the site's markdown converter (the stored XSS through report.md, javascript: links,
 outside images) and the CSP on every page; NIGHT as a real calendar date (history.py store,
-load and latest, site.py); a sample present twice refused by summary, compare, report and
+load and latest, dashboard.py); a sample present twice refused by summary, compare, report and
 merge; numbers past the range of a double refused in one line, never printed as inf/nan or a
 traceback; and a seeded property test: hostile labels, units, parameters and commands
 written into the fixture's CSV and sidecar either are refused in one line (exit 2) or go
-through summary, compare, report and a history (detect.py, site.py) and show as text.
+through summary, compare, report and a history (detect.py, dashboard.py) and show as text.
 Usage: test_hostile.py FIXTURE.csv [HARNESS] [CASES] (HARNESS: also `mallocbench merge`)."""
 import csv
 import html.parser
-import importlib.util
 import json
 import os
 import random
@@ -23,10 +22,8 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
 SCRIPTS = os.path.join(ROOT, "scripts")
-sys.path.insert(0, SCRIPTS)
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import FAILS, check, check_eq  # noqa: E402
-import mbdata  # noqa: E402
+from mallocbench import mbdata
 
 PY = sys.executable
 try:
@@ -34,9 +31,7 @@ try:
     HAVE_PLOTS = True
 except ImportError:
     HAVE_PLOTS = False
-_spec = importlib.util.spec_from_file_location("mbsite", os.path.join(SCRIPTS, "site.py"))
-mbsite = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(mbsite)
+from mallocbench import dashboard as mbsite  # noqa: E402
 
 
 def script(name, *args):
@@ -57,12 +52,12 @@ def refused(p, what, needle=None):
 SAFE_TAGS = {"html", "head", "meta", "title", "link", "body", "script", "header", "section", "div", "h1", "h2",
              "h3", "h4", "h5", "h6", "p", "ul", "li", "table", "tr", "th", "td", "code", "strong", "a", "img",
              "pre", "span", "small", "br", "button", "noscript",
-             # the overview's sparklines (site.py's sparkline(): numbers and fixed classes only)
+             # the overview's sparklines (dashboard.py's sparkline(): numbers and fixed classes only)
              "svg", "polyline", "circle", "line"}
 
 
 def href_ok(v):
-    """A link a page may hold (this test's own rule, not site.py's): relative or http(s)."""
+    """A link a page may hold (this test's own rule, not dashboard.py's): relative or http(s)."""
     return not re.search(r"[\x00-\x20\x7f-\x9f\\]", v) and not v.startswith("//") and (
         re.match(r"https?:", v, re.I) or not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", v))
 
@@ -73,7 +68,7 @@ def src_ok(v):
 
 
 class Page(html.parser.HTMLParser):
-    """Tags, attributes and text of a page; problems: markup that did not come from site.py."""
+    """Tags, attributes and text of a page; problems: markup that did not come from dashboard.py."""
 
     def __init__(self, where):
         super().__init__(convert_charrefs=True)
@@ -114,7 +109,7 @@ def parse_page(path_or_text, where=None):
 
 
 def check_site(site, shown=()):
-    """Every page of SITE: only site.py's markup, a CSP; `shown` texts appear in index.html."""
+    """Every page of SITE: only dashboard.py's markup, a CSP; `shown` texts appear in index.html."""
     pages = [os.path.join(d, f) for d, _, fs in os.walk(site) for f in fs if f.endswith(".html")]
     check(pages, f"{site}: no pages")
     for f in sorted(pages):
@@ -189,14 +184,14 @@ def test_markdown_fuzz(n=4000, seed=18):
 
 
 def test_site_report(fixture_dir, tmp):
-    """site.py --report over a report.md full of payloads: only site.py's markup, a CSP everywhere."""
+    """dashboard.py --report over a report.md full of payloads: only dashboard.py's markup, a CSP everywhere."""
     rep = os.path.join(tmp, "xss-report")
     os.makedirs(rep)
     with open(os.path.join(rep, "report.md"), "w") as f:
         f.write("# report\n\n" + "\n\n".join(XSS) + "\n")
     site = os.path.join(tmp, "xss-site")
-    p = script("site.py", os.path.join(fixture_dir, "series.json"), site, "--report", rep)
-    check(p.returncode == 0, f"site.py --report: exit {p.returncode}: {p.stderr[-300:]!r}")
+    p = script("dashboard.py", os.path.join(fixture_dir, "series.json"), site, "--report", rep)
+    check(p.returncode == 0, f"dashboard.py --report: exit {p.returncode}: {p.stderr[-300:]!r}")
     if p.returncode == 0:
         check_site(site)
 
@@ -230,14 +225,14 @@ def test_nights(fixture, tmp):
     refused(script("history.py", "latest", hist), "history.py latest with 9999-99-99.csv", "9999-99-99")
     refused(script("detect.py", hist, "--out", os.path.join(tmp, "nights-site")), "detect.py with 9999-99-99.csv",
             "9999-99-99")
-    # site.py: series.json nights are dates too
+    # dashboard.py: series.json nights are dates too
     with open(os.path.join(os.path.dirname(fixture), "series.json")) as f:
         doc = json.load(f)
     doc["series"][0]["nights"][-1] = "2026-13-45"
     bad = os.path.join(tmp, "bad-night.json")
     with open(bad, "w") as f:
         json.dump(doc, f)
-    refused(script("site.py", bad, os.path.join(tmp, "bad-night-site")), "site.py with night 2026-13-45", "2026-13-45")
+    refused(script("dashboard.py", bad, os.path.join(tmp, "bad-night-site")), "dashboard.py with night 2026-13-45", "2026-13-45")
     # the one parser they share
     for good in ("2026-11-01", "2024-02-29", "2026-12-31"):
         check_eq(str(mbdata.parse_night(good)), good, f"parse_night({good!r})")
@@ -462,8 +457,8 @@ def test_property(fixture, tmp, cases, node_site):
         # as `make dashboard` does: the latest night's report inside the site, rendered in place
         p = script("report.py", stored_last(hist), "-o", os.path.join(site, "report"), *plots)
         check(p.returncode == 0, f"{what}: report.py into the site: exit {p.returncode}: {p.stderr[-300:]!r}")
-        p = script("site.py", os.path.join(site, "series.json"), site, "--report", os.path.join(site, "report"))
-        check(p.returncode == 0, f"{what}: site.py exit {p.returncode}: {p.stderr[-300:]!r}")
+        p = script("dashboard.py", os.path.join(site, "series.json"), site, "--report", os.path.join(site, "report"))
+        check(p.returncode == 0, f"{what}: dashboard.py exit {p.returncode}: {p.stderr[-300:]!r}")
         if p.returncode == 0:
             check_site(site, [shown(label)])
     print(f"test_hostile: {cases} cases: {counts['shown']} shown as text ({hist_made} through a history and the "

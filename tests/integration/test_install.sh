@@ -1,9 +1,11 @@
 #!/bin/sh
 # test_install.sh - `meson install` of this build into a fresh --destdir,
 # moved elsewhere, works on its own: version, list allocators (glibc
-# installed), one real tensor_copy sample (one CSV row, status ok) and
-# compare through the installed scripts; no installed file names the build
-# tree.  Usage: test_install.sh <builddir>/mallocbench MESON PYTHON.
+# installed), one real tensor_copy sample (one CSV row, status ok), compare
+# and tune through the installed mallocbench Python package (python's
+# purelib/mallocbench), and `python3 -m mallocbench.report` from that
+# package, each run from another directory; no installed file names the
+# build tree.  Usage: test_install.sh <builddir>/mallocbench MESON PYTHON.
 set -u
 
 usage="usage: test_install.sh HARNESS MESON PYTHON"
@@ -34,8 +36,13 @@ if [ -z "$bin" ] || [ "$(printf '%s\n' "$bin" | wc -l)" -ne 1 ]; then
 	exit 1
 fi
 echo "installed: $bin"
-script=$(find "$tmp/moved" -type f -path '*/mallocbench/scripts/compare.py')
-[ -n "$script" ] && [ -x "$script" ] || fail "no executable .../mallocbench/scripts/compare.py installed"
+script=$(find "$tmp/moved" -type f -path '*-packages/mallocbench/compare.py')
+[ -n "$script" ] || fail "no .../*-packages/mallocbench/compare.py installed (the Python package)"
+pkg=$(dirname "$script")
+for m in __init__ cli mbcsv mbdata mbout stats summary report tune flamegraph; do
+	[ -f "$pkg/$m.py" ] || fail "the installed package lacks $m.py"
+done
+[ -f "$pkg/schema.json" ] || fail "no schema.json installed beside the package's modules"
 
 # Nothing that runs may name the build tree (debug info aside: strip a copy).
 for f in $(find "$tmp/moved" -type f); do
@@ -74,9 +81,22 @@ if [ -f "$tmp/out.csv" ] && [ -n "$script" ]; then
 		fail "run 2: $(cat "$tmp/run2.out")"
 	"$bin" compare "$tmp/out.csv" "$tmp/out2.csv" >"$tmp/compare.out" 2>&1 ||
 		fail "compare: $(tail -n 3 "$tmp/compare.out")"
-	printf 'import sys\nprint("installed-copy", sys.argv[1:])\n' >"$script"
-	got=$("$bin" compare x.csv 2>&1)
-	[ "$got" = "installed-copy ['x.csv']" ] || fail "compare did not run the installed script: '$got'"
+	# the installed package read from another directory, no PYTHONPATH, no schema but its own
+	mkdir -p "$tmp/elsewhere"
+	(cd "$tmp/elsewhere" && env -u PYTHONPATH -u MB_SCHEMA PYTHONPATH="$(dirname "$pkg")" "$python" -m mallocbench.report \
+		"$tmp/out.csv" -o "$tmp/report" --no-plots) >"$tmp/report.out" 2>&1 ||
+		fail "python3 -m mallocbench.report from the installed package: $(tail -n 3 "$tmp/report.out")"
+	grep -q "tensor_copy" "$tmp/report/report.md" 2>/dev/null || fail "the installed report.md does not name the workload"
+	printf 'import os, sys\nprint("installed-copy", sys.argv[1:], os.environ.get("PYTHONPATH"))\n' >"$script"
+	got=$(cd "$tmp/elsewhere" && env -u PYTHONPATH "$bin" compare x.csv 2>&1)
+	[ "$got" = "installed-copy ['x.csv'] $(dirname "$pkg")" ] ||
+		fail "compare did not run the installed package's module: '$got'"
+	printf 'import sys\nprint("installed-tune", sys.argv[1:4])\n' >"$pkg/tune.py"
+	got=$(cd "$tmp/elsewhere" && env -u PYTHONPATH "$bin" tune -w tensor_copy:size=1M -a glibc -o "$tmp/tune.md" 2>&1)
+	case $got in
+	"installed-tune ['--families', "*) ;;
+	*) fail "tune did not run the installed package's module: '$got'" ;;
+	esac
 fi
 
 if [ "$fails" -ne 0 ]; then

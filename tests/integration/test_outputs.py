@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest
 from mbtest import check, check_eq, main, rows, run
 
 EXEC = ["exec", "-q", "-a", "glibc", "--no-limit"]

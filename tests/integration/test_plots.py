@@ -24,7 +24,6 @@ SCRIPT = os.path.join(HERE, "..", "scripts", "plots.py")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import FAILS, check, check_eq  # noqa: E402
 
 
@@ -33,10 +32,9 @@ def check_near(got, want, tol, what):
 
 
 def load_module():
-    spec = importlib.util.spec_from_file_location("plots", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from mallocbench import plots
+    plots.use_file_backend()
+    return plots
 
 
 def run_cli(*args):
@@ -254,7 +252,7 @@ def test_cli(fixture, tmp):
             with open(os.path.join(out1, e[key]), "rb") as a, open(os.path.join(out2, e[key]), "rb") as b:
                 check(a.read() == b.read(), f"{e[key]}: the same bytes on a second run")
 
-    # other schemas are refused in one line, exit 2 (bad input, scripts/mbcsv.py)
+    # other schemas are refused in one line, exit 2 (bad input, scripts/mallocbench/mbcsv.py)
     old = os.path.join(tmp, "old.csv")
     write_variant(fixture, old, lambda r: r.update(schema_version="2"))
     p = run_cli(old, "-o", os.path.join(tmp, "c"))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_profile.py MALLOCBENCH CASE - `mallocbench run --profile` (harness/profile.c)
+"""test_profile.py MALLOCBENCH CASE - `mallocbench run --profile` (harness/sample/profile.c)
 end to end on tensor_copy (size=16M,count=4,steps=10): one perf record run per cell,
 its folded stacks and SVG.
 
@@ -17,7 +17,6 @@ import os
 import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from mbtest import SKIP, check, main, run  # noqa: E402
 
 WORKLOAD = "tensor_copy:size=16M,count=4,steps=10"

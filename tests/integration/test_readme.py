@@ -246,34 +246,41 @@ SOURCE = re.compile(r"(?<![\w*/.-])([\w-]+\.(?:c|h|py|sh|ini))\b")
 
 def check_layout(root, readme):
     """The Layout block names only files that exist, and every source file
-    (.c, .py) of the code directories: a new file must be placed in it."""
+    (.c, .py) of the code directories and their folders (an indented `name/`
+    is a folder of the one above): a new file must be placed in it."""
     with open(readme, encoding="utf-8") as f:
         text = f.read()
     m = re.search(r"^## Layout\n.*?```[^\n]*\n(.*?)```", text, re.S | re.M)
     if not m:
         fail(f"{readme}: no code block under '## Layout'")
         return
-    named, cur = set(), ""
+    named, top, cur = set(), "", ""
     for line in m.group(1).split("\n"):
-        d = re.match(r"([\w.]+)/\s", line)
-        if d:
-            cur = d.group(1)
+        d = re.match(r"(\s*)([\w.]+)/\s", line)
+        if d:  # a folder at the line's start; indented: a folder of the one above
+            if d.group(1):
+                cur = os.path.join(top, d.group(2))
+            else:
+                top = cur = d.group(2)
         for name in SOURCE.findall(line):
             path = os.path.join(cur, name) if cur else name
             named.add(path)
             if not os.path.exists(os.path.join(root, path)):
                 fail(f"{readme}: Layout names '{path}', which does not exist")
     for d in LAYOUT_DIRS:
-        for name in sorted(os.listdir(os.path.join(root, d))):
-            if name.endswith((".c", ".py")) and os.path.join(d, name) not in named:
-                fail(f"{readme}: Layout does not name '{d}/{name}'")
+        for dirpath, dirs, names in os.walk(os.path.join(root, d)):
+            # the harness's stage folders and the Python package are named file by file
+            dirs[:] = [x for x in dirs if x != "__pycache__" and d in ("harness", "scripts")]
+            for name in sorted(names):
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                if name.endswith((".c", ".py")) and rel not in named:
+                    fail(f"{readme}: Layout does not name '{rel}'")
 
 
 def check_vocabulary(root, readme):
     """Every summary column and verdict word is explained (in bold) in the README."""
-    sys.path.insert(0, os.path.join(root, "scripts"))
-    import stats  # noqa: E402  (scipy is imported only on first use)
-    import summary  # noqa: E402
+    from mallocbench import stats
+    from mallocbench import summary
     with open(readme, encoding="utf-8") as f:
         text = f.read()
     words = list(stats.VERDICTS) + [c for c in summary.COLS if c not in ("config", "vs")] + ["vs glibc"]

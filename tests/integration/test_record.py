@@ -36,7 +36,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import check, check_eq, main, run
 
 PROG = sys.argv[3] if len(sys.argv) > 3 else ""

@@ -40,7 +40,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 import mbtest
 from mbtest import SKIP, check, check_eq, installed, rows, run
 

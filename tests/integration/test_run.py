@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import SKIP, check, installed, main, rows, run
 
 def case_allocators(mb, tmp):
@@ -522,10 +521,10 @@ REFUSED = [("--adaptive", "adaptive", "0"), ("--adaptive", "adaptive", "101%"), 
 
 
 def option_table():
-    """(flag, short flag or None, matrix key or None) of every row of harness/options.c."""
+    """(flag, short flag or None, matrix key or None) of every row of harness/plan/options.c."""
     import re
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(here, "..", "harness", "options.c")) as f:
+    with open(os.path.join(here, "..", "harness", "plan", "options.c")) as f:
         text = f.read()
     row = re.compile(r'\{\.flag = "([a-z-]+)"(?:, \.short_flag = \'(.)\')?(?:, \.key = "([a-z_]+)")?')
     return [m.groups() for m in row.finditer(text)]

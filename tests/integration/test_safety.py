@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import SKIP, check, installed, main, rows, run
 
 SPEC = "tensor_copy:size=1M,count=1,steps=2,warmup=1"

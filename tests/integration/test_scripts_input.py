@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """test_scripts_input.py - every script that reads a run CSV (compare, summary,
-report, plots) refuses bad input the same way, through scripts/mbcsv.py: one
+report, plots) refuses bad input the same way, through scripts/mallocbench/mbcsv.py: one
 line on stderr naming the file and the row, exit 2, no traceback.  Bad inputs
 are made from FIXTURE.csv: a byte that is not UTF-8, a 200 KiB field, a
 truncated row, an extra field, nan/inf/junk in a number column, another
 schema_version.  Also mbcsv's parser on its own, and its column table against
-harness/csv.h.  Usage: test_scripts_input.py FIXTURE.csv (exit 77 = plots.py
+harness/output/csv.h.  Usage: test_scripts_input.py FIXTURE.csv (exit 77 = plots.py
 could not be tested: no python3 with matplotlib and numpy)."""
 import csv
 import os
@@ -18,7 +18,6 @@ import tempfile
 SKIP = 77
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import FAILS, check, check_eq  # noqa: E402
 
 
@@ -28,11 +27,10 @@ def has_matplotlib(python):
 
 def test_parser():
     """mbcsv on its own: numbers, empty cells, the column table, row numbers."""
-    sys.path.insert(0, SCRIPTS)
     try:
-        import mbcsv
+        from mallocbench import mbcsv
     except ImportError as e:
-        check(False, f"scripts/mbcsv.py: {e}")
+        check(False, f"scripts/mallocbench/mbcsv.py: {e}")
         return
     for text, want in (("", None), ("0", 0.0), ("1.29904e+10", 1.29904e10), ("-3.5", -3.5), ("7", 7.0)):
         check_eq(mbcsv.parse_number(text), want, f"parse_number({text!r})")
@@ -50,14 +48,14 @@ def test_parser():
     except mbcsv.CsvError as e:
         check_eq(str(e), "f.csv: row 4: x 'nan' is not a finite number of magnitude 0 or 1e-100..1e+100", "num's message")
     # the schema the scripts read is the harness's (`mallocbench schema --json`, build/schema.json):
-    # the names and types of harness/csv.h CSV_COLUMNS, in order
-    with open(os.path.join(HERE, "..", "harness", "csv.h")) as f:
+    # the names and types of harness/output/csv.h CSV_COLUMNS, in order
+    with open(os.path.join(HERE, "..", "harness", "output", "csv.h")) as f:
         table = re.findall(r"^\s+X\((\w+), CSV_(NUM|TEXT),", f.read(), re.M)
     names = [n for n, _ in table]
     check(len(names) > 50, f"csv.h's table read: {len(names)} columns")
-    check_eq([c for c, _ in mbcsv.COLUMNS], names, "mbcsv.COLUMNS against harness/csv.h")
+    check_eq([c for c, _ in mbcsv.COLUMNS], names, "mbcsv.COLUMNS against harness/output/csv.h")
     check_eq([k for _, k in mbcsv.COLUMNS], [mbcsv.NUM if t == "NUM" else mbcsv.TEXT for _, t in table],
-             "the column types against harness/csv.h")
+             "the column types against harness/output/csv.h")
 
     S = mbcsv.SCHEMA
     def line(**cells):

@@ -36,7 +36,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from mbtest import check, check_eq, installed, main, metrics, rows, run  # noqa: E402
 
 BUILD = sys.argv[3] if len(sys.argv) > 3 else "build"

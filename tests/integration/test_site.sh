@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_site.sh PYTHON NODE SRCROOT OUTDIR [history|hostile] - the dashboard checked in
-# chromium.  Default: scripts/site.py builds OUTDIR/site-fixture from the
+# chromium.  Default: scripts/dashboard.py builds OUTDIR/site-fixture from the
 # hand-made fixture series.json (every status); with `history`, a synthetic
 # history of 30 nights x 2 machines (tests/make_history.py) goes through the
 # detector first (PYTHON needs scipy), as `make dashboard` does, with two
@@ -56,13 +56,13 @@ if [ "${5:-}" = history ]; then
     rc=0
     "$PYTHON" "$SRC/scripts/detect.py" "$OUT/site-history-data" --out "$OUT/site-history" || rc=$?
     [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { echo "test_site: detect.py exit $rc"; exit 1; }
-    "$PYTHON" "$SRC/scripts/site.py" "$OUT/site-history/series.json" "$OUT/site-history"
+    "$PYTHON" "$SRC/scripts/dashboard.py" "$OUT/site-history/series.json" "$OUT/site-history"
     swatch "$OUT/site-history" scudo "#E69F00"
     swatch "$OUT/site-history" tbbmalloc "#56B4E9"
     swatch "$OUT/site-history" jemalloc "#D55E00"
     exec "$NODE" "$SRC/tests/integration/test_site.mjs" "$OUT/site-history" "$OUT/site-history-overview.png"
 fi
-"$PYTHON" "$SRC/scripts/site.py" "$SRC/tests/fixtures/series.json" "$OUT/site-fixture"
+"$PYTHON" "$SRC/scripts/dashboard.py" "$SRC/tests/fixtures/series.json" "$OUT/site-fixture"
 # a series.json without colours (written before the sidecars carried them): the fallback, in family order
 swatch "$OUT/site-fixture" glibc "#0072B2"
 swatch "$OUT/site-fixture" mimalloc "#CC79A7"

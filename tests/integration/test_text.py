@@ -1,7 +1,7 @@
 """test_text.py - issue 18: any byte string given as a label, unit, command
 word or parameter is either refused in one line (exit 2, nothing written) or
 comes back unchanged through the CSV (the harness's writer, then
-scripts/mbcsv.py's reader); the sidecar stays UTF-8 JSON; cells a spreadsheet
+scripts/mallocbench/mbcsv.py's reader); the sidecar stays UTF-8 JSON; cells a spreadsheet
 would read as formulas get a leading ' that mbcsv takes off again.
 argv: MALLOCBENCH CASE SOURCE_ROOT (cases: refuse, formula, sidecar, property)."""
 import json
@@ -11,11 +11,9 @@ import shlex
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from mbtest import SKIP, check, check_eq  # noqa: E402
 
-sys.path.insert(0, os.path.join(sys.argv[3] if len(sys.argv) > 3 else "..", "scripts"))
-import mbcsv  # noqa: E402
+from mallocbench import mbcsv
 
 QUICK = ["-r", "1", "--warmup-runs", "0", "--no-limit", "-q"]
 
@@ -82,7 +80,7 @@ def case_refuse(mb, tmp):
 
 
 def read_back(path):
-    """The rows of a run CSV as every script reads them (scripts/mbcsv.py)."""
+    """The rows of a run CSV as every script reads them (scripts/mallocbench/mbcsv.py)."""
     return mbcsv.read(path)[1]
 
 

@@ -35,7 +35,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest
 from mbtest import SKIP, check, check_eq, main, rows, installed, run
 
 # 3 steps (12 buffers of 16 MiB re-faulted per sample under a purging setting), not 10: on a VM

@@ -12,7 +12,6 @@ none, half and all of the frees.  Exit 77 = skip.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 import mbtest
 from mbtest import SKIP, check, installed, rows, run
 

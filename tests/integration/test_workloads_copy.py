@@ -23,7 +23,6 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 import mbtest
 from mbtest import SKIP, check, installed, main, run
 

@@ -11,7 +11,6 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 import mbtest
 from mbtest import check, installed, main, metrics, run
 MIB = 1 << 20

@@ -20,9 +20,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import compare  # noqa: E402
-import stats  # noqa: E402
+from mallocbench import compare
+from mallocbench import stats
 
 try:
     import scipy  # noqa: F401
@@ -30,7 +29,6 @@ except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import FAILS, check  # noqa: E402
 
 
@@ -281,8 +279,7 @@ for title in ("primary figure of each workload", "user CPU", "peak RSS", "faults
 check("runs/s cannot tell" not in out, "a fixed-work command gets no --metric hint")
 sout = script("summary.py", fixed)
 # summary's peak RSS in MiB of 1024 KiB: 102400 KiB is 100, not 102
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import summary  # noqa: E402
+from mallocbench import summary
 rss_rows = [row("tensor_copy", "glibc", b, 1e9, rss_peak_kib=102400 + b % 2) for b in range(4)]
 line = [l for l in summary.summarize(rss_rows, "glibc") if l["config"] == "glibc"][0]
 check(line["peak RSS MiB"] == "100", f"peak RSS 102400 KiB in MiB: {line['peak RSS MiB']!r}")
@@ -314,7 +311,7 @@ for b in range(10):
         drows.append(row("tensor_copy", cfg, b, tput, region_run_delay_s=f"{wait:.3f}",
                          region_task_clock_s=f"{1 - wait:.3f}", steal_s="0", khugepaged_collapses="0",
                          compactions="0", total_wall_s="1"))
-import mbdata  # noqa: E402
+from mallocbench import mbdata
 glibc = [r for r in drows if r["config"] == "glibc"]
 check(sum(1 for r in glibc if mbdata.disturbed(r)) == 2, "the two glibc samples that waited 30% are disturbed")
 r2 = mbdata.variance_explained(glibc, lambda r: compare.num(r, "throughput"))

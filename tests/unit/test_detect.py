@@ -10,7 +10,6 @@ never move when nights are added, a new series that is not a regression, missing
 are null with a reason, each family's sidecar colour carried to series.json and the site's
 colours (the fallback where sidecars carry none).  Exit 77 (skip) without scipy."""
 import csv
-import importlib.util
 import json
 import math
 import os
@@ -20,17 +19,14 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-sys.path.insert(0, HERE)
 try:
     import numpy  # noqa: F401
     import scipy  # noqa: F401
 except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
-import detect  # noqa: E402
-import history  # noqa: E402
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
+from mallocbench import detect
+from mallocbench import history
 import make_history  # noqa: E402
 
 FAILS = []
@@ -244,9 +240,7 @@ check(len(js["machines"]) == 2 and len(ids) == 2 and ids[0] != ids[1], "two mach
 
 # family colours: carried from the sidecars into series.json (null where none is given, as in
 # sidecars written before colours), and the site's colour per family: the sidecar's, else the fallback
-spec = importlib.util.spec_from_file_location("mb_site", os.path.join(HERE, "..", "scripts", "site.py"))
-mb_site = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mb_site)
+from mallocbench import dashboard as mb_site  # noqa: E402
 fams = [("scudo", "scudo", "", "14.0.6"), ("glibc", "glibc", "", "2.36"), ("tbbmalloc", "tbbmalloc", "", "2021.8")]
 rc, alerts, js, ids = run([], 8, "colours", configs=fams, colours={"scudo": "#E69F00", "tbbmalloc": "#56B4E9"})
 got = {(s["allocator"], s["colour"]) for s in js["series"]}

@@ -1,4 +1,4 @@
-/* test_ending.c - ending_describe (harness/ending.c): the status and message
+/* test_ending.c - ending_describe (harness/verdict/ending.c): the status and message
  * of a sample's end.  The OOM killer cannot be provoked safely in a test, so
  * its classification (a SIGKILL while /proc/vmstat oom_kill rose) is tested
  * here, as a unit. */

@@ -12,10 +12,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import flamegraph as fg  # noqa: E402
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
+from mallocbench import flamegraph as fg
 from mbtest import FAILS, check, check_eq  # noqa: E402
 
 FIX = os.path.join(ROOT, "tests", "fixtures")

@@ -13,10 +13,8 @@ import tempfile
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(TESTS, "..", "scripts")
-sys.path.insert(0, SCRIPTS)
-sys.path.insert(0, TESTS)
 from mbtest import FAILS, check, check_eq  # noqa: E402
-import mbdata  # noqa: E402
+from mallocbench import mbdata
 
 FW = os.path.join(SCRIPTS, "frameworks.py")
 
@@ -146,10 +144,7 @@ def test_paced(fx):
 def test_rank_line():
     """The ranking over every configuration, then over the families' defaults only: two
     settings of one family swapping first place fails the first and not the second."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("frameworks", FW)
-    fw = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fw)
+    from mallocbench import frameworks as fw
     real = {"glibc": 1.0, "jemalloc": 0.5, "tcmalloc": 1.30, "tc-keep": 1.29, "scudo": 0.4}
     rep = {"glibc": 1.0, "jemalloc": 0.6, "tcmalloc": 1.28, "tc-keep": 1.31, "scudo": 0.3}
     line = fw.rank_line("replay of x", real, rep, ["glibc", "jemalloc", "tcmalloc", "scudo"])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_mbdata.py - the scripts' data layer (scripts/mbdata.py) on its own: workload_params
+"""test_mbdata.py - the scripts' data layer (scripts/mallocbench/mbdata.py) on its own: workload_params
 parsed as the harness writes them (a WLP_TEXT `cmd=` value holds commas and runs to the end),
 the metric registry's formulas, configurations from their columns, the presentation traits
 read from the sidecar (none, and names sorted, for a sidecar without `workloads`), and the
@@ -18,10 +18,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
-sys.path.insert(0, SCRIPTS)
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import FAILS, check, check_eq  # noqa: E402
-import mbdata  # noqa: E402
+from mallocbench import mbdata
 
 
 def test_params():
@@ -108,10 +106,11 @@ def test_harness_schema(fixture, tmp, harness):
     """Scripts copied where no schema.json lies beside them or in build/: the harness named by
     MB_HARNESS (as `mallocbench compare` sets it) gives the schema."""
     copy = os.path.join(tmp, "lone", "scripts")
-    os.makedirs(copy)
-    for f in ("summary.py", "mbcsv.py", "mbdata.py"):
-        shutil.copy(os.path.join(SCRIPTS, f), copy)
-    env = {k: v for k, v in os.environ.items() if k != "MB_SCHEMA"}
+    os.makedirs(os.path.join(copy, "mallocbench"))
+    for f in ("__init__.py", "cli.py", "summary.py", "mbcsv.py", "mbdata.py"):
+        shutil.copy(os.path.join(SCRIPTS, "mallocbench", f), os.path.join(copy, "mallocbench"))
+    shutil.copy(os.path.join(SCRIPTS, "summary.py"), copy)
+    env = {k: v for k, v in os.environ.items() if k not in ("MB_SCHEMA", "PYTHONPATH")}
     p = subprocess.run([sys.executable, os.path.join(copy, "summary.py"), fixture], capture_output=True, text=True,
                        env=env)
     check(p.returncode == 2 and "no CSV schema" in p.stderr, f"no schema anywhere: {p.returncode} {p.stderr!r}")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_mbout.py - the scripts' one output discipline (scripts/mbout.py, issue 29) and the
+"""test_mbout.py - the scripts' one output discipline (scripts/mallocbench/mbout.py, issue 29) and the
 scripts that write through it: a link or FIFO at an old temporary name is never opened; an
 existing target is refused without --force, an input even with it, a hard link always; a
 folder of someone else's files is refused and its files kept; tune deletes only its own
@@ -16,9 +16,7 @@ import threading
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
-sys.path.insert(0, SCRIPTS)
-sys.path.insert(0, HERE)  # tests/: mbtest
-import mbout  # noqa: E402
+from mallocbench import mbout
 from mbtest import FAILS, check, check_eq  # noqa: E402
 
 try:
@@ -123,7 +121,7 @@ def test_folder(tmp):
 
 
 def test_tune_own(tmp):
-    import tune
+    from mallocbench import tune
     base = os.path.join(tmp, "notes")
     mine = ["notes.round1.csv", "notes.round12.meta.json", "notes.round3.rss.csv", "notes.confirm.csv",
             "notes.confirm.meta.json", "notes.confirm.rss.csv", "notes.pareto-rss.png"]
@@ -155,7 +153,7 @@ def test_compare(tmp):
     p = script("compare.py", SMALL, half)
     check(p.returncode == 2 and "share" in p.stderr and "itself" in p.stderr,
           f"NEW a subset of OLD refused: {p.returncode} {p.stderr!r}")
-    import mbcsv
+    from mallocbench import mbcsv
     for text, want in (("=1+1", "'=1+1"), ("-5", "-5"), ("+x", "'+x"), ("@SUM", "'@SUM"), ("'=x", "''=x"),
                        ("plain", "plain"), ("-1.5e3", "-1.5e3"), ("-inf", "'-inf")):
         check_eq(mbcsv.guard(text), want, f"guard({text!r})")
@@ -171,7 +169,7 @@ def test_writers(tmp):
         f.write(PRECIOUS)
     for name, args in (("report.py", [SMALL, "-o", d, "--no-plots"]),
                        ("detect.py", [os.path.join(tmp, "no-history"), "--out", d]),
-                       ("site.py", [os.path.join(FIXTURES, "series.json"), d])):
+                       ("dashboard.py", [os.path.join(FIXTURES, "series.json"), d])):
         p = script(name, *args)
         check(p.returncode == 2 and "notes.txt" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
               f"{name} into a folder of other files: exit 2, one line: {p.returncode} {p.stderr!r}")

@@ -1,4 +1,4 @@
-/* test_metric.c - launch_metric (harness/launch.c), the one parser of the
+/* test_metric.c - launch_metric (harness/sample/launch.c), the one parser of the
  * figure a user's command prints (`exec --metric`, serve's, tune's): signed
  * and strict, a group one whole number, never inf or nan, within the range the
  * CSV's readers accept, and an error for a line that the kept window of output

@@ -1,4 +1,4 @@
-/* test_rows.c - harness/rows.c on a sample built by hand: each fixed counter
+/* test_rows.c - harness/output/rows.c on a sample built by hand: each fixed counter
  * lands in the columns its name says (total_<name>, _calls for a syscall,
  * _s for nanoseconds, which become seconds), with a value no other counter
  * has; an unsupported one is empty with its reason in counter_notes; each

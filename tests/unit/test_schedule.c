@@ -1,4 +1,4 @@
-/* test_schedule.c - harness/schedule.c's convergence figures on cells filled by
+/* test_schedule.c - harness/plan/schedule.c's convergence figures on cells filled by
  * hand: under --resolution a configuration's samples are paired with its
  * workload's first configuration block by block (a block missing on one side
  * leaves its partner out, never shifts the later pairs); below 6 pairs the
@@ -70,8 +70,8 @@ int main(void)
         d[n++] = log(1 + b / 50.0);
     double want = halfwidth_of(d, n);
     CHECK(isfinite(want));
-    CHECK(fabs(execute_cell_halfwidth(&c, 1) - want) < 1e-12);
-    CHECK(execute_cell_halfwidth(&c, 0) == 0);
+    CHECK(fabs(schedule_cell_halfwidth(&c, 1) - want) < 1e-12);
+    CHECK(schedule_cell_halfwidth(&c, 0) == 0);
 
     /* block 2 missing from the baseline: 7 pairs, by block */
     fill(2);
@@ -80,19 +80,19 @@ int main(void)
         if (b != 2)
             d[n++] = log(1 + b / 50.0);
     want = halfwidth_of(d, n);
-    double got = execute_cell_halfwidth(&c, 1);
+    double got = schedule_cell_halfwidth(&c, 1);
     if (fabs(got - want) >= 1e-12)
         fprintf(stderr, "paired by block: half-width %.6g, expected %.6g\n", got, want);
     CHECK(fabs(got - want) < 1e-12);
 
     /* fewer than 6 pairs: infinite */
     ntput[0] = 5;
-    CHECK(isinf(execute_cell_halfwidth(&c, 1)));
+    CHECK(isinf(schedule_cell_halfwidth(&c, 1)));
 
     /* --adaptive (no --resolution): the cell's own samples */
     c.sp.resolution = 0;
     c.sp.adaptive = 0.05;
     fill(BLOCKS);
-    CHECK(fabs(execute_cell_halfwidth(&c, 1) - execute_cell_ci(&tput[BLOCKS], BLOCKS)) < 1e-12);
+    CHECK(fabs(schedule_cell_halfwidth(&c, 1) - schedule_cell_ci(&tput[BLOCKS], BLOCKS)) < 1e-12);
     CHECK_DONE();
 }

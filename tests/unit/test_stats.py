@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_stats.py - scripts/stats.py against answers worked out by hand (written
+"""test_stats.py - scripts/mallocbench/stats.py against answers worked out by hand (written
 into the test), against scipy (binomtest, wilcoxon, mannwhitneyu,
 permutation_test), and a property test over thousands of random cells: a
 verdict never contradicts its CI, and without ties p <= alpha exactly when
@@ -10,8 +10,7 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "scripts"))
-import stats  # noqa: E402
+from mallocbench import stats
 
 try:
     import numpy as np
@@ -20,7 +19,6 @@ except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: mbtest, benchlib, make_history
 from mbtest import FAILS, check  # noqa: E402
 
 

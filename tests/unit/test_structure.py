@@ -2,8 +2,16 @@
 """test_structure.py - the shape of the harness's C code.
 
 Usage: test_structure.py SOURCE_ROOT.  Fails when
-  - a function in harness/*.c is longer than 100 lines (from the column-0
+  - a function in harness/*/*.c is longer than 100 lines (from the column-0
     line that starts its signature to its column-0 closing brace);
+  - the harness's stage folders are not layered: every file lives in one of
+    harness/cmd, plan, verdict, output, sample, base (top down), and a file
+    includes only headers of its own stage or a lower one (a header named
+    twice, or a harness file outside the stages, is a breach too);
+  - a command is more than its file and one line of cli.h's MB_COMMANDS
+    table: cmd_NAME lives in harness/cmd/cmd_NAME.c (trace beside record,
+    version in main.c), each such file has its table line and each line its
+    function;
   - harness headers include each other in a cycle, or harness files do as
     modules (x.c and x.h are one module: a .c that includes a header whose
     module includes the .c's own header calls back up);
@@ -17,13 +25,19 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
     wl_N (a second table); tests/integration/test_run.py (and, with CHECK_SCRIPTS,
     scripts/*.py) holding a per-workload table: a dict, list, tuple or set
     literal with two or more workload names as keys or elements.
-  - a script computes outside the data layer (scripts/mbdata.py, and mbcsv.py, the reader it
+  - the scripts are not one Python package: scripts/mallocbench/ holds the modules, each
+    scripts/NAME.py is a shim that runs mallocbench.NAME; a module named like a standard
+    one; a sys.path edit anywhere in scripts/, tests/ or docs/ (meson's PYTHONPATH gives the
+    tests the package); a package module that imports a sibling absolutely, exits outside
+    its `if __name__ == "__main__"` block (modules raise cli.Fail) or chooses a matplotlib
+    backend at import;
+  - a script computes outside the data layer (scripts/mallocbench/mbdata.py, and mbcsv.py, the reader it
     builds on): it names a column only a derived metric reads (the faults per MiB / GB
     inputs), defines a metric or parser function (faults per ..., sys share, params,
     settings, family, sidecar), splits workload_params on ',' or '=' or a label on '[' or
     '@', names a workload (presentation facts come from the sidecar's traits), or reaches
     into another script's private global (compare._ORDER).
-  - a script writes a file other than through scripts/mbout.py (issue 29: a fresh
+  - a script writes a file other than through scripts/mallocbench/mbout.py (issue 29: a fresh
     temporary, no existing file replaced without --force): an open() whose mode
     writes, appends or creates, a call of os.replace/os.rename/shutil.copy*/
     tempfile.mkstemp, outside mbout.py.  A move of the user's own file into the
@@ -31,7 +45,7 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
   - processes are started in more than one C file: a call of fork(),
     vfork(), clone(), clone3() or posix_spawn[p]() (or syscall(SYS_fork...))
     outside comments and strings, in harness/ common/ workloads/
-    allocators/ record/, is allowed in one file only (harness/spawn.c).  A
+    allocators/ record/, is allowed in one file only (harness/sample/spawn.c).  A
     hook that defines or declares such a function (a preloaded library that
     intercepts fork) is not a call: its name follows a type, not an operator.
 Checks its own parsers and rules on made-up code first, so it cannot pass by reading nothing.
@@ -44,7 +58,9 @@ import sys
 MAX_LINES = 100
 LOWER = ("common", "workloads", "allocators")
 LAUNCH_DIRS = ("harness", "common", "workloads", "allocators", "record")
-SPAWNER = "harness/spawn.c"
+SPAWNER = "harness/sample/spawn.c"
+# the harness's stages, top down: a file includes headers of its own stage or lower ones
+STAGES = ("cmd", "plan", "verdict", "output", "sample", "base")
 # a call: the name after an operator, a bracket, a comma, `return` or a line
 # start, never after a type or an identifier (a declaration or definition)
 LAUNCH = re.compile(r"(?:^|[=(,;{}!&|?:]|\breturn)\s*(?:\(\s*void\s*\)\s*)?"
@@ -280,9 +296,9 @@ def write_violations(source, name):
             mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
             if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)
                                          and not set(mode.value) & set("wax+")):
-                out.append((line, "open() for writing: write files through mbout (scripts/mbout.py)"))
+                out.append((line, "open() for writing: write files through mbout (scripts/mallocbench/mbout.py)"))
         elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and (f.value.id, f.attr) in WRITE_CALLS:
-            out.append((line, f"{f.value.id}.{f.attr}(): write files through mbout (scripts/mbout.py)"))
+            out.append((line, f"{f.value.id}.{f.attr}(): write files through mbout (scripts/mallocbench/mbout.py)"))
     return out
 
 
@@ -340,9 +356,128 @@ def read(path):
         return f.read()
 
 
+def _is_main_guard(node):
+    t = node.test if isinstance(node, ast.If) else None
+    return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__" and \
+        len(t.comparators) == 1 and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value == "__main__" \
+        and isinstance(t.ops[0], ast.Eq)
+
+
+def _is_sys_path(node):
+    node = node.value if isinstance(node, ast.Subscript) else node
+    return isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name) \
+        and node.value.id == "sys"
+
+
+def sys_path_edits(text, name):
+    """Lines of text that change sys.path: a call of its insert/append/extend/remove/pop, an
+    assignment to it or to a slice of it."""
+    lines = []
+    for node in ast.walk(ast.parse(text, name)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_sys_path(node.func.value) \
+                and node.func.attr in ("insert", "append", "extend", "remove", "pop", "clear"):
+            lines.append(node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AugAssign)) and \
+                any(_is_sys_path(t) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def package_problems(modules, shims, others, stdlib):
+    """The Python package's rules, for {name: text} of scripts/mallocbench/*.py, of
+    scripts/*.py and of every other .py (tests, docs): one line per breach."""
+    out = []
+    for path, text in sorted({**{f"scripts/mallocbench/{n}": t for n, t in modules.items()},
+                              **{f"scripts/{n}": t for n, t in shims.items()}, **others}.items()):
+        for i in sys_path_edits(text, path):
+            out.append(f"{path}:{i}: edits sys.path (the package comes from scripts/ or PYTHONPATH)")
+    siblings = {n[:-3] for n in modules}
+    for name, text in sorted(modules.items()):
+        mod = name[:-3]
+        if mod in stdlib:
+            out.append(f"scripts/mallocbench/{name}: named like the standard module {mod}")
+        tree = ast.parse(text, name)
+        guarded = set()
+        for node in tree.body:
+            if _is_main_guard(node):
+                guarded.update(id(n) for n in ast.walk(node))
+        functions_ = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                functions_.update(id(n) for n in ast.walk(node) if n is not node)
+        for node in ast.walk(tree):
+            line = getattr(node, "lineno", 0)
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in siblings:
+                        out.append(f"scripts/mallocbench/{name}:{line}: import {a.name}: a sibling comes "
+                                   f"relatively (from . import {a.name})")
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module in siblings:
+                out.append(f"scripts/mallocbench/{name}:{line}: from {node.module} import: a sibling comes "
+                           f"relatively (from .{node.module} import)")
+            elif isinstance(node, ast.Call):
+                f = node.func
+                called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+                if (owner, called) in (("sys", "exit"), ("os", "_exit"), ("", "exit"), ("", "quit")) \
+                        and id(node) not in guarded:
+                    out.append(f"scripts/mallocbench/{name}:{line}: exits outside its __main__ block "
+                               f"(raise cli.Fail)")
+                if (owner, called) == ("matplotlib", "use") and id(node) not in functions_:
+                    out.append(f"scripts/mallocbench/{name}:{line}: chooses a matplotlib backend at import")
+    for name, text in sorted(shims.items()):
+        if f'run_module("mallocbench.{name[:-3]}"' not in text or name not in modules or len(text.split("\n")) > 10:
+            out.append(f"scripts/{name}: not a shim of mallocbench.{name[:-3]} (a module of scripts/mallocbench/)")
+    return out
+
+
+def package_self_check():
+    stdlib = {"site", "os"}
+    good_m = {"a.py": "import os\nfrom . import b\ndef main():\n    import matplotlib\n    matplotlib.use('Agg')\n"
+                      "if __name__ == '__main__':\n    import sys\n    sys.exit(main())\n", "b.py": ""}
+    good_s = {"a.py": '"""x"""\nimport runpy\nif __name__ == "__main__":\n    runpy.run_module("mallocbench.a", '
+                      'run_name="__main__")\n'}
+    if package_problems(good_m, good_s, {"tests/t.py": "x = sys.path[0]\n"}, stdlib):
+        fail("the package rule flags clean code: " + repr(package_problems(good_m, good_s, {}, stdlib)))
+    bad_m = {"site.py": "", "a.py": "import sys\nimport b\nimport matplotlib\nmatplotlib.use('Agg')\n"
+                                      "def f():\n    sys.exit(2)\n    from b import x\n", "b.py": ""}
+    bad_s = {"b.py": "import runpy\nrunpy.run_module('x')\n"}
+    got = package_problems(bad_m, bad_s, {"tests/t.py": "sys.path.insert(0, HERE)\nsys.path[:0] = [x]\n"}, stdlib)
+    want = ["scripts/b.py: not a shim of mallocbench.b (a module of scripts/mallocbench/)",
+            "scripts/mallocbench/a.py:2: import b: a sibling comes relatively (from . import b)",
+            "scripts/mallocbench/a.py:4: chooses a matplotlib backend at import",
+            "scripts/mallocbench/a.py:6: exits outside its __main__ block (raise cli.Fail)",
+            "scripts/mallocbench/a.py:7: from b import: a sibling comes relatively (from .b import)",
+            "scripts/mallocbench/site.py: named like the standard module site",
+            "tests/t.py:1: edits sys.path (the package comes from scripts/ or PYTHONPATH)",
+            "tests/t.py:2: edits sys.path (the package comes from scripts/ or PYTHONPATH)"]
+    if sorted(got) != sorted(want):
+        fail("the package rule is broken: " + repr(got))
+
+
+def check_package(root):
+    package_self_check()
+    pdir, sdir = os.path.join(root, "scripts", "mallocbench"), os.path.join(root, "scripts")
+    modules = {f: read(os.path.join(pdir, f)) for f in os.listdir(pdir) if f.endswith(".py")}
+    shims = {f: read(os.path.join(sdir, f)) for f in os.listdir(sdir) if f.endswith(".py")}
+    others = {}
+    for d in ("tests", "docs"):
+        for dirpath, dirs, names in os.walk(os.path.join(root, d)):
+            dirs[:] = [x for x in dirs if x not in ("__pycache__", "node_modules")]
+            for n in names:
+                if n.endswith(".py"):
+                    others[os.path.relpath(os.path.join(dirpath, n), root)] = read(os.path.join(dirpath, n))
+    stdlib = set(getattr(sys, "stdlib_module_names", ())) or {"site", "os", "sys", "csv", "json", "statistics"}
+    if len(modules) < 10 or len(shims) < 5 or len(others) < 20:
+        fail(f"too little to check the package against: {sorted(modules)}, {sorted(shims)}, {len(others)} others")
+    for what in package_problems(modules, shims, others, stdlib):
+        fail(what)
+
+
 def check_scripts(root):
     """No script computes outside the data layer (the module docstring)."""
-    sdir = os.path.join(root, "scripts")
+    check_package(root)
+    sdir = os.path.join(root, "scripts", "mallocbench")
     scripts = sorted(f for f in os.listdir(sdir) if f.endswith(".py"))
     workloads = set()
     for f in os.listdir(os.path.join(root, "workloads")):
@@ -352,20 +487,21 @@ def check_scripts(root):
         fail(f"too little to check the scripts against: {scripts}, workloads {sorted(workloads)}")
     layer_path = os.path.join(sdir, DATA_LAYER[0])
     if os.path.exists(layer_path) and not script_violations(read(layer_path), DATA_LAYER[0], workloads, set()):
-        fail(f"scripts/{DATA_LAYER[0]} computes nothing the rule would see: the rule reads nothing")
+        fail(f"scripts/mallocbench/{DATA_LAYER[0]} computes nothing the rule would see: the rule reads nothing")
     modules = {f[:-3] for f in scripts}
     for f in scripts:
         if f != "mbout.py":
             for line, text in write_violations(read(os.path.join(sdir, f)), f):
-                fail(f"scripts/{f}:{line}: {text}")
+                fail(f"scripts/mallocbench/{f}:{line}: {text}")
         if f in DATA_LAYER:
             continue
         for line, text in script_violations(read(os.path.join(sdir, f)), f, workloads, modules):
-            fail(f"scripts/{f}:{line}: {text}")
+            fail(f"scripts/mallocbench/{f}:{line}: {text}")
     return len(scripts)
 
 
-TESTS_SHARED = {"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py"}
+TESTS_SHARED = {"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py",
+                "identity.sh"}
 TESTS_DIRS = {"unit", "integration", "bench", "programs", "fixtures", "fuzz", "mutants"}
 
 
@@ -393,21 +529,74 @@ def check_tests_layout(root):
 
 
 CMD_DEF = re.compile(r"^int cmd_(\w+)\(", re.M)
+TABLE_ROW = re.compile(r'^\s*X\((\w+), "', re.M)
+# commands whose function lives beside another's: trace in record's file, version in main.c
+CMD_HOME = {"trace": "cmd_record.c", "version": "main.c"}
 
 
-def command_problems(files):
-    """Each command's entry point int cmd_NAME(...) lives in harness/cmd_NAME.c (perf's
-    layout: one file per command over library files named for what they own), and a
-    cmd_*.c file holds its command: one line per breach, for {file name: text}."""
+def command_problems(files, table):
+    """Each command's entry point int cmd_NAME(...) lives in harness/cmd/cmd_NAME.c (perf's
+    layout: one file per command over library files named for what they own), a cmd_*.c
+    file holds its command, and the commands are cli.h's MB_COMMANDS table: each function
+    has its line there and each line its function.  One line per breach, for {file name:
+    text} of harness/cmd and the table's text."""
     out = []
+    rows = TABLE_ROW.findall(table)
+    defined = set()
     for f, text in sorted(files.items()):
         for name in CMD_DEF.findall(text):
-            if f != f"cmd_{name}.c" and not (f.startswith("cmd_") and name.startswith(f[4:-2] + "_")) \
-                    and not (f == "cmd_record.c" and name == "trace"):
-                out.append(f"harness/{f} defines cmd_{name}: a command lives in harness/cmd_{name}.c")
+            defined.add(name)
+            if f != f"cmd_{name}.c" and CMD_HOME.get(name) != f:
+                out.append(f"harness/cmd/{f} defines cmd_{name}: a command lives in harness/cmd/cmd_{name}.c")
+            if name not in rows:
+                out.append(f"cmd_{name} has no line in cli.h's MB_COMMANDS: a command is its file and one line")
         if f.startswith("cmd_") and f.endswith(".c") and f"int cmd_{f[4:-2]}(" not in text:
-            out.append(f"harness/{f} defines no cmd_{f[4:-2]}")
+            out.append(f"harness/cmd/{f} defines no cmd_{f[4:-2]}")
+    for name in rows:
+        if name not in defined:
+            out.append(f"cli.h's MB_COMMANDS names {name}, which no harness/cmd file defines (cmd_{name})")
     return out
+
+
+def layer_problems(tree):
+    """The stage folders, for {"stage/file": text} of harness/: every file in a stage of
+    STAGES, each header name in one file only, and every include of a harness header
+    reaching its own stage or a lower one.  One line per breach."""
+    out = []
+    home = {}
+    for path in sorted(tree):
+        stage, _, name = path.partition("/")
+        if stage not in STAGES or "/" in name:
+            out.append(f"harness/{path}: not in a stage folder ({', '.join(STAGES)})")
+            continue
+        if name.endswith(".h"):
+            if name in home:
+                out.append(f"harness/{path}: {name} is also harness/{home[name]}/{name}")
+            home[name] = stage
+    for path, text in sorted(tree.items()):
+        stage = path.partition("/")[0]
+        if stage not in STAGES:
+            continue
+        for h in INCLUDE.findall(text):
+            if h in home and STAGES.index(home[h]) < STAGES.index(stage):
+                out.append(f"harness/{path} includes {home[h]}/{h}: the {stage} stage reaches up "
+                           f"to the {home[h]} stage")
+    return out
+
+
+def layer_self_check():
+    good = {"cmd/main.c": '#include "plan.h"\n#include "err.h"\n', "plan/plan.h": '#include "err.h"\n',
+            "plan/plan.c": '#include "plan.h"\n#include "sample.h"\n', "sample/sample.h": "",
+            "base/err.h": ""}
+    bad = dict(good)
+    bad["sample/sample.c"] = '#include "sample.h"\n#include "plan.h"\n'
+    bad["base/plan.h"] = ""
+    bad["misc.c"] = ""
+    if layer_problems(good) or layer_problems(bad) != [
+            "harness/misc.c: not in a stage folder (cmd, plan, verdict, output, sample, base)",
+            "harness/plan/plan.h: plan.h is also harness/base/plan.h",
+            "harness/sample/sample.c includes plan/plan.h: the sample stage reaches up to the plan stage"]:
+        fail("the stage-folder check is broken: " + repr(layer_problems(bad)))
 
 
 def main():
@@ -415,31 +604,47 @@ def main():
     self_check()
     nscripts = check_scripts(root)
     check_tests_layout(root)
-    if command_problems({"cmd_a.c": "int cmd_a(int n)\n{\n}\n", "b.c": "int cmd_b(void)\n"}) != [
-            "harness/b.c defines cmd_b: a command lives in harness/cmd_b.c"] or \
-            command_problems({"cmd_c.c": "static int c(void);\n"}) != ["harness/cmd_c.c defines no cmd_c"]:
+    table = 'X(a, "one")\nX(b, "two")\n'
+    if command_problems({"cmd_a.c": "int cmd_a(int n)\n{\n}\n", "b.c": "int cmd_b(void)\n"}, table) != [
+            "harness/cmd/b.c defines cmd_b: a command lives in harness/cmd/cmd_b.c"] or \
+            command_problems({"cmd_c.c": "static int c(void);\n", "cmd_a.c": "int cmd_a(void)\n"}, table) != [
+                "harness/cmd/cmd_c.c defines no cmd_c",
+                "cli.h's MB_COMMANDS names b, which no harness/cmd file defines (cmd_b)"] or \
+            command_problems({"cmd_d.c": "int cmd_d(void)\n"}, "") != [
+                "cmd_d has no line in cli.h's MB_COMMANDS: a command is its file and one line"]:
         fail("the command check is broken")
-    hdir_ = os.path.join(root, "harness")
-    cmd_files = {f: read(os.path.join(hdir_, f)) for f in os.listdir(hdir_) if f.endswith(".c")}
+    layer_self_check()
+    hroot = os.path.join(root, "harness")
+    tree = {}
+    for dirpath, _, names in os.walk(hroot):
+        for n in names:
+            if n.endswith((".c", ".h")):
+                tree[os.path.relpath(os.path.join(dirpath, n), hroot)] = read(os.path.join(dirpath, n))
+    cmd_files = {p[4:]: t for p, t in tree.items() if p.startswith("cmd/") and p.endswith(".c")}
     if len([f for f in cmd_files if f.startswith("cmd_")]) < 5:
-        fail("fewer than 5 harness/cmd_*.c: the command check read nothing")
-    for what in command_problems(cmd_files):
+        fail("fewer than 5 harness/cmd/cmd_*.c: the command check read nothing")
+    for what in command_problems(cmd_files, tree.get("cmd/cli.h", "")):
         fail(what)
-    hdir = os.path.join(root, "harness")
-    files = sorted(f for f in os.listdir(hdir) if f.endswith((".c", ".h")))
+    for what in layer_problems(tree):
+        fail(what)
+    if len({p.partition("/")[0] for p in tree}) < len(STAGES):
+        fail(f"the harness has fewer folders than its {len(STAGES)} stages: the layer check read nothing")
+    files = sorted(os.path.basename(p) for p in tree)
+    text_of = {os.path.basename(p): t for p, t in tree.items()}
+    path_of = {os.path.basename(p): p for p in tree}
     headers = {f for f in files if f.endswith(".h")}
     if len(files) < 10 or not any(f.endswith(".c") for f in files):
         fail(f"too few harness files to check: {files}")
     nfunc = 0
     includes = {}
     for f in files:
-        text = read(os.path.join(hdir, f))
+        text = text_of[f]
         includes[f] = {h for h in INCLUDE.findall(text) if h in headers}
         if f.endswith(".c"):
             for name, line, n in functions(text):
                 nfunc += 1
                 if n > MAX_LINES:
-                    fail(f"harness/{f}:{line}: {name}() is {n} lines long (at most {MAX_LINES})")
+                    fail(f"harness/{path_of[f]}:{line}: {name}() is {n} lines long (at most {MAX_LINES})")
     if nfunc < 50:
         fail(f"only {nfunc} functions found in harness/*.c: the parser missed them")
     c = cycle({h: includes[h] for h in headers})

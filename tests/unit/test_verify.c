@@ -1,4 +1,4 @@
-/* test_verify.c - unit test of harness/verify.c's verify_sample: a probe
+/* test_verify.c - unit test of harness/verdict/verify.c's verify_sample: a probe
  * report built by hand (probe_key/probe_val) against a configuration built
  * by hand.  Accepted: the right family from the requested file, or from a
  * link to it.  Refused, each with its reason: another family, the right

@@ -1,0 +1,40 @@
+/* cli.h - the commands: each is cmd_NAME(argc, argv) in cmd_NAME.c (trace
+ * lives beside record in cmd_record.c) and one line of MB_COMMANDS below,
+ * which gives main.c its table, its usage text and its list of valid names.
+ * Adding a command is its file plus that line (and its file in meson.build's
+ * harness sources).  Also what the commands share: reading --NAME VALUE, and
+ * the whole command line, which run, exec and serve record in the sidecar.
+ * Errors are error.h's one-line printers. */
+#ifndef MB_CLI_H
+#define MB_CLI_H
+#include "error.h"
+#include "spec.h"
+
+/* X(name, one line for usage), in the order usage() lists them. */
+#define MB_COMMANDS(X)                                                                                     \
+    X(run, "measure workloads under allocators, one CSV row per process run")                            \
+    X(exec, "measure your own command under allocators, as `run` does a workload")                       \
+    X(serve, "measure your own server under allocators while an unpreloaded client loads it")            \
+    X(list, "allocators | workloads | events | tunables [ALLOCATOR]")                                    \
+    X(tune, "search the allocators' tunables for the best configuration of one workload (scripts/tune.py)") \
+    X(compare, "statistics of one run against a baseline, or of two runs (scripts/compare.py)")          \
+    X(merge, "join the CSVs of the shards of one plan")                                                   \
+    X(record, "a command's every allocation call into a trace (-o FILE -- CMD ARGS...)")                 \
+    X(trace, "what a trace of `record` holds: processes, threads, calls, peak bytes")                    \
+    X(calibrate, "the machine's memcpy bandwidth and the cost of one page fault")                          \
+    X(schema, "print the CSV schema (Markdown)")                                                          \
+    X(version, "print the version")
+
+#define MB_COMMAND_DECLARE(name, summary) int cmd_##name(int argc, char **argv);
+MB_COMMANDS(MB_COMMAND_DECLARE)
+#undef MB_COMMAND_DECLARE
+
+/* The value of --NAME VALUE or --NAME=VALUE at argv[*i] (stepping *i past a
+ * separate value), or NULL when argv[*i] is not that option. */
+const char *cli_take(const char *name, int argc, char **argv, int *i);
+
+/* The whole command line as main() got it (set once there), for the sidecar. */
+void cli_set_whole(int argc, char **argv);
+void cli_whole(int *argc, char ***argv);
+
+#endif

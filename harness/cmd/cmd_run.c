@@ -1,0 +1,525 @@
+/* cmd_run.c - `mallocbench run` as a short sequence: resolve the spec (the
+ * command line, the matrix, the registries, the outputs, the seed), prove
+ * every configuration, open the outputs, execute the plan (schedule.c) with
+ * a progress report after each sample, summarize.  One cleanup path. */
+#include "cli.h"
+#include "counters.h"
+#include "csv.h"
+#include "judge.h"
+#include "schedule.h"
+#include "output.h"
+#include "plan.h"
+#include "profile.h"
+#include "prepare.h"
+#include "sample.h"
+#include "quiet.h"
+#include "resolve.h"
+#include "sidecar.h"
+#include "sysinfo.h"
+#include "tools.h"
+#include "units.h"
+#include "workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(SPEC_MAX_EVENTS * 3 <= CSV_EXTRA_MAX, "three CSV columns per extra event");
+
+/* ---- signals, resume ---------------------------------------------------------- */
+
+/* SIGINT, SIGTERM and SIGHUP: stop after killing the running sample; the
+ * sample cut short is not written, so --resume runs it again. */
+static void on_signal(int sig)
+{
+    (void)sig;
+    sample_interrupt();
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit is a failed write, handled as one */
+}
+
+/* --resume: the seed the file's rows (t, read from path) were planned with
+ * (every row has it). */
+static int read_seed(const csv_table_t *t, const char *path, uint64_t *seed, bool *found)
+{
+    *found = false;
+    int cs = csv_col(t, "plan_seed");
+    if (cs < 0)
+        return die_usage("cannot resume '%s': it has no plan_seed column (not a mallocbench run CSV)", path);
+    if (t->nrows) {
+        if (units_parse_u64(t->rows[0][cs], seed))
+            return die_usage("cannot resume '%s': row 1 has plan_seed '%s', not a number", path, t->rows[0][cs]);
+        *found = true;
+    }
+    return 0;
+}
+
+/* --resume: the (block, position) pairs the file already has for this plan. */
+static int load_done(const csv_table_t *t, const char *path, const char *matrix_id, bool *done,
+                     unsigned max_blocks, size_t ncells, size_t *ndone)
+{
+    *ndone = 0;
+    int cm = csv_col(t, "matrix_id"), cb = csv_col(t, "block"), cp = csv_col(t, "position");
+    int cv = csv_col(t, "schema_version");
+    if (cm < 0 || cb < 0 || cp < 0 || cv < 0)
+        return die_usage("cannot resume '%s': it has no matrix_id/block/position columns", path);
+    int rc = 0;
+    for (size_t i = 0; i < t->nrows && !rc; i++) {
+        if (strcmp(t->rows[i][cv], CSV_SCHEMA_VERSION)) {
+            rc = die_usage("cannot resume '%s': row %zu has schema_version %s, this program writes %s", path,
+                           i + 1, t->rows[i][cv], CSV_SCHEMA_VERSION);
+        } else if (strcmp(t->rows[i][cm], matrix_id)) {
+            rc = die_usage("cannot resume '%s': it holds another plan (matrix_id %s, this command's %s with "
+                           "the seed read back from it); use the same workloads, allocators and tunables",
+                           path, t->rows[i][cm], matrix_id);
+        } else {
+            uint64_t b, p;
+            if (units_parse_u64(t->rows[i][cb], &b) || units_parse_u64(t->rows[i][cp], &p))
+                rc = die_usage("cannot resume '%s': row %zu has block '%s', position '%s'", path, i + 1,
+                               t->rows[i][cb], t->rows[i][cp]);
+            else if (b < max_blocks && p < ncells && !done[b * ncells + p]) {
+                done[b * ncells + p] = true;
+                (*ndone)++;
+            }
+        }
+    }
+    return rc;
+}
+
+static void fmt_duration(double s, char *buf, size_t len)
+{
+    if (s < 0 || isnan(s))
+        snprintf(buf, len, "?");
+    else if (s < 120)
+        snprintf(buf, len, "%.0fs", s);
+    else if (s < 7200)
+        snprintf(buf, len, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
+    else
+        snprintf(buf, len, "%.1fh", s / 3600);
+}
+
+/* The output's lock goes last: closing the counters' perf events takes ~35 ms
+ * each here, and a writer waiting on the lock must not find it free while this
+ * process still runs. */
+static void ctx_free(run_ctx_t *c)
+{
+    csv_table_free(&c->prev);
+    cnt_set_free(c->cnt);
+    free(c->order);
+    free(c->done);
+    free(c->tput);
+    free(c->tblock);
+    free(c->ntput);
+    free(c->converged);
+    free(c->cell_args);
+    free(c->cell_scale);
+    free(c->row);
+    sample_free(c->s);
+    out_close(&c->out);
+    free(c);
+}
+
+/* The plan seed: given, read back from the file being resumed, derived
+ * from the plan for shards (so every shard plans alike), else random. */
+static int choose_seed(run_ctx_t *c)
+{
+    run_spec_t *sp = &c->sp;
+    if (sp->seed_given)
+        return 0;
+    if (c->cli.resume && c->out.exists) {
+        bool found;
+        if (read_seed(&c->prev, c->out.csv, &sp->seed, &found))
+            return 2;
+        if (found)
+            return 0;
+    }
+    if (c->cli.shard_n > 1) {
+        sp->seed = resolve_cells_hash(&c->r) & 0xffffffffu;
+        return 0;
+    }
+    uint32_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+        rnd = (uint32_t)getpid() ^ (uint32_t)time(NULL);
+    sp->seed = rnd;
+    return 0;
+}
+
+static void print_plan(run_ctx_t *c)
+{
+    const resolved_t *r = &c->r;
+    for (unsigned b = 0; b < (unsigned)c->sp.reps; b++) {
+        plan_block_order(c->sp.seed, b, r->ncells, c->order);
+        for (size_t p = 0; p < r->ncells; p++) {
+            if (!plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
+                continue;
+            size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
+            char params[1024];
+            wl_format_args(&r->wl[w], ',', params, sizeof params);
+            printf("# block %u position %zu: %s(%s) %s\n", b, p, r->wl[w].wl->name, params, r->cfg[k].label);
+            prepare_print_command(stdout, &c->cli.o, &r->cfg[k], &r->wl[w]);
+        }
+    }
+}
+
+/* Column names of the extra events: total_E, region_E, note_E. */
+static size_t extra_columns(const resolved_t *r, char names[][96], const char **ptrs)
+{
+    static const char *const pre[] = {"total_", "region_", "note_"};
+    size_t n = 0;
+    for (size_t i = 0; i < r->nextra; i++)
+        for (int k = 0; k < 3; k++) {
+            snprintf(names[n], 96, "%s%s", pre[k], r->extra[i]);
+            ptrs[n] = names[n];
+            n++;
+        }
+    return n;
+}
+
+/* Every configuration proves itself before anything is measured or any
+ * file is touched; 0, or the exit code. */
+static int preflight(run_ctx_t *c)
+{
+    char err[1024];
+    for (size_t k = 0; k < c->r.ncfg; k++) {
+        if (schedule_preflight(&c->cli.o, &c->r.cfg[k], c->st.versions[k], sizeof c->st.versions[k], err,
+                             sizeof err)) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            return sample_interrupted() ? 130 : 1;
+        }
+        if (!c->cli.quiet)
+            fprintf(stderr, "%s: %-40s %s %s\n", prog, c->r.cfg[k].label, c->st.versions[k],
+                    c->r.cfg[k].lib[0] ? c->r.cfg[k].lib : "(libc)");
+    }
+    return 0;
+}
+
+/* Open the outputs and write the sidecar; 0 or the exit code. */
+static int open_outputs(run_ctx_t *c)
+{
+    int full_argc;
+    char **full_argv;
+    cli_whole(&full_argc, &full_argv);
+    char names[CSV_EXTRA_MAX][96];
+    const char *ptrs[CSV_EXTRA_MAX];
+    char err[1024];
+    size_t n = extra_columns(&c->r, names, ptrs);
+    int rc = out_open(&c->out, ptrs, n, err, sizeof err);
+    if (rc)
+        return die_for(rc, "%s", err);
+    /* --resume: the samples done, read again now that the lock is ours; a writer that held
+     * it when this run first read the file may have added rows since, which would run twice */
+    if (c->cli.resume && c->out.exists) {
+        csv_table_free(&c->prev);
+        memset(c->done, 0, (size_t)c->blocks * c->r.ncells * sizeof *c->done);
+        c->ndone = 0;
+        if ((rc = csv_read_torn(c->out.csv, &c->prev, err, sizeof err)))
+            return die_for(rc, "cannot resume: %s", err);
+        if (load_done(&c->prev, c->out.csv, c->x.matrix_id, c->done, c->blocks, c->r.ncells, &c->ndone))
+            return 2;
+    }
+    for (size_t w = 0; w < c->r.nw; w++)
+        c->st.limits[w] = NAN; /* measured block by block, beside the samples they bound */
+    if (!c->out.sidecars)
+        return 0;
+    rc = sidecar_write(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
+                       c->r.cfg, c->r.ncfg, c->st.versions, &c->cli.o, c->r.wl,
+                       c->sp.limit ? c->st.limits : NULL, c->r.nw);
+    if (rc)
+        fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, c->out.meta, strerror(-rc));
+    return 0;
+}
+
+/* The progress callback: one line per sample, rewritten on a terminal. */
+static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
+{
+    bool tty = c->tty;
+    const run_sample_t *s = c->s;
+    char figure[160];
+    if (s->status == RUN_OK)
+        snprintf(figure, sizeof figure, "%.3g %s, %s faults, %.2fs",
+                 strcmp(s->res.unit, "B/s") ? s->res.throughput : s->res.throughput / 1e9,
+                 strcmp(s->res.unit, "B/s") ? s->res.unit : "GB/s", c->row->field[COL_region_minor_faults], s->wall_s);
+    else
+        snprintf(figure, sizeof figure, "%s: %s", sample_status_name(s->status), s->message);
+    size_t of = schedule_target(&c->sp) > 0 ? c->nrun : c->planned;
+    if (tty) {
+        char eta[32] = "?";
+        if (schedule_target(&c->sp) <= 0 && c->nrun)
+            fmt_duration(c->spent / (double)c->nrun * (double)(c->planned > c->nrun ? c->planned - c->nrun : 0),
+                         eta, sizeof eta);
+        fprintf(stderr, "\r\033[K[%zu/%zu] block %u, ETA %s | %s %s: %s", c->nrun, of, b, eta,
+                c->r.wl[w].wl->name, c->r.cfg[k].label, figure);
+        if (s->status != RUN_OK)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "[%zu/%zu] block %u: %s %s: %s\n", c->nrun, of, b, c->r.wl[w].wl->name,
+                c->r.cfg[k].label, figure);
+    }
+}
+
+/* How an open-ended plan ended: each cell's half-width against the target
+ * (--resolution: the paired ratio's, the resolution it reached). */
+static void adaptive_summary(const run_ctx_t *c, unsigned b)
+{
+    const resolved_t *r = &c->r;
+    size_t bad = 0;
+    double target = schedule_target(&c->sp);
+    bool paired = c->sp.resolution > 0 && r->ncfg > 1;
+    for (size_t i = 0; i < r->ncells; i++) {
+        double ci = schedule_cell_halfwidth(c, i);
+        if (paired && i % r->ncfg == 0)
+            continue;
+        if (paired)
+            fprintf(stderr, "%s: resolution %s %s vs %s: +-%.2f%% after %zu samples%s\n", prog,
+                    r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label, r->cfg[0].label,
+                    isinf(ci) ? 100.0 : ci * 100, c->ntput[i], ci <= target ? "" : " (not reached)");
+        if (ci <= target)
+            continue;
+        bad++;
+        if (!paired)
+            fprintf(stderr, "%s: not converged: %s %s: +-%.2f%% after %zu samples (target +-%.2f%%)\n", prog,
+                    r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label, isinf(ci) ? 100.0 : ci * 100,
+                    c->ntput[i], target * 100);
+    }
+    char took[32];
+    fmt_duration(mono_now() - c->t_start, took, sizeof took);
+    size_t n = paired ? r->ncells - r->nw : r->ncells;
+    fprintf(stderr, "%s: %s: %u blocks, %zu of %zu %s converged to +-%.2f%% in %s\n", prog,
+            paired ? "resolution" : "adaptive", b, n - bad, n, paired ? "paired comparisons" : "configurations",
+            target * 100, took);
+}
+
+/* Buffers sized by the plan; 0 or -ENOMEM. */
+static int ctx_alloc(run_ctx_t *c)
+{
+    size_t cells = c->r.ncells ? c->r.ncells : 1;
+    c->order = calloc(cells, sizeof *c->order);
+    c->done = calloc((size_t)c->blocks * cells, sizeof *c->done);
+    c->tput = calloc((size_t)c->blocks * cells, sizeof *c->tput);
+    c->tblock = calloc((size_t)c->blocks * cells, sizeof *c->tblock);
+    c->ntput = calloc(cells, sizeof *c->ntput);
+    c->converged = calloc(cells, sizeof *c->converged);
+    c->cell_args = calloc(cells, sizeof *c->cell_args);
+    c->cell_scale = calloc(cells, sizeof *c->cell_scale);
+    c->row = malloc(sizeof *c->row);
+    c->s = calloc(1, sizeof *c->s);
+    if (!c->order || !c->done || !c->tput || !c->tblock || !c->ntput || !c->converged || !c->cell_args || !c->cell_scale ||
+        !c->row || !c->s)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->r.ncells; i++) {
+        c->cell_args[i] = c->r.wl[i / c->r.ncfg];
+        c->cell_scale[i] = 0; /* set by load_scales or calibrate_cells */
+    }
+    return 0;
+}
+
+/* ---- the sequence --------------------------------------------------------------- */
+
+/* The plan's identity, the samples a resumed file has, a fresh run id:
+ * 0 or the exit code. */
+static int run_identify(run_ctx_t *c)
+{
+    if (c->cli.shard_n > 1)
+        snprintf(c->shard_txt, sizeof c->shard_txt, "%u/%u", c->cli.shard_k, c->cli.shard_n);
+    c->x.shard = c->shard_txt;
+    c->x.seed = c->sp.seed;
+    resolve_plan_id(&c->r, c->sp.seed, c->x.matrix_id, sizeof c->x.matrix_id);
+    if (c->cli.resume && c->out.exists &&
+        load_done(&c->prev, c->out.csv, c->x.matrix_id, c->done, c->blocks, c->r.ncells, &c->ndone))
+        return 2;
+    time_t now = time(NULL);
+    unsigned short rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+        rnd = (unsigned short)getpid();
+    strftime(c->run_id, sizeof c->run_id, "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(c->run_id + strlen(c->run_id), sizeof c->run_id - strlen(c->run_id), "-%04x", rnd);
+    c->x.run_id = c->run_id;
+    return 0;
+}
+
+/* --profile's folder: OUTPUT.profile beside the CSV. */
+static void profile_dir(const run_ctx_t *c, char *dir, size_t n)
+{
+    size_t len = strlen(c->out.csv);
+    if (len > 4 && !strcmp(c->out.csv + len - 4, ".csv"))
+        len -= 4;
+    snprintf(dir, n, "%.*s.profile", (int)len, c->out.csv);
+}
+
+/* Before any work: an existing OUTPUT.profile is another run's or the user's
+ * (its perf.data, logs and graphs would be replaced): refused unless --force or
+ * --resume, as the CSV is.  -1 to go on, else the exit code. */
+static int profile_dir_check(const run_ctx_t *c)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+    profile_dir(c, dir, sizeof dir);
+    if (lstat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode))
+        return die_usage("--profile: '%s' exists and is not a folder", dir);
+    if (!c->cli.force && !c->cli.resume)
+        return die_usage("--profile: '%s' exists: add --force to replace the profiles in it", dir);
+    return -1;
+}
+
+/* Step 1: the spec from the command line and the matrix, checked against
+ * the registries; the outputs checked (not touched); the seed, the plan's
+ * buffers and identity.  -1 to go on, else the exit code (0 after --help
+ * and --print-commands). */
+static int run_resolve(run_ctx_t *c, int argc, char **argv)
+{
+    run_spec_t *sp = &c->sp;
+    char err[1024];
+    int rc = resolve_args(argc, argv, sp, &c->cli);
+    if (rc >= 0)
+        return rc;
+    if (resolve_spec(sp, &c->r) || tools_find(&c->cli.o, c->worker, c->probe, sizeof c->worker))
+        return 2;
+    for (size_t w = 0; c->cli.profile && w < c->r.nw; w++)
+        if (c->r.wl[w].wl->launcher && !strcmp(c->r.wl[w].wl->launcher, "server"))
+            return die_usage("--profile does not run %s: a server needs its client beside it (record the "
+                             "server with `perf record -p PID` while serve runs)", c->r.wl[w].wl->name);
+    if (!c->cli.print_only &&
+        out_check(&c->out, sp->output, c->cli.sidecars, c->cli.resume, c->cli.force, err, sizeof err)) {
+        spec_at(sp, sp->output_line);
+        return die_spec("%s", err);
+    }
+    if (!c->cli.print_only && c->cli.profile && (rc = profile_dir_check(c)) >= 0)
+        return rc;
+    /* the rows a resumed file already has: its seed, its samples, its work scales */
+    if (c->cli.resume && c->out.exists && (rc = csv_read_torn(c->out.csv, &c->prev, err, sizeof err)))
+        return die_for(rc, "cannot resume: %s", err);
+    if (choose_seed(c))
+        return 2;
+    c->blocks = schedule_target(sp) > 0 ? sp->max_blocks : (unsigned)sp->reps;
+    if (ctx_alloc(c))
+        return die_io("out of memory");
+    if (cnt_set_new(&c->cnt, c->r.extra, c->r.nextra, err, sizeof err)) {
+        spec_at(sp, sp->events_line);
+        return die_spec("%s", err);
+    }
+    if (c->cli.print_only) {
+        print_plan(c);
+        return 0;
+    }
+    return run_identify(c) ? 2 : -1;
+}
+
+/* Step 2: every configuration proves itself before any file is touched. */
+static int run_prove(run_ctx_t *c)
+{
+    install_signals();
+    int rc = preflight(c);
+    return rc ? rc : -1;
+}
+
+/* Step 3: the outputs opened, the sidecar written, the plan announced. */
+static int run_open(run_ctx_t *c)
+{
+    const run_spec_t *sp = &c->sp;
+    /* after the proof (its errors come first), before any output is touched */
+    quiet_t q;
+    quiet_check(&q);
+    if (!q.quiet && c->cli.require_quiet)
+        return die_io("the machine is not quiet: %s (--require-quiet)", q.why);
+    if (!q.quiet && !c->cli.quiet)
+        fprintf(stderr, "%s: warning: the machine is not quiet: %s; figures will be noisier "
+                "(--require-quiet refuses to start)\n", prog, q.why);
+    int rc = open_outputs(c);
+    if (rc)
+        return rc;
+    c->tty = isatty(2) && !c->cli.quiet;
+    sysinfo_hostname(c->host, sizeof c->host);
+    c->x.host = c->host;
+    if (c->cli.quiet)
+        return -1;
+    char nblocks[32];
+    if (schedule_target(sp) > 0)
+        snprintf(nblocks, sizeof nblocks, "%s (+-%.3g%%)", sp->resolution > 0 ? "paired resolution" : "adaptive",
+                 schedule_target(sp) * 100);
+    else
+        snprintf(nblocks, sizeof nblocks, "%llu", (unsigned long long)sp->reps);
+    fprintf(stderr, "%s: plan %s, seed %llu: %zu configurations x %s blocks%s%s%s -> %s\n", prog,
+            c->x.matrix_id, (unsigned long long)sp->seed, c->r.ncells, nblocks, c->cli.shard_n > 1 ? ", shard " : "",
+            c->shard_txt, c->ndone ? ", resuming" : "", c->out.csv);
+    return -1;
+}
+
+/* Step 4b (--profile): one unmeasured sample of each cell under perf
+ * record, its flame graph beside the CSV in OUTPUT.profile/. */
+static int run_profiles(run_ctx_t *c, int rc)
+{
+    if (rc || !c->cli.profile || sample_interrupted())
+        return rc;
+    char dir[PATH_MAX];
+    profile_dir(c, dir, sizeof dir);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return die_io("cannot create '%s': %s", dir, strerror(errno));
+    for (size_t w = 0; w < c->r.nw && !sample_interrupted(); w++)
+        for (size_t k = 0; k < c->r.ncfg && !sample_interrupted(); k++) {
+            char name[512], prefix[PATH_MAX + 600], summary[1024];
+            snprintf(name, sizeof name, "%s-%s", c->r.wl[w].wl->name, c->r.cfg[k].label);
+            for (char *p = name; *p; p++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._=-", *p))
+                    *p = '_';
+            snprintf(prefix, sizeof prefix, "%s/%s", dir, name);
+            int prc = profile_cell(&c->cli.o, &c->r.cfg[k], &c->r.wl[w], prefix, summary, sizeof summary);
+            fprintf(stderr, "%s: profile %s: %s%s%s%s\n", prog, name, summary, prc ? "" : " -> ",
+                    prc ? "" : prefix, prc ? "" : ".svg");
+            if (prc)
+                rc = 1;
+        }
+    return rc;
+}
+
+/* Step 5: what was written, how adaptive blocks ended, how to continue an
+ * interrupted run; the exit code. */
+static int run_summarize(run_ctx_t *c, int rc, unsigned blocks)
+{
+    if (c->tty)
+        fputc('\n', stderr);
+    if (!rc && schedule_target(&c->sp) > 0 && !sample_interrupted())
+        adaptive_summary(c, blocks);
+    if (!c->cli.quiet || sample_interrupted() || rc)
+        fprintf(stderr, "%s: %zu samples (%zu ok, %zu not ok) written to %s%s%s\n", prog, c->nrun, c->nok,
+                c->nbad, c->out.csv, sample_interrupted() ? "; interrupted: continue with the same command and "
+                "--resume" : "", sample_interrupted() && c->out.chosen ? " -o <that file>" : "");
+    return sample_interrupted() ? 130 : rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_ctx_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return die_io("out of memory");
+    c->out.w.fd = -1;
+    unsigned blocks = 0;
+    int rc = run_resolve(c, argc, argv);
+    if (rc < 0)
+        rc = run_prove(c);
+    if (rc < 0)
+        rc = run_open(c);
+    if (rc < 0) { /* step 4: the plan, a progress line after each sample (blocks is known after it) */
+        rc = run_profiles(c, schedule_plan(c, c->cli.quiet ? NULL : report_progress, &blocks));
+        rc = run_summarize(c, rc, blocks);
+    }
+    ctx_free(c);
+    return rc;
+}

@@ -1,0 +1,29 @@
+/* sidecar.h - FILE.meta.json beside a run's CSV: schema version, run id,
+ * start time, program version and commit, the command, how counters were
+ * read, the machine, every configuration (library, version, environment)
+ * and how each workload's limit was measured; last, "workloads": every
+ * visible workload of the registry in table order (the plot order), each
+ * {"name", "metric", "lower_is_better", "traits"} (workload.h).  Written
+ * to a temporary name and renamed; a resumed run keeps the first run's
+ * sidecar inside its own ("previous"). */
+#ifndef MB_SIDECAR_H
+#define MB_SIDECAR_H
+#include "types.h"
+#include "workload.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* limits: NULL when not measured (--no-limit).  0 or -errno. */
+int sidecar_write(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
+                  const run_config_t *cfg, size_t ncfg, char versions[][128],
+                  const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw);
+
+/* The members (no braces) "name", "metric" (the descriptor's own, even
+ * where parameters may choose another), "lower_is_better" and "traits" (a
+ * list) of w: an entry of the sidecar's "workloads", the start of one of
+ * `list workloads --json`. */
+void sidecar_workload_facts(FILE *f, const wl_t *w);
+
+#endif

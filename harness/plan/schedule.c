@@ -1,0 +1,367 @@
+/* schedule.c - running the plan of one invocation (contract: schedule.h):
+ * one fresh child per sample through sample.c, judged by judge.c, its RSS
+ * lines and row written by output.c whole or not at all, each workload's
+ * limit measured at the start of every K-th block that uses it, adaptive runs
+ * stopped once every cell has converged. */
+#include "error.h"
+#include "judge.h"
+#include "schedule.h"
+#include "sample.h"
+#include "verify.h"
+#include "plan.h"
+#include "registry.h"
+#include "units.h"
+#include "workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The workload's own upper bound (wl_t.limit): one sample of the same spec
+ * with the allocator taken out of the loop, run under the plan's system
+ * allocator without counters; its throughput, or NAN. */
+static double measure_limit(const run_opts_t *o, const run_config_t *system, const wl_args_t *a)
+{
+    if (!a->wl->limit)
+        return NAN;
+    wl_args_t lim = *a;
+    char buf[256], err[512];
+    snprintf(buf, sizeof buf, "%s", a->wl->limit);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
+        if (wl_set(&lim, kv, err, sizeof err))
+            return NAN;
+    run_sample_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NAN;
+    double v = NAN;
+    if (sample_run(o, system, &lim, NULL, s) == 0) {
+        judge_status(o, system, s);
+        if (s->status == RUN_OK && s->have_result)
+            v = s->res.throughput;
+    }
+    sample_free(s);
+    return v;
+}
+
+double schedule_cell_ci(const double *v, size_t n)
+{
+    double *s = malloc(n * sizeof *s);
+    if (!s || n < 6) {
+        free(s);
+        return INFINITY;
+    }
+    memcpy(s, v, n * sizeof *s);
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && s[k] < s[k - 1]; k--) {
+            double t = s[k];
+            s[k] = s[k - 1];
+            s[k - 1] = t;
+        }
+    double lo, hi, med = plan_median(s, n);
+    bool ok = plan_median_ci(s, n, &lo, &hi);
+    free(s);
+    return ok && med > 0 ? (hi - lo) / 2 / med : INFINITY;
+}
+
+double schedule_target(const run_spec_t *sp)
+{
+    return sp->resolution > 0 ? sp->resolution : sp->adaptive;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double schedule_cell_halfwidth(const run_ctx_t *c, size_t i)
+{
+    const resolved_t *r = &c->r;
+    size_t base = i - i % r->ncfg;
+    if (c->sp.resolution <= 0 || r->ncfg < 2)
+        return schedule_cell_ci(&c->tput[i * c->blocks], c->ntput[i]);
+    if (i == base)
+        return 0;
+    double *d = malloc((c->ntput[i] + 1) * sizeof *d);
+    size_t n = 0;
+    for (size_t j = 0; d && j < c->ntput[i]; j++)
+        for (size_t k = 0; k < c->ntput[base]; k++)
+            if (c->tblock[base * c->blocks + k] == c->tblock[i * c->blocks + j] &&
+                c->tput[base * c->blocks + k] > 0 && c->tput[i * c->blocks + j] > 0) {
+                d[n++] = log(c->tput[i * c->blocks + j] / c->tput[base * c->blocks + k]);
+                break;
+            }
+    double lo, hi, half = INFINITY;
+    if (d && n >= 6) {
+        qsort(d, n, sizeof *d, cmp_double);
+        if (plan_median_ci(d, n, &lo, &hi))
+            half = (exp(hi) - exp(lo)) / 2 / exp(plan_median(d, n));
+    }
+    free(d);
+    return half;
+}
+
+/* Which cells have converged now; true when all have.  Under --resolution a
+ * workload's first configuration runs as long as any other of it does. */
+static bool cells_converged(run_ctx_t *c)
+{
+    const resolved_t *r = &c->r;
+    double target = schedule_target(&c->sp);
+    bool all = true;
+    for (size_t i = 0; i < r->ncells; i++) {
+        c->converged[i] = schedule_cell_halfwidth(c, i) <= target;
+        all &= c->converged[i];
+    }
+    for (size_t i = 0; c->sp.resolution > 0 && r->ncfg > 1 && i < r->ncells; i += r->ncfg)
+        for (size_t k = 1; k < r->ncfg; k++)
+            c->converged[i] &= c->converged[i + k];
+    return all;
+}
+
+/* One sample of the plan, its row written whole or not at all.  0 to go
+ * on, 1 when the run must stop (the harness could not start a child, or
+ * the output cannot take another row). */
+static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progress)
+{
+    const resolved_t *r = &c->r;
+    bool tty = c->tty;
+    size_t cell = c->order[p], w = cell / r->ncfg, k = cell % r->ncfg;
+    char ts[40];
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&rt.tv_sec));
+    snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03ldZ", rt.tv_nsec / 1000000);
+    double t0 = mono_now();
+    int rc = sample_run(&c->cli.o, &r->cfg[k], &c->cell_args[cell], c->cnt, c->s);
+    if (rc) {
+        fprintf(stderr, "%s%s: cannot start a sample: %s\n", tty ? "\n" : "", prog, strerror(-rc));
+        return 1;
+    }
+    if (sample_interrupted())
+        return 0; /* the sample cut short is dropped whole */
+    c->spent += mono_now() - t0;
+    char effective[CSV_FIELD_MAX];
+    judge_sample(&c->cli.o, &r->cfg[k], c->s, effective, sizeof effective);
+    row_fill(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], c->st.versions[k], (int)b, c->s, effective,
+             c->cnt, ts, c->st.limits[w], c->cell_scale[cell]);
+    /* the RSS lines first, then the row: a row is there only when all of
+     * its sample is; a failed write leaves both files ending whole */
+    const char *failed;
+    if ((rc = out_write_sample(&c->out, c->run_id, c->nrun, c->s, c->row, &failed))) {
+        fprintf(stderr, "%s%s: cannot write '%s': %s; stopped, the files end at the last whole sample: "
+                "make room and continue with the same command and --resume\n", tty ? "\n" : "", prog, failed,
+                strerror(-rc));
+        return 1;
+    }
+    c->nrun++;
+    if (c->s->status == RUN_OK) {
+        c->nok++;
+        if (c->s->have_result) {
+            c->tblock[cell * c->blocks + c->ntput[cell]] = b;
+            c->tput[cell * c->blocks + c->ntput[cell]++] = c->s->res.throughput;
+        }
+    } else {
+        c->nbad++;
+    }
+    if (progress)
+        progress(c, b, w, k);
+    return 0;
+}
+
+/* --resume: the work_scale factors the file's rows were run with (from
+ * --min-time), so a configuration's samples stay comparable across
+ * invocations, whatever this one's --min-time. */
+static void load_scales(run_ctx_t *c)
+{
+    const resolved_t *r = &c->r;
+    const csv_table_t *t = &c->prev;
+    int cw = csv_col(t, "workload"), cp = csv_col(t, "workload_params"), cc = csv_col(t, "config"),
+        cs = csv_col(t, "work_scale");
+    char (*params)[1024] = calloc(r->nw ? r->nw : 1, sizeof *params);
+    if (!params)
+        return; /* the factors are calibrated again, or 1 */
+    for (size_t w = 0; w < r->nw; w++)
+        wl_format_args(&r->wl[w], ',', params[w], sizeof params[w]);
+    for (size_t i = 0; i < t->nrows && cw >= 0 && cp >= 0 && cc >= 0 && cs >= 0; i++) {
+        uint64_t scale;
+        if (units_parse_u64(t->rows[i][cs], &scale) || scale < 1)
+            continue;
+        for (size_t w = 0; w < r->nw; w++) {
+            if (strcmp(r->wl[w].wl->name, t->rows[i][cw]) || strcmp(params[w], t->rows[i][cp]))
+                continue;
+            for (size_t k = 0; k < r->ncfg; k++) {
+                size_t cell = w * r->ncfg + k;
+                if (strcmp(r->cfg[k].label, t->rows[i][cc]) || c->cell_scale[cell])
+                    continue;
+                c->cell_scale[cell] = wl_scale(&c->cell_args[cell], scale);
+            }
+        }
+    }
+    free(params);
+}
+
+/* --min-time: every cell this invocation runs gets a factor on its work so
+ * that its measured region lasts at least that long, measured on discarded
+ * samples (at most three per cell) and kept for all its blocks.  A
+ * workload with a fixed schedule keeps factor 1. */
+static void calibrate_cells(run_ctx_t *c)
+{
+    bool tty = c->tty;
+    const resolved_t *r = &c->r;
+    double want = c->sp.min_time_s;
+    if (want <= 0) { /* the work as given, unless a resumed file said otherwise */
+        for (size_t i = 0; i < r->ncells; i++)
+            c->cell_scale[i] = c->cell_scale[i] ? c->cell_scale[i] : 1;
+        return;
+    }
+    bool *needed = calloc(r->ncells ? r->ncells : 1, sizeof *needed);
+    size_t nneeded = 0, ndone = 0;
+    for (unsigned b = 0; needed && b < c->blocks; b++) {
+        plan_block_order(c->sp.seed, b, r->ncells, c->order);
+        for (size_t p = 0; p < r->ncells; p++)
+            if (plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) && !c->done[b * r->ncells + p] &&
+                !needed[c->order[p]]) {
+                needed[c->order[p]] = true;
+                nneeded++;
+            }
+    }
+    for (size_t i = 0; i < r->ncells; i++) {
+        if (c->cell_scale[i])
+            continue;
+        c->cell_scale[i] = 1;
+        if (sample_interrupted() || !needed || !needed[i] || !r->wl[i / r->ncfg].wl->scale)
+            continue;
+        if (tty)
+            fprintf(stderr, "\r\033[Kcalibrating --min-time %zu/%zu: %s %s", ++ndone, nneeded,
+                    r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label);
+        for (int round = 0; round < 3 && !sample_interrupted(); round++) {
+            const run_sample_t *s = c->s;
+            const run_config_t *cfg = &r->cfg[i % r->ncfg];
+            if (sample_run(&c->cli.o, cfg, &c->cell_args[i], c->cnt, c->s))
+                break;
+            judge_status(&c->cli.o, cfg, c->s);
+            if (s->status != RUN_OK || !s->have_result || !(s->res.region_s > 0) || s->res.region_s >= want)
+                break;
+            /* 10% over the target, so that a sample a little faster than
+             * this one still lasts long enough */
+            double f = (double)c->cell_scale[i] * want * 1.1 / s->res.region_s;
+            uint64_t scale = f > 1e12 ? (uint64_t)1e12 : (uint64_t)ceil(f);
+            if (scale <= c->cell_scale[i])
+                break;
+            c->cell_args[i] = r->wl[i / r->ncfg];
+            uint64_t got = wl_scale(&c->cell_args[i], scale);
+            if (got <= c->cell_scale[i])
+                break; /* at the parameter's limit */
+            c->cell_scale[i] = got;
+        }
+    }
+    free(needed);
+}
+
+/* Discarded samples, one cell at a time in block-0 order. */
+static void warm_up(run_ctx_t *c)
+{
+    bool tty = c->tty;
+    const resolved_t *r = &c->r;
+    plan_block_order(c->sp.seed, 0, r->ncells, c->order);
+    for (unsigned wu = 0; wu < c->sp.warmup_runs && !sample_interrupted(); wu++)
+        for (size_t p = 0; p < r->ncells && !sample_interrupted(); p++) {
+            if (!plan_in_shard(0, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
+                continue;
+            size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
+            if (sample_run(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s))
+                break;
+            if (tty)
+                fprintf(stderr, "\r\033[Kwarm-up %zu/%zu: %s %s", p + 1, r->ncells, r->wl[w].wl->name,
+                        r->cfg[k].label);
+        }
+}
+
+/* The blocks: each in its shuffled order, each workload's limit measured at
+ * the start of every --limit-every-th block that uses it (the blocks between
+ * keep the last); adaptive runs stop once every cell
+ * has converged.  Returns the exit code and the blocks run in *nblocks. */
+static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
+{
+    const resolved_t *r = &c->r;
+    const run_spec_t *sp = &c->sp;
+    unsigned k = c->cli.shard_k, n = c->cli.shard_n;
+    unsigned b;
+    for (b = 0; b < c->blocks && !sample_interrupted(); b++) {
+        if (schedule_target(sp) > 0 && b >= (sp->reps > 6 ? sp->reps : 6) &&
+            (cells_converged(c) || mono_now() - c->t_start > sp->budget_s))
+            break;
+        plan_block_order(sp->seed, b, r->ncells, c->order);
+        for (size_t w = 0; w < r->nw && sp->limit && !sample_interrupted(); w++) {
+            bool used = false;
+            for (size_t p = 0; p < r->ncells && !used; p++)
+                used = c->order[p] / r->ncfg == w && plan_in_shard(b, p, r->ncells, k, n) &&
+                       !c->done[b * r->ncells + p] && !c->converged[c->order[p]];
+            /* every K-th block, or when none is known yet (a resumed or sharded run) */
+            if (used && (b % sp->limit_every == 0 || isnan(c->st.limits[w])))
+                c->st.limits[w] = measure_limit(&c->cli.o, &r->system, &r->wl[w]);
+        }
+        for (size_t p = 0; p < r->ncells && !sample_interrupted(); p++) {
+            if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||
+                c->converged[c->order[p]])
+                continue;
+            if (one_sample(c, b, p, progress)) {
+                *nblocks = b;
+                return 1;
+            }
+        }
+    }
+    *nblocks = b;
+    return 0;
+}
+
+int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
+{
+    const resolved_t *r = &c->r;
+    if (c->cli.resume && c->out.exists)
+        load_scales(c);
+    calibrate_cells(c);
+    warm_up(c);
+    for (unsigned b = 0; b < (unsigned)c->sp.reps && b < c->blocks; b++)
+        for (size_t p = 0; p < r->ncells; p++)
+            c->planned += plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) &&
+                          !c->done[b * r->ncells + p];
+    c->t_start = mono_now();
+    return run_blocks(c, progress, nblocks);
+}
+
+int schedule_preflight(const run_opts_t *o, const run_config_t *c, char *version, size_t vlen, char *err,
+                       size_t errlen)
+{
+    version[0] = '\0';
+    int rc = judge_library(c, err, errlen);
+    if (!rc && c->alloc->check == ALLOC_CHECK_LOADER && c->nsettings) {
+        char *listing = malloc(16384);
+        if (!listing)
+            return -ENOMEM;
+        rc = sample_loader_listing(c, listing, 16384, err, errlen);
+        if (!rc)
+            rc = verify_loader_tunables(c, listing, err, errlen);
+        free(listing);
+    }
+    if (rc)
+        return rc;
+    wl_args_t a;
+    wl_defaults(wl_find("selftest"), &a);
+    run_opts_t quick = *o;
+    quick.timeout_s = 30;
+    run_sample_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    rc = sample_run(&quick, c, &a, NULL, s);
+    if (rc)
+        snprintf(err, errlen, "%s: cannot start the worker: %s", c->label, strerror(-rc));
+    else
+        rc = judge_preflight(&quick, c, s, version, vlen, err, errlen);
+    sample_free(s);
+    return rc;
+}

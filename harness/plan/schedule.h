@@ -1,0 +1,85 @@
+/* schedule.h - the state of one `run` invocation, and running its plan:
+ * work scales (read back by --resume, calibrated by --min-time), warm-up,
+ * then the blocks, each in its shuffled order, one row per sample written
+ * whole, until the plan is done, has converged (--adaptive), is out of
+ * budget or is interrupted.  cmd_run.c builds the state and reports on it;
+ * schedule.c runs the samples. */
+#ifndef MB_SCHEDULE_H
+#define MB_SCHEDULE_H
+#include "counters.h"
+#include "csv.h"
+#include "options.h"
+#include "output.h"
+#include "resolve.h"
+#include "rows.h"
+#include "types.h"
+#include "spec.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct run_ctx run_ctx_t;
+
+/* Called after each sample is written: its block b, the workload w and the
+ * configuration k of its cell. */
+typedef void run_progress_fn(const run_ctx_t *c, unsigned b, size_t w, size_t k);
+
+/* What changes while the plan runs, per configuration and workload. */
+typedef struct {
+    char versions[SPEC_MAX_CONFIGS][128];   /* each configuration's, from its proof */
+    double limits[SPEC_MAX_WORKLOADS];      /* each workload's, measured in the current block */
+} run_state_t;
+
+/* Everything one invocation holds; freed in one place (cmd_run.c).  r is the
+ * plan, read-only after resolve_spec; st and the buffers below change. */
+struct run_ctx {
+    run_spec_t sp;
+    run_cli_t cli;
+    resolved_t r;
+    run_state_t st;
+    char worker[PATH_MAX], probe[PATH_MAX];
+    unsigned blocks;
+    out_t out;
+    row_ctx_t x;
+    csv_table_t prev;              /* --resume: the rows the output already has (read once) */
+    char run_id[64], shard_txt[32], host[256];
+    cnt_set_t *cnt;
+    size_t *order, *ntput, ndone;
+    bool *done, *converged;
+    double *tput;
+    unsigned *tblock;              /* the block of each tput value: pairs cells block by block */
+    wl_args_t *cell_args;          /* per cell: the workload as run, --min-time scaling applied */
+    uint64_t *cell_scale;          /* its work_scale; 0: not calibrated yet */
+    csv_row_t *row;
+    run_sample_t *s;
+    /* progress */
+    size_t planned, nrun, nok, nbad;
+    double t_start, spent;
+    bool tty;                      /* progress on a terminal: one line, rewritten */
+};
+
+/* Run the plan: 0, or 1 when the run must stop (a child could not be
+ * started, the output takes no more rows); *nblocks: the blocks begun. */
+int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks);
+/* Relative half-width of the 95% CI of a cell's median throughput (v: its
+ * n samples); INFINITY when it has too few. */
+double schedule_cell_ci(const double *v, size_t n);
+/* --resolution: the relative half-width of the 95% CI of the median per-block
+ * ratio of cell i to its workload's first configuration (paired by block);
+ * INFINITY below 6 pairs.  --adaptive: schedule_cell_ci of the cell.  The
+ * first configuration itself: 0 (it converges with the others). */
+double schedule_cell_halfwidth(const run_ctx_t *c, size_t i);
+/* The target half-width (--resolution or --adaptive), 0 for a fixed plan. */
+double schedule_target(const run_spec_t *sp);
+
+/* Before any measured run, for each configuration: its library can be
+ * read, the loader takes its settings (ALLOC_CHECK_LOADER), and the worker
+ * runs once under it (a no-op workload, no counters), judged ok and proven
+ * (judge_preflight).  version gets the allocator's version.  0, or -errno
+ * with one line in err. */
+int schedule_preflight(const run_opts_t *o, const run_config_t *c, char *version, size_t vlen, char *err,
+                       size_t errlen);
+
+#endif

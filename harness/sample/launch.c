@@ -1,0 +1,438 @@
+/* launch.c - what the harness needs to launch a user's command in place of
+ * the worker (contract: launch.h): its shell words split and quoted, the
+ * program judged (can an allocator be preloaded into it?), and the figure
+ * it prints found by a regular expression in its output. */
+#include "launch.h"
+#include "elfinfo.h"
+#include "registry.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- words ------------------------------------------------------------------ */
+
+static int push_word(char ***v, size_t *n, size_t *cap, const char *w, size_t len)
+{
+    if (*n + 2 > *cap) {
+        size_t c = *cap ? *cap * 2 : 8;
+        char **nv = realloc(*v, c * sizeof *nv);
+        if (!nv)
+            return -ENOMEM;
+        *v = nv, *cap = c;
+    }
+    if (!((*v)[*n] = strndup(w, len)))
+        return -ENOMEM;
+    (*v)[++*n] = NULL;
+    return 0;
+}
+
+void launch_free_words(char **v)
+{
+    for (char **p = v; p && *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* One word from *pp into buf (quotes removed): 0, or -EINVAL. */
+static int next_word(const char **pp, char *buf, size_t *len, char *err, size_t errlen)
+{
+    const char *p = *pp;
+    size_t n = 0;
+    while (*p && !isspace((unsigned char)*p)) {
+        char q = *p;
+        if (q == '\'' || q == '"') {
+            const char *start = p++;
+            while (*p && *p != q) {
+                if (q == '"' && *p == '\\' && strchr("\"\\$`", p[1]))
+                    p++;
+                buf[n++] = *p++;
+            }
+            if (!*p) {
+                snprintf(err, errlen, "unterminated %s quote in the command at '%.20s'",
+                         q == '"' ? "double" : "single", start);
+                return -EINVAL;
+            }
+            p++;
+        } else if (q == '\\' && p[1]) {
+            buf[n++] = p[1];
+            p += 2;
+        } else {
+            buf[n++] = *p++;
+        }
+    }
+    *pp = p;
+    *len = n;
+    return 0;
+}
+
+int launch_split(const char *cmd, char ***argvp, char *err, size_t errlen)
+{
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    char *buf = malloc(strlen(cmd) + 1);
+    if (!buf)
+        return -ENOMEM;
+    int rc = 0;
+    for (const char *p = cmd;;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        size_t len;
+        if ((rc = next_word(&p, buf, &len, err, errlen)) || (rc = push_word(&v, &n, &cap, buf, len)))
+            break;
+    }
+    free(buf);
+    if (!rc && n == 0) {
+        snprintf(err, errlen, "no command given (exec:cmd=..., or mallocbench exec -- CMD ARGS)");
+        rc = -EINVAL;
+    }
+    if (rc) {
+        launch_free_words(v);
+        return rc;
+    }
+    *argvp = v;
+    return 0;
+}
+
+int launch_quote(char *const *argv, char *out, size_t len)
+{
+    static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.,:@%";
+    size_t off = 0;
+    for (char *const *w = argv; *w; w++) {
+        bool bare = **w && strspn(*w, plain) == strlen(*w);
+        if (off && off < len)
+            out[off++] = ' ';
+        if (!bare && off < len)
+            out[off++] = '\'';
+        for (const char *p = *w; *p && off < len; p++) {
+            if (*p == '\'') {
+                const char *esc = "'\\''";
+                for (; *esc && off < len; esc++)
+                    out[off++] = *esc;
+            } else {
+                out[off++] = *p;
+            }
+        }
+        if (!bare && off < len)
+            out[off++] = '\'';
+    }
+    if (off >= len)
+        return -ENAMETOOLONG;
+    out[off] = '\0';
+    return 0;
+}
+
+/* ---- can it be preloaded? ---------------------------------------------------- */
+
+/* The family whose library "needed" is (libjemalloc.so.2 ~ libjemalloc.so*). */
+static const char *allocator_of(const char *needed)
+{
+    size_t stem = strcspn(needed, ".");
+    for (size_t i = 0; i < alloc_count(); i++) {
+        const alloc_info_t *a = alloc_at(i);
+        for (const char *const *so = a->sonames; so && *so; so++)
+            if (strcspn(*so, ".") == stem && !strncmp(*so, needed, stem) && !strncmp(needed + stem, ".so", 3))
+                return a->name;
+    }
+    return NULL;
+}
+
+static int judge_elf(const char *path, const elf_info_t *e, char *err, size_t errlen)
+{
+    if (e->setid) {
+        snprintf(err, errlen, "'%s' is setuid or setgid: the loader ignores LD_PRELOAD for it, so "
+                 "no allocator would be swapped", path);
+        return -EINVAL;
+    }
+    if (!e->elf)
+        return 0;
+    if (!e->dynamic) {
+        snprintf(err, errlen, "'%s' is statically linked: nothing can be preloaded into it, so it "
+                 "would run its built-in malloc under every allocator", path);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < e->nneeded; i++) {
+        const char *fam = allocator_of(e->needed[i]);
+        if (fam) {
+            snprintf(err, errlen, "'%s' links %s itself (%s): a preloaded allocator would not "
+                     "replace it everywhere", path, fam, e->needed[i]);
+            return -EINVAL;
+        }
+    }
+    if (e->defines_malloc) {
+        snprintf(err, errlen, "'%s' defines its own malloc (dynamic symbol table): its own calls "
+                 "would not reach a preloaded allocator", path);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int launch_check_program(const char *name, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    elf_info_t *e = malloc(sizeof *e);
+    if (!e)
+        return -ENOMEM;
+    int rc = elf_which(name, path, sizeof path);
+    if (rc == -EISDIR)
+        snprintf(err, errlen, "'%s' is a directory, not a program", path);
+    else if (rc == -EACCES)
+        snprintf(err, errlen, "'%s' is not executable (no execute permission, or not a regular file)", path);
+    else if (rc)
+        snprintf(err, errlen, "command '%s' not found%s", name, strchr(name, '/') ? "" : " on PATH");
+    if (!rc && !(rc = elf_inspect(path, e, err, errlen)) && !(rc = judge_elf(path, e, err, errlen)) &&
+        e->script) {
+        /* a script: what runs is its interpreter (through env(1) on PATH) */
+        char interp[PATH_MAX];
+        const char *base = strrchr(e->interp, '/');
+        bool via_env = base && !strcmp(base + 1, "env") && e->interp_arg[0] && e->interp_arg[0] != '-';
+        snprintf(interp, sizeof interp, "%s", via_env ? e->interp_arg : e->interp);
+        if ((rc = elf_which(interp, path, sizeof path)))
+            snprintf(err, errlen, "the interpreter '%s' of '%s' is not found", interp, name);
+        else if (!(rc = elf_inspect(path, e, err, errlen)))
+            rc = judge_elf(path, e, err, errlen);
+    }
+    free(e);
+    return rc ? -EINVAL : 0;
+}
+
+/* ---- the printed figure ------------------------------------------------------ */
+
+/* Length of the number at s[0..len) by the strict grammar
+ * [-+]?(digits[.digits]|.digits)([eE][-+]?digits)?, or 0. */
+static size_t number_len(const char *s, size_t len)
+{
+    size_t i = 0, digits = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        i++;
+    while (i < len && isdigit((unsigned char)s[i]))
+        i++, digits++;
+    if (i + 1 < len && s[i] == '.' && isdigit((unsigned char)s[i + 1]))
+        for (i++; i < len && isdigit((unsigned char)s[i]); i++)
+            digits++;
+    if (!digits)
+        return 0;
+    size_t e = i + 1;
+    if (e < len && (s[e] == '-' || s[e] == '+'))
+        e++;
+    if (i < len && (s[i] == 'e' || s[i] == 'E') && e < len && isdigit((unsigned char)s[e])) {
+        while (e < len && isdigit((unsigned char)s[e]))
+            e++;
+        i = e;
+    }
+    return i;
+}
+
+/* Does a word inf, infinity or nan (any case, signed or not) start at s[i]? */
+static bool not_finite_word(const char *s, size_t i, size_t len)
+{
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        i++;
+    size_t n = len - i < 3 ? len - i : 3;
+    if (n < 3 || (strncasecmp(s + i, "inf", 3) && strncasecmp(s + i, "nan", 3)))
+        return false;
+    size_t w = i + 3;
+    if (!strncasecmp(s + i, "inf", 3) && len - w >= 5 && !strncasecmp(s + w, "inity", 5))
+        w += 5;
+    return w == len || !isalnum((unsigned char)s[w]);
+}
+
+/* A figure's magnitude: 0 or within [METRIC_MIN, METRIC_MAX], the range
+ * every reader of the CSV accepts (scripts/mallocbench/mbcsv.py NUM_MIN, NUM_MAX). */
+static bool in_range(double v)
+{
+    return v == 0 || (fabs(v) >= METRIC_MIN && fabs(v) <= METRIC_MAX);
+}
+
+/* s[0..n) (a number by number_len) as a double: 0, or -ERANGE when it is
+ * not finite or its magnitude is outside the range (5e-400 is not 0). */
+static int to_double(const char *s, size_t n, double *value)
+{
+    char buf[128];
+    if (n >= sizeof buf)
+        return -ERANGE;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + n || !isfinite(v) || errno == ERANGE || !in_range(v))
+        return -ERANGE;
+    *value = v;
+    return 0;
+}
+
+/* The first number in s[0..len): a sign counts when it does not join a
+ * word ("run-3" holds 3, "x: -2.5" holds -2.5).  It must be whole: not the
+ * start of 1,234 or 1.5.3, a hex 0x10, or after a Unicode minus (U+2212);
+ * a unit may follow ("2ms").  0, -ENOENT (none), -EDOM (not whole), or
+ * -ERANGE (inf, nan, or out of range).  *at, *n: where the number starts,
+ * its length (for the message). */
+static int number_in(const char *s, size_t len, double *value, size_t *at, size_t *n)
+{
+    for (size_t i = 0; i < len; i++) {
+        bool word_before = i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '.');
+        bool sign = (s[i] == '-' || s[i] == '+') && !word_before;
+        *at = i;
+        *n = 0;
+        if (!word_before && not_finite_word(s, i, len)) {
+            while (i + *n < len && !isspace((unsigned char)s[i + *n]))
+                (*n)++; /* the word, for the message */
+            return -ERANGE;
+        }
+        if (!sign && !isdigit((unsigned char)s[i]) && s[i] != '.')
+            continue;
+        size_t k = number_len(s + i, len - i);
+        if (!k)
+            continue;
+        *n = k;
+        size_t e = i + k;
+        bool grouped = e + 1 < len && (s[e] == ',' || s[e] == '.') && isdigit((unsigned char)s[e + 1]);
+        bool hex = e < len && (s[e] == 'x' || s[e] == 'X') && s[e - 1] == '0' && k == 1u + sign; /* 0x, -0x */
+        bool unicode_minus = i >= 3 && !memcmp(s + i - 3, "\xe2\x88\x92", 3);
+        if (grouped || hex || unicode_minus) {
+            while (e < len && !isspace((unsigned char)s[e]))
+                e++;
+            *at = unicode_minus ? i - 3 : i;
+            *n = e - *at;
+            return -EDOM;
+        }
+        return to_double(s + i, k, value);
+    }
+    return -ENOENT;
+}
+
+/* A group: the whole text, less ASCII white space at its ends, must be one
+ * number.  0, -EDOM (anything else: separators, hex, a unit, text) or
+ * -ERANGE; -ENOENT for an empty group. */
+static int whole_number(const char *s, size_t len, double *value)
+{
+    while (len && memchr(" \t\r\v\f", s[len - 1], 5)) /* ASCII white space: a CRLF line's \r too */
+        len--;
+    while (len && memchr(" \t\r\v\f", *s, 5))
+        s++, len--;
+    if (!len)
+        return -ENOENT;
+    size_t i = 0;
+    if (not_finite_word(s, 0, len))
+        return -ERANGE;
+    size_t k = number_len(s + i, len);
+    if (k != len)
+        return -EDOM;
+    return to_double(s, k, value);
+}
+
+int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value, char *text,
+                  size_t textlen)
+{
+    regex_t rx;
+    if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE))
+        return -EINVAL;
+    int rc = -ENOENT;
+    regmatch_t m[2];
+    if (text && textlen)
+        text[0] = '\0';
+    for (const char *line = out; *line;) {
+        size_t len = strcspn(line, "\n");
+        char *copy = strndup(line, len);
+        if (copy && regexec(&rx, copy, 2, m, 0) == 0) {
+            /* the group, whole; without one, the first number on the rest of the line */
+            bool group = m[1].rm_so >= 0;
+            size_t from = (size_t)(group ? m[1].rm_so : m[0].rm_so);
+            size_t to = group ? (size_t)m[1].rm_eo : len;
+            size_t at = 0, n = to - from;
+            double v;
+            int got = group ? whole_number(copy + from, to - from, &v)
+                            : number_in(copy + from, to - from, &v, &at, &n);
+            if (got != -ENOENT) { /* the last match wins */
+                rc = got;
+                if (text && textlen)
+                    snprintf(text, textlen, "%.*s", (int)(n < 60 ? n : 60), copy + from + at);
+            }
+            if (!got)
+                *value = v;
+            /* a line the window cut: its figure may have lost digits */
+            if (got != -ENOENT && ((cut_start && line == out) || (cut_end && !line[len])))
+                rc = -EMSGSIZE;
+        }
+        free(copy);
+        line += len + (line[len] == '\n');
+    }
+    regfree(&rx);
+    return rc;
+}
+
+void launch_window_add(launch_window_t *w, const char *buf, size_t add)
+{
+    size_t keep = w->cap - 1, head = keep - w->head_len;
+    w->total += add;
+    head = head < add ? head : add;
+    memcpy(w->head + w->head_len, buf, head);
+    w->head_len += head;
+    w->head[w->head_len] = '\0';
+    if (add >= keep) {
+        memcpy(w->tail, buf + add - keep, keep);
+        w->tail_len = keep;
+    } else {
+        if (w->tail_len + add > keep) {
+            size_t drop = w->tail_len + add - keep;
+            memmove(w->tail, w->tail + drop, w->tail_len - drop);
+            w->tail_len -= drop;
+        }
+        memcpy(w->tail + w->tail_len, buf, add);
+        w->tail_len += add;
+    }
+    w->tail[w->tail_len] = '\0';
+}
+
+int launch_window_metric(const launch_window_t *w, const char *re, double *value, char *text, size_t textlen)
+{
+    int rc = launch_metric(re, w->tail, w->total > w->tail_len, false, value, text, textlen);
+    if (rc == -ENOENT)
+        rc = launch_metric(re, w->head, false, w->total > w->head_len, value, text, textlen);
+    return rc;
+}
+
+/* ---- before any run ---------------------------------------------------------- */
+
+int launch_check_command(const char *cmd, const char *metric, char *err, size_t errlen)
+{
+    char **argv;
+    int rc = launch_split(cmd, &argv, err, errlen);
+    if (rc)
+        return rc;
+    rc = launch_check_program(argv[0], err, errlen);
+    launch_free_words(argv);
+    return rc ? rc : launch_check_regex("exec:metric", metric, err, errlen);
+}
+
+int launch_check_regex(const char *what, const char *re, char *err, size_t errlen)
+{
+    regex_t rx;
+    if (!*re)
+        return 0;
+    if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE)) {
+        snprintf(err, errlen, "%s '%s' is not an extended regular expression", what, re);
+        return -EINVAL;
+    }
+    regfree(&rx);
+    return 0;
+}
+
+const char *launch_last_line(char *buf)
+{
+    size_t len = strlen(buf);
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+        buf[--len] = '\0';
+    char *nl = strrchr(buf, '\n');
+    return nl ? nl + 1 : buf;
+}

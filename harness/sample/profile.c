@@ -1,0 +1,311 @@
+/* profile.c - one unmeasured run of a cell under `perf record --call-graph
+ * dwarf`, then scripts/flamegraph.py turns perf.data into folded stacks and
+ * an SVG.  perf starts the worker itself, with the sample's environment
+ * (ours without allocator variables, plus LD_PRELOAD and the configuration's
+ * variables): perf 6.1 loses the user stacks of a command started through
+ * env(1), whose pre-exec maps stay in its view (docs/profile.md). */
+#include "profile.h"
+#include "launch.h"
+#include "prepare.h"
+#include "sample.h"
+#include "spawn.h"
+#include "tools.h"
+#include "units.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+
+#define PERF_ARGS_MAX 40
+#define RENDER_TIMEOUT_S 600.0
+
+/* The first executable PROG on $PATH (or PROG itself when it has a '/'). */
+static int find_program(const char *prog, char *out, size_t len)
+{
+    if (strchr(prog, '/')) {
+        snprintf(out, len, "%s", prog);
+        return access(out, X_OK) == 0 ? 0 : -errno;
+    }
+    const char *path = getenv("PATH");
+    char dirs[4096];
+    snprintf(dirs, sizeof dirs, "%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, len, "%s/%s", d, prog);
+        struct stat st;
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+            return 0;
+    }
+    return -ENOENT;
+}
+
+/* Whether the kernel's syscall tracepoints can be opened (tracefs readable). */
+static bool have_syscall_tracepoints(void)
+{
+    return access("/sys/kernel/tracing/events/syscalls/sys_enter_madvise", F_OK) == 0 ||
+           access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_madvise", F_OK) == 0;
+}
+
+/* perf's ring buffer per CPU (-m), "16M": 16 MiB, halved down to 1 MiB
+ * while the buffers of all CPUs (perf maps one per CPU) exceed 256 MiB. */
+static void buffer_size(char *buf, size_t len)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long mib = PROFILE_BUFFER_MIB;
+    while (ncpu > 0 && mib > 1 && mib * ncpu > PROFILE_BUFFERS_MIB)
+        mib /= 2;
+    snprintf(buf, len, "%ldM", mib);
+}
+
+/* perf record's command line, the worker's command (cmd) at its end. */
+static int perf_argv(const char *perf, const char *data, char *const *cmd, bool tracepoints, char ***argvp)
+{
+    char fault_ev[64], cpu_ev[64], stack[32], mmap_size[32];
+    buffer_size(mmap_size, sizeof mmap_size);
+    snprintf(fault_ev, sizeof fault_ev, "page-faults/period=%d/", PROFILE_FAULT_PERIOD);
+    snprintf(cpu_ev, sizeof cpu_ev, "cpu-clock/period=%d/", PROFILE_CPU_PERIOD_NS);
+    snprintf(stack, sizeof stack, "dwarf,%d", PROFILE_STACK_BYTES);
+    const char *fixed[] = {perf, "record", "-q", "-N", "-o", data, "-m", mmap_size, "--call-graph", stack,
+                           "-c", "1", /* every tracepoint hit; the two periods above are their own */
+                           "-e", fault_ev, "-e", cpu_ev};
+    const char *tps[] = {"-e", "syscalls:sys_enter_madvise", "-e", "syscalls:sys_enter_munmap",
+                         "-e", "syscalls:sys_enter_brk"};
+    size_t ncmd = 0;
+    while (cmd[ncmd])
+        ncmd++;
+    char **argv = calloc(PERF_ARGS_MAX + ncmd + 1, sizeof *argv);
+    if (!argv)
+        return -ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        if (!(argv[n++] = strdup(fixed[i])))
+            goto oom;
+    for (size_t i = 0; tracepoints && i < sizeof tps / sizeof *tps; i++)
+        if (!(argv[n++] = strdup(tps[i])))
+            goto oom;
+    if (!(argv[n++] = strdup("--")))
+        goto oom;
+    for (size_t i = 0; i < ncmd; i++)
+        if (!(argv[n++] = strdup(cmd[i])))
+            goto oom;
+    *argvp = argv;
+    return 0;
+oom:
+    launch_free_words(argv);
+    return -ENOMEM;
+}
+
+/* Runs argv to its end (killed with its group after timeout_s, 0 = none, or
+ * on an interrupt): 0 with its wait status, or -errno; -ETIMEDOUT when it
+ * was killed on time, -EINTR on an interrupt. */
+static int run_to_end(const run_opts_t *o, char *const *argv, char *const *envp, const char *out_path,
+                      const char *log_path, double timeout_s, int *wstatus)
+{
+    int err_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int out_fd = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : err_fd;
+    if (err_fd < 0 || out_fd < 0) {
+        int rc = -errno;
+        if (err_fd >= 0)
+            close(err_fd);
+        return rc;
+    }
+    /* stdin from /dev/null, stdout to out_fd, stderr to err_fd */
+    const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {out_fd, 1}, {err_fd, 2}};
+    spawn_t sp = {.path = argv[0], .argv = argv, .envp = envp, .fds = fds, .nfds = 3,
+                  .cpus = o->pin ? &o->cpus : NULL, .group = true, .death_signal = SIGKILL, .go_fd = -1};
+    pid_t pid = 0;
+    int rc = spawn_start(&sp, &pid);
+    if (out_fd != err_fd)
+        close(out_fd);
+    close(err_fd);
+    if (rc)
+        return rc;
+    double deadline = timeout_s > 0 ? mono_now() + timeout_s : 0;
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (;;) {
+        pid_t w = waitpid(pid, wstatus, WNOHANG);
+        if (w == pid)
+            return rc;
+        if (w < 0 && errno != EINTR)
+            return -errno;
+        if (!rc && (sample_interrupted() || (deadline > 0 && mono_now() > deadline))) {
+            rc = sample_interrupted() ? -EINTR : -ETIMEDOUT;
+            if (kill(-pid, SIGKILL) != 0)
+                kill(pid, SIGKILL);
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* The line of a log that says why perf failed: the one after "Error:",
+ * else the last non-empty one. */
+static void log_reason(const char *log_path, char *buf, size_t len)
+{
+    snprintf(buf, len, "no message");
+    FILE *f = fopen(log_path, "r");
+    if (!f)
+        return;
+    char line[512];
+    bool after_error = false;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0])
+            continue;
+        if (!strcmp(line, "Error:")) {
+            after_error = true;
+            continue;
+        }
+        snprintf(buf, len, "%s", line);
+        if (after_error)
+            break;
+    }
+    fclose(f);
+}
+
+/* The first line of a file into buf ("" when there is none). */
+static void read_first_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fgets(buf, (int)len, f))
+        buf[strcspn(buf, "\r\n")] = '\0';
+    fclose(f);
+}
+
+typedef struct {
+    const run_opts_t *o;
+    const profile_cmd_t *cmd;
+    char perf[PATH_MAX];
+    char data[PATH_MAX], log[PATH_MAX], folded[PATH_MAX], svg[PATH_MAX], line[PATH_MAX];
+} profile_t;
+
+/* perf.data into OUT.folded and OUT.svg by mallocbench.flamegraph; its
+ * summary line into p->line's file and then into summary. */
+static int render(profile_t *p, char *summary, size_t len)
+{
+    char pythonpath[2 * PATH_MAX], python[PATH_MAX];
+    if (tools_python_env(pythonpath, sizeof pythonpath)) {
+        snprintf(summary, len, "profile: cannot find the mallocbench Python package (its flamegraph module)");
+        return -ENOENT;
+    }
+    if (find_program("/usr/bin/python3", python, sizeof python) && find_program("python3", python, sizeof python)) {
+        snprintf(summary, len, "profile: cannot find python3");
+        return -ENOENT;
+    }
+    char *argv[] = {python, "-m", "mallocbench.flamegraph", "--perf-data", p->data, "--perf", p->perf, "--folded", p->folded,
+                    "--svg", p->svg, "--force", "--title", (char *)p->cmd->title, "--allocator-lib",
+                    (char *)(p->cmd->alloc_lib ? p->cmd->alloc_lib : ""), NULL};
+    int wstatus = 0;
+    char *extra[] = {pythonpath}, **envp = NULL;
+    int rc = prepare_env(extra, 1, &envp);
+    if (!rc)
+        rc = run_to_end(p->o, argv, envp, p->line, p->log, RENDER_TIMEOUT_S, &wstatus);
+    launch_free_words(envp);
+    if (!rc && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) {
+        char why[512];
+        log_reason(p->log, why, sizeof why);
+        snprintf(summary, len, "profile: flamegraph.py failed: %s", why);
+        return -EIO;
+    }
+    if (rc) {
+        snprintf(summary, len, "profile: cannot run flamegraph.py: %s", strerror(-rc));
+        return rc;
+    }
+    read_first_line(p->line, summary, len);
+    return 0;
+}
+
+/* perf record of the command: 0, or -errno with the reason in summary. */
+static int record(profile_t *p, char *summary, size_t len)
+{
+    char **envp = NULL, **argv = NULL;
+    int rc = prepare_env(p->cmd->assign, p->cmd->nassign, &envp);
+    if (!rc)
+        rc = perf_argv(p->perf, p->data, p->cmd->argv, have_syscall_tracepoints(), &argv);
+    if (rc) {
+        snprintf(summary, len, "profile: cannot build the perf command: %s", strerror(-rc));
+        goto out;
+    }
+    double timeout = p->o->timeout_s * PROFILE_TIMEOUT_FACTOR;
+    int wstatus = 0;
+    rc = run_to_end(p->o, argv, envp, NULL, p->log, timeout, &wstatus);
+    struct stat st;
+    bool have_data = stat(p->data, &st) == 0 && st.st_size > 0;
+    if (rc == -ETIMEDOUT)
+        snprintf(summary, len, "profile: killed after %.3g s (%d x --timeout)", timeout, PROFILE_TIMEOUT_FACTOR);
+    else if (rc)
+        snprintf(summary, len, "profile: perf record: %s", strerror(-rc));
+    else if (!have_data || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+        char why[512];
+        log_reason(p->log, why, sizeof why);
+        rc = strstr(why, "ermission") || strstr(why, "paranoid") ? -EPERM : -EIO;
+        snprintf(summary, len, "profile: perf record failed (%s %d): %s",
+                 WIFEXITED(wstatus) ? "exit" : "signal", WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus),
+                 why);
+    }
+out:
+    launch_free_words(envp);
+    launch_free_words(argv);
+    return rc;
+}
+
+int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const char *out_prefix, char *summary,
+                    size_t len)
+{
+    profile_t p = {.o = o, .cmd = cmd};
+    if (find_program("perf", p.perf, sizeof p.perf)) {
+        snprintf(summary, len, "profile: perf not found on PATH (Debian: apt install linux-perf)");
+        return -ENOENT;
+    }
+    snprintf(p.data, sizeof p.data, "%s.perf.data", out_prefix);
+    snprintf(p.log, sizeof p.log, "%s.perf.log", out_prefix);
+    snprintf(p.folded, sizeof p.folded, "%s.folded", out_prefix);
+    snprintf(p.svg, sizeof p.svg, "%s.svg", out_prefix);
+    snprintf(p.line, sizeof p.line, "%s.summary.tmp", out_prefix);
+    unlink(p.data);
+    unlink(p.log);
+    double t0 = mono_now();
+    int rc = record(&p, summary, len);
+    if (!rc)
+        rc = render(&p, summary, len);
+    unlink(p.data);
+    unlink(p.log);
+    unlink(p.line);
+    char took[64];
+    snprintf(took, sizeof took, "; %.1f s", mono_now() - t0);
+    if (!rc && strlen(summary) + strlen(took) < len)
+        strcat(summary, took);
+    return rc;
+}
+
+int profile_cell(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, const char *out_prefix,
+                 char *summary, size_t len)
+{
+    char **cmd = NULL, params[1024], title[1536];
+    int rc = prepare_command(o, c, a, &cmd);
+    if (rc) {
+        snprintf(summary, len, "profile: cannot build the command: %s", strerror(-rc));
+        return rc;
+    }
+    size_t w = 1; /* cmd: env VAR=VALUE... WORKER ARGS (or the exec command) */
+    while (cmd[w] && strchr(cmd[w], '='))
+        w++;
+    wl_format_args(a, ',', params, sizeof params);
+    snprintf(title, sizeof title, "%s(%s) under %s", a->wl->name, params, c->label);
+    profile_cmd_t pc = {.assign = cmd + 1, .nassign = w - 1, .argv = cmd + w, .title = title, .alloc_lib = c->lib};
+    if (cmd[w])
+        rc = profile_command(o, &pc, out_prefix, summary, len);
+    else
+        snprintf(summary, len, "profile: no command after the environment"), rc = -EINVAL;
+    launch_free_words(cmd);
+    return rc;
+}

@@ -1,0 +1,862 @@
+/* sample.c - one sample, one child: fork, stop before exec while the counters
+ * are opened on the child, release, then poll the child's pidfd, its region
+ * markers, its output and the probe's report while sampling RSS, until it
+ * exits or its time is up.  It only observes: judge.c gives the status. */
+#include "sample.h"
+#include "tree.h"
+#include "units.h"
+#include "probe.h"
+#include "region.h"
+#include "launch.h"
+#include "spawn.h"
+#include "prepare.h"
+#include "probe_report.h"
+#include "server.h"
+#include "disturb.h"
+#include "mb_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define OUTPUT_KEEP RUN_OUTPUT_KEEP
+#define PROBE_BUF (64 * 1024)
+#define ENV_PATH "/usr/bin/env"
+
+
+
+static volatile sig_atomic_t interrupted;
+static volatile pid_t running_child;
+
+/* The child and everything it started in its process group. */
+static void kill_group(pid_t pid)
+{
+    if (kill(-pid, SIGKILL) != 0)
+        kill(pid, SIGKILL);
+}
+
+/* At exit of the harness, however it returns: no sample outlives it. */
+static void kill_running_child(void)
+{
+    if (running_child > 0) {
+        kill_group(running_child);
+        spawn_kill_stragglers(NULL, 0);
+    }
+}
+
+__attribute__((constructor)) static void register_child_reaper(void)
+{
+    atexit(kill_running_child);
+}
+
+void sample_interrupt(void) { interrupted = 1; }
+bool sample_interrupted(void) { return interrupted != 0; }
+
+#define now_s mono_now
+
+/* utime and stime of the whole thread group from /proc/PID/stat, seconds. */
+static int proc_cpu(pid_t pid, double *user, double *sys)
+{
+    char buf[1024], *p;
+    int rc = spawn_proc_stat(pid, buf, sizeof buf, &p);
+    if (rc)
+        return rc;
+    /* after ") " come fields 3.. ; utime is field 14, stime 15 */
+    unsigned long long ut = 0, st = 0;
+    int field = 2;
+    for (char *tok = strtok(p, " "); tok; tok = strtok(NULL, " ")) {
+        field++;
+        if (field == 14)
+            ut = strtoull(tok, NULL, 10);
+        else if (field == 15) {
+            st = strtoull(tok, NULL, 10);
+            break;
+        }
+    }
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    *user = (double)ut / hz;
+    *sys = (double)st / hz;
+    return 0;
+}
+
+/* Resident set of the child from /proc/PID/statm, KiB; -1 when gone. */
+static long proc_rss_kib(int statm_fd)
+{
+    char buf[256];
+    if (statm_fd < 0)
+        return -1;
+    ssize_t n = pread(statm_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    unsigned long size, resident;
+    if (sscanf(buf, "%lu %lu", &size, &resident) != 2 || size == 0)
+        return -1; /* an exiting process has no memory map left: not a reading */
+    return (long)(resident * (unsigned long)(sysconf(_SC_PAGESIZE) / 1024));
+}
+
+typedef struct child {
+    const run_opts_t *o;
+    const run_config_t *c;
+    const wl_args_t *a;
+    const launcher_t *l;
+    run_sample_t *s;
+    cnt_set_t *cnt;
+    pid_t pid;
+    int statm_fd;
+    double t0;
+    char sync_buf[WL_RESULT_LINE_MAX + 2 * TOKEN_LEN];
+    const tokens_t *tok;
+    char forged[192];               /* the first line without the sample's secret */
+    size_t sync_len;
+    launch_window_t out;            /* s->out_head and s->out_tail: the first bytes of the child's
+                                     * output (allocators report at start-up) and the last */
+    char *probe_buf;
+    size_t probe_len;
+    double t_begin, t_end;          /* the region markers, when the program sent them */
+    int fail_fd;                    /* spawn's: why the child never ran its program */
+    long oom_before;                /* /proc/vmstat oom_kill when it started */
+    pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
+    size_t nkeep;
+    serve_t *sv;                    /* a server's sample: its readiness and its client */
+    disturb_tasks_t tasks;          /* its threads' run-queue wait and involuntary switches */
+    disturb_machine_t m0;           /* the machine's steal, collapses, compactions at the start */
+    unsigned ticks;                 /* RSS readings so far: the threads are read every 10th */
+    double next_tree;               /* when the process tree's PSS is read next (INFINITY: never) */
+} child_t;
+
+/* A command's or server's whole tree (tree.h): its summed Pss, the peak kept. */
+static void tree_sample(child_t *ch)
+{
+    long kib;
+    unsigned n;
+    if (tree_pss_kib(ch->pid, &kib, &n))
+        return;
+    if (kib > ch->s->tree_pss_peak_kib)
+        ch->s->tree_pss_peak_kib = kib;
+    if (n > ch->s->tree_procs_max)
+        ch->s->tree_procs_max = n;
+}
+
+static void rss_sample(child_t *ch)
+{
+    if (ch->ticks++ % 10 == 0)
+        disturb_scan(ch->pid, &ch->tasks); /* a thread that ends keeps its last reading */
+    long rss = proc_rss_kib(ch->statm_fd);
+    if (rss < 0)
+        return;
+    if (rss > ch->s->rss_peak_kib)
+        ch->s->rss_peak_kib = rss;
+    ch->s->rss_samples++;
+    run_sample_t *s = ch->s;
+    if (s->nrss == s->rss_cap) {
+        size_t cap = s->rss_cap ? 2 * s->rss_cap : 256;
+        run_rss_point_t *more = realloc(s->rss, cap * sizeof *more);
+        if (!more)
+            return; /* the reading counts; the series lacks it */
+        s->rss = more;
+        s->rss_cap = cap;
+    }
+    s->rss[s->nrss++] = (run_rss_point_t){now_s() - ch->t0, rss};
+}
+
+/* The line after its "<token> ", or NULL when it does not start so. */
+static char *untoken(char *line, const char *token)
+{
+    size_t n = strlen(token);
+    if (!n || strncmp(line, token, n) || line[n] != ' ')
+        return NULL;
+    return line + n + 1;
+}
+
+/* Notes the first line that came without the sample's secret. */
+static void forged(child_t *ch, int fd, const char *line)
+{
+    if (ch->forged[0])
+        return;
+    snprintf(ch->forged, sizeof ch->forged, "forged report on fd %d (a line without the sample's "
+             "token): '%.80s'", fd, line);
+    for (char *q = ch->forged; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+}
+
+/* The region's edge: counters, CPU times and RSS read now. */
+static void region_mark(child_t *ch, bool begin)
+{
+    run_sample_t *s = ch->s;
+    double u = NAN, sy = NAN;
+    if (ch->cnt)
+        cnt_read(ch->cnt, begin ? s->begin : s->end);
+    proc_cpu(ch->pid, &u, &sy);
+    long rss = proc_rss_kib(ch->statm_fd);
+    uint64_t delay, nivcsw;
+    disturb_scan(ch->pid, &ch->tasks);
+    disturb_sums(&ch->tasks, &delay, &nivcsw);
+    if (begin) {
+        ch->t_begin = now_s();
+        s->region_user_s = u;
+        s->region_sys_s = sy;
+        s->region_run_delay_s = (double)delay * 1e-9;
+        s->region_nivcsw = (long)nivcsw;
+    } else {
+        ch->t_end = now_s();
+        s->region_user_s = u - s->region_user_s;
+        s->region_sys_s = sy - s->region_sys_s;
+        s->region_run_delay_s = (double)delay * 1e-9 - s->region_run_delay_s;
+        s->region_nivcsw = (long)nivcsw - s->region_nivcsw;
+        s->have_region = true;
+        s->rss_final_kib = rss;
+    }
+    if (rss > s->rss_peak_kib)
+        s->rss_peak_kib = rss;
+}
+
+/* One line from the worker on the sync socket; markers are answered only
+ * after the counters are read, so the region is exactly bracketed.  A
+ * command (no token) may send markers only. */
+static void sync_line(child_t *ch, char *raw, int sync_fd)
+{
+    run_sample_t *s = ch->s;
+    char *line = ch->tok->sync[0] ? untoken(raw, ch->tok->sync) : raw;
+    if (!line || (!ch->tok->sync[0] && strcmp(line, "begin") && strcmp(line, "end"))) {
+        forged(ch, PREPARE_SYNC_FD, raw);
+        return;
+    }
+    if (!strcmp(line, "begin") || !strcmp(line, "end")) {
+        /* a server's region is its client's run, not what it marks */
+        if (!ch->sv)
+            region_mark(ch, line[0] == 'b');
+        char ack = 'g';
+        while (write(sync_fd, &ack, 1) < 0 && errno == EINTR)
+            ;
+    } else if (!strncmp(line, "result ", 7)) {
+        char why[256];
+        if (wl_result_parse(line, &s->res, why, sizeof why) == 0)
+            s->have_result = true;
+        else if (!ch->s->fail[0])
+            snprintf(ch->s->fail, sizeof ch->s->fail, "bad result line: %s", why);
+    } else if (!strncmp(line, "fail ", 5) && !ch->s->fail[0]) {
+        /* the first failure is the cause; later ones are its consequences */
+        snprintf(ch->s->fail, sizeof ch->s->fail, "%s", line + 5);
+    }
+}
+
+static void sync_read(child_t *ch, int fd, int *eof)
+{
+    ssize_t n = read(fd, ch->sync_buf + ch->sync_len, sizeof ch->sync_buf - 1 - ch->sync_len);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            *eof = 1;
+        return;
+    }
+    ch->sync_len += (size_t)n;
+    ch->sync_buf[ch->sync_len] = '\0';
+    char *start = ch->sync_buf, *nl;
+    while ((nl = strchr(start, '\n'))) {
+        *nl = '\0';
+        sync_line(ch, start, fd);
+        start = nl + 1;
+    }
+    ch->sync_len = strlen(start);
+    memmove(ch->sync_buf, start, ch->sync_len + 1);
+    if (ch->sync_len >= sizeof ch->sync_buf - 1)
+        ch->sync_len = 0; /* an over-long line is dropped, not fatal */
+}
+
+static void out_read(child_t *ch, int fd, int *eof)
+{
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            *eof = 1;
+        return;
+    }
+    launch_window_add(&ch->out, buf, (size_t)n);
+}
+
+static void probe_read(child_t *ch, int fd, int *eof)
+{
+    if (ch->probe_len >= PROBE_BUF - 1) {
+        char sink[512];
+        if (read(fd, sink, sizeof sink) <= 0)
+            *eof = 1;
+        return;
+    }
+    ssize_t n = read(fd, ch->probe_buf + ch->probe_len, PROBE_BUF - 1 - ch->probe_len);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            *eof = 1;
+        return;
+    }
+    ch->probe_len += (size_t)n;
+    ch->probe_buf[ch->probe_len] = '\0';
+}
+
+/* The probe's lines: the process's own under its token, descendants'
+ * proc: lines under theirs; any other line is a forgery. */
+static void probe_parse(child_t *ch, char *buf)
+{
+    run_sample_t *s = ch->s;
+    char *save = NULL;
+    s->nproc = 1;
+    for (char *raw = strtok_r(buf, "\n", &save); raw; raw = strtok_r(NULL, "\n", &save)) {
+        char *line = untoken(raw, ch->tok->probe);
+        if (!line && (!(line = untoken(raw, ch->tok->dprobe)) || strncmp(line, "proc:", 5))) {
+            forged(ch, PREPARE_PROBE_FD, raw);
+            continue;
+        }
+        char *eq = strchr(line, '=');
+        if (eq && !strncmp(line, "proc:", 5)) {
+            *eq = '\0';
+            probe_report_descendant(s, line + 5, eq + 1);
+            continue;
+        }
+        if (!eq || s->nprobe >= RUN_PROBE_MAX)
+            continue;
+        *eq = '\0';
+        snprintf(s->probe_key[s->nprobe], sizeof s->probe_key[0], "%s", line);
+        snprintf(s->probe_val[s->nprobe], sizeof s->probe_val[0], "%s", eq + 1);
+        s->nprobe++;
+    }
+}
+
+/* Lines the allocator wrote about itself at start-up (its family's
+ * outputs: a version, an effective setting) join the probe's report. */
+static void output_keys(child_t *ch)
+{
+    char copy[OUTPUT_KEEP], key[128], val[256], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", ch->s->out_head);
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (alloc_output_line(ch->c->alloc, l, key, sizeof key, val, sizeof val))
+            probe_report_set(ch->s, key, val);
+}
+
+/* What the watch loop learns about the child's end. */
+typedef struct ending {
+    int wstatus;
+    struct rusage ru;
+    bool timed_out;
+    int stop_signal;        /* it stopped (SIGSTOP, SIGTSTP...): killed then */
+    double t_end;
+} ending_t;
+
+/* The sample's descriptors: sync socket, probe, output and go pipes,
+ * [0] the harness's end, [1] the child's (go: the reverse). */
+typedef struct {
+    int sp[2], pp[2], op[2], gp[2];
+} pipes_t;
+
+/* Has the child stopped?  A stopped child would only sit out its time. */
+static int stop_signal_of(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 && si.si_pid == pid &&
+        si.si_code == CLD_STOPPED)
+        return si.si_status;
+    return 0;
+}
+
+/* The harness ends a server's sample itself, for the reason why. */
+static void server_abort(child_t *ch, bool *killed, const char *why)
+{
+    snprintf(ch->s->harness_why, sizeof ch->s->harness_why, "%s", why);
+    kill_group(ch->pid);
+    *killed = true;
+}
+
+/* A server's sample, from the watch loop at time t: ready, the region
+ * begins and the client starts; the client has ended, the region ends and
+ * the server gets SIGTERM; the grace is over, SIGKILL.  Returns the ms
+ * until it wants to look again (-1: only when a descriptor wakes it). */
+static int server_step(child_t *ch, double t, bool *killed)
+{
+    serve_t *sv = ch->sv;
+    char why[600];
+    if (*killed)
+        return -1;
+    if (sv->phase == SERVE_WAITING) {
+        if (!server_is_ready(sv)) {
+            if (t < sv->ready_by)
+                return 20;
+            snprintf(why, sizeof why, "serve: the server was not ready after %llu s (ready=%s): killed",
+                     (unsigned long long)wl_get(ch->a, "ready_timeout"), wl_get_str(ch->a, "ready"));
+            server_abort(ch, killed, why);
+            return -1;
+        }
+        region_mark(ch, true);
+        char **envp = NULL;
+        int rc = prepare_env(NULL, 0, &envp);
+        if (!rc)
+            rc = server_client_start(sv, ch->a, envp);
+        launch_free_words(envp);
+        if (rc) {
+            snprintf(why, sizeof why, "serve: cannot start the client: %s", strerror(-rc));
+            server_abort(ch, killed, why);
+            return -1;
+        }
+        sv->phase = SERVE_LOADING;
+    }
+    if (sv->phase == SERVE_LOADING) {
+        if (!server_client_poll(sv))
+            return -1;
+        /* the server ended first: its end is the cause, not the stop's.  A client that failed
+         * because the server was going (its socket closed while it exits) can end before the
+         * server is waitable: such a client's end gives the server 100 ms to show it. */
+        int ws = sv->client_wstatus;
+        bool failed = !WIFEXITED(ws) || WEXITSTATUS(ws) != 0;
+        for (int i = 0; i < (failed ? 20 : 1); i++) {
+            siginfo_t si = {0};
+            if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == ch->pid)
+                return -1;
+            if (failed)
+                usleep(5000);
+        }
+        region_mark(ch, false);
+        ch->s->stopped = true;
+        if (kill(-ch->pid, SIGTERM) != 0)
+            kill(ch->pid, SIGTERM);
+        sv->stop_by = t + (double)wl_get(ch->a, "grace");
+        sv->phase = SERVE_STOPPING;
+    }
+    if (t < sv->stop_by)
+        return (int)ceil((sv->stop_by - t) * 1000.0);
+    ch->s->stop_killed = true;
+    kill_group(ch->pid);
+    *killed = true;
+    return -1;
+}
+
+/* Reads the child's three channels and samples its RSS until it exits (or
+ * is killed on time-out or interrupt), then drains what it wrote last. */
+static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
+{
+    const run_opts_t *o = ch->o;
+    pid_t pid = ch->pid;
+    double next_sample = ch->t0 + o->sample_interval_s;
+    ch->next_tree = o->tree_interval_s > 0 && ch->l->kind != LAUNCH_WORKER ? ch->t0 : INFINITY; /* commands and servers */
+    double deadline = o->timeout_s > 0 ? ch->t0 + o->timeout_s : INFINITY;
+    int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0;
+    bool killed = false;
+    while (!exited) {
+        double t = now_s();
+        if (t >= next_sample) {
+            rss_sample(ch);
+            next_sample += o->sample_interval_s;
+            if (next_sample < t)
+                next_sample = t + o->sample_interval_s;
+        }
+        if (t >= ch->next_tree) {
+            tree_sample(ch);
+            ch->next_tree = fmax(ch->next_tree + o->tree_interval_s, now_s());
+        }
+        if (!killed && (t >= deadline || interrupted || (e->stop_signal = stop_signal_of(pid)))) {
+            e->timed_out = t >= deadline && !interrupted && !e->stop_signal;
+            kill_group(pid);
+            killed = true;
+        }
+        int ms = (int)ceil((fmin(fmin(next_sample, ch->next_tree), deadline) - t) * 1000.0);
+        if (ms < 0 || killed)
+            ms = killed ? 50 : 0;
+        int sv_ms = ch->sv ? server_step(ch, t, &killed) : -1;
+        if (sv_ms >= 0 && sv_ms < ms)
+            ms = sv_ms;
+        bool client = ch->sv && ch->sv->phase == SERVE_LOADING && !ch->sv->client_ended;
+        struct pollfd fds[6] = {
+            {pidfd, POLLIN, 0},
+            {sync_eof ? -1 : p->sp[0], POLLIN, 0},
+            {out_eof ? -1 : p->op[0], POLLIN, 0},
+            {probe_eof ? -1 : p->pp[0], POLLIN, 0},
+            {client ? ch->sv->client_pidfd : -1, POLLIN, 0},
+            {client ? ch->sv->client_out : -1, POLLIN, 0},
+        };
+        if ((pidfd < 0 || (client && ch->sv->client_pidfd < 0)) && ms > 10)
+            ms = 10; /* no pidfd (old kernel): fall back to polling waitpid */
+        int n = poll(fds, 6, ms);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0 && fds[1].revents)
+            sync_read(ch, p->sp[0], &sync_eof);
+        if (n > 0 && fds[2].revents)
+            out_read(ch, p->op[0], &out_eof);
+        if (n > 0 && fds[3].revents)
+            probe_read(ch, p->pp[0], &probe_eof);
+        if ((pidfd < 0 || (n > 0 && fds[0].revents)) &&
+            wait4(pid, &e->wstatus, pidfd < 0 ? WNOHANG : 0, &e->ru) == pid)
+            exited = 1;
+    }
+    e->t_end = now_s();
+    if (!exited) {
+        kill_group(pid);
+        wait4(pid, &e->wstatus, 0, &e->ru);
+    }
+    if (ch->sv)
+        server_client_end(ch->sv); /* a client the server's end or the time-out cut short */
+    /* whatever the sample left running, in its group or not (setsid) */
+    ch->s->stragglers = spawn_kill_stragglers(ch->keep, ch->nkeep);
+    kill(-pid, SIGKILL);
+    running_child = 0;
+    /* what the child wrote just before it exited */
+    for (int i = 0; i < 64 && !sync_eof; i++)
+        sync_read(ch, p->sp[0], &sync_eof);
+    for (int i = 0; i < 64 && !out_eof; i++)
+        out_read(ch, p->op[0], &out_eof);
+    for (int i = 0; i < 64 && !probe_eof; i++)
+        probe_read(ch, p->pp[0], &probe_eof);
+}
+
+/* The figure metric=re finds in an output kept (its last 4 KiB, else its
+ * first): 0, or -errno with the reason in fail (whose output: what). */
+static int window_metric(const launch_window_t *w, const char *re, const char *what, char *fail,
+                         size_t len, double *v)
+{
+    char text[64];
+    int rc = launch_window_metric(w, re, v, text, sizeof text);
+    if (rc == -ERANGE)
+        snprintf(fail, len, "metric '%s' matched '%s': not finite, or of a magnitude outside 0 and "
+                 "%g..%g (what the CSV's readers accept)", re, text, METRIC_MIN, METRIC_MAX);
+    else if (rc == -EDOM)
+        snprintf(fail, len, "metric '%s' matched '%s': not one whole number (digits with an optional sign, "
+                 "fraction and exponent; no separators, hex or other text)", re, text);
+    else if (rc == -EMSGSIZE)
+        snprintf(fail, len, "metric '%s' matched a line cut by the %zu-byte window of output kept: its "
+                 "figure may have lost digits", re, w->cap - 1);
+    else if (rc)
+        snprintf(fail, len, "metric '%s' matched no number in %s output (its first and last 4 KiB)", re,
+                 what);
+    return rc;
+}
+
+/* A command's result, made here (no worker sends one): the region is
+ * the whole process tree unless the command marked one; the figure is 1 /
+ * its wall time, or the number metric=REGEX finds in the output. */
+static void command_result(child_t *ch, const ending_t *e)
+{
+    run_sample_t *s = ch->s;
+    if (e->timed_out || !WIFEXITED(e->wstatus) || WEXITSTATUS(e->wstatus) != 0)
+        return; /* judge_status says why */
+    double region = ch->t_end - ch->t_begin;
+    if (!s->have_region) {
+        for (size_t i = 0; i < CNT_MAX; i++) {
+            s->begin[i] = s->end[i] = s->total[i];
+            s->begin[i].value = s->begin[i].enabled = s->begin[i].running = 0;
+        }
+        s->region_user_s = s->user_s;
+        s->region_sys_s = s->sys_s;
+        uint64_t delay, nivcsw; /* the threads' last readings (every 10th RSS tick) */
+        disturb_sums(&ch->tasks, &delay, &nivcsw);
+        s->region_run_delay_s = (double)delay * 1e-9;
+        s->region_nivcsw = (long)nivcsw;
+        s->have_region = true;
+        region = s->wall_s;
+    }
+    wl_report_t *r = &s->res;
+    memset(r, 0, sizeof *r);
+    const char *re = wl_get_str(ch->a, "metric");
+    if (*re) {
+        if (window_metric(&ch->out, re, "the command's", s->fail, sizeof s->fail, &r->throughput))
+            return;
+        snprintf(r->unit, sizeof r->unit, "%s", wl_get_str(ch->a, "unit"));
+    } else {
+        r->throughput = region > 0 ? 1.0 / region : NAN;
+        snprintf(r->unit, sizeof r->unit, "runs/s");
+    }
+    r->region_s = region;
+    snprintf(r->extra, sizeof r->extra, "processes=%u", s->nproc);
+    r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
+    s->have_result = true;
+}
+
+/* A server's result, made here from its client's run: the region is the
+ * client's run; the figure is the number metric=REGEX finds in the client's
+ * output (else 1 / the client's wall time), the latencies those p50=...
+ * find.  A client that failed, or a server that ended before it was
+ * stopped, gives none (harness_why or fail says why). */
+static void server_result(child_t *ch, const ending_t *e)
+{
+    run_sample_t *s = ch->s;
+    serve_t *sv = ch->sv;
+    char why[600];
+    server_client_failure(sv, why, sizeof why);
+    if (!s->stopped) {
+        if (!s->harness_why[0] && !e->timed_out && !interrupted)
+            snprintf(s->fail, sizeof s->fail, "the server ended %s%s%.400s%s",
+                     sv->phase == SERVE_WAITING ? "before it was ready" : "while its client ran",
+                     why[0] ? " (" : "", why, why[0] ? ")" : "");
+        return;
+    }
+    if (why[0]) {
+        snprintf(s->harness_why, sizeof s->harness_why, "serve: %s", why);
+        return;
+    }
+    wl_report_t *r = &s->res;
+    memset(r, 0, sizeof *r);
+    r->region_s = ch->t_end - ch->t_begin;
+    const char *re = wl_get_str(ch->a, "metric");
+    if (*re) {
+        if (window_metric(&sv->out, re, "the client's", s->fail, sizeof s->fail, &r->throughput))
+            return;
+        snprintf(r->unit, sizeof r->unit, "%s", wl_get_str(ch->a, "unit"));
+    } else {
+        r->throughput = r->region_s > 0 ? 1.0 / r->region_s : NAN;
+        snprintf(r->unit, sizeof r->unit, "runs/s");
+    }
+    double us[4];
+    if (server_latencies(sv, ch->a, us, s->fail, sizeof s->fail))
+        return;
+    r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
+    if (!isnan(us[0]) || !isnan(us[1]) || !isnan(us[2]) || !isnan(us[3])) {
+        snprintf(r->lat_what, sizeof r->lat_what, "request");
+        r->lat_p50_us = us[0], r->lat_p99_us = us[1], r->lat_p999_us = us[2], r->lat_max_us = us[3];
+        static const int bits[4] = {WLR_lat_p50_us, WLR_lat_p99_us, WLR_lat_p999_us, WLR_lat_max_us};
+        r->present |= WLR_BIT(WLR_lat_what);
+        for (int i = 0; i < 4; i++)
+            if (!isnan(us[i])) /* a latency not asked for is not measured: an empty field */
+                r->present |= WLR_BIT(bits[i]);
+    }
+    snprintf(r->extra, sizeof r->extra, "processes=%u;stop=%s", s->nproc, s->stop_killed ? "kill" : "term");
+    s->have_result = true;
+}
+
+/* The figures of a finished child: how it ended, times, rusage, probe
+ * report (judge.c turns them into a status). */
+static void collect(child_t *ch, const ending_t *e)
+{
+    run_sample_t *out = ch->s;
+    out->wstatus = e->wstatus;
+    out->timed_out = e->timed_out;
+    out->interrupted = interrupted != 0;
+    out->stop_signal = e->stop_signal;
+    long oom_now = disturb_oom_kills();
+    out->oom_kills = oom_now >= 0 && ch->oom_before >= 0 ? oom_now - ch->oom_before : -1;
+    if (ch->fail_fd < 0 ||
+        spawn_failure(ch->fail_fd, out->setup_what, sizeof out->setup_what, &out->setup_errno))
+        out->setup_what[0] = '\0', out->setup_errno = 0;
+    out->what = ch->l->what;
+    if (ch->cnt) {
+        cnt_read(ch->cnt, out->total);
+        cnt_close(ch->cnt);
+    }
+    out->wall_s = e->t_end - ch->t0;
+    disturb_machine_t m1;
+    disturb_machine(&m1);
+    out->steal_s = m1.steal_s >= 0 && ch->m0.steal_s >= 0 ? m1.steal_s - ch->m0.steal_s : -1;
+    out->collapses = m1.collapses >= 0 && ch->m0.collapses >= 0 ? m1.collapses - ch->m0.collapses : -1;
+    out->compactions = m1.compactions >= 0 && ch->m0.compactions >= 0 ? m1.compactions - ch->m0.compactions : -1;
+    out->user_s = (double)e->ru.ru_utime.tv_sec + (double)e->ru.ru_utime.tv_usec * 1e-6;
+    out->sys_s = (double)e->ru.ru_stime.tv_sec + (double)e->ru.ru_stime.tv_usec * 1e-6;
+    out->maxrss_kib = e->ru.ru_maxrss;
+    out->minflt = e->ru.ru_minflt;
+    out->majflt = e->ru.ru_majflt;
+    probe_parse(ch, ch->probe_buf);
+    output_keys(ch);
+    if (ch->l->kind == LAUNCH_COMMAND)
+        command_result(ch, e);
+    else if (ch->l->kind == LAUNCH_SERVER)
+        server_result(ch, e);
+    snprintf(out->forged, sizeof out->forged, "%s", ch->forged); /* fd 3's, or fd 4's in probe_parse */
+}
+
+/* Orphans of the sample reparent to the harness; what is our child
+ * already is not the sample's. */
+static int sample_reaper(child_t *ch)
+{
+    int n = spawn_subreaper();
+    if (!n)
+        n = spawn_children(ch->keep, sizeof ch->keep / sizeof *ch->keep);
+    if (n < 0)
+        return n;
+    ch->nkeep = (size_t)n;
+    return 0;
+}
+
+/* Starts the child, lets it go once counters and watchers are ready,
+ * watches it to its end: 0 (the status is in ch->s) or -errno. */
+static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
+{
+    /* the sync socket and the probe pipe at the numbers the environment
+     * names, stdin from /dev/null, stdout and stderr into one pipe */
+    const spawn_fd_t fds[] = {{p->sp[1], PREPARE_SYNC_FD}, {p->pp[1], PREPARE_PROBE_FD},
+                              {SPAWN_DEVNULL, 0}, {p->op[1], 1}, {p->op[1], 2}};
+    spawn_t sp = {.path = ENV_PATH, .argv = argv, .envp = envp, .fds = fds,
+                  .nfds = sizeof fds / sizeof *fds, .cpus = ch->o->pin ? &ch->o->cpus : NULL,
+                  .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
+                  .exec_fail = "mallocbench: cannot execute " ENV_PATH, .fail_fd = &ch->fail_fd};
+    pid_t pid;
+    int rc = sample_reaper(ch);
+    if (!rc)
+        rc = spawn_start(&sp, &pid);
+    if (rc)
+        return rc;
+    running_child = pid;
+    close(p->sp[1]), p->sp[1] = -1;
+    close(p->pp[1]), p->pp[1] = -1;
+    close(p->op[1]), p->op[1] = -1;
+    close(p->gp[0]), p->gp[0] = -1;
+    ch->pid = pid;
+
+    if (ch->cnt)
+        cnt_open(ch->cnt, pid); /* per-counter failures are recorded in the set */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    ch->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    fcntl(p->sp[0], F_SETFL, O_NONBLOCK);
+    fcntl(p->pp[0], F_SETFL, O_NONBLOCK);
+    fcntl(p->op[0], F_SETFL, O_NONBLOCK);
+
+    ch->oom_before = disturb_oom_kills();
+    disturb_machine(&ch->m0);
+    ch->t0 = now_s();
+    if (write(p->gp[1], "g", 1) != 1)
+        kill_group(pid);
+    close(p->gp[1]), p->gp[1] = -1;
+    ending_t e;
+    memset(&e, 0, sizeof e);
+    watch(ch, p, pidfd, &e);
+    if (pidfd >= 0)
+        close(pidfd);
+    if (ch->statm_fd >= 0)
+        close(ch->statm_fd);
+    collect(ch, &e);
+    return 0;
+}
+
+void sample_free(run_sample_t *s)
+{
+    if (s)
+        free(s->rss);
+    free(s);
+}
+
+/* One child for the sample in out (sv: a server's, else NULL). */
+static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
+                        run_sample_t *out, serve_t *sv)
+{
+    char keys[2048];
+    alloc_probe_keys(c->alloc, keys, sizeof keys);
+    char **envp = NULL, **argv = NULL;
+    tokens_t tok = {"", "", ""};
+    int rc = prepare_tokens(&tok, prepare_launcher(a)->sync_token);
+    if (!rc)
+        rc = prepare_child_env(keys, &tok, o->pin_threads, &envp);
+    if (!rc)
+        rc = prepare_command(o, c, a, &argv);
+    if (rc) {
+        launch_free_words(envp);
+        return rc;
+    }
+    pipes_t p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+    child_t ch = {.o = o, .c = c, .a = a, .l = prepare_launcher(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1,
+                  .fail_fd = -1, .out = {.head = out->out_head, .tail = out->out_tail, .cap = OUTPUT_KEEP},
+                  .sv = sv};
+    ch.probe_buf = malloc(PROBE_BUF);
+    if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
+        pipe2(p.pp, O_CLOEXEC) || pipe2(p.op, O_CLOEXEC) || pipe2(p.gp, O_CLOEXEC))
+        rc = ch.probe_buf ? -errno : -ENOMEM;
+    else {
+        ch.probe_buf[0] = '\0';
+        rc = start_and_watch(&ch, &p, argv, envp);
+    }
+    free(ch.probe_buf);
+    if (ch.fail_fd >= 0)
+        close(ch.fail_fd);
+    for (int i = 0; i < 2; i++) {
+        if (p.sp[i] >= 0) close(p.sp[i]);
+        if (p.pp[i] >= 0) close(p.pp[i]);
+        if (p.op[i] >= 0) close(p.op[i]);
+        if (p.gp[i] >= 0) close(p.gp[i]);
+    }
+    launch_free_words(envp);
+    launch_free_words(argv);
+    return rc;
+}
+
+int sample_run(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
+               run_sample_t *out)
+{
+    run_rss_point_t *rss = out->rss; /* the readings' room is kept for the next sample */
+    size_t cap = out->rss_cap;
+    memset(out, 0, sizeof *out);
+    out->rss = rss;
+    out->rss_cap = cap;
+    out->rss_final_kib = -1;
+    out->tree_pss_peak_kib = -1;
+    out->region_run_delay_s = NAN;
+    out->region_nivcsw = -1;
+    out->steal_s = -1;
+    out->collapses = out->compactions = -1;
+    if (!prepare_launcher(a)->serves)
+        return sample_child(o, c, a, cnt, out, NULL);
+    /* a server: its port in its words (tcp:auto), nothing else on it yet */
+    wl_args_t *sub = malloc(sizeof *sub);
+    serve_t *sv = malloc(sizeof *sv);
+    int port, rc = sub && sv ? 0 : -ENOMEM;
+    if (!rc && (server_args(a, sub, &port, out->harness_why, sizeof out->harness_why) ||
+                server_before(sv, sub, port, now_s(), out->harness_why, sizeof out->harness_why)))
+        out->what = prepare_launcher(a)->what; /* a row that says why; no process started */
+    else if (!rc)
+        rc = sample_child(o, c, sub, cnt, out, sv);
+    free(sub);
+    free(sv);
+    return rc;
+}
+
+int sample_loader_listing(const run_config_t *c, char *out, size_t len, char *err, size_t errlen)
+{
+    const char *name = c->alloc->name;
+    out[0] = '\0';
+    if (access(MB_LDSO, X_OK) != 0) {
+        snprintf(err, errlen, "cannot verify %s tunables: dynamic loader '%s' not found "
+                              "(configure with -Dldso=PATH)", name, MB_LDSO);
+        return -ENOENT;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        return -errno;
+    char *argv[] = {(char *)MB_LDSO, (char *)"--list-tunables", NULL};
+    char *envp[] = {(char *)c->env.var[0], NULL};
+    const spawn_fd_t to_pipe[] = {{p[1], 1}};
+    spawn_t sp = {.path = MB_LDSO, .argv = argv, .envp = envp, .fds = to_pipe, .nfds = 1,
+                  .group = true, .death_signal = SIGKILL, .go_fd = -1};
+    pid_t pid;
+    int rc = spawn_start(&sp, &pid);
+    if (rc) {
+        close(p[0]);
+        close(p[1]);
+        return rc;
+    }
+    close(p[1]);
+    size_t got = 0;
+    ssize_t n;
+    while ((n = read(p[0], out + got, len - 1 - got)) > 0 || (n < 0 && errno == EINTR))
+        got += n > 0 ? (size_t)n : 0;
+    out[got] = '\0';
+    char sink[512];
+    while (read(p[0], sink, sizeof sink) > 0) /* a listing longer than out: the rest unread */
+        ;
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "cannot verify %s tunables: '%s --list-tunables' failed", name, MB_LDSO);
+        return -EIO;
+    }
+    return 0;
+}

@@ -1,0 +1,128 @@
+/* types.h - what the stages of a run pass each other: an allocator
+ * configuration (the unit compared), the options every sample runs with, and
+ * one sample as observed (sample.c fills it) then judged (judge.c sets its
+ * status).  Types only, so that the plan, the verdict and the output include
+ * this and not the sampler; and the one name of each status. */
+#ifndef MB_TYPES_H
+#define MB_TYPES_H
+#include "counters.h"
+#include "registry.h"
+#include "result.h"
+#include "workload.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define RUN_SETTINGS_MAX ALLOC_SETTINGS_MAX /* allocators/registry.h */
+
+/* One allocator configuration: the unit that is compared. */
+typedef struct {
+    const alloc_info_t *alloc;
+    char lib[PATH_MAX];                     /* "" for glibc */
+    bool user_lib;                          /* given with -a NAME=PATH */
+    alloc_setting_t settings[RUN_SETTINGS_MAX];
+    size_t nsettings;
+    alloc_env_t env;                        /* the settings as environment */
+    char label[256];                        /* "jemalloc[dirty_decay_ms=-1]" */
+    char requested[512];                    /* "dirty_decay_ms=-1;..." */
+} run_config_t;
+
+typedef struct {
+    const char *worker;                     /* path of mallocbench-worker */
+    const char *probe;                      /* path of libmbprobe.so */
+    double timeout_s;                       /* 0: none */
+    double sample_interval_s;               /* RSS sampling period */
+    double tree_interval_s;                 /* commands and servers: the process tree's PSS
+                                             * (tree.h) every this long; 0 = not read */
+    bool pin;                               /* pin the child to cpus */
+    bool pin_threads;                       /* and each workload thread to one of them */
+    cpu_set_t cpus;
+} run_opts_t;
+
+typedef enum { RUN_OK, RUN_ERROR, RUN_CRASHED, RUN_TIMEOUT } run_status_t;
+
+#define RUN_PROBE_MAX 128
+#define RUN_OUTPUT_KEEP 4096
+
+/* One RSS reading: seconds since the child was let go, and KiB. */
+typedef struct {
+    double t;
+    long rss_kib;
+} run_rss_point_t;
+
+/* One sample: what run_sample observed, then the verdict that only
+ * judge.c writes (run_sample leaves it zero). */
+typedef struct {
+    /* the verdict (judge.c) */
+    run_status_t status;
+    char message[1024];
+    bool untrusted;                         /* wrong allocator or setting: report no figures */
+    /* how the child ended */
+    int wstatus;                            /* as wait(2) gives it */
+    bool timed_out;                         /* killed at --timeout */
+    bool interrupted;                       /* killed because the harness was asked to stop */
+    const char *what;                       /* "worker" or "the command", for messages */
+    char out_head[RUN_OUTPUT_KEEP];         /* the first bytes of its output ... */
+    char out_tail[RUN_OUTPUT_KEEP];         /* ... and the last */
+    char fail[512];                         /* its first "fail" line, or why its result was bad */
+    int stop_signal;                        /* > 0: it stopped with this signal (and was killed) */
+    long oom_kills;                         /* rise of /proc/vmstat oom_kill meanwhile; < 0 unknown */
+    int setup_errno;                        /* > 0: it failed before its program ran ... */
+    char setup_what[128];                   /* ... at this step (spawn_failure) */
+    char forged[192];                       /* the first line on fd 3 or 4 without the secret */
+    char harness_why[640];                  /* the harness ended it (or never started it) for this */
+    bool stopped;                           /* the harness stopped it after its work (a server after
+                                             * its client): how it ends then is no failure */
+    bool stop_killed;                       /* ... and it took SIGKILL after the grace */
+    /* whole process */
+    double wall_s, user_s, sys_s;
+    long maxrss_kib, minflt, majflt;
+    cnt_value_t total[CNT_MAX];
+    /* measured region */
+    bool have_region;
+    cnt_value_t begin[CNT_MAX], end[CNT_MAX];
+    double region_user_s, region_sys_s;
+    /* what disturbed it (disturb.h): its threads' run-queue wait and
+     * involuntary switches in the region (NAN / -1 unknown); over the
+     * sample, machine-wide, the host's steal, khugepaged's collapses and
+     * the kernel's compactions (-1 unknown) */
+    double region_run_delay_s;
+    long region_nivcsw;
+    double steal_s;
+    long collapses, compactions;
+    /* RSS */
+    long rss_peak_kib, rss_final_kib;
+    size_t rss_samples;
+    /* commands and servers: the largest summed Pss of the process tree (tree.h)
+     * over its readings (-1: not read), and the most processes one reading saw */
+    long tree_pss_peak_kib;
+    unsigned tree_procs_max;
+    /* processes of the sample still running when it ended (daemons, a
+     * setsid'd grandchild), killed then so none competes with the next */
+    unsigned stragglers;
+    run_rss_point_t *rss;                   /* the readings kept (rss_samples of them, unless */
+    size_t nrss, rss_cap;                   /* memory ran out): kept from one run_sample to the next */
+    /* the worker's result line (result.h): have_result when one came whole */
+    bool have_result;
+    wl_report_t res;
+    /* processes that loaded the probe: the one started, then each
+     * descendant that reported (exec'd children of an exec command); the
+     * first descendant whose malloc came from another allocator */
+    unsigned nproc;
+    char proc_mismatch[512];
+    /* the probe's report: key=value lines */
+    size_t nprobe;
+    char probe_key[RUN_PROBE_MAX][96];
+    char probe_val[RUN_PROBE_MAX][512];
+} run_sample_t;
+
+/* "ok", "error", "crashed" or "timeout": the status column's words. */
+static inline const char *sample_status_name(run_status_t s)
+{
+    static const char *const names[] = {"ok", "error", "crashed", "timeout"};
+    return (unsigned)s < 4 ? names[s] : "error";
+}
+
+#endif

@@ -1,0 +1,48 @@
+"""cli.py - what the package's entry points share (`python3 -m mallocbench.MODULE`, the
+scripts/MODULE.py shims, and the harness's compare and tune): modules never exit, they raise
+Fail with the one line to print and the exit status; run() calls an entry's main(), prints a
+Fail and returns its status, which the module's `if __name__ == "__main__"` block alone turns
+into the process's exit.
+
+run() also takes the package's directory back out of PYTHONPATH where the harness put it
+there for this interpreter only (MB_PYTHONPATH, harness/sample/tools.c): the imports are done
+by then, and the programs a script starts (tune's runs, their workloads) get the environment
+the user gave."""
+import os
+import sys
+
+
+class Fail(Exception):
+    """The end of a script with one line (its program's name first) and an exit status:
+    1 a failure, 2 bad usage or input, 3 a finding (detect's unresolved regression)."""
+
+    def __init__(self, line, status=1):
+        super().__init__(line)
+        self.line = line
+        self.status = status
+
+
+def _forget_package_path():
+    added = os.environ.pop("MB_PYTHONPATH", None)
+    if not added:
+        return
+    parts = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if parts and parts[0] == added:
+        parts = parts[1:]
+    if any(parts):
+        os.environ["PYTHONPATH"] = os.pathsep.join(parts)
+    else:
+        os.environ.pop("PYTHONPATH", None)
+
+
+def run(main):
+    """The exit status of an entry: the int main() returns (anything else, such as the
+    result compare's main hands its callers, is 0), or the status of the Fail it raised,
+    after printing the Fail's line on stderr."""
+    _forget_package_path()
+    try:
+        rc = main()
+    except Fail as e:
+        print(e.line, file=sys.stderr)
+        return e.status
+    return rc if isinstance(rc, int) and not isinstance(rc, bool) else 0

@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""compare.py - benchstat-style tables from mallocbench CSVs, with verdicts that
+never contradict the confidence interval printed beside them (scripts/stats.py).
+
+One run:        compare.py run.csv [--baseline CONFIG]
+                every configuration against the baseline (the run's first
+                configuration unless --baseline names another) within each workload,
+                paired by block (exact Wilcoxon signed-rank, Hodges-Lehmann CI)
+Two runs:       compare.py old.csv new.csv
+                each configuration of new against its counterpart in old (matched
+                by label, else by allocator family and requested tunables),
+                unpaired (exact Mann-Whitney, Hodges-Lehmann CI)
+Several runs:   compare.py --old A.csv B.csv --new C.csv D.csv   (the run is the unit)
+
+Verdicts: improved / regressed (the whole CI beyond -+floor), within noise (the CI
+excludes no change but reaches into the floor band), ~ (the CI includes no
+change), too few (this n cannot reach significance).  alpha = 0.05 per cell
+unless --family primary (Bonferroni over each workload's primary metric) or
+--family bh (Benjamini-Hochberg over the table, false-coverage-rate CIs).
+Output: a terminal table, --markdown, --csv-out FILE.  analyse() is the whole
+computation on rows in memory (tests and tests/bench/bench_verdicts.py call it).
+Input that is not a mallocbench CSV (scripts/mbcsv.py) is refused in one line
+naming the file and row, exit 2.
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+from . import cli
+from . import mbcsv
+from . import mbdata
+from . import mbout
+from . import stats
+
+num = mbcsv.num  # a finite float, None when not measured
+PRIMARY = "throughput"  # the name under which each workload's primary figure is tabled
+
+
+# name, unit (None: the workload's throughput_unit), better (None: the workload's metric_better), value
+# of a row: the metric registry's compare table (scripts/mbdata.py)
+METRICS = [(PRIMARY if m.key == "throughput" else m.name, m.unit, m.better, m.fn) for m in mbdata.metrics("compare")]
+
+VERDICT_TEXT = ("improved / regressed: the whole confidence interval of the change lies beyond "
+                "-+{floor} in the better / worse direction; within noise: it excludes no change but "
+                "reaches into that band. ~: the interval includes no change; too few: at this n no "
+                "difference could reach significance at this level, whatever the data.")
+
+
+def die(msg, status=1):
+    raise cli.Fail(f"compare.py: {msg}", status)
+
+
+# ---- input ------------------------------------------------------------------------------
+
+def config_order(rows, paths=()):
+    """config -> rank: the sidecars' configs order, then first appearance (mbcsv.config_order)."""
+    return {c: i for i, c in enumerate(mbcsv.config_order(list(paths), rows))}
+
+
+def load(path):
+    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema."""
+    return mbdata.load(path).ok
+
+
+def samples(rows):
+    """{(workload, params): {config: [rows]}}"""
+    out = {}
+    for r in rows:
+        out.setdefault((r["workload"], r["workload_params"]), {}).setdefault(r["config"], []).append(r)
+    return out
+
+
+def metric_of(metric, rows):
+    """(name, unit, better) of a metric on one workload's rows: the primary figure takes the
+    workload's own name, unit and direction from the CSV (schema 4 columns metric,
+    metric_better; throughput, higher before)."""
+    name, unit, better, _ = metric
+    r = rows[0] if rows else {}
+    if unit is None:
+        unit = r.get("throughput_unit") or ""
+    if better is None:
+        better = r.get("metric_better") or "higher"
+    if name == PRIMARY:
+        name = r.get("metric") or PRIMARY
+    return name, unit, better
+
+
+def match_configs(old_rows, new_rows):
+    """(new config -> old config, only in old, only in new): by label, else by allocator family
+    and requested tunables where that names exactly one configuration on each side."""
+    def keys(rows):
+        out = {}
+        for r in rows:
+            out.setdefault(r["config"], (r.get("allocator", ""), r.get("requested_tunables", "")))
+        return out
+    old, new = keys(old_rows), keys(new_rows)
+    match = {c: c for c in new if c in old}
+    rest_old = {c: k for c, k in old.items() if c not in match.values()}
+    rest_new = {c: k for c, k in new.items() if c not in match}
+    for c, k in rest_new.items():
+        cand = [o for o, ko in rest_old.items() if ko == k]
+        if len(cand) == 1 and sum(1 for kn in rest_new.values() if kn == k) == 1:
+            match[c] = cand[0]
+    only_old = [c for c in old if c not in match.values()]
+    only_new = [c for c in new if c not in match]
+    return match, only_old, only_new
+
+
+# ---- analysis ---------------------------------------------------------------------------
+
+def _unit_values(rows, fn, by_run):
+    """{unit: value}: unit = block (median of a block's values), or the run index when by_run
+    (a list of runs; the median of each run's values); a row without a block is its own unit."""
+    groups = {}
+    if by_run:
+        for i, run in enumerate(rows):
+            for r in run:
+                v = fn(r)
+                if v is not None:
+                    groups.setdefault(("run", i), []).append(v)
+    else:
+        for i, r in enumerate(rows):
+            v = fn(r)
+            if v is not None:
+                b = r.get("block", "")
+                groups.setdefault(("block", b) if b != "" else ("row", i), []).append(v)
+    return {u: stats.median(vs) for u, vs in groups.items()}
+
+
+def _change(base, other, paired, level):
+    """stats change of other {unit: v} against base {unit: v}; paired over common blocks."""
+    if paired:
+        common = sorted(set(base) & set(other), key=str)
+        if common and all(u[0] == "block" for u in common):
+            return stats.paired_change([base[u] for u in common], [other[u] for u in common], level)
+    return stats.unpaired_change(list(base.values()), list(other.values()), level)
+
+
+class Analysis(list):
+    """The cells of a comparison, in table order, with what else the table must say."""
+    mode = "one run"
+    only = ()       # lines naming what is on one side only
+    family = "cell"
+    floor = 0.01
+    baseline = ""
+    notes = ()
+    hints = ()      # what the figures cannot say (a duration-bound command's runs/s)
+    precision = ()  # each workload's resolution and disturbance lines
+
+
+def _cell(**kw):
+    c = dict(workload="", params="", metric="", unit="", better="higher", config="", baseline="",
+             change=None, verdict="-", median=None, median_ci=None, base_median=None, n=0, n_base=0,
+             level=0.95, primary=False, geomean=False, is_base=False, values=None, base_values=None)
+    c.update(kw)
+    return c
+
+
+def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", two_runs=None,
+            metrics=None, order=None, names=("old", "new")):
+    """Every cell of the comparison.  One run: analyse(rows) (or rows_new None / the same list):
+    each configuration against `baseline` (None: the first of `order`, else the first to appear),
+    block-paired.  Two runs: analyse(old, new), unpaired.
+    Several runs: analyse([run, ...], [run, ...]), the run as the unit (per-run medians).
+    family: 'cell' (alpha 0.05 per cell), 'primary' (Bonferroni over the primary-metric cells),
+    'bh' (Benjamini-Hochberg over all cells, FCR-adjusted CIs).  Returns an Analysis."""
+    metrics = metrics or METRICS
+    several = bool(rows_old) and isinstance(rows_old[0], list)
+    if two_runs is None:
+        two_runs = rows_new is not None and rows_new is not rows_old
+    res = Analysis()
+    flat_old = [r for run in rows_old for r in run] if several else list(rows_old)
+    if baseline is None and not two_runs:
+        first = order or config_order(flat_old)
+        baseline = min(first, key=first.get) if first else ""
+    res.family, res.floor, res.baseline = family, floor, baseline
+    if two_runs:
+        flat_new = [r for run in rows_new for r in run] if several else list(rows_new)
+        res.mode = "several runs" if several else "two runs"
+        match, only_old, only_new = match_configs(flat_old, flat_new)
+        only = []
+        if only_old:
+            only.append(f"only in {names[0]}: " + " ".join(sorted(only_old, key=lambda c: (order or {}).get(c, 0))))
+        if only_new:
+            only.append(f"only in {names[1]}: " + " ".join(sorted(only_new, key=lambda c: (order or {}).get(c, 0))))
+        g_old, g_new = samples(flat_old), samples(flat_new)
+        wl_only = [k for k in g_old if k not in g_new], [k for k in g_new if k not in g_old]
+        for side, ks in zip(names, wl_only):
+            if ks:
+                only.append(f"only in {side}: workload " + "; ".join(f"{w} ({p})" for w, p in ks))
+        res.only = only
+    else:
+        flat_new = flat_old
+        match = None
+        g_new = samples(flat_new)
+        if not any(baseline in g for g in g_new.values()):
+            res.only = [f"no configuration '{baseline}' to compare against"]
+    order = order or config_order(flat_old + (flat_new if two_runs else []))
+    rank = lambda c: (order.get(c, len(order)), c)  # noqa: E731
+
+    def rows_of(side_runs, key, config):
+        """This side's rows of one workload and config: a flat list, or a list per run."""
+        if several:
+            return [[r for r in run if (r["workload"], r["workload_params"]) == key and r["config"] == config]
+                    for run in side_runs]
+        return [r for r in side_runs if (r["workload"], r["workload_params"]) == key and r["config"] == config]
+
+    for metric in metrics:
+        for key, configs in g_new.items():
+            wl, params = key
+            any_rows = next(iter(configs.values()))
+            name, unit, better = metric_of(metric, any_rows)
+            fn = metric[3]
+            common = dict(workload=wl, params=params, metric=name, unit=unit, better=better,
+                          primary=metric[0] == PRIMARY, table=metric[0])
+            if two_runs:
+                pairs = [(c, match[c]) for c in sorted(configs, key=rank) if c in match]
+                pairs = [(c, o) for c, o in pairs if key in g_old and o in g_old[key]]
+            else:
+                if baseline not in configs:
+                    continue
+                pairs = [(c, baseline) for c in sorted(configs, key=rank) if c != baseline]
+                bv = _unit_values(configs[baseline], fn, False)
+                if bv:
+                    vals = list(bv.values())
+                    res.append(_cell(**common, config=baseline, is_base=True, values=bv, median=stats.median(vals),
+                                     median_ci=stats.median_ci(vals), n=len(vals)))
+            for config, base_config in pairs:
+                if two_runs:
+                    bv = _unit_values(rows_of(rows_old, key, base_config), fn, several)
+                    ov = _unit_values(rows_of(rows_new, key, config), fn, several)
+                    if bv:
+                        vals = list(bv.values())
+                        res.append(_cell(**common, config=f"{base_config} ({names[0]})", is_base=True, values=bv,
+                                         median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals)))
+                else:
+                    ov = _unit_values(configs[config], fn, False)
+                if not bv or not ov:
+                    continue
+                vals = list(ov.values())
+                res.append(_cell(**common, config=config,
+                                 baseline=f"{base_config} ({names[0]})" if two_runs else base_config,
+                                 values=ov, base_values=bv, paired=not two_runs,
+                                 median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals),
+                                 n_base=len(bv), base_median=stats.median(list(bv.values()))))
+        _geomean_cells(res, metric, rank, two_runs)
+    res.hints = []
+    for (wl, params), configs in g_new.items():
+        why = mbdata.duration_bound(configs)
+        if why:
+            res.hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations "
+                             f"apart: {why}. Give `mallocbench exec --metric REGEX` a figure the command prints "
+                             f"(work done in its time).")
+    _levels(res, family)
+    for c in res:
+        if not c["is_base"]:
+            c["verdict"] = stats.verdict(c["change"], c["better"], floor)
+    return res
+
+
+def _geomean_cells(res, metric, rank, two_runs):
+    """Per configuration, the geometric mean of its ratios over the workloads where every
+    configuration has a positive ratio (only workloads whose figure means the same: for the
+    primary figure, throughputs), with a CI from the per-block (or per-run) geomean."""
+    cells = [c for c in res if c["table"] == metric[0] and not c["is_base"] and not c["geomean"]]
+    if metric[0] == PRIMARY:
+        cells = [c for c in cells if c["unit"].endswith("/s") and c["better"] == "higher"]
+    configs = sorted({c["config"] for c in cells}, key=rank)
+    wls = []
+    for key in dict.fromkeys((c["workload"], c["params"]) for c in cells):
+        mine = {c["config"]: c for c in cells if (c["workload"], c["params"]) == key}
+        if all(cf in mine and _positive(mine[cf]) for cf in configs):
+            wls.append(key)
+    if len(wls) < 2 or not configs:
+        return
+    names = ", ".join(short_names(wls))
+    for cf in configs:
+        mine = [c for c in cells if c["config"] == cf and (c["workload"], c["params"]) in wls]
+        units = set.intersection(*(set(c["values"]) & set(c["base_values"]) for c in mine)) if not two_runs else None
+
+        def geo(side, us):
+            return {u: math.exp(sum(math.log(c[side][u]) for c in mine) / len(mine)) for u in us}
+        if two_runs:
+            uo = set.intersection(*(set(c["values"]) for c in mine))
+            ub = set.intersection(*(set(c["base_values"]) for c in mine))
+            ov, bv = geo("values", uo), geo("base_values", ub)
+        else:
+            ov, bv = geo("values", units), geo("base_values", units)
+        if not ov or not bv:
+            continue
+        res.append(_cell(workload="geomean", params=names, metric=mine[0]["metric"] if metric[0] != PRIMARY
+                         else "throughput", unit="", better="higher" if metric[0] == PRIMARY else metric[2],
+                         config=cf, baseline=mine[0]["baseline"], values=ov, base_values=bv, geomean=True,
+                         paired=not two_runs, primary=metric[0] == PRIMARY, table=metric[0], n=len(ov),
+                         n_base=len(bv), geo_set=wls))
+
+
+def short_names(keys):
+    """Workload labels for a list of (workload, params): the name, plus the parameters that
+    tell apart the entries sharing it (tensor_copy size=16M)."""
+    out = []
+    for w, p in keys:
+        same = [q for x, q in keys if x == w]
+        if len(same) == 1:
+            out.append(w)
+            continue
+        out.append(f"{w} {mbdata.format_params(mbdata.distinguishing(p, same)) or p}")
+    return out
+
+
+def _positive(c):
+    vals = list(c["values"].values()) + list(c["base_values"].values())
+    return bool(vals) and min(vals) > 0
+
+
+def _levels(res, family, alpha=stats.ALPHA):
+    """The CI level of each cell from the family option, and its change at that level."""
+    tested = [c for c in res if not c["is_base"]]
+    for c in tested:
+        c["change"] = _change(c["base_values"], c["values"], c["paired"], 1 - alpha)
+        c["level"] = 1 - alpha
+    if family == "primary":
+        fam = [c for c in tested if c["primary"] and c["change"] is not None]
+        level = stats.bonferroni_level(len(fam), alpha)
+        for c in fam:
+            c["level"] = level
+            c["change"] = _change(c["base_values"], c["values"], c["paired"], level)
+    elif family == "bh":
+        ps = [c["change"].p for c in tested if c["change"] is not None]
+        r, level = stats.bh_level(ps, alpha)
+        for c in tested:
+            if c["change"] is not None:
+                c["level"] = level
+                c["change"] = _change(c["base_values"], c["values"], c["paired"], level)
+        res.notes = (f"Benjamini-Hochberg at q = {alpha:g} over {len(ps)} cells: {r} selected; every change CI "
+                     f"at {_pct(level)} (false-coverage-rate adjusted), so a CI excludes no change exactly "
+                     f"where the procedure selects the cell (without ties).",)
+    if family == "primary":
+        k = sum(1 for c in tested if c["primary"])
+        res.notes = (f"family-wise: the {k} primary-metric cells at {_pct(stats.bonferroni_level(k, alpha))} "
+                     f"(Bonferroni, 1 - {alpha:g}/{k}): a false flag among them with probability <= {alpha:g}; "
+                     f"other cells at {_pct(1 - alpha)} each.",)
+
+
+# ---- formatting -------------------------------------------------------------------------
+
+def _pct(level):
+    return f"{level * 100:.4g}%"
+
+
+_PREFIX = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+
+
+def _unit_scale(v, unit):
+    """(factor, unit text) to print values near v in unit readably: B/s as GB/s..., us as
+    us/ms/s, s as us/ms/s, other rates with k/M/G."""
+    a = abs(v) if v is not None and v == v else 0.0
+    if unit == "us":
+        return (1e-6, "s") if a >= 1e6 else (1e-3, "ms") if a >= 1e3 else (1.0, "µs")
+    if unit == "s":
+        return (1.0, "s") if a >= 1 or a == 0 else (1e3, "ms") if a >= 1e-3 else (1e6, "µs")
+    if unit in ("B/s", "B"):
+        for f, p in _PREFIX:
+            if a >= f:
+                return 1 / f, p + unit
+        return 1.0, unit
+    if unit not in ("MiB", "fraction", "") and a >= 1e4:
+        for f, p in _PREFIX:
+            if a >= f:
+                return 1 / f, p + (" " + unit if not unit.startswith("/") else unit)
+    return 1.0, unit
+
+
+def fmt(v, nd=3):
+    """A number in nd significant digits, never in exponent form."""
+    if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
+        return "-"
+    if v == 0:
+        return "0"
+    digits = max(0, nd - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:.{min(digits, 9)}f}"
+
+
+def fmt_value(v, unit, like=None):
+    """v in unit, scaled as `like` (default v itself) would be: '1.22 GB/s', '63.2 ms'."""
+    f, u = _unit_scale(v if like is None else like, unit)
+    if v is None:
+        return "-"
+    u = "" if u == "fraction" else u
+    sep = "" if u.startswith("/") or u == "" else " "
+    return f"{fmt(v * f)}{sep}{u}"
+
+
+def fmt_ci(ci, unit, like):
+    if not ci:
+        return "-"
+    f, u = _unit_scale(like, unit)
+    return f"{fmt(ci[0] * f)}..{fmt(ci[1] * f)}"
+
+
+def _ratio(x):
+    if x is not None and math.isinf(x):
+        return ">1.8e308x"  # past the largest double (stats._exp): a size, never 'infx'
+    return "-" if x is None else f"{x:.3f}x" if x < 10 else f"{x:.1f}x"
+
+
+def fmt_change(c):
+    """(change, change CI) as printed: ratios 'x', differences in the unit, '0→x' from zero."""
+    ch = c["change"]
+    if ch is None:
+        return "-", "-"
+    if ch.kind == "ratio":
+        ci = "-" if ch.lo is None else f"{ch.lo:.3f}..{ch.hi:.3f}" if ch.hi < 10 else f"{ch.lo:.2f}..{ch.hi:.2f}"
+        return _ratio(ch.estimate), ci
+    like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
+    f, u = _unit_scale(like, c["unit"])
+
+    def signed(v):
+        return "-" if v is None else ("+" if v > 0 else "") + fmt(v * f)
+    sep = "" if u.startswith("/") or u in ("", "fraction") else " "
+    u = "" if u == "fraction" else u
+    if ch.base_median == 0:
+        text = f"0→{fmt(ch.median * f)}{sep}{u}"
+    else:
+        text = f"{signed(ch.estimate)}{sep}{u}"
+    return text, "-" if ch.lo is None else f"{signed(ch.lo)}..{signed(ch.hi)}"
+
+
+def _fmt_p(p):
+    return "-" if p is None or math.isnan(p) else f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _n_text(c):
+    ch = c["change"]
+    if ch is None:
+        return f"{c['n']}/{c['n_base']}"
+    if ch.paired:
+        return f"{ch.n}" if ch.n == c["n"] == c["n_base"] else f"{ch.n} of {c['n']}/{c['n_base']}"
+    return f"{ch.n}/{ch.n_base}"
+
+
+def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
+    """The tables, one per metric, and the footer; in Markdown every text from the input
+    (labels, units, parameters, file names) is escaped to show as the text it is."""
+    md = mbdata.md_text if markdown else str
+    if res.mode != "one run":
+        out.write(f"\nnote: {md(names[0])} and {md(names[1])} are "
+                  + ("one run each: their samples are compared as independent, so a shift from one run to "
+                     "the other (another boot, machine state) is not estimated and shows as a change; give "
+                     "several runs per side (--old A.csv B.csv --new C.csv D.csv) to estimate it.\n"
+                     if res.mode == "two runs" else
+                     "several runs per side: the run is the unit (per-run medians), n counts runs.\n"))
+    for line in res.only:
+        out.write(f"{md(line)}\n")
+    vs = "vs old" if res.mode != "one run" else f"vs {res.baseline}"
+    tables = list(dict.fromkeys(c["table"] for c in res))
+    for t in tables:
+        mc = [c for c in res if c["table"] == t]
+        lv = next((c["level"] for c in mc if not c["is_base"]), 0.95)
+        head = ["config", "median", "95% CI", vs, f"{_pct(lv)} CI", "verdict", "p", "n"]
+        table = []
+        last = None
+        for c in mc:
+            if c["geomean"]:
+                if last != "geomean":
+                    last = "geomean"
+                    table.append(f"geometric mean over {c['params']}")
+                ch, ci = fmt_change(c)
+                table.append([c["config"], "", "", ch, ci, c["verdict"], _fmt_p(c["change"].p if c["change"] else None),
+                              _n_text(c)])
+                continue
+            if (c["workload"], c["params"]) != last:
+                last = (c["workload"], c["params"])
+                table.append(f"{c['workload']} ({mbdata.params_shown(c['params'])}): {c['metric']}, {c['unit'] or 'no unit'}, "
+                             f"{c['better']} is better")
+            med = fmt_value(c["median"], c["unit"])
+            ci = fmt_ci(c["median_ci"], c["unit"], c["median"]) if c["median_ci"] else f"(n={c['n']})"
+            if c["is_base"]:
+                table.append([c["config"], med, ci, "", "", "", "", str(c["n"])])
+            else:
+                ch, cci = fmt_change(c)
+                table.append([c["config"], med, ci, ch, cci, c["verdict"],
+                              _fmt_p(c["change"].p if c["change"] else None), _n_text(c)])
+        title = "primary figure of each workload" if t == PRIMARY else t
+        rows = [r for r in table if not isinstance(r, str)]
+        if markdown:
+            out.write(f"\n#### {md(title)}\n\n| " + " | ".join(map(md, head)) + " |\n|" + "---|" * len(head) + "\n")
+            for row in table:
+                out.write(f"| **{md(row)}** |" + " |" * (len(head) - 1) + "\n" if isinstance(row, str)
+                          else "| " + " | ".join(map(md, row)) + " |\n")
+        else:
+            widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+            out.write(f"\n{title}\n")
+            out.write("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() + "\n")
+            for row in table:
+                out.write(row + "\n" if isinstance(row, str) else
+                          "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
+    out.write("\n" + "\n".join(map(md, footer(res).split("\n"))) + "\n")
+
+
+def footer(res):
+    tested = [c for c in res if not c["is_base"] and c["change"] is not None]
+    m = len(tested)
+    lines = []
+    if res.family == "cell":
+        lines.append(f"{m} cells tested at alpha = 0.05 each; about {0.05 * m:.1f} false flags expected when "
+                     f"nothing changed.")
+    else:
+        lines.append(f"{m} cells tested.")
+    lines += list(res.notes) + list(res.hints) + list(res.precision)
+    lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
+    few = {}
+    for c in tested:
+        if c["verdict"] == "too few":
+            ch = c["change"]
+            key = (ch.paired, ch.n, ch.n_base, round(ch.level, 6))
+            few.setdefault(key, (ch, []))[1].append(c["config"])
+    for (paired, n, nb, _), (ch, cfgs) in few.items():
+        who = ", ".join(dict.fromkeys(cfgs))
+        what = f"n={n} pairs" if paired else f"n={n}/{nb}" if n != nb else f"n={n} per side"
+        lines.append(f"too few: {what}: no difference can be detected at {_pct(ch.level)} (smallest possible "
+                     f"p {ch.min_p:.2g}); add blocks ({who}).")
+    return "\n".join(lines)
+
+
+CSV_COLUMNS = ["workload", "workload_params", "metric", "figure", "unit", "better", "config", "baseline", "n", "n_base",
+               "median", "median_ci_lo", "median_ci_hi", "base_median", "kind", "estimate", "lo", "hi", "level",
+               "p", "min_p", "method", "verdict"]
+
+
+def write_csv(res, path, force=False, inputs=()):
+    """One row per tested cell (geomean rows: workload 'geomean', params the workload set)."""
+    def g(v):
+        return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.6g}"
+    G = mbcsv.guard  # text a spreadsheet would read as a formula gets a leading '
+    with mbout.open_text(path, force=force, inputs=inputs, newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for c in res:
+            if c["is_base"]:
+                continue
+            ch = c["change"]
+            ci = c["median_ci"] or (None, None)
+            params = "; ".join(f"{a} ({b})" for a, b in c["geo_set"]) if c["geomean"] else c["params"]
+            w.writerow([G(c["workload"]), G(params), c["table"], c["metric"], c["unit"], c["better"], G(c["config"]),
+                        G(c["baseline"]),
+                        ch.n if ch else c["n"], ch.n_base if ch else c["n_base"], g(c["median"]), g(ci[0]),
+                        g(ci[1]), g(c["base_median"]), ch.kind if ch else "", g(ch.estimate if ch else None),
+                        g(ch.lo if ch else None), g(ch.hi if ch else None), g(c["level"]),
+                        g(ch.p if ch else None), g(ch.min_p if ch else None), ch.method if ch else "",
+                        c["verdict"]])
+
+
+def precision_lines(res, rows, dropped):
+    """Per workload: the resolution each paired primary comparison reached (the smallest
+    change it could have flagged), and how disturbed its samples were (mbdata.disturbed,
+    mbdata.variance_explained); dropped: {config: n} samples --drop-disturbed left out."""
+    lines = []
+    prim = [c for c in res if c["primary"] and not c["geomean"]]
+    fn = next((m[3] for m in METRICS if m[0] == PRIMARY), None)
+    for key in dict.fromkeys((c["workload"], c["params"]) for c in prim):
+        cells = [c for c in prim if (c["workload"], c["params"]) == key]
+        head = f"{key[0]} ({mbdata.params_shown(key[1])})"
+        reach = [(c["config"], mbdata.resolution(c["change"])) for c in cells if not c["is_base"] and c.get("paired")]
+        if reach:
+            lines.append(f"resolution, {head}: " + ", ".join(
+                f"{cfg} {'+-%.1f%%' % (r * 100) if r is not None else 'none (too few blocks)'}" for cfg, r in reach)
+                + " (the smallest change these blocks could flag: the paired CI's half-width)")
+        parts, expl = [], []
+        for c in cells:
+            cfg = c["config"]
+            mine = [r for r in rows if (r["workload"], r["workload_params"]) == key and r["config"] == cfg]
+            marked = [r for r in mine if mbdata.disturbed(r)]
+            if marked or dropped.get(cfg):
+                parts.append(f"{cfg} {len(marked)}/{len(mine)}" + (f" (+{dropped[cfg]} dropped)" if dropped.get(cfg) else ""))
+            r2 = mbdata.variance_explained(mine, fn) if fn else None
+            if r2 is not None:
+                expl.append(f"{cfg} {r2 * 100:.0f}%")
+        if parts:
+            lines.append(f"disturbed samples, {head}: " + ", ".join(parts) + " (waited > "
+                         f"{mbdata.DISTURB_WAIT * 100:.0f}% for a CPU, host steal > {mbdata.DISTURB_STEAL * 100:.0f}%, "
+                         "khugepaged or compaction during the sample; --drop-disturbed leaves them out)")
+        if expl:
+            lines.append(f"variance explained by CPU waits and steal, {head}: " + ", ".join(expl))
+    return lines
+
+
+# ---- command line -----------------------------------------------------------------------
+
+def main(argv=None):
+    try:
+        return run(argv)
+    except mbcsv.CsvError as e:
+        die(str(e), mbcsv.EXIT_BAD_INPUT)
+
+
+def run(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv", nargs="*", help="one run (configurations against a baseline) or old.csv new.csv")
+    ap.add_argument("--old", nargs="+", metavar="CSV", help="several runs before (with --new): the run is the unit")
+    ap.add_argument("--new", nargs="+", metavar="CSV", help="several runs after (with --old)")
+    ap.add_argument("--baseline", metavar="CONFIG",
+                    help="configuration compared against (one run; default: the run's first configuration, "
+                         "as its .meta.json lists them - like hyperfine's reference, its first command)")
+    ap.add_argument("--floor", type=float, default=1.0, help="practical-significance floor in %% (default 1)")
+    ap.add_argument("--family", choices=("cell", "primary", "bh"), default="cell",
+                    help="multiplicity: alpha 0.05 per cell (default), Bonferroni over the primary metric, "
+                         "or Benjamini-Hochberg over the table")
+    ap.add_argument("--markdown", action="store_true", help="Markdown tables")
+    ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV (a new file, or --force)")
+    ap.add_argument("--force", action="store_true", help="replace an existing --csv-out file (never an input)")
+    ap.add_argument("--metric", action="append", help="only these metrics (repeatable), e.g. throughput")
+    ap.add_argument("--drop-disturbed", action="store_true",
+                    help="leave out the samples disturbed from outside (CPU waits, steal, khugepaged, "
+                         "compaction: the footer says how many)")
+    args = ap.parse_args(argv)
+    if bool(args.old) != bool(args.new):
+        die("--old and --new go together", 2)
+    if args.old and args.csv:
+        die("give old.csv new.csv, or --old ... --new ..., not both", 2)
+    if not args.old and len(args.csv) not in (1, 2):
+        die("give one CSV, or two (old new), or --old A.csv ... --new B.csv ...", 2)
+    inputs = (args.csv or []) + (args.old or []) + (args.new or [])
+    if args.csv_out:
+        try:  # refused before any work: an existing file without --force, an input even with it
+            mbout.check(args.csv_out, args.force, inputs)
+        except mbout.OutputError as e:
+            die(str(e), 2)
+    metrics = METRICS
+    if args.metric:
+        known = {m[0] for m in METRICS}
+        bad = [m for m in args.metric if m not in known]
+        if bad:
+            die(f"unknown metric {bad[0]!r} (valid: {', '.join(m[0] for m in METRICS)})", 2)
+        metrics = [m for m in METRICS if m[0] in args.metric]
+    if args.old:
+        old, new = [load(p) for p in args.old], [load(p) for p in args.new]
+        for side in (old, new):  # one run given twice on a side would count its samples twice
+            mbdata.check_unique([r for run in side for r in run])
+        try:  # nor may a run be on both sides: its samples would be compared with themselves
+            mbdata.check_unique([r for run in old + new for r in run])
+        except mbcsv.CsvError as e:
+            die(f"a run on both sides: {e}", 2)
+        names = (" ".join(args.old), " ".join(args.new))
+        flat = [r for run in old + new for r in run]
+        order = config_order(flat, args.old + args.new)
+    elif len(args.csv) == 2:
+        old, new = load(args.csv[0]), load(args.csv[1])
+        names = tuple(args.csv)
+        both = {(r["run_id"], r["sample"]) for r in old} & {(r["run_id"], r["sample"]) for r in new}
+        if both:  # NEW a subset of OLD (or one file twice): samples compared with themselves
+            die(f"{args.csv[0]} and {args.csv[1]} share {len(both)} samples (run {sorted(both)[0][0]}): "
+                f"a sample would be compared with itself; compare two different runs", 2)
+        order = config_order(old + new, args.csv)
+    else:
+        old, new = load(args.csv[0]), None
+        names = ("old", "new")
+        order = config_order(old, args.csv)
+    dropped = {}
+    if args.drop_disturbed:
+        def keep(rows):
+            for r in rows:
+                if mbdata.disturbed(r):
+                    dropped[r["config"]] = dropped.get(r["config"], 0) + 1
+            return [r for r in rows if not mbdata.disturbed(r)]
+        if args.old:
+            old, new = [keep(run) for run in old], [keep(run) for run in new]
+        else:
+            old, new = keep(old), keep(new) if new is not None else None
+    if new is None and args.baseline and args.baseline not in order:
+        die(f"no configuration '{args.baseline}' in {args.csv[0]} (it has: {', '.join(order) or 'none'})")
+    try:
+        stats.require_scipy()
+    except ImportError as e:
+        die(mbcsv.missing_dependency(e))
+    res = analyse(old, new, baseline=args.baseline, floor=args.floor / 100, family=args.family,
+                  two_runs=new is not None, metrics=metrics, order=order, names=names)
+    if new is None and not any(c["is_base"] for c in res):
+        if not old:
+            die(f"no ok sample in {args.csv[0]}")
+        what = "" if args.baseline else " (the run's first configuration)"
+        die(f"no ok sample of configuration '{res.baseline}'{what} in {args.csv[0]} (use --baseline CONFIG)")
+    if not any(not c["is_base"] for c in res):
+        for line in res.only:
+            print(line, file=sys.stderr)
+        die("nothing to compare: no configuration has a counterpart")
+    if new is None:
+        res.precision = precision_lines(res, old, dropped)
+    elif dropped:
+        res.precision = ["dropped as disturbed: " + ", ".join(f"{c} {n}" for c, n in dropped.items())]
+    render(res, args.markdown, sys.stdout, names)
+    if args.csv_out:
+        try:
+            write_csv(res, args.csv_out, args.force, inputs)
+        except mbout.OutputError as e:
+            die(str(e), 2)
+    return res
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(main))

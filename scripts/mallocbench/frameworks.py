@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""frameworks.py - the framework suite's report (`make frameworks`, scripts/frameworks.sh).
+
+    frameworks.py FW.csv [--replay REPLAY.csv] [--synth SYNTH.csv --match WORKLOAD PROGRAM ...]
+                  [--profile-dir DIR] [-o OUT.md]
+    frameworks.py --worst PROGRAM FW.csv   # the label of PROGRAM's lowest-throughput configuration
+
+Says in sentences which allocators re-fault, what share of CPU goes to the kernel, which labelled
+setting fixes it and its peak-RSS cost; then the tables: programs x configurations, the served
+model, replay fidelity, synthetic prediction.  Reads CSVs only; every figure comes from
+scripts/mbdata.py and scripts/stats.py.  Bad input: one line on stderr, exit 2.
+"""
+import argparse
+import glob
+import os
+import sys
+
+from . import cli
+from . import mbcsv
+from . import mbdata
+from . import mbout
+from . import stats
+
+
+
+REGION_FAULTS = mbdata.metric_fn("region_faults")
+TOTAL_FAULTS = mbdata.metric_fn("total_faults")
+
+
+def die(msg, status=mbcsv.EXIT_BAD_INPUT):
+    raise cli.Fail(f"frameworks.py: {msg}", status)
+
+
+def col(c):
+    return lambda r: mbcsv.num(r, c)
+
+
+def load(path, what):
+    try:
+        run = mbdata.load(path)
+    except mbcsv.CsvError as e:
+        die(f"{what}: {e}")
+    except OSError as e:
+        die(f"cannot read {what} '{path}': {e.strerror}")
+    if not run.ok:
+        die(f"{what} '{path}' has no ok rows")
+    return run
+
+
+def k(v):
+    """A count as 557k / 1.1M / 812."""
+    if v is None:
+        return "–"
+    for div, suf in ((1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return f"{v / div:.3g}{suf}"
+    return f"{v:.0f}"
+
+
+def pct(v):
+    return "–" if v is None else f"{100 * v:.0f}%"
+
+
+def mib(v):
+    return "–" if v is None else f"{v:.0f} MiB"
+
+
+def ratio_text(ch):
+    if ch is None:
+        return "–"
+    if ch.kind != "ratio":
+        return f"{ch.estimate:+.3g}"
+    ci = f" [{ch.lo:.2f}, {ch.hi:.2f}]" if ch.lo is not None and ch.hi is not None else f" (n={ch.n}, no CI)"
+    return f"{ch.estimate:.2f}×{ci}"
+
+
+def modes_text(rows, fn):
+    ms = mbdata.modes([fn(r) for r in rows])
+    if len(ms) == 2:
+        return "bimodal: " + " / ".join(f"{k(m)} ×{n}" for m, n in ms)
+    return k(ms[0][0]) if ms else "–"
+
+
+# ---- sentences -------------------------------------------------------------------------
+
+def findings(run, progs, base):
+    """The seed's story in sentences, per program where some configuration re-faults."""
+    out = []
+    lab = mbdata.config_label
+    for prog, groups in progs.items():
+        fl = {c: mbdata.median_of(rs, REGION_FAULTS) for c, rs in groups.items()}
+        fl = {c: v for c, v in fl.items() if v is not None}
+        if not fl:
+            continue
+        low_c = min(fl, key=lambda c: (fl[c], c))
+        low = max(fl[low_c], 1)
+        bimodal = set()
+        for c, rs in groups.items():
+            ms = mbdata.modes([REGION_FAULTS(r) for r in rs])
+            if len(ms) == 2:
+                bimodal.add(c)
+                out.append(f"**{prog}** under {lab(c)} is bimodal in its faults: {ms[0][1]} run(s) near "
+                           f"{k(ms[0][0])} and {ms[1][1]} near {k(ms[1][0])}; its median would hide this, "
+                           "so the tables give both modes.")
+        for c, cfg in run.configs.items():
+            if c not in fl or cfg.tunables or fl[c] < 3 * low or c in bimodal:
+                continue
+            sys_c = mbdata.median_of(groups[c], mbdata.sys_share)
+            sys_b = mbdata.median_of(groups.get(base, []), mbdata.sys_share)
+            s = (f"**{prog}**: {lab(c)} re-faults — {k(fl[c])} page faults per run in the measured region, "
+                 f"{fl[c] / low:.1f}× the lowest ({lab(low_c)}, {k(fl[low_c])}); "
+                 f"{pct(sys_c)} of its CPU time in the region is the kernel's (sys / (user+sys))"
+                 + (f", against {pct(sys_b)} under {lab(base)}." if base in groups and c != base else "."))
+            fixes = [(fl[f], f) for f in fl if run.family_default(f) == c and fl[f] < fl[c] / 3]
+            if fixes:
+                _, f = min(fixes)
+                r_c = mbdata.median_of(groups[c], mbdata.peak_memory_mib)
+                r_f = mbdata.median_of(groups[f], mbdata.peak_memory_mib)
+                mem = mbdata.peak_memory_name(groups[c] + groups[f])
+                cost = (f"{mem} {mib(r_c)} → {mib(r_f)} ({r_f - r_c:+.0f} MiB, {(r_f / r_c - 1) * 100:+.0f}%)"
+                        if r_c and r_f else f"{mem} not measured")
+                ch = mbdata.ratio_change(groups.get(base, []), groups[f]) if base in groups else None
+                s += (f" The labelled setting **{lab(f)}** ({run.configs[f].tunables}) fixes it: "
+                      f"{k(fl[c])} → {k(fl[f])} faults, throughput {ratio_text(ch)} of {lab(base)}'s; it costs "
+                      f"{cost}.")
+            else:
+                tried = [lab(f) for f in fl if run.family_default(f) == c]
+                s += (f" None of its labelled settings fixes it ({', '.join(tried)} tried)." if tried
+                      else " No labelled setting of its family was run.")
+            out.append(s)
+    return out
+
+
+# ---- tables ------------------------------------------------------------------------------
+
+def main_table(run, progs, base):
+    lab = mbdata.config_label
+    lines = ["| program | configuration | vs " + lab(base or "?") + " (95% CI) | region faults | sys% | "
+             + mbdata.peak_memory_name(run.rows) + " |",
+             "|---|---|---|---|---|---|"]
+    for prog, groups in progs.items():
+        for c in sorted(groups, key=run.config_rank):
+            rs = groups[c]
+            ch = mbdata.ratio_change(groups[base], rs) if base in groups and c != base else None
+            rt = "1.00× (baseline)" if c == base else ratio_text(ch)
+            lines.append(f"| {prog} | {lab(c)} | {rt} | {modes_text(rs, REGION_FAULTS)} | "
+                         f"{pct(mbdata.median_of(rs, mbdata.sys_share))} | "
+                         f"{mib(mbdata.median_of(rs, mbdata.peak_memory_mib))} |")
+    return lines
+
+
+def serve_table(run, base):
+    served = mbdata.by_program([r for r in run.ok if mbdata.is_served(r)])
+    if not served:
+        return ["No served-model rows in this run."]
+    lab = mbdata.config_label
+    lines = ["| program | configuration | requests/s | vs " + lab(base or "?") + " | p99 |", "|---|---|---|---|---|"]
+    for prog, groups in served.items():
+        for c in sorted(groups, key=run.config_rank):
+            rs = groups[c]
+            p99 = mbdata.median_of(rs, col("latency_p99_us"))
+            ch = mbdata.ratio_change(groups[base], rs) if base in groups and c != base else None
+            lines.append(f"| {prog} | {lab(c)} | {mbdata.median_of(rs, col('throughput')):.1f} | "
+                         f"{'1.00×' if c == base else ratio_text(ch)} | "
+                         f"{'not measured (exec rows carry none)' if p99 is None else f'{p99 / 1000:.1f} ms'} |")
+    return lines
+
+
+def rank_line(what, real, other, defaults=()):
+    """Kendall's tau and the best and worst of every configuration; then the same among
+    the families' defaults (defaults: their labels), where two settings of one family
+    (tcmalloc and tc-keep) can no longer swap first place within their noise."""
+    lab = mbdata.config_label
+    kind = what.split(" ")[0]
+
+    def compare(a, b):
+        tau = mbdata.kendall_tau(a, b)
+        ab, aw = mbdata.best_worst(a)
+        bb, bw = mbdata.best_worst(b)
+        same = "yes" if (ab, aw) == (bb, bw) else "no"
+        return (f"Kendall's tau of the throughput ranking {'–' if tau is None else f'{tau:.2f}'}; "
+                f"best/worst real {lab(ab or '–')}/{lab(aw or '–')}, {kind} "
+                f"{lab(bb or '–')}/{lab(bw or '–')}: same best and worst: {same}")
+
+    line = f"{what}: {compare(real, other)}"
+    fam = [c for c in defaults if c in real and c in other]
+    if len(fam) > 2:
+        line += (f"; among the {len(fam)} families' defaults: "
+                 f"{compare({c: real[c] for c in fam}, {c: other[c] for c in fam})}")
+    return line + "."
+
+
+def replay_timing(r):
+    """The replay row's pacing: fast (each call as soon as it may) or recorded (each call not
+    before its recorded time)."""
+    return dict(mbdata.parse_params(r["workload_params"])).get("timing", "fast")
+
+
+def family_defaults(run):
+    """The labels of the configurations that run a family with its defaults (setting_text
+    'defaults': no tunables, and a label that is the family's name)."""
+    return [c.name for c in run.configs.values() if mbdata.setting_text(c) == "defaults"]
+
+
+def fidelity(run, progs, rep):
+    lab = mbdata.config_label
+    # counts from the replay paced as recorded where there is one (an allocator that purges
+    # on a timer sees the program's time), the throughput ranking from the fast replay
+    fast = mbdata.by_program([r for r in rep.ok if replay_timing(r) == "fast"])
+    paced = mbdata.by_program([r for r in rep.ok if replay_timing(r) == "recorded"])
+    rprogs = {p: paced.get(p) or fast.get(p) for p in list(paced) + [p for p in fast if p not in paced]}
+    lines = ["Each program marks its loop as its region (include/mallocbench.h); `record` keeps the "
+             "region in the trace, and the replay measures the calls between its edges (region=recorded), "
+             "replaying those before and after it unmeasured. Like with like is then the replay's region "
+             "against the real program's **region**; where a trace has no region the replay is the whole "
+             "trace and is held against the real **whole process** (`total_*`, marked *whole*). The counts "
+             "are those of the replay paced as recorded (timing=recorded), where it ran: an allocator that "
+             "purges on a timer (mimalloc) purges in it as in the program; the ranking is the fast "
+             "replay's (timing=fast), whose throughput is the allocator's own. The replay "
+             "writes one byte in every page of each block (touch=page), which the program may not do, "
+             "gives a block the huge-page advice the program gave it (numpy's madvise), and replays no "
+             "page the interpreter or its libraries touch outside malloc, so it can fall short or exceed.",
+             "",
+             "| program | configuration | faults: replay | real (same span) | real region | within 10% | "
+             "madvise/munmap/brk: replay | real (same span) | peak memory: replay (RSS) | real ("
+             + mbdata.peak_memory_name(run.rows) + ") |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    notes = []
+    med = mbdata.median_of
+    for prog, rgroups in rprogs.items():
+        groups = progs.get(prog)
+        if not groups:
+            notes.append(f"{prog}: replayed, but fw.csv has no ok rows of the program.")
+            continue
+        for c in sorted(rgroups, key=run.config_rank):
+            rr, real = rgroups[c], groups.get(c, [])
+            same = mbdata.replay_region(rr)  # the region against the region, else against the whole
+            against, span = (REGION_FAULTS, "region") if same else (TOTAL_FAULTS, "total")
+            f_rep, f_tot = med(rr, REGION_FAULTS), med(real, against)
+            ok = mbdata.within(f_rep, f_tot)
+            sc = lambda rows, p: "/".join(k(med(rows, col(f"{p}_{s}_calls"))) for s in ("madvise", "munmap", "brk"))
+            lines.append(f"| {prog} | {lab(c)} | {modes_text(rr, REGION_FAULTS)} | "
+                         f"{modes_text(real, against)}{'' if same else ' (whole)'} | "
+                         f"{modes_text(real, REGION_FAULTS)} | "
+                         f"{'–' if ok is None else ('yes' if ok else 'no')} | {sc(rr, 'region')} | "
+                         f"{sc(real, span)} | {mib(med(rr, mbdata.peak_memory_mib))} | "
+                         f"{mib(med(real, mbdata.peak_memory_mib))} |")
+        ranked = fast.get(prog)
+        if ranked:
+            notes.append(rank_line(f"replay of {prog}",
+                                   {c: med(rs, col("throughput")) for c, rs in groups.items()},
+                                   {c: med(rs, col("throughput")) for c, rs in ranked.items()},
+                                   family_defaults(run)))
+        else:
+            notes.append(f"replay of {prog}: no fast replay (timing=fast) to rank the allocators by.")
+    return lines + [""] + [f"- {n}" for n in notes]
+
+
+def synthetic(run, progs, syn, base, match):
+    lab = mbdata.config_label
+    med = mbdata.median_of
+    sgroups = {}
+    for r in syn.ok:
+        prog, traced = mbdata.synth_program(r, match)
+        if prog:
+            name = f"{r['workload']}({r['workload_params']})"
+            sgroups.setdefault((name, prog, traced), {}).setdefault(r["config"], []).append(r)
+    if not sgroups:
+        return ["No synthetic rows matched a program."]
+    lines = ["| synthetic | program | configuration | synthetic vs " + lab(base or "?") + " | program vs "
+             + lab(base or "?") + " |", "|---|---|---|---|---|"]
+    notes = []
+    for (name, prog, traced), groups in sgroups.items():
+        real = progs.get(prog, {})
+        for c in sorted(groups, key=run.config_rank):
+            s = mbdata.ratio_change(groups[base], groups[c]) if base in groups and c != base else None
+            p = mbdata.ratio_change(real[base], real[c]) if base in real and c in real and c != base else None
+            one = "1.00×" if c == base else None
+            lines.append(f"| {mbcsv.unguard(name)}{' (from a trace)' if traced else ''} | {prog} | {lab(c)} | "
+                         f"{one or ratio_text(s)} | {one or ratio_text(p)} |")
+        notes.append(rank_line(f"synthetic {name} for {prog}",
+                               {c: med(rs, col("throughput")) for c, rs in real.items()},
+                               {c: med(rs, col("throughput")) for c, rs in groups.items()},
+                               family_defaults(run)))
+    return lines + [""] + [f"- {n}" for n in notes]
+
+
+def flame_links(profile_dir, out_path):
+    svgs = sorted(glob.glob(os.path.join(profile_dir, "*.svg"))) if profile_dir else []
+    if not svgs:
+        return ["No flame graph: the profile was not run or wrote no SVG" +
+                (f" (looked in `{profile_dir}`)." if profile_dir else ".")]
+    base = os.path.dirname(os.path.abspath(out_path)) if out_path else os.getcwd()
+    return [f"- [{os.path.basename(s)}]({os.path.relpath(os.path.abspath(s), base)})" for s in svgs]
+
+
+def report(args):
+    run = load(args.csv, "the framework CSV")
+    progs = mbdata.by_program([r for r in run.ok if not mbdata.is_served(r)])
+    base = mbdata.baseline_config(run)
+    md = ["# The framework suite under every allocator", "",
+          f"From `{args.csv}` ({len(run.ok)} ok rows, {len(run.bad)} not ok); ratios are against "
+          f"{mbdata.config_label(base)}, paired per block (scripts/stats.py: Hodges-Lehmann with the exact "
+          "signed-rank CI). Faults are the measured region's minor faults per run.", "", "## What the seed said, here", ""]
+    failed = mbdata.no_ok_sample(run)
+    md += [f"- {s}" for s in findings(run, progs, base)] or \
+        [f"- No {'measured ' if failed else ''}configuration re-faults 3× the lowest"
+         f"{f' ({len(failed)} had no ok sample: below)' if failed else ''}."]
+    if failed:
+        md += ["", "## Configurations with no ok sample", "",
+               "Left out of every table and ranking here, because none of their samples finished:", ""] + \
+            [f"- {mbdata.md_text(x)}" for x in failed]
+    if args.left_out:
+        md += ["", "## Left out of this run", "",
+               "This run measured part of the suite (`make frameworks FULL=1` runs all of it); its rankings "
+               "are over what it measured. Not measured:", ""] + [f"- {x}" for x in args.left_out]
+    md += ["", "## Flame graph of the training step's worst configuration", ""] + flame_links(args.profile_dir, args.output)
+    md += ["", "## Programs × configurations", ""] + main_table(run, progs, base)
+    md += ["", "## The served model", ""] + serve_table(run, base)
+    if args.replay:
+        md += ["", "## Replay fidelity", ""] + fidelity(run, progs, load(args.replay, "the replay CSV"))
+    if args.synth:
+        md += ["", "## Do the synthetic workloads predict the programs?", ""] + \
+            synthetic(run, progs, load(args.synth, "the synthetic CSV"), base, dict(args.match or []))
+    text = "\n".join(md) + "\n"
+    if args.output:
+        try:
+            mbout.write(args.output, text, force=args.force, inputs=inputs(args))
+        except mbout.OutputError as e:
+            die(str(e), 2)
+    else:
+        sys.stdout.write(text)
+
+
+def inputs(args):
+    return [p for p in (args.csv, args.replay, args.synth) if p]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csv")
+    ap.add_argument("--replay")
+    ap.add_argument("--synth")
+    ap.add_argument("--profile-dir")
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--force", action="store_true", help="replace an existing -o file (never an input)")
+    ap.add_argument("--worst", metavar="PROGRAM")
+    ap.add_argument("--left-out", action="append", metavar="TEXT",
+                    help="what this run did not measure (configurations, programs), listed in the report")
+    ap.add_argument("--match", nargs=2, action="append", metavar=("WORKLOAD", "PROGRAM"),
+                    help="a synthetic workload of --synth and the program whose shape it runs at")
+    args = ap.parse_args(argv)
+    try:
+        stats.require_scipy()  # the CIs and Kendall's tau; re-runs under Debian's python3 when missing
+    except ImportError as e:
+        die(f"{e}: run it with {stats.DEBIAN_PYTHON} (python3-scipy)", 1)
+    if args.output:
+        try:  # refused before any work
+            mbout.check(args.output, args.force, inputs(args))
+        except mbout.OutputError as e:
+            die(str(e), 2)
+    if args.worst:
+        run = load(args.csv, "the framework CSV")
+        w = mbdata.worst_config(mbdata.by_program(run.ok).get(args.worst, {}), mbdata.baseline_config(run))
+        if not w:
+            die(f"no configuration of '{args.worst}' to rank against {mbdata.baseline_config(run)}", 1)
+        print(w)
+        return
+    report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(main))

@@ -1,0 +1,385 @@
+#!/usr/bin/python3
+"""history.py - the nightly history (docs/dashboard.md): HISTORY/<machine-id>/<NIGHT>.csv as
+`mallocbench run` wrote it (schema 4, read through mbcsv), its .meta.json and .rss.csv.
+machine_id(meta) names a machine from its sidecar fingerprint; load(dir) builds every series
+(machine x workload x params x configuration x metric): per night the median of the ok samples,
+its exact 95% CI (stats.median_ci), n, the ratio to that night's baseline (the sidecar's first
+configuration), and for a night without a value null plus the reason - never 0.  Each series
+carries its family's colour as the latest sidecar naming one gives it (null where none does:
+sidecars written before they carried colours; dashboard.py then falls back).
+
+    history.py machine-id RUN.meta.json            print the machine id
+    history.py store RUN.csv HISTORY NIGHT [--force] move RUN.{csv,meta.json,rss.csv} into
+                                                     HISTORY/<id>/NIGHT.*  (exit 2 on bad input)
+    history.py latest HISTORY                        print the latest night's CSV (make dashboard)
+
+NIGHT is a real calendar date, YYYY-MM-DD in ASCII digits (mbdata.parse_night); store refuses
+one after tomorrow (UTC); load refuses a CSV named like a night that is not a date.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+
+from . import cli
+from . import mbcsv
+from . import mbdata
+from . import mbout
+
+num = mbcsv.num
+
+
+# ---- machine id ---------------------------------------------------------------------------------
+
+_CPU_NOISE = {"cpu", "processor", "with", "radeon", "graphics", "core", "@", "r", "tm"}
+
+
+def fingerprint(meta):
+    """The fields that name a machine: CPU model, cores, memory (GiB rounded), kernel major
+    version (the first number: 6.18 -> 6.19 is the same machine with an environment change),
+    THP mode."""
+    m = (meta or {}).get("machine") or {}
+    kib = m.get("mem_total_kib")
+    kernel = str(m.get("kernel") or "")
+    return {
+        "cpu_model": str(m.get("cpu_model") or "unknown"),
+        "cores": m.get("cores_online"),
+        "mem_gib": int(round(kib / 1048576)) if isinstance(kib, (int, float)) else None,
+        "kernel_major": kernel.split(".")[0] if kernel else None,
+        "thp": m.get("thp_enabled"),
+    }
+
+
+def _slug(text, words=4):
+    toks = []
+    text = re.sub(r"\((r|tm)\)|\b\d+-core\b|@.*$", " ", text.lower())
+    for t in re.split(r"[^a-z0-9.]+", text):
+        t = t.strip(".")
+        if not t or t in _CPU_NOISE or re.fullmatch(r"\d+-?core|\d+(\.\d+)?ghz", t):
+            continue
+        toks.append(t.replace(".", ""))
+    return "-".join(toks[:words]) or "cpu"
+
+
+def machine_id(meta):
+    """Short, stable, readable: amd-epyc-2c-24g-k6-madvise-1a2b3c (CPU words, cores, GiB,
+    kernel major, THP mode, and 6 hex of a hash of the whole fingerprint so that two
+    machines whose readable parts agree still differ)."""
+    fp = fingerprint(meta)
+    h = hashlib.sha1(json.dumps([fp[k] for k in ("cpu_model", "cores", "mem_gib", "kernel_major", "thp")])
+                     .encode()).hexdigest()[:6]
+    parts = [_slug(fp["cpu_model"])]
+    parts.append(f"{fp['cores']}c" if fp["cores"] is not None else "xc")
+    parts.append(f"{fp['mem_gib']}g" if fp["mem_gib"] is not None else "xg")
+    parts.append(f"k{fp['kernel_major']}" if fp["kernel_major"] else "kx")
+    parts.append(re.sub(r"[^a-z0-9]+", "", str(fp["thp"] or "thpx").lower()) or "thpx")
+    return "-".join(parts + [h])
+
+
+# ---- metrics --------------------------------------------------------------------------------------
+
+# key, display name (None: the row's `metric`), unit (None: throughput_unit), better (None: metric_better),
+# kind (timing: floor max(3%, A/A noise); count/size: the series' own spread), value, the counter whose
+# note in counter_notes says why a value is missing: the metric registry's history table (scripts/mbdata.py)
+METRICS = [(m.key, None if m.key == "throughput" else m.name, m.unit, m.better, m.kind, m.fn, m.counter)
+           for m in mbdata.metrics("history")]
+METRIC_KIND = {m[0]: m[4] for m in METRICS}
+# the resolution a figure is written with (region_*_s: "%.2f"), in its unit; a step of a couple of
+# these is not a change
+RESOLUTION = {"user_cpu": 0.01, "sys_cpu": 0.01}
+
+
+counter_notes = mbdata.counter_notes
+
+
+# ---- loading --------------------------------------------------------------------------------------
+
+class HistoryError(Exception):
+    """A history that cannot be read; the text says which file and why."""
+
+
+def read_meta(csv_path):
+    """The .meta.json beside a run CSV (or that JSON file itself)."""
+    p = csv_path if csv_path.endswith(".json") else mbdata.sidecar(csv_path, ".meta.json")
+    try:
+        with open(p) as f:
+            meta = json.load(f)
+    except OSError as e:
+        raise HistoryError(f"cannot read '{p}': {e.strerror}") from None
+    except ValueError as e:
+        raise HistoryError(f"'{p}': not JSON: {e}") from None
+    if not isinstance(meta, dict):
+        raise HistoryError(f"'{p}': not a JSON object")
+    return meta
+
+
+def _versions(meta):
+    """{what: version} of one night: kernel, glibc, each allocator's version."""
+    m = meta.get("machine") or {}
+    out = {"kernel": m.get("kernel"), "glibc": m.get("glibc_version")}
+    for c in meta.get("configs") or []:
+        if isinstance(c, dict) and c.get("allocator") and c.get("version"):
+            out.setdefault(c["allocator"], c["version"])
+    return out
+
+
+def _night_median(vals):
+    from .stats import median, median_ci
+    ci = median_ci(vals) if len(vals) >= 1 else None
+    return median(vals), (ci[0] if ci else None), (ci[1] if ci else None)
+
+
+def aa_pair(configs, tunables):
+    """The A/A pair of a night: two configurations of one allocator without tunables (the
+    pair holding the baseline first); None when the run has none.  configs: [(config,
+    allocator)] in run order; tunables: {config: True when it sets any}."""
+    plain = [(c, a) for c, a in configs if not tunables.get(c)]
+    for i, (c, a) in enumerate(plain):
+        for c2, a2 in plain[i + 1:]:
+            if a2 == a:
+                return (c, c2)
+    return None
+
+
+def _nights(d):
+    """The NIGHTs of one machine's folder; HistoryError for a CSV named like a night that is
+    not a real date (it would sort after every real night); a warning for one in the future."""
+    out = []
+    for f in os.listdir(d):
+        try:
+            n = mbdata.night_of_file(f)
+        except ValueError as e:
+            raise HistoryError(f"'{os.path.join(d, f)}': {e}") from None
+        if n is None:
+            continue
+        if mbdata.night_in_future(n):
+            print(f"history.py: warning: '{os.path.join(d, f)}': night {n} is after tomorrow", file=sys.stderr)
+        out.append(n)
+    return out
+
+
+def latest(history_dir):
+    """The CSV of the latest night over every machine of a history (ties: the machine id),
+    None when there is none; HistoryError as load() for a file named like a night that is not one."""
+    best = None
+    if not os.path.isdir(history_dir):
+        raise HistoryError(f"cannot read '{history_dir}': not a directory")
+    for mid in sorted(os.listdir(history_dir)):
+        d = os.path.join(history_dir, mid)
+        if os.path.isdir(d):
+            for n in _nights(d):
+                if best is None or (n, mid) > best[:2]:
+                    best = (n, mid, os.path.join(d, n + ".csv"))
+    return best[2] if best else None
+
+
+def load(history_dir, machines=None):
+    """{'machines': {id: {...}}, 'series': [...]} of a history (docs/dashboard.md), built from
+    every <machine>/<NIGHT>.csv.  HistoryError / mbcsv.CsvError for input that is not one."""
+    if not os.path.isdir(history_dir):
+        raise HistoryError(f"cannot read '{history_dir}': not a directory")
+    out_m, out_s = {}, []
+    for mid in sorted(os.listdir(history_dir)):
+        d = os.path.join(history_dir, mid)
+        if not os.path.isdir(d) or (machines and mid not in machines):
+            continue
+        nights = sorted(_nights(d))
+        if not nights:
+            continue
+        m, series = _load_machine(mid, d, nights)
+        out_m[mid] = m
+        out_s += series
+    if not out_m:
+        raise HistoryError(f"'{history_dir}': no <machine>/<YYYY-MM-DD>.csv in it")
+    return {"machines": out_m, "series": out_s}
+
+
+def _load_machine(mid, d, nights):
+    metas, groups, wl_nights, cfg_info, order, fam_colour = {}, {}, {}, {}, [], {}
+    missing_counters, aa = [], {}
+    for night in nights:
+        path = os.path.join(d, night + ".csv")
+        meta = read_meta(path)
+        metas[night] = meta
+        rows = mbcsv.read(path)[1]
+        mbdata.check_unique(rows)
+        corder = mbcsv.config_order([path], rows)
+        cfg_alloc = {}
+        tun = {}
+        for c in meta.get("configs") or []:
+            if isinstance(c, dict) and c.get("config"):
+                cfg_alloc[c["config"]] = c.get("allocator") or c["config"]
+                tun[c["config"]] = bool(c.get("environment"))
+                if mbcsv.valid_colour(c.get("colour")) and isinstance(cfg_alloc[c["config"]], str):
+                    fam_colour[cfg_alloc[c["config"]]] = c["colour"]  # the latest night's wins
+        for r in rows:
+            cfg_alloc.setdefault(r["config"], r["allocator"])
+            tun[r["config"]] = tun.get(r["config"]) or bool(r.get("requested_tunables"))
+        for c in corder:
+            cfg_info.setdefault(c, cfg_alloc.get(c, c))
+            if c not in order:
+                order.append(c)
+        base = corder[0] if corder else None
+        aa[night] = aa_pair([(c, cfg_alloc.get(c, c)) for c in corder], tun)
+        notes_seen = set()
+        for r in rows:
+            key = (r["workload"], r["workload_params"])
+            wl_nights.setdefault(key, {}).setdefault(night, {"base": base, "configs": set(corder)})
+            groups.setdefault(key, {}).setdefault(r["config"], {}).setdefault(night, []).append(r)
+            for name, why in counter_notes(r.get("counter_notes")).items():
+                if (name, why) not in notes_seen:
+                    notes_seen.add((name, why))
+                    missing_counters.append({"night": night, "what": f"{name}: {why}"})
+    environment = []
+    for a, b in zip(nights, nights[1:]):
+        va, vb = _versions(metas[a]), _versions(metas[b])
+        for k in list(va) + [k for k in vb if k not in va]:
+            if va.get(k) and vb.get(k) and va[k] != vb[k]:
+                environment.append({"night": b, "what": f"{k} {va[k]} -> {vb[k]}", "component": k})
+    last = metas[nights[-1]]
+    machine = {"fingerprint": fingerprint(last), "nights": nights, "environment": environment,
+               "missing_counters": missing_counters, "aa": {n: list(p) if p else None for n, p in aa.items()},
+               "baseline": {n: v for n, v in ((n, (metas[n].get("configs") or [{}])[0].get("config")
+                                                   if metas[n].get("configs") else None) for n in nights)}}
+    series = []
+    for key in sorted(groups, key=lambda k: (k[0], k[1])):
+        wl, params = key
+        byc = groups[key]
+        for metric in METRICS:
+            per_cfg = {}
+            for config in sorted(byc, key=lambda c: (order.index(c) if c in order else len(order), c)):
+                per_cfg[config] = _night_values(byc[config], nights, metric, wl_nights[key])
+            for config, s in per_cfg.items():
+                if all(v is None for v in s["median"]) and not any(m["why"].startswith("not ") for m in s["missing"]):
+                    continue
+                rows0 = next(iter(r for rs in byc[config].values() for r in rs))
+                name = metric[1] or rows0.get("metric") or "throughput"
+                unit = metric[2] if metric[2] is not None else rows0.get("throughput_unit") or ""
+                better = metric[3] or mbcsv.better(rows0)
+                first = next(i for i, n in enumerate(nights) if n in byc[config] or
+                             any(mm["night"] == n and mm["why"].startswith("not ") for mm in s["missing"]))
+                sl = slice(first, None)
+                ratio, bases = [], []
+                for i, n in enumerate(nights):
+                    b = wl_nights[key].get(n, {}).get("base")
+                    bases.append(b)
+                    mine = s["median"][i]
+                    bv = per_cfg.get(b, {}).get("median", [None] * len(nights))[i] if b else None
+                    ratio.append(mine / bv if mine is not None and bv not in (None, 0) else None)
+                baseline = next((b for b in reversed(bases) if b), None)
+                series.append({
+                    "id": f"{mid}/{wl}/{params}/{config}/{metric[0]}",
+                    "machine": mid, "workload": wl, "params": params, "config": config,
+                    "allocator": cfg_info.get(config, config), "baseline": baseline,
+                    "colour": fam_colour.get(cfg_info.get(config, config)),
+                    "metric": metric[0], "figure": name, "unit": unit, "better": better, "kind": metric[4],
+                    "resolution": RESOLUTION.get(metric[0]),
+                    "nights": nights[sl], "median": s["median"][sl], "lo": s["lo"][sl], "hi": s["hi"][sl],
+                    "n": s["n"][sl], "ratio": ratio[sl],
+                    "missing": [mm for mm in s["missing"] if mm["night"] >= nights[first]],
+                })
+    return machine, series
+
+
+def _night_values(by_night, nights, metric, wl_n):
+    """median/lo/hi/n per night of one configuration and metric, and why a night has none."""
+    key, _, _, _, _, fn, counter = metric
+    out = {"median": [], "lo": [], "hi": [], "n": [], "missing": []}
+    for n in nights:
+        rows = by_night.get(n, [])
+        ok = [r for r in rows if r["status"] == "ok"]
+        vals = [v for v in (fn(r) for r in ok) if v is not None]
+        why = None
+        if not rows:
+            why = "workload not in this night's run" if n not in wl_n else "configuration not in this night's run"
+        elif not ok:
+            st = {}
+            for r in rows:
+                st[r["status"] or "(no status)"] = st.get(r["status"] or "(no status)", 0) + 1
+            msg = next((r["message"] for r in rows if r.get("message")), "")
+            why = "no ok sample: " + ", ".join(f"{k} {v}" for k, v in sorted(st.items())) + (f" ({msg})" if msg else "")
+        elif not vals:
+            notes = {}
+            for r in ok:
+                notes.update(counter_notes(r.get("counter_notes")))
+            why = notes.get(counter) if counter else None
+            why = why or "not measured (empty in every ok sample)"
+        if why:
+            for k in ("median", "lo", "hi"):
+                out[k].append(None)
+            out["n"].append(0)
+            out["missing"].append({"night": n, "why": why})
+        else:
+            med, lo, hi = _night_median(vals)
+            out["median"].append(med)
+            out["lo"].append(lo)
+            out["hi"].append(hi)
+            out["n"].append(len(vals))
+    return out
+
+
+# ---- command line ---------------------------------------------------------------------------------
+
+def _store(args):
+    src = args.run
+    meta = read_meta(src)
+    try:
+        if mbdata.night_in_future(args.night):
+            raise HistoryError(f"night '{args.night}': after tomorrow (UTC); a night is the date it ran")
+    except ValueError as e:
+        raise HistoryError(str(e)) from None
+    mbcsv.read(src)  # refuse what is not a schema-4 CSV before moving anything
+    dest = os.path.join(args.history, machine_id(meta))
+    os.makedirs(dest, exist_ok=True)
+    moves = [(src, os.path.join(dest, args.night + ".csv"))]
+    for suf in (".meta.json", ".rss.csv"):
+        s = mbdata.sidecar(src, suf)
+        if os.path.exists(s):
+            moves.append((s, os.path.join(dest, args.night + suf)))
+    if not args.force:
+        for _, t in moves:
+            if os.path.exists(t):
+                raise HistoryError(f"'{t}' exists: night {args.night} is already stored (--force replaces it)")
+    for s, t in moves:
+        os.replace(s, t) if os.stat(s).st_dev == os.stat(dest).st_dev else _copy_move(s, t)  # mbout: a move
+    print(os.path.join(dest, args.night + ".csv"))
+
+
+def _copy_move(s, t):
+    with open(s, "rb") as f:
+        mbout.write(t, f.read(), force=True)  # a fresh temporary beside t (checked above), then a rename
+    os.unlink(s)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("machine-id", help="print the machine id of a run's .meta.json")
+    p.add_argument("meta")
+    p = sub.add_parser("store", help="move a run's csv, meta.json and rss.csv into HISTORY/<id>/NIGHT.*")
+    p.add_argument("run")
+    p.add_argument("history")
+    p.add_argument("night")
+    p.add_argument("--force", action="store_true", help="replace a night already stored")
+    p = sub.add_parser("latest", help="print the CSV of the latest night in HISTORY (nothing when it has none)")
+    p.add_argument("history")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "machine-id":
+            print(machine_id(read_meta(args.meta)))
+        elif args.cmd == "latest":
+            path = latest(args.history)
+            if path:
+                print(path)
+        else:
+            _store(args)
+    except (HistoryError, mbcsv.CsvError) as e:
+        print(f"history.py: {e}", file=sys.stderr)
+        return mbcsv.EXIT_BAD_INPUT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(main))

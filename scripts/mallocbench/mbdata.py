@@ -1,0 +1,823 @@
+"""mbdata.py - the one data layer of the scripts: a run as load(paths) -> Run (rows read and
+checked by mbcsv, the .meta.json and .rss.csv sidecars, configurations with family and
+tunables from the allocator / requested_tunables columns, workloads with the presentation
+traits their descriptors export through the sidecar, and the rows grouped), and the one
+registry of derived metrics (METRICS: key, name, unit, better, kind, function).  Scripts
+render; every figure computed from columns, every parse of workload_params and every
+sidecar path is here (tests/unit/test_structure.py holds them to it).
+"""
+import csv
+import datetime
+import json
+import os
+import re
+import sys
+from collections import namedtuple
+
+from . import mbcsv
+
+num = mbcsv.num
+sidecar = mbcsv.sidecar  # <name>.meta.json / <name>.rss.csv beside <name>.csv
+MiB = 1024 * 1024
+PAGE = 4096
+
+# ---- workload_params ------------------------------------------------------------------------
+
+# A text parameter (WLP_TEXT in workloads/workload.h) whose value runs to the end of the text:
+# the exec workload writes its command last, and a command may hold commas.
+RUNS_TO_END = ("cmd",)
+_NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
+
+
+def parse_params(text):
+    """'a=1,b=x/y' -> [('a', '1'), ('b', 'x/y')], in order, as the harness writes them: a
+    part that is not NAME=... continues the value before it (a comma inside a value), and
+    the value of a RUNS_TO_END parameter is the rest of the text, commas and '=' included."""
+    out = []
+    rest = text or ""
+    while rest:
+        part, comma, after = rest.partition(",")
+        k, eq, v = part.partition("=")
+        if eq and _NAME.match(k) and not (out and out[-1][0] in RUNS_TO_END):
+            if k in RUNS_TO_END:
+                out.append((k, v + comma + after))
+                break
+            out.append((k, v))
+        elif out:
+            out[-1] = (out[-1][0], out[-1][1] + "," + part)
+        rest = after
+    return out
+
+
+def format_params(pairs):
+    """The inverse of parse_params: [('a', '1')] -> 'a=1'."""
+    return ",".join(f"{k}={v}" for k, v in pairs)
+
+
+def param_of(params, name):
+    """The value of one parameter of a workload_params text, None when it has none."""
+    return dict(parse_params(params)).get(name)
+
+
+def distinguishing(params, others):
+    """The (name, value) pairs of a workload_params text that some of `others` (texts of the
+    same workload) do not share: what tells its group apart (size=16M)."""
+    theirs = [dict(parse_params(o)) for o in others]
+    return [(k, v) for k, v in parse_params(params) if any(o.get(k) != v for o in theirs)]
+
+
+def params_without(params, name):
+    """workload_params text without one parameter: what the points of a curve over it share."""
+    return format_params([(k, v) for k, v in parse_params(params) if k != name])
+
+
+def params_shown(params):
+    """workload_params as a table heading shows it: without `better` (the heading says which
+    direction is better for its own table) and without empty parameters (exec's metric=,unit=)."""
+    pairs = parse_params(params)
+    keep = [(k, v) for k, v in pairs if k != "better" and v != ""]
+    return format_params(keep) if len(keep) < len(pairs) else params
+
+
+def parse_metrics(text):
+    """workload_metrics / alloc_stats 'a=1;b=2' -> {'a': '1', 'b': '2'}."""
+    out = {}
+    for part in text.split(";") if text else []:
+        k, eq, v = part.partition("=")
+        if eq:
+            out[k] = v
+    return out
+
+
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text):
+    """A single fixed size ('256K', '16M', '1048576') in bytes; None for lists, ranges, files."""
+    t = text.strip()
+    suffix = t[-1:] if t[-1:].isalpha() else ""
+    digits = t[:-1] if suffix else t
+    if suffix.upper() not in SIZE_UNITS or not digits.isdigit():
+        return None
+    return int(digits) * SIZE_UNITS[suffix.upper()]
+
+
+def size_key(v):
+    """A size text as a number to sort by ('4M' after '256K'); inf for what is not one size."""
+    unit = v[-1] if v and v[-1] in SIZE_UNITS else ""
+    try:
+        return float(v[:-1] if unit else v) * SIZE_UNITS[unit]
+    except ValueError:
+        return float("inf")
+
+
+def format_size(nbytes):
+    """Bytes as the harness prints sizes: 256K, 16M, 1G."""
+    for suffix in ("T", "G", "M", "K"):
+        scale = SIZE_UNITS[suffix]
+        if nbytes and nbytes % scale == 0:
+            return f"{nbytes // scale}{suffix}"
+    return f"{int(nbytes)}"
+
+
+def counter_notes(text):
+    """{counter: why} from a row's counter_notes ('madvise: not counted: ...; brk: ...')."""
+    out = {}
+    for part in (text or "").split("; "):
+        name, sep, why = part.partition(": ")
+        if sep and name and not why.startswith("scaled"):
+            out[name.strip()] = why.strip()
+    return out
+
+
+# ---- text from the input, shown as text ------------------------------------------------------
+# Labels, units, commands and parameters may hold anything the user typed: mbcsv refuses a
+# control character in a CSV's text columns; what else reaches the output goes through these.
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_MD_SPECIAL = re.compile(r"[\\`*|>&]|<(?=[A-Za-z/!?])|\](?=\()|!(?=\[)")
+_MD_ALT = re.compile(r"[\\`*|>&\[\]]|<(?=[A-Za-z/!?])|!(?=\[)")
+
+
+def printable(text):
+    """text with every control character (C0, DEL, C1: newlines, ESC sequences) as \\xNN, and
+    a lone surrogate (a sidecar's undecodable byte) as \\uNNNN."""
+    return _CONTROL.sub(lambda m: ("\\x%02x" if ord(m.group(0)) < 0x100 else "\\u%04x") % ord(m.group(0)), str(text))
+
+
+def md_text(text):
+    """text for a Markdown line or table cell that renders as exactly that text: control
+    characters as \\xNN, and a backslash escape before what could start markup (\\ ` * | > &,
+    a < that could open a tag, the ]( of a link, the ![ of an image)."""
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), printable(text))
+
+
+def md_alt(text):
+    """text as an image's alt text in Markdown: md_text with every [ and ] escaped too."""
+    return _MD_ALT.sub(lambda m: "\\" + m.group(0), printable(text))
+
+
+def md_code(text):
+    """text as a Markdown code span: fenced by one backtick more than its longest run."""
+    t = printable(text)
+    run = max((len(r) for r in re.findall(r"`+", t)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
+# ---- nights ---------------------------------------------------------------------------------
+
+_NIGHT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z", re.ASCII)
+NIGHT_AHEAD = 1  # days after today (UTC) a night may name: tomorrow, for a clock a little ahead
+
+
+def parse_night(text):
+    """A NIGHT (HISTORY/<machine>/<NIGHT>.csv) as a datetime.date: YYYY-MM-DD in ASCII digits,
+    nothing before or after, a real calendar date.  ValueError naming the text otherwise:
+    2026-13-45 and 9999-99-99 would sort after every real night and stay the latest forever."""
+    if not isinstance(text, str) or not _NIGHT.match(text):
+        raise ValueError(f"night {text!r}: not YYYY-MM-DD")
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"night {text!r}: not a calendar date") from None
+
+
+def night_in_future(text, today=None):
+    """True when a valid NIGHT is later than tomorrow (UTC): a night that has not happened."""
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    return parse_night(text) > today + datetime.timedelta(days=NIGHT_AHEAD)
+
+
+def night_of_file(name):
+    """The NIGHT of a history file name 'NIGHT.csv', None for a file that is not a night's CSV
+    (a sidecar, another file).  ValueError for a name shaped like a night that is not one."""
+    if not name.endswith(".csv") or name.endswith(".rss.csv"):
+        return None
+    stem = name[:-4]
+    if not re.match(r"\d{4}-\d{2}-\d{2}", stem) and not _NIGHT.match(stem):
+        return None
+    parse_night(stem)
+    return stem
+
+
+# ---- the metric registry -------------------------------------------------------------------
+
+def _col(c):
+    return lambda r: num(r, c)
+
+
+def fixed_work(r):
+    """A row whose figure counts whole runs of a command (throughput_unit runs/s): each run does
+    the same work, so its counts are per run; per second they would only mirror its speed."""
+    return r.get("throughput_unit") == "runs/s"
+
+
+def _per_s(c):
+    def f(r):
+        v, t = num(r, c), num(r, "region_wall_s")
+        return v / t if v is not None and t and not fixed_work(r) else None
+    return f
+
+
+def _per_run(c):
+    return lambda r: num(r, c) if fixed_work(r) else None
+
+
+def faults_per_run(r):
+    """Minor faults in the measured region of one run, where no bytes touched are known (a
+    command under exec): per byte where bytes are known (faults_per_gb)."""
+    return num(r, "region_minor_faults") if not num(r, "region_bytes") else None
+
+
+def duration_bound(by_config):
+    """Why a fixed-work figure (runs/s) cannot tell these configurations apart, or None:
+    {config: [rows]} of one workload.  Duration-bound (a command that runs for a set time,
+    `sleep 1`): every configuration's median wall time within 1% of the others while its CPU
+    time or faults differ by more than 5%, or CPU under a tenth of the wall time everywhere."""
+    import statistics
+
+    def med(rows, fn):
+        v = [x for x in map(fn, rows) if x is not None]
+        return statistics.median(v) if v else None
+    if len(by_config) < 2 or not all(rows and fixed_work(rows[0]) for rows in by_config.values()):
+        return None
+    wall = [med(rows, lambda r: num(r, "region_wall_s")) for rows in by_config.values()]
+    cpu = [med(rows, region_cpu_s) for rows in by_config.values()]
+    faults = [med(rows, lambda r: num(r, "region_minor_faults")) for rows in by_config.values()]
+    if any(w is None or w <= 0 for w in wall):
+        return None
+
+    def spread(v):
+        v = [x for x in v if x is not None]
+        return max(v) / min(v) - 1 if v and min(v) > 0 else (0.0 if v and max(v) == 0 else float("inf"))
+    if all(c is not None and c < 0.1 * w for c, w in zip(cpu, wall)):
+        return (f"CPU time is under a tenth of the wall time under every configuration (at most "
+                f"{max(c / w for c, w in zip(cpu, wall)) * 100:.0f}%): the command mostly waits")
+    if spread(wall) <= 0.01 and (spread(cpu) > 0.05 or spread(faults) > 0.05):
+        return (f"every configuration's wall time is within {spread(wall) * 100:.1f}% of the others while "
+                f"CPU time or faults differ: the command runs for a set time")
+    return None
+
+
+# ---- disturbance (schema 6: region_run_delay_s, steal_s, khugepaged_collapses, compactions) ----
+
+DISTURB_WAIT = 0.05     # a sample waited for a CPU more than this share of the time it wanted one
+DISTURB_STEAL = 0.01    # the host stole more than this share of the sample's wall time (all CPUs)
+
+
+def wait_share(r):
+    """The share of the time the sample's threads wanted a CPU that they waited for one:
+    run-queue delay / (delay + their CPU time in the region); None when not measured."""
+    d, cpu = num(r, "region_run_delay_s"), num(r, "region_task_clock_s")
+    if cpu is None:
+        u, s = num(r, "region_user_s"), num(r, "region_sys_s")
+        cpu = u + s if u is not None and s is not None else None
+    if d is None or cpu is None or d + cpu <= 0:
+        return None
+    return d / (d + cpu)
+
+
+def steal_share(r):
+    """Host steal over the sample as a share of its wall time on every CPU; None unknown."""
+    st, wall, ncpu = num(r, "steal_s"), num(r, "total_wall_s"), os.cpu_count() or 1
+    return st / (wall * ncpu) if st is not None and wall else None
+
+
+def disturbed(r):
+    """Why this sample was disturbed from outside, or None: it waited for a CPU more than
+    DISTURB_WAIT of the time, the host stole more than DISTURB_STEAL, or khugepaged or
+    compaction ran during it."""
+    why = []
+    w, st = wait_share(r), steal_share(r)
+    if w is not None and w > DISTURB_WAIT:
+        why.append(f"waited {w * 100:.0f}% for a CPU")
+    if st is not None and st > DISTURB_STEAL:
+        why.append(f"steal {st * 100:.1f}%")
+    if (num(r, "khugepaged_collapses") or 0) > 0:
+        why.append("khugepaged collapsed pages")
+    if (num(r, "compactions") or 0) > 0:
+        why.append("memory was compacted")
+    return ", ".join(why) or None
+
+
+def variance_explained(rows, fn):
+    """R^2 of log fn(r) on the samples' disturbance (wait share + steal share): the share of
+    a cell's variance that its samples' CPU waits and steal explain; None below 4 samples
+    with both figures, or when either does not vary."""
+    import math
+    pts = []
+    for r in rows:
+        y, w = fn(r), wait_share(r)
+        if y is None or y <= 0 or w is None:
+            continue
+        pts.append((w + (steal_share(r) or 0.0), math.log(y)))
+    if len(pts) < 4:
+        return None
+    n = len(pts)
+    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    syy = sum((y - my) ** 2 for _, y in pts)
+    if sxx <= 0 or syy <= 0:
+        return None
+    sxy = sum((x - mx) * (y - my) for x, y in pts)
+    return sxy * sxy / (sxx * syy)
+
+
+def resolution(change):
+    """The smallest change a paired comparison could have flagged from its own spread and
+    n: the half-width of its CI as a share of its estimate (ratio changes); None when it
+    has no CI (too few blocks) or is not a ratio."""
+    if change is None or change.kind != "ratio" or change.lo is None or change.hi is None or not change.estimate:
+        return None
+    return (change.hi - change.lo) / 2 / change.estimate
+
+
+def faults_per_gb(r):
+    """Minor faults in the measured region per 10^9 bytes the workload touched."""
+    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
+    return f / b * 1e9 if f is not None and b else None
+
+
+def faults_per_mib(r):
+    """Minor faults in the measured region per MiB touched (256: every 4 KiB page again)."""
+    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
+    return f / (b / MiB) if f is not None and b else None
+
+
+def peak_rss_mib(r):
+    """The peak RSS of the process started (sampled from its statm)."""
+    v = num(r, "rss_peak_kib")
+    return v / 1024 if v is not None else None
+
+
+def tree_pss_mib(r):
+    """Commands and servers: the peak of the whole process tree's summed PSS (the memory of a
+    shell and the python it runs, a server and its forks); None for workloads."""
+    v = num(r, "tree_pss_peak_kib")
+    return v / 1024 if v is not None else None
+
+
+def peak_memory_mib(r):
+    """The memory of what a sample ran, at its peak: the process tree's PSS where it was read
+    (commands and servers), else the process's RSS (a workload: one process)."""
+    v = tree_pss_mib(r)
+    return v if v is not None else peak_rss_mib(r)
+
+
+def peak_memory_name(rows):
+    """The wording of peak_memory_mib over rows: one name per view."""
+    return "peak PSS of the process tree" if any(num(r, "tree_pss_peak_kib") is not None for r in rows) \
+        else "peak RSS"
+
+
+def sys_share(r):
+    """System time as a share of the measured region's CPU time (0..1)."""
+    u, s = num(r, "region_user_s"), num(r, "region_sys_s")
+    return s / (u + s) if u is not None and s is not None and u + s > 0 else None
+
+
+def region_cpu_s(r):
+    """user + sys of the measured region, a missing part counted as 0."""
+    return (num(r, "region_user_s") or 0) + (num(r, "region_sys_s") or 0)
+
+
+def kept_kib(r):
+    """RSS at the end of the measured region: rss_final_kib, else the workload's own rss_end_kib."""
+    v = num(r, "rss_final_kib")
+    if v is not None:
+        return v
+    try:
+        return mbcsv.parse_number(parse_metrics(r["workload_metrics"]).get("rss_end_kib") or "")
+    except ValueError:
+        return None
+
+
+def sum_measured(a, b):
+    """a + b, None when either is not measured."""
+    return a + b if a is not None and b is not None else None
+
+
+def cpu_seconds(r, traits=()):
+    """CPU user+sys of the measured region; for a workload whose region is an idle period
+    (trait idle_region), the whole process's, so that purging on free counts."""
+    if "idle_region" in traits:
+        return sum_measured(num(r, "total_user_s"), num(r, "total_sys_s"))
+    return sum_measured(num(r, "region_user_s"), num(r, "region_sys_s"))
+
+
+# key: stable name (history's series, --metric of detect); name: as tables print it (None: the
+# row's own `metric`); unit (None: throughput_unit); better (None: metric_better); kind (timing:
+# floor max(3%, A/A noise); count/size: the series' own spread); fn: value of a row; counter: the
+# counter whose note in counter_notes says why a value is missing; views: the tables it is in.
+Metric = namedtuple("Metric", "key name unit better kind fn counter views")
+METRICS = [
+    Metric("throughput", "throughput", None, None, "timing", _col("throughput"), None, ("compare", "history")),
+    Metric("user_cpu", "user CPU", "s", "lower", "timing", _col("region_user_s"), None, ("compare", "history")),
+    Metric("sys_cpu", "sys CPU", "s", "lower", "timing", _col("region_sys_s"), None, ("compare", "history")),
+    # a rate, not a count: a few faults more or less over gigabytes is noise, not a change
+    Metric("faults_per_gb", "faults per GB", "/GB", "lower", "size", faults_per_gb, "minor_faults",
+           ("compare", "history")),
+    # a command's figure is per run (runs/s): its faults and calls per run, not per byte or second
+    Metric("faults_per_run", "faults per run", "/run", "lower", "count", faults_per_run, "minor_faults",
+           ("compare",)),
+    Metric("madvise_per_run", "madvise per run", "/run", "lower", "count", _per_run("region_madvise_calls"),
+           "madvise", ("compare",)),
+    Metric("munmap_per_run", "munmap per run", "/run", "lower", "count", _per_run("region_munmap_calls"),
+           "munmap", ("compare",)),
+    Metric("brk_per_run", "brk per run", "/run", "lower", "count", _per_run("region_brk_calls"), "brk",
+           ("compare",)),
+    Metric("madvise_per_s", "madvise per s", "/s", "lower", "count", _per_s("region_madvise_calls"), "madvise",
+           ("compare",)),
+    Metric("munmap_per_s", "munmap per s", "/s", "lower", "count", _per_s("region_munmap_calls"), "munmap",
+           ("compare",)),
+    Metric("brk_per_s", "brk per s", "/s", "lower", "count", _per_s("region_brk_calls"), "brk", ("compare",)),
+    Metric("madvise", "madvise calls", "calls", "lower", "count", _col("region_madvise_calls"), "madvise",
+           ("history",)),
+    Metric("munmap", "munmap calls", "calls", "lower", "count", _col("region_munmap_calls"), "munmap", ("history",)),
+    Metric("brk", "brk calls", "calls", "lower", "count", _col("region_brk_calls"), "brk", ("history",)),
+    Metric("peak_rss", "peak RSS", "MiB", "lower", "size", peak_rss_mib, None, ("compare", "history")),
+    Metric("tree_pss", "peak PSS of the process tree", "MiB", "lower", "size", tree_pss_mib, None,
+           ("compare", "history")),
+    Metric("latency_p50", "latency p50", "us", "lower", "timing", _col("latency_p50_us"), None, ("compare",)),
+    Metric("latency_p99", "latency p99", "us", "lower", "timing", _col("latency_p99_us"), None, ("compare",)),
+    Metric("latency_p999", "latency p99.9", "us", "lower", "timing", _col("latency_p999_us"), None, ("compare",)),
+    Metric("faults_per_mib", "faults/MiB", "/MiB", "lower", "size", faults_per_mib, "minor_faults", ()),
+    Metric("sys_share", "sys%", "ratio", "lower", "timing", sys_share, None, ()),
+    # counts per run (frameworks.py): a program's work is fixed, so its faults per run compare
+    Metric("region_faults", "region faults", "faults", "lower", "count", _col("region_minor_faults"), "minor_faults",
+           ()),
+    Metric("total_faults", "faults, whole process", "faults", "lower", "count", _col("total_minor_faults"),
+           "minor_faults", ()),
+]
+METRIC = {m.key: m for m in METRICS}
+
+
+def metrics(view):
+    """The registry's metrics of one table ('compare', 'history'), in registry order."""
+    return [m for m in METRICS if view in m.views]
+
+
+def metric_fn(key):
+    return METRIC[key].fn
+
+
+# ---- configurations and workloads ---------------------------------------------------------
+
+Config = namedtuple("Config", "name family tunables lib_path")
+Config.__doc__ = """A configuration: its label, allocator family (the `allocator` column), the
+tunables asked for (`requested_tunables`, canonical name=value;...) and the library preloaded."""
+
+
+def config_of(r):
+    return Config(r["config"], r.get("allocator") or "", r.get("requested_tunables") or "", r.get("lib_path") or "")
+
+
+def setting_text(cfg):
+    """What sets a configuration apart from its family's defaults: the tunables asked for,
+    the library (lib=NAME) when a label names one, or 'defaults'."""
+    parts = []
+    if cfg.lib_path and cfg.name.partition("[")[0] != cfg.family:
+        parts.append("lib=" + os.path.basename(cfg.lib_path))
+    if cfg.tunables:
+        parts.append(cfg.tunables)
+    return " ".join(parts) if parts else "defaults"
+
+
+Workload = namedtuple("Workload", "name metric lower_is_better traits")
+
+
+def sidecar_workloads(meta):
+    """[Workload] of a sidecar's `workloads` list (the registry's table order; traits such as
+    idle_region and size_curve); [] for a sidecar without one (an older run)."""
+    out = []
+    for w in (meta or {}).get("workloads") or []:
+        if isinstance(w, dict) and isinstance(w.get("name"), str):
+            traits = w.get("traits") if isinstance(w.get("traits"), list) else []
+            out.append(Workload(w["name"], w.get("metric") or "", bool(w.get("lower_is_better")),
+                                frozenset(t for t in traits if isinstance(t, str))))
+    return out
+
+
+def read_meta(path):
+    """The .meta.json beside a run CSV as a dict; None when missing or not JSON."""
+    try:
+        with open(sidecar(path, ".meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def read_rss(path, into):
+    """The .rss.csv beside a run CSV into {(run_id, sample): [(t_s, rss_kib)]}; nothing when
+    it is missing or unreadable (the figures then have no timeline)."""
+    try:
+        with open(sidecar(path, ".rss.csv"), newline="") as f:
+            for s in csv.DictReader(f):
+                try:
+                    t, kib = mbcsv.parse_number(s.get("t_s") or ""), mbcsv.parse_number(s.get("rss_kib") or "")
+                except ValueError:
+                    continue
+                if t is not None and kib is not None:
+                    into.setdefault((s.get("run_id", ""), s.get("sample", "")), []).append((t, kib))
+    except (OSError, csv.Error, KeyError):
+        pass
+
+
+class Run:
+    """One or more run CSVs read together.
+
+    rows: every row; ok / bad: those with status ok / not; metas: the readable sidecars;
+    rss: {(run_id, sample): [(t_s, rss_kib)]} sorted by time; configs: {label: Config} in the
+    run's order (config_order: the sidecars' `configs`, then first appearance); families: in
+    that order; workloads: {name: Workload} from the sidecars, in the registry's order;
+    groups: {(workload, workload_params): {config: [ok rows]}} in first-seen order."""
+
+    def __init__(self, paths, rows, metas, rss):
+        self.paths, self.rows, self.metas, self.rss = list(paths), rows, metas, rss
+        self.ok = [r for r in rows if r["status"] == "ok"]
+        self.bad = [r for r in rows if r["status"] != "ok"]
+        self.config_order = mbcsv.config_order(self.paths, rows)
+        seen = {}
+        for r in rows:
+            seen.setdefault(r["config"], config_of(r))
+        self.configs = {c: seen[c] for c in self.config_order if c in seen}
+        self.families = mbcsv.family_order(self.paths, rows)
+        self.workloads = {}
+        for meta in metas:
+            for w in sidecar_workloads(meta):
+                self.workloads.setdefault(w.name, w)
+        self.groups = group(self.ok)
+
+    def traits(self, workload):
+        """The presentation traits of a workload, from the sidecar; none when it gives none."""
+        w = self.workloads.get(workload)
+        return w.traits if w else frozenset()
+
+    def with_trait(self, trait):
+        return [w for w, d in self.workloads.items() if trait in d.traits]
+
+    def workload_rank(self, workload):
+        """Sort key: the registry's order where a sidecar gives it, then by name."""
+        order = list(self.workloads)
+        return (order.index(workload) if workload in order else len(order), workload)
+
+    def config_rank(self, config):
+        """Sort key: the run's configuration order, then the label."""
+        return (self.config_order.index(config) if config in self.config_order else len(self.config_order), config)
+
+    def family_default(self, config):
+        """The label of the configuration that runs config's family with its defaults (no
+        tunables asked for, the same library), None when the run has none or it is config."""
+        cfg = self.configs.get(config)
+        if not cfg or not cfg.tunables:
+            return None
+        for c in self.configs.values():
+            if c.family == cfg.family and not c.tunables and c.lib_path == cfg.lib_path:
+                return c.name
+        return None
+
+    def curves(self, trait="size_curve", param="size"):
+        """{(workload, params without PARAM): {value: group}} for the workloads with TRAIT:
+        groups that differ only in one fixed PARAM value form a curve over it."""
+        out = {}
+        for (wl, params) in self.groups:
+            if trait not in self.traits(wl):
+                continue
+            v = param_of(params, param)
+            if v and size_key(v) != float("inf"):
+                out.setdefault((wl, params_without(params, param)), {})[v] = (wl, params)
+        return out
+
+
+def no_ok_sample(run):
+    """One line per (workload, params, configuration) whose every sample failed: it is named in
+    every report and summary, never dropped so that the others' ranking reads as the whole
+    story.  Its rows' most common status and message, with their count."""
+    seen = {}
+    for r in run.rows:
+        seen.setdefault((r["workload"], r["workload_params"], r["config"]), []).append(r)
+    out = []
+    for (wl, params, cfg), rs in seen.items():
+        if any(r["status"] == "ok" for r in rs):
+            continue
+        n, top = commonest_failure(rs)
+        shown = params_shown(params)
+        out.append(f"{cfg} on {wl}{f' ({shown})' if shown else ''}: none of its {len(rs)} samples was ok "
+                   f"({n} {top})")
+    return out
+
+
+def commonest_failure(rows):
+    """(count, "STATUS: MESSAGE") of the most common failure among rows (not ok), or (0, "")."""
+    counts = {}
+    for r in rows:
+        if r["status"] != "ok":
+            k = f"{r['status']}: {r.get('message') or '(no message)'}"
+            counts[k] = counts.get(k, 0) + 1
+    if not counts:
+        return 0, ""
+    top = max(counts, key=counts.get)
+    return counts[top], top
+
+
+def group(rows):
+    """{(workload, workload_params): {config: [rows]}} in order of first appearance."""
+    out = {}
+    for r in rows:
+        out.setdefault((r["workload"], r["workload_params"]), {}).setdefault(r["config"], []).append(r)
+    return out
+
+
+def check_unique(rows):
+    """mbcsv.CsvError naming both rows when two rows are one sample (the same run_id and
+    sample): a CSV concatenated with itself, or passed twice, would count every sample twice."""
+    seen = {}
+    for r in rows:
+        key = (r["run_id"], r["sample"])
+        if key in seen:
+            a = seen[key]
+            raise mbcsv.CsvError(f"{mbcsv.where(r.path, r.row)}: run {key[0]!r} sample {key[1]!r} again "
+                                 f"(first at {mbcsv.where(a.path, a.row)}); each sample counts once")
+        seen[key] = r
+
+
+def check_plan_unique(rows):
+    """mbcsv.CsvError naming both rows when one file holds a sample of a plan twice (the same
+    matrix_id, block and position under any run_id): measured twice, as two writers of one file
+    at once once did (issue 29); --resume and merge never write one twice."""
+    seen = {}
+    for r in rows:
+        if not r.get("matrix_id") or r.get("block", "") == "" or r.get("position", "") == "":
+            continue
+        key = (r["matrix_id"], r["block"], r["position"])
+        if key in seen:
+            a = seen[key]
+            raise mbcsv.CsvError(f"{mbcsv.where(r.path, r.row)}: plan {key[0]} block {key[1]} position {key[2]} "
+                                 f"again (first at {mbcsv.where(a.path, a.row)}, run {a['run_id']}): a sample "
+                                 f"measured twice; each counts once")
+        seen[key] = r
+
+
+def load(paths):
+    """A Run of one CSV path or a list of them; mbcsv.CsvError for input that is not a
+    mallocbench CSV of the schema, or that holds one sample twice (check_unique).  A missing
+    or unreadable sidecar is no sidecar."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    rows, metas, rss = [], [], {}
+    per_file = []
+    for p in paths:
+        per_file.append(mbcsv.read(p)[1])
+        rows += per_file[-1]
+        meta = read_meta(p)
+        if meta is not None:
+            metas.append(meta)
+        read_rss(p, rss)
+    check_unique(rows)  # a row given twice (a file concatenated with itself) is named as such first
+    for got in per_file:
+        check_plan_unique(got)
+    for series in rss.values():
+        series.sort()
+    return Run(paths, rows, metas, rss)
+
+
+# ---- the framework suite (scripts/frameworks.py): programs, baselines, modes, rankings --------
+
+TRACE_SPEC = "trace:"
+MODE_GAP = 3.0      # sorted per-sample values this far apart (ratio) split into two modes
+FIDELITY_TOL = 0.10  # replay faults within 10% of the real program's
+
+
+def config_label(config):
+    """A configuration's short label: je-keep of 'je-keep[dirty_decay_ms=-1,...]'."""
+    return config.partition("[")[0]
+
+
+def program_of(r):
+    """The program a row measures: an exec row its command's script or binary (train of
+    '/usr/bin/python3 workloads/frameworks/train.py --steps 5'), a replay row its trace's
+    name (train of 'results/frameworks/train.mbt'), any other row its workload."""
+    params = dict(parse_params(r["workload_params"]))
+    if r["workload"] == "exec":
+        words = (params.get("cmd") or "").split()
+        picks = [w for w in words if w.endswith((".py", ".sh"))] or words[:1]
+        return os.path.splitext(os.path.basename(picks[0]))[0] if picks else "exec"
+    if r["workload"] == "replay" and params.get("trace"):
+        return os.path.splitext(os.path.basename(params["trace"]))[0]
+    return r["workload"]
+
+
+def replay_region(rows):
+    """True when these replay rows measured the region the program marked while it was
+    recorded (workload_metrics region=recorded), so their region_* columns stand beside
+    the real program's region_*; False when they replayed the whole trace."""
+    return bool(rows) and all(parse_metrics(r.get("workload_metrics", "")).get("region") == "recorded"
+                              for r in rows)
+
+
+def synth_program(r, match):
+    """(program, trace_driven) a synthetic row stands for: the program whose trace gave its
+    sizes (a trace:FILE parameter), else match[workload] (frameworks.sh says which program
+    each synthetic workload is shaped after); (None, False) for neither."""
+    for _, v in parse_params(r["workload_params"]):
+        if v.startswith(TRACE_SPEC):
+            return os.path.splitext(os.path.basename(v[len(TRACE_SPEC):]))[0], True
+    return match.get(r["workload"]), False
+
+
+def by_program(rows, key=program_of):
+    """{program: {config: [ok rows]}} in order of first appearance."""
+    out = {}
+    for r in rows:
+        if r["status"] == "ok":
+            out.setdefault(key(r), {}).setdefault(r["config"], []).append(r)
+    return out
+
+
+def baseline_config(run):
+    """The configuration ratios are taken against: glibc with its defaults, else the first."""
+    for c in run.configs.values():
+        if c.family == "glibc" and not c.tunables:
+            return c.name
+    return next(iter(run.configs), None)
+
+
+def median_of(rows, fn):
+    vals = sorted(v for v in (fn(r) for r in rows) if v is not None)
+    if not vals:
+        return None
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
+def ratio_change(base_rows, rows, col="throughput"):
+    """stats.Change of rows' COL against base_rows' (ratio, CI): paired per block, as compare
+    pairs them; unpaired when no block is common.  None when a side has no value."""
+    from . import stats
+    base = {r.get("block", ""): num(r, col) for r in base_rows}
+    other = {r.get("block", ""): num(r, col) for r in rows}
+    common = sorted(set(base) & set(other) - {""}, key=str)
+    if common:
+        return stats.paired_change([base[b] for b in common], [other[b] for b in common])
+    return stats.unpaired_change(list(base.values()), list(other.values()))
+
+
+def worst_config(groups, baseline):
+    """The label of the configuration with the lowest median throughput against the
+    baseline's in {config: [rows]} (the baseline itself, 1.0, when every other is faster);
+    None without a baseline."""
+    base = median_of(groups.get(baseline, []), _col("throughput"))
+    if not base:
+        return None
+    ratios = [(median_of(rs, _col("throughput")) / base, c) for c, rs in groups.items()
+              if median_of(rs, _col("throughput"))]
+    return config_label(min(ratios)[1]) if ratios else None
+
+
+def modes(values, gap=MODE_GAP):
+    """[(median, count)] of the modes of per-sample values: one mode, or two when the sorted
+    values jump by a factor of GAP or more (glibc on elementwise.py: 98k and 1.1M faults).
+    The largest jump splits; [] for no values."""
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return []
+    jumps = [(vals[i + 1] / vals[i] if vals[i] > 0 else (float("inf") if vals[i + 1] > 0 else 1), i)
+             for i in range(len(vals) - 1)]
+    big = max(jumps, default=(1, 0))
+    parts = [vals[:big[1] + 1], vals[big[1] + 1:]] if big[0] >= gap else [vals]
+    return [(median_of([{"v": v} for v in p], lambda r: r["v"]), len(p)) for p in parts]
+
+
+def kendall_tau(a, b):
+    """Kendall's tau (tau-b, scipy) between two {key: value} over their common keys; None
+    with fewer than two common keys or no variation."""
+    from . import stats
+    stats.require_scipy()
+    from scipy.stats import kendalltau
+    keys = [k for k in a if k in b and a[k] is not None and b[k] is not None]
+    if len(keys) < 2:
+        return None
+    tau = kendalltau([a[k] for k in keys], [b[k] for k in keys])[0]
+    return None if tau != tau else float(tau)
+
+
+def best_worst(values):
+    """(best, worst) keys of {key: throughput}, highest and lowest; (None, None) when empty."""
+    vals = {k: v for k, v in values.items() if v is not None}
+    if not vals:
+        return None, None
+    return max(vals, key=lambda k: (vals[k], k)), min(vals, key=lambda k: (vals[k], k))
+
+
+def within(value, ref, tol=FIDELITY_TOL):
+    """value within tol (a share) of ref; None when either is missing."""
+    if value is None or ref is None:
+        return None
+    return abs(value - ref) <= tol * ref if ref else value == 0
+
+
+def is_served(r):
+    """A served model's row: the serve workload, or an exec row whose figure is requests/s."""
+    return r["workload"] == "serve" or (r.get("throughput_unit") or "") == "req/s"
