@@ -133,6 +133,7 @@ typedef struct child {
     pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
     size_t nkeep;
     serve_t *sv;                    /* a server's sample: its readiness and its client */
+    char **client_env;              /* ... and the client's environment (NULL: out of memory) */
     disturb_tasks_t tasks;          /* its threads' run-queue wait and involuntary switches */
     disturb_machine_t m0;           /* the machine's steal, collapses, compactions at the start */
     unsigned ticks;                 /* RSS readings so far: the threads are read every 10th */
@@ -373,74 +374,16 @@ static int stop_signal_of(pid_t pid)
     return 0;
 }
 
-/* The harness ends a server's sample itself, for the reason why. */
-static void server_abort(child_t *ch, bool *killed, const char *why)
+/* What server_step asks of the sampler, in order: the region's markers
+ * (counters read at the moment) and SIGKILL to the server's whole group. */
+static void hook_mark(void *ctx, bool begin)
 {
-    snprintf(ch->s->harness_why, sizeof ch->s->harness_why, "%s", why);
-    kill_group(ch->pid);
-    *killed = true;
+    region_mark(ctx, begin);
 }
 
-/* A server's sample, from the watch loop at time t: ready, the region
- * begins and the client starts; the client has ended, the region ends and
- * the server gets SIGTERM; the grace is over, SIGKILL.  Returns the ms
- * until it wants to look again (-1: only when a descriptor wakes it). */
-static int server_step(child_t *ch, double t, bool *killed)
+static void hook_kill(void *ctx)
 {
-    serve_t *sv = ch->sv;
-    char why[600];
-    if (*killed)
-        return -1;
-    if (sv->phase == SERVE_WAITING) {
-        if (!server_is_ready(sv)) {
-            if (t < sv->ready_by)
-                return 20;
-            snprintf(why, sizeof why, "serve: the server was not ready after %llu s (ready=%s): killed",
-                     (unsigned long long)wl_get(ch->a, "ready_timeout"), wl_get_str(ch->a, "ready"));
-            server_abort(ch, killed, why);
-            return -1;
-        }
-        region_mark(ch, true);
-        char **envp = NULL;
-        int rc = prepare_env(NULL, 0, &envp);
-        if (!rc)
-            rc = server_client_start(sv, ch->a, envp);
-        launch_free_words(envp);
-        if (rc) {
-            snprintf(why, sizeof why, "serve: cannot start the client: %s", strerror(-rc));
-            server_abort(ch, killed, why);
-            return -1;
-        }
-        sv->phase = SERVE_LOADING;
-    }
-    if (sv->phase == SERVE_LOADING) {
-        if (!server_client_poll(sv))
-            return -1;
-        /* the server ended first: its end is the cause, not the stop's.  A client that failed
-         * because the server was going (its socket closed while it exits) can end before the
-         * server is waitable: such a client's end gives the server 100 ms to show it. */
-        int ws = sv->client_wstatus;
-        bool failed = !WIFEXITED(ws) || WEXITSTATUS(ws) != 0;
-        for (int i = 0; i < (failed ? 20 : 1); i++) {
-            siginfo_t si = {0};
-            if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == ch->pid)
-                return -1;
-            if (failed)
-                usleep(5000);
-        }
-        region_mark(ch, false);
-        ch->s->stopped = true;
-        if (kill(-ch->pid, SIGTERM) != 0)
-            kill(ch->pid, SIGTERM);
-        sv->stop_by = t + (double)wl_get(ch->a, "grace");
-        sv->phase = SERVE_STOPPING;
-    }
-    if (t < sv->stop_by)
-        return (int)ceil((sv->stop_by - t) * 1000.0);
-    ch->s->stop_killed = true;
-    kill_group(ch->pid);
-    *killed = true;
-    return -1;
+    kill_group(((child_t *)ctx)->pid);
 }
 
 /* Reads the child's three channels and samples its RSS until it exits (or
@@ -474,7 +417,8 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         int ms = (int)ceil((fmin(fmin(next_sample, ch->next_tree), deadline) - t) * 1000.0);
         if (ms < 0 || killed)
             ms = killed ? 50 : 0;
-        int sv_ms = ch->sv ? server_step(ch, t, &killed) : -1;
+        const server_hooks_t hooks = {ch, hook_mark, hook_kill, ch->client_env};
+        int sv_ms = ch->sv ? server_step(ch->sv, ch->a, ch->pid, t, ch->s, &hooks, &killed) : -1;
         if (sv_ms >= 0 && sv_ms < ms)
             ms = sv_ms;
         bool client = ch->sv && ch->sv->phase == SERVE_LOADING && !ch->sv->client_ended;
@@ -766,6 +710,8 @@ static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_arg
     child_t ch = {.o = o, .c = c, .a = a, .l = prepare_launcher(a), .s = out, .cnt = cnt, .tok = &tok, .statm_fd = -1,
                   .fail_fd = -1, .out = {.head = out->out_head, .tail = out->out_tail, .cap = OUTPUT_KEEP},
                   .sv = sv};
+    if (sv && prepare_env(NULL, 0, &ch.client_env))
+        ch.client_env = NULL; /* server_step: the client cannot start */
     ch.probe_buf = malloc(PROBE_BUF);
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
         pipe2(p.pp, O_CLOEXEC) || pipe2(p.op, O_CLOEXEC) || pipe2(p.gp, O_CLOEXEC))
@@ -775,6 +721,7 @@ static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_arg
         rc = start_and_watch(&ch, &p, argv, envp);
     }
     free(ch.probe_buf);
+    launch_free_words(ch.client_env);
     if (ch.fail_fd >= 0)
         close(ch.fail_fd);
     for (int i = 0; i < 2; i++) {

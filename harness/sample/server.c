@@ -373,3 +373,65 @@ int server_latencies(const serve_t *sv, const wl_args_t *a, double us[4], char *
     }
     return 0;
 }
+
+/* The harness ends a server's sample itself, for the reason why. */
+static void server_abort(run_sample_t *s, const server_hooks_t *h, bool *killed, const char *why)
+{
+    snprintf(s->harness_why, sizeof s->harness_why, "%s", why);
+    h->kill(h->ctx);
+    *killed = true;
+}
+
+int server_step(serve_t *sv, const wl_args_t *a, pid_t pid, double t, run_sample_t *s, const server_hooks_t *h,
+                bool *killed)
+{
+    char why[600];
+    if (*killed)
+        return -1;
+    if (sv->phase == SERVE_WAITING) {
+        if (!server_is_ready(sv)) {
+            if (t < sv->ready_by)
+                return 20;
+            snprintf(why, sizeof why, "serve: the server was not ready after %llu s (ready=%s): killed",
+                     (unsigned long long)wl_get(a, "ready_timeout"), wl_get_str(a, "ready"));
+            server_abort(s, h, killed, why);
+            return -1;
+        }
+        h->mark(h->ctx, true);
+        int rc = h->client_env ? server_client_start(sv, a, h->client_env) : -ENOMEM;
+        if (rc) {
+            snprintf(why, sizeof why, "serve: cannot start the client: %s", strerror(-rc));
+            server_abort(s, h, killed, why);
+            return -1;
+        }
+        sv->phase = SERVE_LOADING;
+    }
+    if (sv->phase == SERVE_LOADING) {
+        if (!server_client_poll(sv))
+            return -1;
+        /* the server ended first: its end is the cause, not the stop's.  A client that failed
+         * because the server was going (its socket closed while it exits) can end before the
+         * server is waitable: such a client's end gives the server 100 ms to show it. */
+        int ws = sv->client_wstatus;
+        bool failed = !WIFEXITED(ws) || WEXITSTATUS(ws) != 0;
+        for (int i = 0; i < (failed ? 20 : 1); i++) {
+            siginfo_t si = {0};
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+                return -1;
+            if (failed)
+                usleep(5000);
+        }
+        h->mark(h->ctx, false);
+        s->stopped = true;
+        if (kill(-pid, SIGTERM) != 0)
+            kill(pid, SIGTERM);
+        sv->stop_by = t + (double)wl_get(a, "grace");
+        sv->phase = SERVE_STOPPING;
+    }
+    if (t < sv->stop_by)
+        return (int)ceil((sv->stop_by - t) * 1000.0);
+    s->stop_killed = true;
+    h->kill(h->ctx);
+    *killed = true;
+    return -1;
+}

@@ -8,6 +8,7 @@
 #define MB_SERVER_H
 
 #include "launch.h"
+#include "types.h"
 #include "workload.h"
 
 #include <limits.h>
@@ -91,5 +92,25 @@ void server_client_failure(const serve_t *sv, char *out, size_t len);
  * output, in microseconds (latency_unit converted); NAN when the regex is
  * empty.  0, or -errno with the reason in fail. */
 int server_latencies(const serve_t *sv, const wl_args_t *a, double us[4], char *fail, size_t len);
+
+/* What server_step asks of the sampler that watches the server: the
+ * region's markers at the moment they are due, and SIGKILL to the server's
+ * whole group; and the client's environment (prepare_env's). */
+typedef struct {
+    void *ctx;
+    void (*mark)(void *ctx, bool begin);
+    void (*kill)(void *ctx);
+    char *const *client_env;
+} server_hooks_t;
+
+/* A server's sample, from the sampler's watch loop at time t (mono_now):
+ * ready, the region begins and the client starts; the client has ended,
+ * the region ends and the server (pid, its group) gets SIGTERM; the grace
+ * is over, SIGKILL.  A server not ready in time, or a client that cannot
+ * start, ends the sample with s->harness_why.  Sets s->stopped and
+ * s->stop_killed; *killed once it has been killed.  Returns the ms until it
+ * wants to look again (-1: only when a descriptor wakes it). */
+int server_step(serve_t *sv, const wl_args_t *a, pid_t pid, double t, run_sample_t *s, const server_hooks_t *h,
+                bool *killed);
 
 #endif
