@@ -92,7 +92,9 @@ typedef struct alloc_info {
     size_t ndomains;
     /* a hand-picked setting others recommend, "name=value,..." and its label, or NULL */
     const char *known, *known_label;
-    const alloc_refusal_t *refused;   /* terminated by {NULL} */
+    /* The lists below end with a NULL entry; a family without one leaves the field out
+     * (NULL: empty), so a descriptor states only what its family has. */
+    const alloc_refusal_t *refused;   /* names other releases use that this one ignores */
     alloc_conf_t conf;
     const char *const *extra_env;     /* set in every child of this family: "NAME=VALUE" */
     const char *const *env_vars;      /* variables it reads: "NAME=" exactly, or a "PREFIX_" */

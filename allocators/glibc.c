@@ -55,8 +55,6 @@ static const char *const env_vars[] = {
     "GLIBC_TUNABLES=", "MALLOC_ARENA_MAX=", "MALLOC_ARENA_TEST=", "MALLOC_TOP_PAD_=",
     "MALLOC_TRIM_THRESHOLD_=", "MALLOC_MMAP_THRESHOLD_=", "MALLOC_MMAP_MAX_=", "MALLOC_PERTURB_=",
     "MALLOC_CHECK_=", "MALLOC_TCACHE_MAX_=", "MALLOC_TCACHE_COUNT_=", NULL};
-static const char *const none[] = {NULL};
-static const alloc_output_t no_outputs[] = {{NULL, NULL, NULL}};
 /* gnu_get_libc_version is libc's own: found in the object serving malloc
  * only when that object is libc */
 static const char *const ident[] = {"gnu_get_libc_version", NULL};
@@ -98,13 +96,9 @@ const alloc_info_t alloc_glibc = {
     .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {"GLIBC_TUNABLES", "=", ":", "1", "0"},
-    .extra_env = none,
     .env_vars = env_vars,
     .check = ALLOC_CHECK_LOADER,
-    .rejects = none,
-    .outputs = no_outputs,
     .ident = ident,
-    .report_syms = none,
     .probe_version = version,
     .probe_read = read_key,
     .probe_stats = stats,

@@ -56,9 +56,7 @@ static const alloc_refusal_t refused[] = {
 
 static const char *const sonames[] = {"libjemalloc.so.2", NULL};
 static const char *const env_vars[] = {"MALLOC_CONF=", "JE_MALLOC_CONF=", NULL};
-static const char *const none[] = {NULL};
 static const char *const rejects[] = {"<jemalloc>: ", NULL};
-static const alloc_output_t no_outputs[] = {{NULL, NULL, NULL}};
 static const char *const ident[] = {"mallctl", NULL};
 /* a je_-prefixed build exports these instead: it does not replace malloc */
 static const char *const report_syms[] = {"je_mallctl", "je_malloc", NULL};
@@ -213,11 +211,9 @@ const alloc_info_t alloc_jemalloc = {
     .refused = refused,
     /* MALLOC_CONF spells booleans true/false; 1/0 are "Invalid conf value" */
     .conf = {"MALLOC_CONF", ":", ",", "true", "false"},
-    .extra_env = none,
     .env_vars = env_vars,
     .check = ALLOC_CHECK_PROBE,
     .rejects = rejects,
-    .outputs = no_outputs,
     .mismatch_key = "api:je_malloc",
     .mismatch_hint = "(a je_-prefixed jemalloc build: it does not replace malloc and ignores MALLOC_CONF)",
     .ident = ident,

@@ -60,8 +60,6 @@ static const alloc_refusal_t refused[] = {
 
 static const char *const sonames[] = {"libmimalloc.so.2", NULL};
 static const char *const env_vars[] = {"MIMALLOC_", NULL};
-static const char *const none[] = {NULL};
-static const alloc_output_t no_outputs[] = {{NULL, NULL, NULL}};
 static const char *const ident[] = {"mi_version", NULL};
 
 /* ---- inside the child -------------------------------------------------------
@@ -182,13 +180,9 @@ const alloc_info_t alloc_mimalloc = {
     .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {NULL, NULL, NULL, "1", "0"},
-    .extra_env = none,
     .env_vars = env_vars,
     .check = ALLOC_CHECK_PROBE,
-    .rejects = none,
-    .outputs = no_outputs,
     .ident = ident,
-    .report_syms = none,
     .probe_version = version,
     .probe_read = read_key,
     .probe_stats = stats,

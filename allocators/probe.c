@@ -415,7 +415,7 @@ static void pb_report_apis(void)
     for (size_t f = 0; f < alloc_nfamilies; f++) {
         const alloc_info_t *a = alloc_families[f];
         for (int list = 0; list < 2; list++)
-            for (const char *const *sym = list ? a->report_syms : a->ident; *sym; sym++) {
+            for (const char *const *sym = list ? a->report_syms : a->ident; sym && *sym; sym++) {
                 Dl_info di;
                 char path[PATH_MAX];
                 void *p = pb_resolve(*sym, &di);

@@ -54,9 +54,7 @@ static const char *const sonames[] = {"libclang_rt.scudo_standalone-" MB_CPU ".s
 /* the versioned compiler-rt directory: clang-N -print-runtime-dir */
 static const char *const dirs[] = {"/usr/lib/llvm-*/lib/clang/*/lib/linux", NULL};
 static const char *const env_vars[] = {"SCUDO_OPTIONS=", "GWP_ASAN_OPTIONS=", NULL};
-static const char *const none[] = {NULL};
 static const char *const rejects[] = {"Scudo WARNING: ", NULL};
-static const alloc_output_t no_outputs[] = {{NULL, NULL, NULL}};
 static const char *const ident[] = {"__scudo_print_stats", NULL};
 
 /* compiler-rt's version is the directory it is installed in: .../clang/14.0.6/lib/... */
@@ -102,13 +100,10 @@ const alloc_info_t alloc_scudo = {
     .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {"SCUDO_OPTIONS", "=", ":", "true", "false"},
-    .extra_env = none,
     .env_vars = env_vars,
     .check = ALLOC_CHECK_ENV,
     .rejects = rejects,
-    .outputs = no_outputs,
     .ident = ident,
-    .report_syms = none,
     .probe_version = version,
     .probe_read = read_key,
     .probe_stats = stats,

@@ -29,7 +29,6 @@ static const alloc_refusal_t refused[] = {
 static const char *const sonames[] = {"libtbbmalloc_proxy.so.2", NULL};
 static const char *const env_vars[] = {"TBB_MALLOC_", "TBB_VERSION=", NULL};
 static const char *const extra_env[] = {"TBB_VERSION=1", NULL};
-static const char *const none[] = {NULL};
 static const alloc_output_t outputs[] = {
     {"TBBmalloc: VERSION", "version", NULL},
     {"TBBmalloc: huge pages", "tun:huge_pages", "requested=1|not requested=0"},
@@ -70,10 +69,8 @@ const alloc_info_t alloc_tbbmalloc = {
     .extra_env = extra_env,
     .env_vars = env_vars,
     .check = ALLOC_CHECK_PROBE,
-    .rejects = none,
     .outputs = outputs,
     .ident = ident,
-    .report_syms = none,
     .probe_version = version,
     .probe_read = read_key,
     .probe_stats = stats,

@@ -41,8 +41,6 @@ static const alloc_domain_t domains[] = {
 static const alloc_refusal_t refused[] = {{NULL, NULL}};
 static const char *const sonames[] = {"libtcmalloc.so.4", "libtcmalloc_minimal.so.4", NULL};
 static const char *const env_vars[] = {"TCMALLOC_", "HEAPCHECK=", "HEAPPROFILE=", "CPUPROFILE=", NULL};
-static const char *const none[] = {NULL};
-static const alloc_output_t no_outputs[] = {{NULL, NULL, NULL}};
 static const char *const ident[] = {"tc_version", "MallocExtension_GetNumericProperty", NULL};
 
 /* ---- inside the child -------------------------------------------------------
@@ -189,13 +187,9 @@ const alloc_info_t alloc_tcmalloc = {
     .ndomains = ALLOC_NELEM(domains),
     .refused = refused,
     .conf = {NULL, NULL, NULL, "1", "0"},
-    .extra_env = none,
     .env_vars = env_vars,
     .check = ALLOC_CHECK_PROBE,
-    .rejects = none,
-    .outputs = no_outputs,
     .ident = ident,
-    .report_syms = none,
     .probe_version = version,
     .probe_read = read_key,
     .probe_stats = stats,

@@ -4,7 +4,6 @@
 #include "cli.h"
 #include "tools.h"
 
-
 /* The statistics live in mallocbench.compare (it reads only CSV). */
 int cmd_compare(int argc, char **argv)
 {

@@ -18,7 +18,15 @@
 const csv_column_t csv_columns[COL_COUNT] = {CSV_COLUMNS(CSV_DEF)};
 #undef CSV_DEF
 
-bool csv_column_guarded(csv_col_t c)
+/* Whether column c holds text a user or the measured program controls
+ * (labels, parameters, commands, units, messages, what a library reports):
+ * csv_write_row puts a ' before such a cell when a spreadsheet would read
+ * it as a formula (text_needs_guard: = + - @ tab CR, never a plain number);
+ * scripts/mallocbench/mbcsv.py drops it again on exactly these columns ("guarded" in
+ * `mallocbench schema --json`).  MALLOCBENCH_CSV_RAW=1 in the environment
+ * writes such cells as given (a leading ' is still doubled, so that the
+ * reader gives every value back).  docs/output.md. */
+static bool csv_column_guarded(csv_col_t c)
 {
     switch (c) {
     case COL_host: case COL_workload_params: case COL_config: case COL_lib_path: case COL_alloc_version:

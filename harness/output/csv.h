@@ -112,16 +112,6 @@ typedef struct {
 
 extern const csv_column_t csv_columns[COL_COUNT];
 
-/* Whether column c holds text a user or the measured program controls
- * (labels, parameters, commands, units, messages, what a library reports):
- * csv_write_row puts a ' before such a cell when a spreadsheet would read
- * it as a formula (text_needs_guard: = + - @ tab CR, never a plain number);
- * scripts/mallocbench/mbcsv.py drops it again on exactly these columns ("guarded" in
- * `mallocbench schema --json`).  MALLOCBENCH_CSV_RAW=1 in the environment
- * writes such cells as given (a leading ' is still doubled, so that the
- * reader gives every value back).  docs/output.md. */
-bool csv_column_guarded(csv_col_t c);
-
 /* Quote a field for RFC 4180 CSV when it holds a comma, quote, CR or LF. */
 void csv_quote(const char *in, char *out, size_t len);
 

@@ -145,7 +145,8 @@ bool outfile_is_special(const char *path)
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
-void outfile_locked_msg(const char *path, pid_t holder, char *err, size_t errlen)
+/* The message for a lock held by another process, in err. */
+static void outfile_locked_msg(const char *path, pid_t holder, char *err, size_t errlen)
 {
     snprintf(err, errlen, "cannot write '%s': process %ld is writing it (it holds '%s.lock')", path,
              (long)holder, path);

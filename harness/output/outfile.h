@@ -79,9 +79,6 @@ int outfile_lock(outfile_lock_t *l, const char *path, pid_t *holder, char *err, 
 /* Remove PATH.lock and release it (a no-op when nothing is locked). */
 void outfile_unlock(outfile_lock_t *l);
 
-/* The message for a lock held by another process, in err. */
-void outfile_locked_msg(const char *path, pid_t holder, char *err, size_t errlen);
-
 /* Lock path and open where its new contents go (see above); on failure one
  * line in err ("cannot write 'path': reason").  0 or -errno. */
 int outfile_open(outfile_t *f, const char *path, char *err, size_t errlen);

@@ -176,7 +176,11 @@ static int judge_elf(const char *path, const elf_info_t *e, char *err, size_t er
     return 0;
 }
 
-int launch_check_program(const char *name, char *err, size_t errlen)
+/* Can an allocator be preloaded into the program argv[0] names?  0, or
+ * -EINVAL with the reason in err: not found, a static binary, setuid or
+ * setgid, or one that links an allocator of the registry or defines
+ * malloc itself.  A script is judged by its interpreter. */
+static int launch_check_program(const char *name, char *err, size_t errlen)
 {
     char path[PATH_MAX];
     elf_info_t *e = malloc(sizeof *e);

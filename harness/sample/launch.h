@@ -21,12 +21,6 @@ void launch_free_words(char **argv);
  * words (single quotes only where needed): 0, or -ENAMETOOLONG. */
 int launch_quote(char *const *argv, char *out, size_t len);
 
-/* Can an allocator be preloaded into the program argv[0] names?  0, or
- * -EINVAL with the reason in err: not found, a static binary, setuid or
- * setgid, or one that links an allocator of the registry or defines
- * malloc itself.  A script is judged by its interpreter. */
-int launch_check_program(const char *name, char *err, size_t errlen);
-
 /* A figure's magnitude: 0 or within these (scripts/mallocbench/mbcsv.py NUM_MIN,
  * NUM_MAX: what every reader of the CSV accepts). */
 #define METRIC_MIN 1e-100

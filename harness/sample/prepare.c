@@ -17,8 +17,6 @@
 
 extern char **environ;
 
-
-
 static char *xstrdup_printf(const char *fmt, const char *a, const char *b)
 {
     size_t len = strlen(fmt) + strlen(a) + strlen(b) + 1;
@@ -27,7 +25,6 @@ static char *xstrdup_printf(const char *fmt, const char *a, const char *b)
         snprintf(s, len, fmt, a, b);
     return s;
 }
-
 
 /* The command of a sample, the one --print-commands shows:
  *   env LD_PRELOAD=<lib>:<probe> <allocator vars> <worker> <workload> <params>
@@ -72,7 +69,6 @@ oom:
     return -ENOMEM;
 }
 
-
 /* Is the variable nv ("NAME=VALUE") one that extra sets too? */
 static bool env_overridden(const char *nv, char *const *extra, size_t nextra)
 {
@@ -82,7 +78,6 @@ static bool env_overridden(const char *nv, char *const *extra, size_t nextra)
             return true;
     return false;
 }
-
 
 int prepare_env(char *const *extra, size_t nextra, char ***envp)
 {
@@ -108,7 +103,6 @@ oom:
     return -ENOMEM;
 }
 
-
 static int token_make(char *out)
 {
     unsigned char raw[TOKEN_LEN / 2];
@@ -124,7 +118,6 @@ static int token_make(char *out)
     return 0;
 }
 
-
 int prepare_tokens(tokens_t *t, bool sync)
 {
     int rc = token_make(t->probe);
@@ -134,7 +127,6 @@ int prepare_tokens(tokens_t *t, bool sync)
         rc = token_make(t->sync);
     return rc;
 }
-
 
 /* env(1)'s own environment: ours without any allocator variable (so env
  * itself runs as it would from a clean shell), plus the MB_* plumbing and
@@ -163,7 +155,6 @@ int prepare_child_env(const char *probe_keys, const tokens_t *t, bool pin_thread
     return rc;
 }
 
-
 /* Shell-quote a word only when it needs it, as exec's command is quoted. */
 static void print_word(FILE *out, const char *w)
 {
@@ -173,7 +164,6 @@ static void print_word(FILE *out, const char *w)
     fputs(q && launch_quote(one, q, len) == 0 ? q : w, out);
     free(q);
 }
-
 
 int prepare_print_command(FILE *out, const run_opts_t *o, const run_config_t *c, const wl_args_t *a)
 {
@@ -205,7 +195,6 @@ int prepare_print_command(FILE *out, const run_opts_t *o, const run_config_t *c,
     return 0;
 }
 
-
 /* The worker: its path, the workload's name and its parameters. */
 static int worker_words(const run_opts_t *o, const wl_args_t *a, char ***words)
 {
@@ -227,12 +216,10 @@ oom:
     return -ENOMEM;
 }
 
-
 static int worker_check(const wl_args_t *a, char *err, size_t errlen)
 {
     return a->wl->check ? a->wl->check(a, err, errlen) : 0;
 }
-
 
 /* A user's command: its shell words in place of the worker. */
 static int command_words(const run_opts_t *o, const wl_args_t *a, char ***words)
@@ -242,12 +229,10 @@ static int command_words(const run_opts_t *o, const wl_args_t *a, char ***words)
     return launch_split(wl_get_str(a, "cmd"), words, err, sizeof err);
 }
 
-
 static int command_check(const wl_args_t *a, char *err, size_t errlen)
 {
     return launch_check_command(wl_get_str(a, "cmd"), wl_get_str(a, "metric"), err, errlen);
 }
-
 
 static const launcher_t launchers[] = {
     {"command", "the command", LAUNCH_COMMAND, command_check, command_words, false, false},
@@ -262,7 +247,6 @@ const launcher_t *prepare_launcher(const wl_args_t *a)
         l++;
     return l;
 }
-
 
 int prepare_check(const wl_args_t *a, char *err, size_t errlen)
 {

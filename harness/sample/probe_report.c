@@ -14,7 +14,6 @@ const char *probe_report_get(const run_sample_t *s, const char *key)
     return NULL;
 }
 
-
 /* A descendant's line "proc:PID=family|malloc_so|exe": counted, and the
  * first whose allocator is not the root process's kept for the message. */
 void probe_report_descendant(run_sample_t *s, const char *pid, const char *val)
@@ -30,7 +29,6 @@ void probe_report_descendant(run_sample_t *s, const char *pid, const char *val)
         snprintf(s->proc_mismatch, sizeof s->proc_mismatch, "process %s (%s) got malloc from %.*s "
                  "(%.*s), not %s", pid, vso[sl] ? vso + sl + 1 : "?", (int)sl, vso, (int)fl, val, so);
 }
-
 
 /* Sets a probe key (replacing one the probe wrote). */
 void probe_report_set(run_sample_t *s, const char *key, const char *val)

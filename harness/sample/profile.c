@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #define PERF_ARGS_MAX 40
 #define RENDER_TIMEOUT_S 600.0
 
@@ -258,7 +257,9 @@ out:
     return rc;
 }
 
-int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const char *out_prefix, char *summary,
+/* The same for any command (`mallocbench exec`): o gives the timeout (x
+ * PROFILE_TIMEOUT_FACTOR) and the CPUs to pin to. */
+static int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const char *out_prefix, char *summary,
                     size_t len)
 {
     profile_t p = {.o = o, .cmd = cmd};

@@ -41,9 +41,4 @@ typedef struct {
 int profile_cell(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, const char *out_prefix,
                  char *summary, size_t len);
 
-/* The same for any command (`mallocbench exec`): o gives the timeout (x
- * PROFILE_TIMEOUT_FACTOR) and the CPUs to pin to. */
-int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const char *out_prefix, char *summary,
-                    size_t len);
-
 #endif

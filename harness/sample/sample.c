@@ -37,8 +37,6 @@ extern char **environ;
 #define PROBE_BUF (64 * 1024)
 #define ENV_PATH "/usr/bin/env"
 
-
-
 static volatile sig_atomic_t interrupted;
 static volatile pid_t running_child;
 

@@ -24,7 +24,8 @@
 
 #define ENV_PATH "/usr/bin/env"
 
-int server_parse_ready(const char *spec, serve_ready_t *r, char *err, size_t errlen)
+/* ready=...: 0, or -EINVAL with one line in err. */
+static int server_parse_ready(const char *spec, serve_ready_t *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     if (!strncmp(spec, "tcp:", 4)) {

@@ -48,9 +48,6 @@ typedef struct {
     launch_window_t out;        /* the client's output */
 } serve_t;
 
-/* ready=...: 0, or -EINVAL with one line in err. */
-int server_parse_ready(const char *spec, serve_ready_t *r, char *err, size_t errlen);
-
 /* The checks of a serve workload before any run: the server can take a
  * preloaded allocator (launch_check_command), the client splits and is a
  * program on PATH, ready parses (tcp:auto wants {port} in the server's

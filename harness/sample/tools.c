@@ -87,7 +87,11 @@ int tools_find(run_opts_t *o, char *worker, char *probe, size_t len)
     return 0;
 }
 
-int tools_python_path(char *out, size_t len)
+/* The directory that holds the mallocbench Python package (its
+ * mallocbench/__init__.py) into out: the installed one, relative to this
+ * program, else the source tree's scripts/.  0, or 2 after one line naming
+ * every place looked in. */
+static int tools_python_path(char *out, size_t len)
 {
     const char *const dirs[MAX_PLACES] = {MB_PYLIB_REL, MB_SOURCE_DIR "/scripts"};
     char looked[2 * PATH_MAX + 8], init[PATH_MAX];

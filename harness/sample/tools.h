@@ -12,11 +12,6 @@
 /* Fill o->worker and o->probe (given by --worker/--probe, else found) and
  * check them: 0, or 2 after one line naming every place looked in. */
 int tools_find(run_opts_t *o, char *worker, char *probe, size_t len);
-/* The directory that holds the mallocbench Python package (its
- * mallocbench/__init__.py) into out: the installed one, relative to this
- * program, else the source tree's scripts/.  0, or 2 after one line naming
- * every place looked in. */
-int tools_python_path(char *out, size_t len);
 /* "PYTHONPATH=<that directory>[:<ours>]" into out, for a child's
  * environment: 0, or 2 after one line. */
 int tools_python_env(char *out, size_t len);

@@ -32,5 +32,4 @@ typedef struct {
  * result and proof is the caller's to judge); else the status, why in msg. */
 ending_status_t ending_describe(const ending_facts_t *f, char *msg, size_t len);
 
-
 #endif

@@ -267,14 +267,6 @@ def read(path):
     return parse(decode(data, path), path)
 
 
-def read_all(paths):
-    """Every row of every file, in order."""
-    rows = []
-    for p in paths:
-        rows += read(p)[1]
-    return rows
-
-
 DEBIAN_PACKAGE = {"matplotlib": "python3-matplotlib", "numpy": "python3-numpy"}
 DEBIAN_PYTHON = "/usr/bin/python3"
 

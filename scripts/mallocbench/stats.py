@@ -368,16 +368,6 @@ def paired_change(base, other, level=0.95):
                    median([a for a, _ in pairs]), True)
 
 
-def log_change(d, level=0.95):
-    """A ratio change from per-block log ratios d directly (e.g. a per-block geomean)."""
-    if not d:
-        return None
-    est, lo, hi, p, method = signed_rank_shift(list(d), level)
-    n = len(d)
-    return _finish("ratio", est, lo, hi, p, method, n, n, 2.0 ** (1 - n), level, float("nan"), float("nan"),
-                   True)
-
-
 def unpaired_change(base, other, level=0.95):
     """other against base as independent samples: HL shift of the logs (kind 'ratio') when
     every value is > 0, else of the values (kind 'diff'), CI from the exact Mann-Whitney

@@ -277,7 +277,15 @@ int main(void)
         }
         CHECK(f->ident && f->ident[0] && f->probe_version && f->probe_read && f->probe_stats);
         CHECK(f->colour && f->colour[0] == '#' && strlen(f->colour) == 7);
-        CHECK(f->env_vars && f->rejects && f->outputs && f->extra_env && f->refused && f->report_syms);
+        CHECK(f->env_vars && f->env_vars[0]);
+        /* the optional lists a family leaves out read as empty */
+        char k[64], v[64];
+        if (!f->rejects)
+            CHECK(alloc_rejection(f, "<jemalloc>: Invalid conf pair\nScudo WARNING: x\n") == NULL);
+        if (!f->outputs)
+            CHECK(!alloc_output_line(f, "version: 1", k, sizeof k, v, sizeof v));
+        if (!f->refused)
+            CHECK(alloc_refused_reason(f, "anything") == NULL);
         CHECK(alloc_find(f->name) == f);
         systems += alloc_is_system(f);
         for (size_t j = 0; j < i; j++)
@@ -285,6 +293,9 @@ int main(void)
     }
     CHECK_INT(systems, 1);
     CHECK(alloc_system() && alloc_is_system(alloc_system()));
+    /* glibc states no rejects, outputs, extra variables or reported symbols */
+    const alloc_info_t *gl = alloc_find("glibc");
+    CHECK(gl && !gl->rejects && !gl->outputs && !gl->extra_env && !gl->report_syms);
 
     /* stderr: complaints are found, start-up reports become probe keys */
     const alloc_info_t *je = alloc_find("jemalloc");
