@@ -1,6 +1,6 @@
 /* cmd_calibrate.c - `mallocbench calibrate [SIZE]`: the machine's own limits
  * (memcpy bandwidth, one minor page fault) from the calibrate workload run
- * under glibc through run_sample, medians of five samples. */
+ * under glibc through sample_run, medians of five samples. */
 #include "cli.h"
 #include "judge.h"
 #include "sample.h"

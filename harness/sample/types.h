@@ -52,8 +52,8 @@ typedef struct {
     long rss_kib;
 } run_rss_point_t;
 
-/* One sample: what run_sample observed, then the verdict that only
- * judge.c writes (run_sample leaves it zero). */
+/* One sample: what sample_run observed, then the verdict that only
+ * judge.c writes (sample_run leaves it zero). */
 typedef struct {
     /* the verdict (judge.c) */
     run_status_t status;
@@ -103,7 +103,7 @@ typedef struct {
      * setsid'd grandchild), killed then so none competes with the next */
     unsigned stragglers;
     run_rss_point_t *rss;                   /* the readings kept (rss_samples of them, unless */
-    size_t nrss, rss_cap;                   /* memory ran out): kept from one run_sample to the next */
+    size_t nrss, rss_cap;                   /* memory ran out): kept from one sample_run to the next */
     /* the worker's result line (result.h): have_result when one came whole */
     bool have_result;
     wl_report_t res;

@@ -1,5 +1,5 @@
 /* judge.h - the one place that judges a sample: from the configuration and
- * what run_sample observed (how the child ended, its output, the probe's
+ * what sample_run observed (how the child ended, its output, the probe's
  * report) to a status and a message, and to the proof that the allocator
  * and every setting asked for took effect (verify.c).  sample.c observes,
  * judge.c decides, output.c writes. */
