@@ -1,8 +1,8 @@
 /* cli.h - the commands: each is cmd_NAME(argc, argv) in cmd_NAME.c (trace
  * lives beside record in cmd_record.c) and one line of MB_COMMANDS below,
  * which gives main.c its table, its usage text and its list of valid names.
- * Adding a command is its file plus that line (and its file in meson.build's
- * harness sources).  Also what the commands share: reading --NAME VALUE, and
+ * Adding a command is its file plus that line: meson.build reads the table
+ * for the files to build.  Also what the commands share: reading --NAME VALUE, and
  * the whole command line, which run, exec and serve record in the sidecar.
  * Errors are error.h's one-line printers. */
 #ifndef MB_CLI_H

@@ -11,7 +11,7 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
   - a command is more than its file and one line of cli.h's MB_COMMANDS
     table: cmd_NAME lives in harness/cmd/cmd_NAME.c (trace beside record,
     version in main.c), each such file has its table line and each line its
-    function;
+    function, and meson.build names no command's file (it reads the table);
   - harness headers include each other in a cycle, or harness files do as
     modules (x.c and x.h are one module: a .c that includes a header whose
     module includes the .c's own header calls back up);
@@ -625,6 +625,10 @@ def main():
         fail("fewer than 5 harness/cmd/cmd_*.c: the command check read nothing")
     for what in command_problems(cmd_files, tree.get("cmd/cli.h", "")):
         fail(what)
+    # meson builds the commands from the table: a list of their files would be a second place
+    named = re.findall(r"harness/cmd/cmd_\w+\.c", read(os.path.join(root, "meson.build")))
+    if named:
+        fail(f"meson.build names {', '.join(sorted(set(named)))}: it reads the commands from cli.h's table")
     for what in layer_problems(tree):
         fail(what)
     if len({p.partition("/")[0] for p in tree}) < len(STAGES):
