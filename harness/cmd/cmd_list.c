@@ -27,10 +27,19 @@ static const char *domain_of(const alloc_info_t *a, const alloc_tunable_t *t)
     return NULL;
 }
 
+/* 2 after one line naming the valid families, for an unknown one. */
+static int unknown_family(const char *name)
+{
+    char valid[512] = "";
+    for (size_t i = 0; i < alloc_count(); i++)
+        snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "", alloc_at(i)->name);
+    return die_usage("list tunables: unknown allocator '%s' (valid: %s)", name, valid);
+}
+
 static int list_tunables(const char *only)
 {
     if (only && !alloc_find(only))
-        return die_usage("unknown allocator '%s'", only);
+        return unknown_family(only);
     for (size_t i = 0; i < alloc_count(); i++) {
         const alloc_info_t *a = alloc_at(i);
         if (only && strcmp(only, a->name))
@@ -108,7 +117,7 @@ static void known_json(const char *known)
 static int list_tunables_json(const char *only)
 {
     if (only && !alloc_find(only))
-        return die_usage("unknown allocator '%s'", only);
+        return unknown_family(only);
     printf("{\"families\": [");
     for (size_t i = 0, m = 0; i < alloc_count(); i++) {
         const alloc_info_t *a = alloc_at(i);

@@ -23,6 +23,16 @@ typedef struct {
 static const command_t commands[] = {MB_COMMANDS(MB_COMMAND_ROW){NULL, NULL, NULL}};
 #undef MB_COMMAND_ROW
 
+/* "run, exec, ...": every command's name, in the table's order. */
+static const char *command_names(void)
+{
+    static char names[512];
+    names[0] = '\0';
+    for (const command_t *c = commands; c->name; c++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c == commands ? "" : ", ", c->name);
+    return names;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -32,7 +42,7 @@ static void usage(FILE *out)
             "commands:\n");
     for (const command_t *c = commands; c->name; c++)
         fprintf(out, "  %-8s %s%s\n", c->name, strlen(c->name) > 8 ? " " : "", c->summary);
-    fprintf(out, "`mallocbench COMMAND --help` for each command's options.\n");
+    fprintf(out, "`mallocbench COMMAND --help` (or `mallocbench help COMMAND`) for each command's options.\n");
 }
 
 int cmd_version(int argc, char **argv)
@@ -76,17 +86,23 @@ int main(int argc, char **argv)
         return 2;
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-        usage(stdout);
-        return 0;
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        /* `help COMMAND` is `COMMAND --help` */
+        for (const command_t *c = commands; c->name; c++)
+            if (!strcmp(argv[2], c->name)) {
+                char *args[] = {argv[2], (char *)"--help", NULL};
+                return c->run(2, args);
+            }
+        return die_usage("help: unknown command '%s' (%s)", argv[2], command_names());
     }
     if (!strcmp(cmd, "--version"))
         cmd = "version";
     cli_set_whole(argc, argv);
-    char names[512] = "";
-    for (const command_t *c = commands; c->name; c++) {
+    for (const command_t *c = commands; c->name; c++)
         if (!strcmp(cmd, c->name))
             return c->run(argc - 1, argv + 1);
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c == commands ? "" : ", ", c->name);
-    }
-    return die_usage("unknown command '%s' (%s; see --help)", cmd, names);
+    return die_usage("unknown command '%s' (%s; see --help)", cmd, command_names());
 }

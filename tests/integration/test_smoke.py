@@ -36,6 +36,15 @@ def case_commands(mb, tmp):
     check(len(listed) >= 10, f"--help lists the commands: {listed}")
     missing = [c for c in listed if "case_" + c not in globals()]
     check_eq(missing, [], "commands without a smoke case in test_smoke.py")
+    # `help COMMAND` is `COMMAND --help`; an unknown one is named with the valid ones
+    for c in ("run", "list", "compare"):
+        check_eq(run(mb, "help", c).stdout, run(mb, c, "--help").stdout, f"help {c} prints {c} --help")
+    p = run(mb, "help", "frobnicate", expect_rc=2)
+    check("unknown command 'frobnicate'" in p.stderr and "run, exec" in p.stderr and p.stderr.count("\n") == 1,
+          f"help of an unknown command: one line naming the valid ones: {p.stderr!r}")
+    p = run(mb, "list", "tunables", "jemaloc", expect_rc=2)
+    check("unknown allocator 'jemaloc' (valid: " in p.stderr and "jemalloc" in p.stderr,
+          f"list tunables of a misspelt family names the valid ones: {p.stderr!r}")
 
 
 def case_run(mb, tmp):
