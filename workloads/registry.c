@@ -35,7 +35,11 @@ static int param_parse(const wl_t *wl, size_t i, const char *val, wl_args_t *a, 
      * only in text such as a command); the value itself is not echoed */
     int rc = text_check(val, p->type == WLP_TEXT, &bad);
     if (rc) {
-        snprintf(err, errlen, "bad value for %s:%s: %s at byte %zu", wl->name, p->name, text_reason(rc), bad);
+        /* a command is one line of shell words: a program of several lines goes in a file */
+        snprintf(err, errlen, "bad value for %s:%s: %s at byte %zu%s", wl->name, p->name, text_reason(rc), bad,
+                 p->type == WLP_TEXT && (val[bad] == '\n' || val[bad] == '\r')
+                     ? " (a line break: a command is one line; put a program of several lines in a file and "
+                       "run that file)" : "");
         return -EINVAL;
     }
     switch (p->type) {

@@ -124,7 +124,7 @@ static int record_command(rec_t *r)
     if (rc && strchr(c, '/'))
         return die_usage("record: cannot execute '%s': %s", c, strerror(-rc));
     if (rc)
-        return die_usage("record: command '%s' not found in PATH", c);
+        return die_usage("record: command '%s' not found on PATH", c);
     return 0;
 }
 

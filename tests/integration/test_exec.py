@@ -234,6 +234,13 @@ def case_refuse(mb, tmp):
         lines = p.stderr.strip().splitlines()
         check(len(lines) == 1 and why in lines[0], f"{argv[0]}: expected one line with '{why}', got {p.stderr!r}")
         check(not os.path.exists(out), f"{argv[0]}: refused, yet {out} was written")
+    # a program of several lines after -c: one line saying what to do instead
+    out = os.path.join(tmp, "multi.csv")
+    p = run(mb, "exec", "-o", out, "--", "python3", "-c", "import os\nprint(1)", expect_rc=2)
+    lines = p.stderr.strip().splitlines()
+    check(len(lines) == 1 and "a line break" in lines[0] and "in a file" in lines[0],
+          f"a multi-line -c program: one line saying to use a file, got {p.stderr!r}")
+    check(not os.path.exists(out), f"a multi-line program refused, yet {out} was written")
     # exec and serve without '--': one line, not the usage in front of it
     for cmd in (["exec", "-a", "glibc"], ["exec", "--", ], ["serve", "-a", "glibc"]):
         p = run(mb, *cmd, expect_rc=2)

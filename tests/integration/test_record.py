@@ -245,7 +245,7 @@ def case_bad_input(mb, tmp):
     out = os.path.join(tmp, "t.mbt")
     one_line(run(mb, "record", "-o", out, expect_rc=2), "no command")
     check(not os.path.exists(out), "nothing written without a command")
-    one_line(run(mb, "record", "-o", out, "--", "no-such-command-xyz", expect_rc=2), "not found in PATH")
+    one_line(run(mb, "record", "-o", out, "--", "no-such-command-xyz", expect_rc=2), "not found on PATH")
     one_line(run(mb, "record", "-o", out, "-a", "nosuch", "--", "true", expect_rc=2), "unknown allocator")
     one_line(run(mb, "record", "-o", os.path.join(tmp, "no", "dir.mbt"), "--", "true", expect_rc=2),
              "cannot create")
