@@ -341,8 +341,10 @@ int schedule_preflight(const run_opts_t *o, const run_config_t *c, char *version
     int rc = judge_library(c, err, errlen);
     if (!rc && c->alloc->check == ALLOC_CHECK_LOADER && c->nsettings) {
         char *listing = malloc(16384);
-        if (!listing)
+        if (!listing) {
+            snprintf(err, errlen, "%s: out of memory", c->label);
             return -ENOMEM;
+        }
         rc = sample_loader_listing(c, listing, 16384, err, errlen);
         if (!rc)
             rc = verify_loader_tunables(c, listing, err, errlen);
@@ -355,8 +357,10 @@ int schedule_preflight(const run_opts_t *o, const run_config_t *c, char *version
     run_opts_t quick = *o;
     quick.timeout_s = 30;
     run_sample_t *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        snprintf(err, errlen, "%s: out of memory", c->label);
         return -ENOMEM;
+    }
     rc = sample_run(&quick, c, &a, NULL, s);
     if (rc)
         snprintf(err, errlen, "%s: cannot start the worker: %s", c->label, strerror(-rc));

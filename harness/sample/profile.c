@@ -204,8 +204,9 @@ static int render(profile_t *p, char *summary, size_t len)
                     "--svg", p->svg, "--force", "--title", (char *)p->cmd->title, "--allocator-lib",
                     (char *)(p->cmd->alloc_lib ? p->cmd->alloc_lib : ""), NULL};
     int wstatus = 0;
-    char *extra[] = {pythonpath}, **envp = NULL;
-    int rc = prepare_env(extra, 1, &envp);
+    char safe[] = "PYTHONSAFEPATH=1"; /* python3 -m: no module from the current directory */
+    char *extra[] = {pythonpath, safe}, **envp = NULL;
+    int rc = prepare_env(extra, 2, &envp);
     if (!rc)
         rc = run_to_end(p->o, argv, envp, p->line, p->log, RENDER_TIMEOUT_S, &wstatus);
     launch_free_words(envp);

@@ -773,8 +773,11 @@ int sample_loader_listing(const run_config_t *c, char *out, size_t len, char *er
         return -ENOENT;
     }
     int p[2];
-    if (pipe2(p, O_CLOEXEC))
-        return -errno;
+    if (pipe2(p, O_CLOEXEC)) {
+        int e = errno;
+        snprintf(err, errlen, "cannot verify %s tunables: cannot make a pipe: %s", name, strerror(e));
+        return -e;
+    }
     char *argv[] = {(char *)MB_LDSO, (char *)"--list-tunables", NULL};
     char *envp[] = {(char *)c->env.var[0], NULL};
     const spawn_fd_t to_pipe[] = {{p[1], 1}};
@@ -785,6 +788,7 @@ int sample_loader_listing(const run_config_t *c, char *out, size_t len, char *er
     if (rc) {
         close(p[0]);
         close(p[1]);
+        snprintf(err, errlen, "cannot verify %s tunables: cannot start '%s': %s", name, MB_LDSO, strerror(-rc));
         return rc;
     }
     close(p[1]);

@@ -120,10 +120,16 @@ int tools_exec_python(const char *module, int nargs, char *const *args)
     char var[2 * PATH_MAX], dir[PATH_MAX], self[PATH_MAX];
     if (tools_python_env(var, sizeof var) || tools_python_path(dir, sizeof dir))
         return 2;
-    /* the package's directory for this interpreter only: mbcsv.entry takes it out of
-     * PYTHONPATH again (MB_PYTHONPATH) before the script starts anything */
+    /* the package's directory for this interpreter only: cli.run takes it out of
+     * PYTHONPATH again (MB_PYTHONPATH) before the script starts anything; and no
+     * module from the user's current directory (python3 -m puts it first on the
+     * path; PYTHONSAFEPATH, python 3.11, leaves it out), undone the same way */
     setenv("PYTHONPATH", var + strlen("PYTHONPATH="), 1);
     setenv("MB_PYTHONPATH", dir, 1);
+    if (!getenv("PYTHONSAFEPATH")) {
+        setenv("PYTHONSAFEPATH", "1", 1);
+        setenv("MB_PYTHONSAFEPATH", "1", 1);
+    }
     /* the scripts read the CSV schema from `MB_HARNESS schema --json` where no
      * schema.json lies beside them or in build/ (mbcsv.schema_places) */
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

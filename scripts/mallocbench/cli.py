@@ -5,9 +5,10 @@ Fail and returns its status, which the module's `if __name__ == "__main__"` bloc
 into the process's exit.
 
 run() also takes the package's directory back out of PYTHONPATH where the harness put it
-there for this interpreter only (MB_PYTHONPATH, harness/sample/tools.c): the imports are done
-by then, and the programs a script starts (tune's runs, their workloads) get the environment
-the user gave."""
+there for this interpreter only (MB_PYTHONPATH, harness/sample/tools.c), and PYTHONSAFEPATH
+where the harness set it (MB_PYTHONSAFEPATH: no module from the user's current directory
+shadows one of ours): the imports are done by then, and the programs a script starts (tune's
+runs, their workloads) get the environment the user gave."""
 import os
 import sys
 
@@ -23,6 +24,8 @@ class Fail(Exception):
 
 
 def _forget_package_path():
+    if os.environ.pop("MB_PYTHONSAFEPATH", None):
+        os.environ.pop("PYTHONSAFEPATH", None)  # the harness set it for this interpreter only
     added = os.environ.pop("MB_PYTHONPATH", None)
     if not added:
         return

@@ -45,6 +45,8 @@ def require_scipy():
             parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
             env["PYTHONPATH"] = os.pathsep.join([parent] + [p for p in [os.environ.get("PYTHONPATH")] if p])
             env["MB_PYTHONPATH"] = parent
+            if not env.get("PYTHONSAFEPATH"):  # no module from the current directory first
+                env["PYTHONSAFEPATH"] = env["MB_PYTHONSAFEPATH"] = "1"
             os.execve(DEBIAN_PYTHON, [DEBIAN_PYTHON, "-m", spec.name] + sys.argv[1:], env)
         os.execve(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv, env)
     raise err

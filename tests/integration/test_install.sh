@@ -87,6 +87,11 @@ if [ -f "$tmp/out.csv" ] && [ -n "$script" ]; then
 		"$tmp/out.csv" -o "$tmp/report" --no-plots) >"$tmp/report.out" 2>&1 ||
 		fail "python3 -m mallocbench.report from the installed package: $(tail -n 3 "$tmp/report.out")"
 	grep -q "tensor_copy" "$tmp/report/report.md" 2>/dev/null || fail "the installed report.md does not name the workload"
+	# python3 -m puts the current directory first: the harness keeps it out (PYTHONSAFEPATH)
+	printf 'raise SystemExit("the csv.py of the current directory was imported")\n' >"$tmp/elsewhere/csv.py"
+	(cd "$tmp/elsewhere" && env -u PYTHONPATH -u PYTHONSAFEPATH "$bin" compare "$tmp/out.csv" "$tmp/out2.csv") \
+		>"$tmp/compare2.out" 2>&1 || fail "compare from a folder holding a csv.py: $(tail -n 3 "$tmp/compare2.out")"
+	rm -f "$tmp/elsewhere/csv.py"
 	printf 'import os, sys\nprint("installed-copy", sys.argv[1:], os.environ.get("PYTHONPATH"))\n' >"$script"
 	got=$(cd "$tmp/elsewhere" && env -u PYTHONPATH "$bin" compare x.csv 2>&1)
 	[ "$got" = "installed-copy ['x.csv'] $(dirname "$pkg")" ] ||
