@@ -251,10 +251,12 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
     bool tty = c->tty;
     const run_sample_t *s = c->s;
     char figure[160];
+    /* the time beside the figure is the one it is of: the measured region's */
+    double t = s->res.present & WLR_BIT(WLR_region_s) ? s->res.region_s : s->wall_s;
     if (s->status == RUN_OK)
         snprintf(figure, sizeof figure, "%.3g %s, %s faults, %.2fs",
                  strcmp(s->res.unit, "B/s") ? s->res.throughput : s->res.throughput / 1e9,
-                 strcmp(s->res.unit, "B/s") ? s->res.unit : "GB/s", c->row->field[COL_region_minor_faults], s->wall_s);
+                 strcmp(s->res.unit, "B/s") ? s->res.unit : "GB/s", c->row->field[COL_region_minor_faults], t);
     else
         snprintf(figure, sizeof figure, "%s: %s", sample_status_name(s->status), s->message);
     size_t of = schedule_target(&c->sp) > 0 ? c->nrun : c->planned;

@@ -264,6 +264,16 @@ def case_region(mb, tmp):
             check(float(r["region_wall_s"]) < float(r["total_wall_s"]), f"region {alloc}: region wall < total")
             check(abs(float(r["throughput"]) * float(r["region_wall_s"]) - 1) < 1e-3,
                   f"region {alloc}: throughput is 1 / region wall time")
+            check("marks" in r["metric"] and "wall time of the command" not in r["metric"],
+                  f"region {alloc}: the label says the figure is of the marked region: {r['metric']!r}")
+    # the progress line gives the time the figure is of: the region's, not the whole run's
+    out = os.path.join(tmp, "progress.csv")
+    p = run(mb, "exec", "--force", "-o", out, "-a", "glibc", "-r", "1", "--", prog, "20000", "5000")
+    line = [l for l in p.stderr.splitlines() if l.startswith("[1/1]")]
+    r = rows(out)[0]
+    m = re.search(r"([0-9.]+)s$", line[0]) if line else None
+    check(m and abs(float(m.group(1)) - float(r["region_wall_s"])) < 0.006,
+          f"progress shows the region's time ({r['region_wall_s']} s of {r['total_wall_s']} s): {line!r}")
     # without markers the region is the whole process
     r = exec_rows(mb, tmp, "whole", ["/bin/true"], "-a", "glibc", "-r", "1")[0]
     check_eq(r["region_minor_faults"], r["total_minor_faults"], "no markers: region = whole process")
