@@ -104,10 +104,11 @@ static int tools_python_path(char *out, size_t len)
     return 0;
 }
 
-int tools_python_env(char *out, size_t len)
+/* The package's directory into dir and "PYTHONPATH=<dir>[:<ours>]" into
+ * out, from one search: 0, or 2 after one line. */
+static int python_env(char *dir, size_t dlen, char *out, size_t len)
 {
-    char dir[PATH_MAX];
-    if (tools_python_path(dir, sizeof dir))
+    if (tools_python_path(dir, dlen))
         return 2;
     const char *old = getenv("PYTHONPATH");
     if ((size_t)snprintf(out, len, "PYTHONPATH=%s%s%s", dir, old && *old ? ":" : "", old ? old : "") >= len)
@@ -115,10 +116,16 @@ int tools_python_env(char *out, size_t len)
     return 0;
 }
 
+int tools_python_env(char *out, size_t len)
+{
+    char dir[PATH_MAX];
+    return python_env(dir, sizeof dir, out, len);
+}
+
 int tools_exec_python(const char *module, int nargs, char *const *args)
 {
     char var[2 * PATH_MAX], dir[PATH_MAX], self[PATH_MAX];
-    if (tools_python_env(var, sizeof var) || tools_python_path(dir, sizeof dir))
+    if (python_env(dir, sizeof dir, var, sizeof var))
         return 2;
     /* the package's directory for this interpreter only: cli.run takes it out of
      * PYTHONPATH again (MB_PYTHONPATH) before the script starts anything; and no
