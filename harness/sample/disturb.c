@@ -2,7 +2,6 @@
 #include "disturb.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +97,7 @@ void disturb_machine(disturb_machine_t *m)
 {
     char line[512];
     m->steal_s = -1;
-    m->collapses = m->compactions = -1;
+    m->collapses = m->compactions = m->oom_kills = -1;
     disturb_stat_t st;
     if (disturb_stat(&st) == 0)
         m->steal_s = (double)st.steal / (double)sysconf(_SC_CLK_TCK);
@@ -117,23 +116,10 @@ void disturb_machine(disturb_machine_t *m)
             stall = val;
         else if (!strcmp(name, "compact_daemon_wake"))
             wake = val;
+        else if (!strcmp(name, "oom_kill"))
+            m->oom_kills = val;
     }
     fclose(f);
     if (stall >= 0 && wake >= 0)
         m->compactions = stall + wake;
-}
-
-long disturb_oom_kills(void)
-{
-    char buf[8192];
-    int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    const char *at = strstr(buf, "\noom_kill ");
-    return at ? strtol(at + 10, NULL, 10) : -1;
 }

@@ -36,14 +36,12 @@ int disturb_stat(disturb_stat_t *st);
 
 /* Machine-wide counters now: steal (seconds, all CPUs), khugepaged's
  * collapses (thp_collapse_alloc), compactions (compact_stall +
- * compact_daemon_wake); -1 where unknown. */
+ * compact_daemon_wake), the OOM killer's kills since boot (oom_kill), the
+ * last three from one read of /proc/vmstat; -1 where unknown. */
 typedef struct {
     double steal_s;
-    long collapses, compactions;
+    long collapses, compactions, oom_kills;
 } disturb_machine_t;
 void disturb_machine(disturb_machine_t *m);
-
-/* /proc/vmstat's oom_kill (kills by the OOM killer since boot), or -1. */
-long disturb_oom_kills(void);
 
 #endif

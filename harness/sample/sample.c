@@ -127,7 +127,6 @@ typedef struct child {
     size_t probe_len;
     double t_begin, t_end;          /* the region markers, when the program sent them */
     int fail_fd;                    /* spawn's: why the child never ran its program */
-    long oom_before;                /* /proc/vmstat oom_kill when it started */
     pid_t keep[64];                 /* children of the harness before the sample: not its stragglers */
     size_t nkeep;
     serve_t *sv;                    /* a server's sample: its readiness and its client */
@@ -585,8 +584,6 @@ static void collect(child_t *ch, const ending_t *e)
     out->timed_out = e->timed_out;
     out->interrupted = interrupted != 0;
     out->stop_signal = e->stop_signal;
-    long oom_now = disturb_oom_kills();
-    out->oom_kills = oom_now >= 0 && ch->oom_before >= 0 ? oom_now - ch->oom_before : -1;
     if (ch->fail_fd < 0 ||
         spawn_failure(ch->fail_fd, out->setup_what, sizeof out->setup_what, &out->setup_errno))
         out->setup_what[0] = '\0', out->setup_errno = 0;
@@ -601,6 +598,7 @@ static void collect(child_t *ch, const ending_t *e)
     out->steal_s = m1.steal_s >= 0 && ch->m0.steal_s >= 0 ? m1.steal_s - ch->m0.steal_s : -1;
     out->collapses = m1.collapses >= 0 && ch->m0.collapses >= 0 ? m1.collapses - ch->m0.collapses : -1;
     out->compactions = m1.compactions >= 0 && ch->m0.compactions >= 0 ? m1.compactions - ch->m0.compactions : -1;
+    out->oom_kills = m1.oom_kills >= 0 && ch->m0.oom_kills >= 0 ? m1.oom_kills - ch->m0.oom_kills : -1;
     out->user_s = (double)e->ru.ru_utime.tv_sec + (double)e->ru.ru_utime.tv_usec * 1e-6;
     out->sys_s = (double)e->ru.ru_stime.tv_sec + (double)e->ru.ru_stime.tv_usec * 1e-6;
     out->maxrss_kib = e->ru.ru_maxrss;
@@ -663,7 +661,6 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     fcntl(p->pp[0], F_SETFL, O_NONBLOCK);
     fcntl(p->op[0], F_SETFL, O_NONBLOCK);
 
-    ch->oom_before = disturb_oom_kills();
     disturb_machine(&ch->m0);
     ch->t0 = now_s();
     if (write(p->gp[1], "g", 1) != 1)
