@@ -30,6 +30,15 @@ void probe_report_descendant(run_sample_t *s, const char *pid, const char *val)
                  "(%.*s), not %s", pid, vso[sl] ? vso + sl + 1 : "?", (int)sl, vso, (int)fl, val, so);
 }
 
+void probe_report_add(run_sample_t *s, const char *key, const char *val)
+{
+    if (s->nprobe >= RUN_PROBE_MAX)
+        return;
+    snprintf(s->probe_key[s->nprobe], sizeof s->probe_key[0], "%s", key);
+    snprintf(s->probe_val[s->nprobe], sizeof s->probe_val[0], "%s", val);
+    s->nprobe++;
+}
+
 /* Sets a probe key (replacing one the probe wrote). */
 void probe_report_set(run_sample_t *s, const char *key, const char *val)
 {

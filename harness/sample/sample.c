@@ -325,12 +325,10 @@ static void probe_parse(child_t *ch, char *buf)
             probe_report_descendant(s, line + 5, eq + 1);
             continue;
         }
-        if (!eq || s->nprobe >= RUN_PROBE_MAX)
+        if (!eq)
             continue;
         *eq = '\0';
-        snprintf(s->probe_key[s->nprobe], sizeof s->probe_key[0], "%s", line);
-        snprintf(s->probe_val[s->nprobe], sizeof s->probe_val[0], "%s", eq + 1);
-        s->nprobe++;
+        probe_report_add(s, line, eq + 1);
     }
 }
 
