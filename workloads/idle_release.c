@@ -353,6 +353,6 @@ const wl_t wl_idle_release = {
     .nparams = sizeof idle_release_params / sizeof *idle_release_params,
     .run = idle_release_run,
     .metric = "fraction of freed memory returned",
-    .traits = "idle_region",
+    .traits = "idle_region,trade_off",
     .smoke = "idle_release:peak=8M,size=64K..1M,idle_ms=50,sample_ms=5",
 };

@@ -131,7 +131,10 @@ struct wl {
      *   idle_region  the measured region is an idle period: its CPU is the
      *                whole process's, and the RSS kept at the end is the figure;
      *   size_curve   specs differing only in one size= value form a curve
-     *                over size.
+     *                over size;
+     *   trade_off    the primary figure is a trade-off, not better or worse
+     *                (memory given back costs faults later): the views show
+     *                it and what it costs, with no improved/regressed verdict.
      * Exported, with metric and lower_is_better, by `list workloads --json`
      * and in the sidecar's "workloads", in table order (the plot order). */
     const char *traits;
@@ -143,7 +146,7 @@ struct wl {
 };
 
 /* Every word a workload's traits may use. */
-#define WL_TRAITS "idle_region,size_curve"
+#define WL_TRAITS "idle_region,size_curve,trade_off"
 
 size_t wl_count(void);
 const wl_t *wl_at(size_t i);

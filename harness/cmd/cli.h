@@ -17,7 +17,8 @@
     X(serve, "measure your own server under allocators while an unpreloaded client loads it")            \
     X(list, "allocators | workloads | events | tunables [ALLOCATOR]")                                    \
     X(tune, "search the allocators' tunables for the best configuration of one workload (scripts/tune.py)") \
-    X(compare, "statistics of one run against a baseline, or of two runs (scripts/compare.py)")          \
+    X(compare, "statistics of one run against a baseline, or of two runs (--json: records)")           \
+    X(report, "the report of a run: sentences, tables, plots (--markdown, --json, --html; -o DIR)")      \
     X(merge, "join the CSVs of the shards of one plan")                                                   \
     X(record, "a command's every allocation call into a trace (-o FILE -- CMD ARGS...)")                 \
     X(trace, "what a trace of `record` holds: processes, threads, calls, peak bytes")                    \

@@ -24,6 +24,7 @@ naming the file and row, exit 2.
 """
 import argparse
 import csv
+import json
 import math
 import os
 import sys
@@ -40,16 +41,23 @@ PRIMARY = "throughput"  # the name under which each workload's primary figure is
 
 # name, unit (None: the workload's throughput_unit), better (None: the workload's metric_better), value
 # of a row: the metric registry's compare table (scripts/mbdata.py)
-METRICS = [(PRIMARY if m.key == "throughput" else m.name, m.unit, m.better, m.fn) for m in mbdata.metrics("compare")]
+# (name, unit, better, fn, key): unit a tuple (UNIT, mbdata.PER_WORK) is per unit of work
+METRICS = [(PRIMARY if m.key == "throughput" else m.name, m.unit, m.better, m.fn, m.key)
+           for m in mbdata.metrics("compare")]
 
-VERDICT_TEXT = ("improved / regressed: the whole confidence interval of the change lies beyond "
-                "-+{floor} in the better / worse direction; within noise: it excludes no change but "
-                "reaches into that band. ~: the interval includes no change; too few: at this n no "
-                "difference could reach significance at this level, whatever the data.")
+ESTIMATOR_TEXT = ("change: the Hodges-Lehmann estimate of the per-block ratio against the baseline, paired by "
+                  "block, with its 95% CI from the exact Wilcoxon signed-rank test; 'unpaired': fewer than 2 "
+                  "pairs, the ratio of the medians, no CI and no verdict")
+VERDICT_TEXT = ("improved / regressed: the whole CI of the change lies beyond -+{floor} in the better / worse "
+                "direction; improved? / regressed?: it excludes no change but reaches into that band (real, "
+                "perhaps smaller than {floor}); negligible: it lies inside the band; within noise: it includes "
+                "no change and reaches beyond the band; too few: at this n no difference could reach "
+                "significance, whatever the data; trade-off: the workload's figure is a trade-off "
+                "(its descriptor says so), not better or worse, and is shown with what it costs.")
 
 
 def die(msg, status=1):
-    raise cli.Fail(f"compare.py: {msg}", status)
+    raise cli.Fail(f"mallocbench compare: {msg}", status)
 
 
 # ---- input ------------------------------------------------------------------------------
@@ -59,9 +67,15 @@ def config_order(rows, paths=()):
     return {c: i for i, c in enumerate(mbcsv.config_order(list(paths), rows))}
 
 
+_TRADE_OFFS = set()
+
+
 def load(path):
-    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema."""
-    return mbdata.load(path).ok
+    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema.
+    The workloads its sidecar marks trade-offs are remembered for the verdicts (_TRADE_OFFS)."""
+    run = mbdata.load(path)
+    _TRADE_OFFS.update(run.with_trait("trade_off"))
+    return run.ok
 
 
 def samples(rows):
@@ -76,10 +90,12 @@ def metric_of(metric, rows):
     """(name, unit, better) of a metric on one workload's rows: the primary figure takes the
     workload's own name, unit and direction from the CSV (schema 4 columns metric,
     metric_better; throughput, higher before)."""
-    name, unit, better, _ = metric
+    name, unit, better = metric[:3]
     r = rows[0] if rows else {}
     if unit is None:
         unit = r.get("throughput_unit") or ""
+    elif isinstance(unit, tuple):
+        unit = f"{unit[0]}/{mbdata.work_unit(rows)}"
     if better is None:
         better = r.get("metric_better") or "higher"
     if name == PRIMARY:
@@ -130,12 +146,26 @@ def _unit_values(rows, fn, by_run):
 
 
 def _change(base, other, paired, level):
-    """stats change of other {unit: v} against base {unit: v}; paired over common blocks."""
+    """stats change of other {unit: v} against base {unit: v}: paired over common blocks (the
+    one estimator of a pair in one run); with fewer than 2 common blocks (a sweep's points,
+    -r 1) the ratio of the medians, marked unpaired, no CI; two runs: unpaired (Mann-Whitney)."""
     if paired:
         common = sorted(set(base) & set(other), key=str)
         if common and all(u[0] == "block" for u in common):
+            if len(common) < 2:
+                return stats.unpaired_ratio(list(base.values()), list(other.values()))
             return stats.paired_change([base[u] for u in common], [other[u] for u in common], level)
+        if all(u[0] == "block" for u in list(base) + list(other)):
+            return stats.unpaired_ratio(list(base.values()), list(other.values()))
     return stats.unpaired_change(list(base.values()), list(other.values()), level)
+
+
+def change(base_rows, rows, fn, level=0.95):
+    """The one estimate of rows' fn against base_rows' in one run (what every view prints for
+    a pair: summary, report, plots, tune, frameworks, the dashboard): block medians, paired
+    (_change).  None when a side has no value."""
+    bv, ov = _unit_values(base_rows, fn, False), _unit_values(rows, fn, False)
+    return _change(bv, ov, True, level) if bv and ov else None
 
 
 class Analysis(list):
@@ -159,13 +189,15 @@ def _cell(**kw):
 
 
 def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", two_runs=None,
-            metrics=None, order=None, names=("old", "new")):
+            metrics=None, order=None, names=("old", "new"), trade_offs=()):
     """Every cell of the comparison.  One run: analyse(rows) (or rows_new None / the same list):
     each configuration against `baseline` (None: the first of `order`, else the first to appear),
     block-paired.  Two runs: analyse(old, new), unpaired.
     Several runs: analyse([run, ...], [run, ...]), the run as the unit (per-run medians).
     family: 'cell' (alpha 0.05 per cell), 'primary' (Bonferroni over the primary-metric cells),
-    'bh' (Benjamini-Hochberg over all cells, FCR-adjusted CIs).  Returns an Analysis."""
+    'bh' (Benjamini-Hochberg over all cells, FCR-adjusted CIs).  trade_offs: the workloads whose
+    figure is a trade-off (trait trade_off): their primary cells get the verdict 'trade-off'.
+    Returns an Analysis."""
     metrics = metrics or METRICS
     several = bool(rows_old) and isinstance(rows_old[0], list)
     if two_runs is None:
@@ -214,7 +246,7 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
             name, unit, better = metric_of(metric, any_rows)
             fn = metric[3]
             common = dict(workload=wl, params=params, metric=name, unit=unit, better=better,
-                          primary=metric[0] == PRIMARY, table=metric[0])
+                          primary=metric[0] == PRIMARY, table=metric[0], key=metric[4] if len(metric) > 4 else None)
             if two_runs:
                 pairs = [(c, match[c]) for c in sorted(configs, key=rank) if c in match]
                 pairs = [(c, o) for c, o in pairs if key in g_old and o in g_old[key]]
@@ -257,7 +289,34 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
     for c in res:
         if not c["is_base"]:
             c["verdict"] = stats.verdict(c["change"], c["better"], floor)
+            if c["primary"] and c["workload"] in trade_offs and c["change"] is not None:
+                c["verdict"] = "trade-off"
     return res
+
+
+def pair(base_rows, rows, metric=None, floor=0.01, trade_off=False):
+    """The cell of one pair (rows against base_rows, one workload, one configuration each) as
+    analyse() makes it: the views that show one pair at a time (plots' captions, tune, the
+    frameworks report) take it from here.  None when either side has no value."""
+    if not base_rows or not rows:
+        return None
+    wl, params = rows[0]["workload"], rows[0]["workload_params"]
+    # one workload for the pair (a program's rows may name it by different parameters)
+    both = [dict(r, workload=wl, workload_params=params) for r in list(base_rows) + list(rows)]
+    res = analyse(both, baseline=base_rows[0]["config"], floor=floor,
+                  metrics=[metric or METRICS[0]], trade_offs={wl} if trade_off else ())
+    return next((c for c in res if not c["is_base"] and not c["geomean"] and c["config"] == rows[0]["config"]), None)
+
+
+def change_words(cell):
+    """A pair's change as every view words it: the estimate ('0.871x'; 'unpaired' where fewer
+    than 2 pairs) and its verdict ('0.871x regressed', '1.002x negligible')."""
+    if cell is None or cell["change"] is None:
+        return "-"
+    text, _ = fmt_change(cell)
+    if cell["change"].method == stats.UNPAIRED:
+        return f"{text} unpaired"
+    return f"{text} {cell['verdict']}" if cell["verdict"] not in ("-", "") else text
 
 
 def _geomean_cells(res, metric, rank, two_runs):
@@ -357,6 +416,9 @@ def _unit_scale(v, unit):
     """(factor, unit text) to print values near v in unit readably: B/s as GB/s..., us as
     us/ms/s, s as us/ms/s, other rates with k/M/G."""
     a = abs(v) if v is not None and v == v else 0.0
+    if unit.startswith("s/"):  # CPU time per unit of work: as s/ms/µs per it
+        f, u = _unit_scale(v, "s")
+        return f, u + unit[1:]
     if unit == "us":
         return (1e-6, "s") if a >= 1e6 else (1e-3, "ms") if a >= 1e3 else (1.0, "µs")
     if unit == "s":
@@ -428,6 +490,17 @@ def fmt_change(c):
     return text, "-" if ch.lo is None else f"{signed(ch.lo)}..{signed(ch.hi)}"
 
 
+def quantity(name, unit):
+    """A quantity with its unit as every view words it: 'faults per MiB', 'user CPU, s per run',
+    'copy bandwidth, B/s'."""
+    if unit.startswith("/"):
+        return f"{name} per {unit[1:]}"
+    if "/" in unit and not unit.endswith("/s"):
+        a, b = unit.split("/", 1)
+        return f"{name}, {a} per {b}"
+    return f"{name}, {unit or 'no unit'}"
+
+
 def _fmt_p(p):
     return "-" if p is None or math.isnan(p) else f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
@@ -473,7 +546,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                 continue
             if (c["workload"], c["params"]) != last:
                 last = (c["workload"], c["params"])
-                table.append(f"{c['workload']} ({mbdata.params_shown(c['params'])}): {c['metric']}, {c['unit'] or 'no unit'}, "
+                table.append(f"{c['workload']} ({mbdata.params_shown(c['params'])}): {quantity(c['metric'], c['unit'])}, "
                              f"{c['better']} is better")
             med = fmt_value(c["median"], c["unit"])
             ci = fmt_ci(c["median_ci"], c["unit"], c["median"]) if c["median_ci"] else f"(n={c['n']})"
@@ -523,6 +596,43 @@ def footer(res):
         lines.append(f"too few: {what}: no difference can be detected at {_pct(ch.level)} (smallest possible "
                      f"p {ch.min_p:.2g}); add blocks ({who}).")
     return "\n".join(lines)
+
+
+JSON_SCHEMA = "mallocbench-compare/1"
+
+
+def json_number(v):
+    return None if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))) else v
+
+
+def records(res):
+    """The comparison as JSON-ready data, one schema (JSON_SCHEMA; docs/output.md) for
+    `compare --json`, `report --json` and mallocbench.compare(): one record per tested cell,
+    with the figures every other view prints for it."""
+    cells = []
+    for c in res:
+        if c["is_base"]:
+            continue
+        ch = c["change"]
+        ci = c["median_ci"] or (None, None)
+        text, ci_text = fmt_change(c)
+        cells.append({
+            "workload": c["workload"],
+            "params": ("; ".join(f"{a} ({b})" for a, b in c["geo_set"]) if c["geomean"] else c["params"]),
+            "geomean": bool(c["geomean"]), "metric": c.get("key") or c["table"], "figure": c["metric"],
+            "unit": c["unit"], "quantity": quantity(c["metric"], c["unit"]), "better": c["better"],
+            "primary": bool(c["primary"]), "config": c["config"], "baseline": c["baseline"],
+            "n": ch.n if ch else c["n"], "n_base": ch.n_base if ch else c["n_base"],
+            "median": json_number(c["median"]), "median_ci": [json_number(ci[0]), json_number(ci[1])], "base_median": json_number(c["base_median"]),
+            "kind": ch.kind if ch else None, "paired": bool(ch.paired) if ch else None,
+            "estimate": json_number(ch.estimate) if ch else None, "lo": json_number(ch.lo) if ch else None,
+            "hi": json_number(ch.hi) if ch else None, "level": c["level"], "p": json_number(ch.p) if ch else None,
+            "method": ch.method if ch else None, "verdict": c["verdict"], "text": text, "ci_text": ci_text,
+        })
+    return {"schema": JSON_SCHEMA, "mode": res.mode, "baseline": res.baseline, "floor": res.floor,
+            "family": res.family, "estimator": ESTIMATOR_TEXT, "verdicts": VERDICT_TEXT.format(
+                floor=f"{res.floor * 100:g}%"),
+            "notes": list(res.only) + list(res.notes) + list(res.hints) + list(res.precision), "cells": cells}
 
 
 CSV_COLUMNS = ["workload", "workload_params", "metric", "figure", "unit", "better", "config", "baseline", "n", "n_base",
@@ -587,6 +697,48 @@ def precision_lines(res, rows, dropped):
     return lines
 
 
+def first_lines(run, res):
+    """What a reader must see before any table (summary, report, the end of `run`): the
+    configurations with no ok sample, a machine that was not quiet, the disturbed samples, and
+    the resolution each primary comparison reached (the smallest change it could flag: its
+    paired CI's half-width) or why it reached none.  run: mbdata.Run; res: analyse() of its rows."""
+    lines = [f"no ok sample: {x}" for x in mbdata.no_ok_sample(run)]
+    for meta in run.metas:
+        q = meta.get("quiet") if isinstance(meta, dict) else None
+        if isinstance(q, dict) and q.get("quiet") is False:
+            lines.append(f"the machine was not quiet when the run started: {mbdata.printable(str(q.get('why') or '?'))}"
+                         " (figures are noisier; --require-quiet refuses to start)")
+    marked = [r for r in run.ok if mbdata.disturbed(r)]
+    if marked:
+        by = {}
+        for r in marked:
+            by[r["workload"]] = by.get(r["workload"], 0) + 1
+        tot = {}
+        for r in run.ok:
+            tot[r["workload"]] = tot.get(r["workload"], 0) + 1
+        lines.append("disturbed samples: " + ", ".join(f"{w} {n}/{tot[w]}" for w, n in by.items())
+                     + " (CPU waits, host steal, khugepaged or compaction during the sample; "
+                     "compare --drop-disturbed leaves them out)")
+    prim = [c for c in res if c["primary"] and not c["geomean"] and not c["is_base"] and c["change"] is not None]
+    for key in dict.fromkeys((c["workload"], c["params"]) for c in prim):
+        cells = [c for c in prim if (c["workload"], c["params"]) == key]
+        parts, none = [], {}
+        for c in cells:
+            ch = c["change"]
+            r = mbdata.resolution(ch)
+            if r is not None:
+                parts.append(f"{c['config']} ±{r * 100:.1f}%")
+                continue
+            why = ("unpaired: fewer than 2 blocks" if ch.method == stats.UNPAIRED
+                   else f"{ch.n} pairs; a 95% CI needs 6: add blocks")
+            none.setdefault(why, []).append(c["config"])
+        for why, cfgs in none.items():
+            parts.append(("none" if len(cfgs) == len(cells) else "none for " + ", ".join(cfgs)) + f" ({why})")
+        lines.append(f"resolution reached, {key[0]} ({mbdata.params_shown(key[1])}) vs {cells[0]['baseline']}: "
+                     + ", ".join(parts))
+    return lines
+
+
 # ---- command line -----------------------------------------------------------------------
 
 def main(argv=None):
@@ -597,7 +749,8 @@ def main(argv=None):
 
 
 def run(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="mallocbench compare", description=__doc__.split("\n\n")[0],
+                                 usage="%(prog)s RUN.csv | OLD.csv NEW.csv | --old CSV... --new CSV... [options]")
     ap.add_argument("csv", nargs="*", help="one run (configurations against a baseline) or old.csv new.csv")
     ap.add_argument("--old", nargs="+", metavar="CSV", help="several runs before (with --new): the run is the unit")
     ap.add_argument("--new", nargs="+", metavar="CSV", help="several runs after (with --old)")
@@ -609,6 +762,8 @@ def run(argv):
                     help="multiplicity: alpha 0.05 per cell (default), Bonferroni over the primary metric, "
                          "or Benjamini-Hochberg over the table")
     ap.add_argument("--markdown", action="store_true", help="Markdown tables")
+    ap.add_argument("--json", action="store_true",
+                    help="the comparison as JSON on stdout (schema " + JSON_SCHEMA + ", docs/output.md)")
     ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV (a new file, or --force)")
     ap.add_argument("--force", action="store_true", help="replace an existing --csv-out file (never an input)")
     ap.add_argument("--metric", action="append", help="only these metrics (repeatable), e.g. throughput")
@@ -676,7 +831,8 @@ def run(argv):
     except ImportError as e:
         die(mbcsv.missing_dependency(e))
     res = analyse(old, new, baseline=args.baseline, floor=args.floor / 100, family=args.family,
-                  two_runs=new is not None, metrics=metrics, order=order, names=names)
+                  two_runs=new is not None, metrics=metrics, order=order, names=names,
+                  trade_offs=set(_TRADE_OFFS))
     if new is None and not any(c["is_base"] for c in res):
         if not old:
             die(f"no ok sample in {args.csv[0]}")
@@ -690,7 +846,11 @@ def run(argv):
         res.precision = precision_lines(res, old, dropped)
     elif dropped:
         res.precision = ["dropped as disturbed: " + ", ".join(f"{c} {n}" for c, n in dropped.items())]
-    render(res, args.markdown, sys.stdout, names)
+    if args.json:
+        json.dump(records(res), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        render(res, args.markdown, sys.stdout, names)
     if args.csv_out:
         try:
             write_csv(res, args.csv_out, args.force, inputs)

@@ -16,6 +16,7 @@ import os
 import sys
 
 from . import cli
+from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
@@ -65,13 +66,12 @@ def mib(v):
     return "–" if v is None else f"{v:.0f} MiB"
 
 
-def ratio_text(ch):
-    if ch is None:
+def ratio_text(cell):
+    """A pair as every view prints it (compare.change_words), with its CI."""
+    if cell is None or cell["change"] is None:
         return "–"
-    if ch.kind != "ratio":
-        return f"{ch.estimate:+.3g}"
-    ci = f" [{ch.lo:.2f}, {ch.hi:.2f}]" if ch.lo is not None and ch.hi is not None else f" (n={ch.n}, no CI)"
-    return f"{ch.estimate:.2f}×{ci}"
+    _, ci = compare.fmt_change(cell)
+    return compare.change_words(cell) + (f" [{ci}]" if ci != "-" else "")
 
 
 def modes_text(rows, fn):
@@ -119,7 +119,7 @@ def findings(run, progs, base):
                 mem = mbdata.peak_memory_name(groups[c] + groups[f])
                 cost = (f"{mem} {mib(r_c)} → {mib(r_f)} ({r_f - r_c:+.0f} MiB, {(r_f / r_c - 1) * 100:+.0f}%)"
                         if r_c and r_f else f"{mem} not measured")
-                ch = mbdata.ratio_change(groups.get(base, []), groups[f]) if base in groups else None
+                ch = compare.pair(groups.get(base, []), groups[f]) if base in groups else None
                 s += (f" The labelled setting **{lab(f)}** ({run.configs[f].tunables}) fixes it: "
                       f"{k(fl[c])} → {k(fl[f])} faults, throughput {ratio_text(ch)} of {lab(base)}'s; it costs "
                       f"{cost}.")
@@ -141,8 +141,8 @@ def main_table(run, progs, base):
     for prog, groups in progs.items():
         for c in sorted(groups, key=run.config_rank):
             rs = groups[c]
-            ch = mbdata.ratio_change(groups[base], rs) if base in groups and c != base else None
-            rt = "1.00× (baseline)" if c == base else ratio_text(ch)
+            ch = compare.pair(groups[base], rs) if base in groups and c != base else None
+            rt = "baseline" if c == base else ratio_text(ch)
             lines.append(f"| {prog} | {lab(c)} | {rt} | {modes_text(rs, REGION_FAULTS)} | "
                          f"{pct(mbdata.median_of(rs, mbdata.sys_share))} | "
                          f"{mib(mbdata.median_of(rs, mbdata.peak_memory_mib))} |")
@@ -159,9 +159,9 @@ def serve_table(run, base):
         for c in sorted(groups, key=run.config_rank):
             rs = groups[c]
             p99 = mbdata.median_of(rs, col("latency_p99_us"))
-            ch = mbdata.ratio_change(groups[base], rs) if base in groups and c != base else None
+            ch = compare.pair(groups[base], rs) if base in groups and c != base else None
             lines.append(f"| {prog} | {lab(c)} | {mbdata.median_of(rs, col('throughput')):.1f} | "
-                         f"{'1.00×' if c == base else ratio_text(ch)} | "
+                         f"{'baseline' if c == base else ratio_text(ch)} | "
                          f"{'not measured (exec rows carry none)' if p99 is None else f'{p99 / 1000:.1f} ms'} |")
     return lines
 
@@ -273,9 +273,9 @@ def synthetic(run, progs, syn, base, match):
     for (name, prog, traced), groups in sgroups.items():
         real = progs.get(prog, {})
         for c in sorted(groups, key=run.config_rank):
-            s = mbdata.ratio_change(groups[base], groups[c]) if base in groups and c != base else None
-            p = mbdata.ratio_change(real[base], real[c]) if base in real and c in real and c != base else None
-            one = "1.00×" if c == base else None
+            s = compare.pair(groups[base], groups[c]) if base in groups and c != base else None
+            p = compare.pair(real[base], real[c]) if base in real and c in real and c != base else None
+            one = "baseline" if c == base else None
             lines.append(f"| {mbcsv.unguard(name)}{' (from a trace)' if traced else ''} | {prog} | {lab(c)} | "
                          f"{one or ratio_text(s)} | {one or ratio_text(p)} |")
         notes.append(rank_line(f"synthetic {name} for {prog}",

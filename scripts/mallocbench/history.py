@@ -24,6 +24,7 @@ import re
 import sys
 
 from . import cli
+from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
@@ -265,9 +266,9 @@ def _load_machine(mid, d, nights):
                 for i, n in enumerate(nights):
                     b = wl_nights[key].get(n, {}).get("base")
                     bases.append(b)
-                    mine = s["median"][i]
-                    bv = per_cfg.get(b, {}).get("median", [None] * len(nights))[i] if b else None
-                    ratio.append(mine / bv if mine is not None and bv not in (None, 0) else None)
+                    ratio.append(_night_ratio(byc.get(b, {}).get(n, []) if b and b != config else None,
+                                              byc[config].get(n, []), metric) if b != config else
+                                 (1.0 if s["median"][i] is not None else None))
                 baseline = next((b for b in reversed(bases) if b), None)
                 series.append({
                     "id": f"{mid}/{wl}/{params}/{config}/{metric[0]}",
@@ -281,6 +282,19 @@ def _load_machine(mid, d, nights):
                     "missing": [mm for mm in s["missing"] if mm["night"] >= nights[first]],
                 })
     return machine, series
+
+
+def _night_ratio(base_rows, rows, metric):
+    """A night's ratio of a configuration to the baseline: compare's paired estimate (the one
+    estimator every view prints for a pair), None where it is no ratio (a count from 0)."""
+    if not base_rows or not rows:
+        return None
+    cm = next((m for m in compare.METRICS if m[4] == metric[0]), None)
+    ok = [r for r in rows if r["status"] == "ok"]
+    base = [r for r in base_rows if r["status"] == "ok"]
+    cell = compare.pair(base, ok, metric=cm) if cm and ok and base else None
+    ch = cell["change"] if cell else None
+    return ch.estimate if ch is not None and ch.kind == "ratio" else None
 
 
 def _night_values(by_night, nights, metric, wl_n):

@@ -214,21 +214,48 @@ def fixed_work(r):
     return r.get("throughput_unit") == "runs/s"
 
 
-def _per_s(c):
+def _singular(word):
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def work(r):
+    """(amount, unit): the work one sample's measured region did, in the unit its CPU time,
+    faults and calls are counted per (one unit for every view):
+      MiB      where the workload declares the bytes it touches (region_bytes);
+      run      a command's runs (runs/s: each run does the same work);
+      UNIT     where the figure is a rate, UNIT/s (a program's own --metric, ops/s, requests/s),
+               the figure times the region's wall time: per unit of the figure, so a program that
+               runs for a set time is not charged for doing more work in it;
+      sample   otherwise (a share such as idle_release's): the sample's one measured region.
+    amount None when the row lacks what it needs."""
+    b = num(r, "region_bytes")
+    if b:
+        return b / MiB, "MiB"
+    unit = r.get("throughput_unit") or ""
+    if unit == "runs/s":
+        return 1.0, "run"
+    if unit.endswith("/s") and len(unit) > 2:
+        t, wall = num(r, "throughput"), num(r, "region_wall_s")
+        amount = t * wall if t and wall else None
+        if unit == "B/s":  # bytes by their rate: MiB as where they are declared
+            return (amount / MiB if amount else None), "MiB"
+        return amount, _singular(unit[:-2])
+    return 1.0, "sample"
+
+
+def work_unit(rows):
+    """The unit of work of a workload's rows (work()): the first row that has one."""
+    for r in rows:
+        return work(r)[1]
+    return "sample"
+
+
+def per_work(c):
+    """Column c per unit of work (work()); None where either is not measured."""
     def f(r):
-        v, t = num(r, c), num(r, "region_wall_s")
-        return v / t if v is not None and t and not fixed_work(r) else None
+        v, (w, _) = num(r, c), work(r)
+        return v / w if v is not None and w else None
     return f
-
-
-def _per_run(c):
-    return lambda r: num(r, c) if fixed_work(r) else None
-
-
-def faults_per_run(r):
-    """Minor faults in the measured region of one run, where no bytes touched are known (a
-    command under exec): per byte where bytes are known (faults_per_gb)."""
-    return num(r, "region_minor_faults") if not num(r, "region_bytes") else None
 
 
 def duration_bound(by_config):
@@ -334,12 +361,6 @@ def resolution(change):
     return (change.hi - change.lo) / 2 / change.estimate
 
 
-def faults_per_gb(r):
-    """Minor faults in the measured region per 10^9 bytes the workload touched."""
-    f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
-    return f / b * 1e9 if f is not None and b else None
-
-
 def faults_per_mib(r):
     """Minor faults in the measured region per MiB touched (256: every 4 KiB page again)."""
     f, b = num(r, "region_minor_faults"), num(r, "region_bytes")
@@ -372,10 +393,20 @@ def peak_memory_name(rows):
         else "peak RSS"
 
 
+SYS_SHARE_MIN_CPU = 0.2  # s of CPU in the region: user and sys are clock-tick times (10 ms steps)
+
+
 def sys_share(r):
-    """System time as a share of the measured region's CPU time (0..1)."""
+    """System time as a share of the measured region's CPU time (0..1); None where the region
+    used under SYS_SHARE_MIN_CPU of CPU by its precise task clock: user and sys are counted in
+    clock ticks, so a 10 ms region reads 0% or 100%."""
     u, s = num(r, "region_user_s"), num(r, "region_sys_s")
-    return s / (u + s) if u is not None and s is not None and u + s > 0 else None
+    if u is None or s is None or u + s <= 0:
+        return None
+    cpu = num(r, "region_task_clock_s")
+    if (cpu if cpu is not None else u + s) < SYS_SHARE_MIN_CPU:
+        return None
+    return s / (u + s)
 
 
 def region_cpu_s(r):
@@ -412,38 +443,29 @@ def cpu_seconds(r, traits=()):
 # floor max(3%, A/A noise); count/size: the series' own spread); fn: value of a row; counter: the
 # counter whose note in counter_notes says why a value is missing; views: the tables it is in.
 Metric = namedtuple("Metric", "key name unit better kind fn counter views")
+# unit PER_WORK: "<unit>/<work unit>" of each workload's rows (work()): s/MiB, /run, /request
+PER_WORK = "per work"
 METRICS = [
     Metric("throughput", "throughput", None, None, "timing", _col("throughput"), None, ("compare", "history")),
-    Metric("user_cpu", "user CPU", "s", "lower", "timing", _col("region_user_s"), None, ("compare", "history")),
-    Metric("sys_cpu", "sys CPU", "s", "lower", "timing", _col("region_sys_s"), None, ("compare", "history")),
-    # a rate, not a count: a few faults more or less over gigabytes is noise, not a change
-    Metric("faults_per_gb", "faults per GB", "/GB", "lower", "size", faults_per_gb, "minor_faults",
+    Metric("user_cpu", "user CPU", ("s", PER_WORK), "lower", "timing", per_work("region_user_s"), None,
            ("compare", "history")),
-    # a command's figure is per run (runs/s): its faults and calls per run, not per byte or second
-    Metric("faults_per_run", "faults per run", "/run", "lower", "count", faults_per_run, "minor_faults",
-           ("compare",)),
-    Metric("madvise_per_run", "madvise per run", "/run", "lower", "count", _per_run("region_madvise_calls"),
-           "madvise", ("compare",)),
-    Metric("munmap_per_run", "munmap per run", "/run", "lower", "count", _per_run("region_munmap_calls"),
-           "munmap", ("compare",)),
-    Metric("brk_per_run", "brk per run", "/run", "lower", "count", _per_run("region_brk_calls"), "brk",
-           ("compare",)),
-    Metric("madvise_per_s", "madvise per s", "/s", "lower", "count", _per_s("region_madvise_calls"), "madvise",
-           ("compare",)),
-    Metric("munmap_per_s", "munmap per s", "/s", "lower", "count", _per_s("region_munmap_calls"), "munmap",
-           ("compare",)),
-    Metric("brk_per_s", "brk per s", "/s", "lower", "count", _per_s("region_brk_calls"), "brk", ("compare",)),
-    Metric("madvise", "madvise calls", "calls", "lower", "count", _col("region_madvise_calls"), "madvise",
-           ("history",)),
-    Metric("munmap", "munmap calls", "calls", "lower", "count", _col("region_munmap_calls"), "munmap", ("history",)),
-    Metric("brk", "brk calls", "calls", "lower", "count", _col("region_brk_calls"), "brk", ("history",)),
+    Metric("sys_cpu", "sys CPU", ("s", PER_WORK), "lower", "timing", per_work("region_sys_s"), None,
+           ("compare", "history")),
+    # per unit of work: a few faults more or less over gigabytes is noise, not a change
+    Metric("faults", "faults", ("", PER_WORK), "lower", "size", per_work("region_minor_faults"), "minor_faults",
+           ("compare", "history")),
+    Metric("madvise", "madvise calls", ("", PER_WORK), "lower", "count", per_work("region_madvise_calls"),
+           "madvise", ("compare", "history")),
+    Metric("munmap", "munmap calls", ("", PER_WORK), "lower", "count", per_work("region_munmap_calls"),
+           "munmap", ("compare", "history")),
+    Metric("brk", "brk calls", ("", PER_WORK), "lower", "count", per_work("region_brk_calls"), "brk",
+           ("compare", "history")),
     Metric("peak_rss", "peak RSS", "MiB", "lower", "size", peak_rss_mib, None, ("compare", "history")),
     Metric("tree_pss", "peak PSS of the process tree", "MiB", "lower", "size", tree_pss_mib, None,
            ("compare", "history")),
     Metric("latency_p50", "latency p50", "us", "lower", "timing", _col("latency_p50_us"), None, ("compare",)),
     Metric("latency_p99", "latency p99", "us", "lower", "timing", _col("latency_p99_us"), None, ("compare",)),
     Metric("latency_p999", "latency p99.9", "us", "lower", "timing", _col("latency_p999_us"), None, ("compare",)),
-    Metric("faults_per_mib", "faults/MiB", "/MiB", "lower", "size", faults_per_mib, "minor_faults", ()),
     Metric("sys_share", "sys%", "ratio", "lower", "timing", sys_share, None, ()),
     # counts per run (frameworks.py): a program's work is fixed, so its faults per run compare
     Metric("region_faults", "region faults", "faults", "lower", "count", _col("region_minor_faults"), "minor_faults",
@@ -461,6 +483,17 @@ def metrics(view):
 
 def metric_fn(key):
     return METRIC[key].fn
+
+
+def unit_of(metric, rows):
+    """The unit a metric's values have on one workload's rows: its own, the workload's
+    throughput_unit (None), or per its unit of work (PER_WORK: 's/MiB', '/run')."""
+    u = metric.unit
+    if u is None:
+        return next((r.get("throughput_unit") for r in rows if r.get("throughput_unit")), "")
+    if isinstance(u, tuple):
+        return f"{u[0]}/{work_unit(rows)}"
+    return u
 
 
 # ---- configurations and workloads ---------------------------------------------------------
@@ -750,18 +783,6 @@ def median_of(rows, fn):
         return None
     n = len(vals)
     return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
-
-
-def ratio_change(base_rows, rows, col="throughput"):
-    """stats.Change of rows' COL against base_rows' (ratio, CI): paired per block, as compare
-    pairs them; unpaired when no block is common.  None when a side has no value."""
-    from . import stats
-    base = {r.get("block", ""): num(r, col) for r in base_rows}
-    other = {r.get("block", ""): num(r, col) for r in rows}
-    common = sorted(set(base) & set(other) - {""}, key=str)
-    if common:
-        return stats.paired_change([base[b] for b in common], [other[b] for b in common])
-    return stats.unpaired_change(list(base.values()), list(other.values()))
 
 
 def worst_config(groups, baseline):

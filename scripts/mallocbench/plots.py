@@ -24,6 +24,7 @@ import sys
 import textwrap
 
 from . import cli
+from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
@@ -408,25 +409,24 @@ def bar_metrics(data, group):
     better = next((mbcsv.better(r) for r in rows if r.get("metric_better")), "higher")
     limit = median_of(rows, lambda r: num(r, "limit_throughput"))
 
-    def per_s(col):
-        return lambda r: (num(r, col) / num(r, "region_wall_s")
-                          if num(r, col) is not None and num(r, "region_wall_s") else None)
-
+    per = mbdata.work_unit(rows)  # CPU, faults and calls per unit of work, as every view counts them
+    calls = mbdata.METRIC
     return [
         {"title": f"Throughput: {meaning}", "unit": shown or "(no unit)", "better": better,
          "fn": lambda r: num(r, "throughput") * factor if num(r, "throughput") is not None else None,
          "limit": limit * factor if limit is not None else None},
-        {"title": "CPU in the region: user (dark) + sys (light)", "unit": "CPU seconds", "better": "lower",
-         "fn": lambda r: _sum(num(r, "region_user_s"), num(r, "region_sys_s")), "stack": True},
-        {"title": "Page faults per GB touched", "unit": "minor faults per 10⁹ bytes", "better": "lower",
-         "fn": mbdata.faults_per_gb,
-         "refault": 1e9 / PAGE, "empty": "n/a: touches no bytes"},
-        {"title": "madvise calls per second", "unit": "calls/s of region wall time", "better": "lower",
-         "fn": per_s("region_madvise_calls")},
-        {"title": "munmap calls per second", "unit": "calls/s of region wall time", "better": "lower",
-         "fn": per_s("region_munmap_calls")},
-        {"title": "brk calls per second", "unit": "calls/s of region wall time", "better": "lower",
-         "fn": per_s("region_brk_calls")},
+        {"title": f"CPU in the region per {per}: user (dark) + sys (light)", "unit": f"CPU ms per {per}",
+         "better": "lower", "stack": True,
+         "fn": lambda r: (_sum(calls["user_cpu"].fn(r), calls["sys_cpu"].fn(r)) * 1e3
+                          if _sum(calls["user_cpu"].fn(r), calls["sys_cpu"].fn(r)) is not None else None)},
+        {"title": f"Page faults per {per}", "unit": f"minor faults per {per}", "better": "lower",
+         "fn": calls["faults"].fn, "refault": MiB / PAGE if per == "MiB" else None},
+        {"title": f"madvise calls per {per}", "unit": f"calls per {per}", "better": "lower",
+         "fn": calls["madvise"].fn},
+        {"title": f"munmap calls per {per}", "unit": f"calls per {per}", "better": "lower",
+         "fn": calls["munmap"].fn},
+        {"title": f"brk calls per {per}", "unit": f"calls per {per}", "better": "lower",
+         "fn": calls["brk"].fn},
         {"title": "Peak RSS (sampled)", "unit": "MiB", "better": "lower",
          "fn": lambda r: num(r, "rss_peak_kib") / KiB if num(r, "rss_peak_kib") is not None else None},
         {"title": "RSS at the end of the region: what the allocator kept", "unit": "MiB", "better": "lower",
@@ -535,11 +535,17 @@ def bars_caption(data, group, metrics, whisk):
     t = {c: median_of(data.groups[group][c], metrics[0]["fn"]) for c in configs}
     t = {c: v for c, v in t.items() if v is not None}
     parts = [f"{group[0]} ({group[1]}): medians per config; whiskers: {whisk}."]
-    if t:
-        best = max(t, key=lambda c: (t[c], -configs.index(c)))
-        worst = min(t, key=lambda c: (t[c], configs.index(c)))
-        ratio = f", {t[best] / t[worst]:.2g}x {worst}" if t[worst] > 0 else ""
-        parts.append(f"Highest throughput: {best} ({t[best]:.3g} {metrics[0]['unit']}{ratio}).")
+    base = data.run.config_order[0] if data.run.config_order else None
+    if t and base in t and "trade_off" not in data.run.traits(group[0]):
+        # the best against the run's baseline: the one estimate every view prints for that pair
+        sign = 1 if metrics[0]["better"] == "higher" else -1
+        best = max(t, key=lambda c: (sign * t[c], -configs.index(c)))
+        if best != base:
+            cell = compare.pair(data.groups[group][base], data.groups[group][best])
+            parts.append(f"Best {metrics[0]['better'] == 'higher' and 'highest' or 'lowest'} figure: {best} "
+                         f"({t[best]:.3g} {metrics[0]['unit']}; {compare.change_words(cell)} vs {base}).")
+    elif t and "trade_off" in data.run.traits(group[0]):
+        parts.append("A trade-off, not better or worse: memory given back now is faulted in again later.")
     refault = [c for c in configs
                if (m := median_of(data.groups[group][c], faults_per_mib)) is not None and m >= REFAULT_THRESHOLD]
     if refault:

@@ -1,23 +1,31 @@
 #!/usr/bin/python3
-"""report.py - results/compare-<date>/report.md from a mallocbench CSV: the
-summary tables, the statistics against the baseline, the plots, and a short
-"what this shows" per workload written from the numbers (who re-faults and
-from which size, what share of CPU is system time, which setting removed the
-faults and at what RSS cost).  Reads only the CSV and its sidecars.
+"""report.py - `mallocbench report RUN.csv`: the report of a run, from its CSV and sidecars
+only: the lines a reader must see first (configurations with no ok sample, a machine that was
+not quiet, disturbed samples, the resolution each comparison reached), a short "what this
+shows" per workload written from the numbers (who re-faults and from which size, what share of
+CPU is system time, which setting removed the faults and at what RSS cost), the summary
+tables, the plots, and the statistics against the baseline.  Every ratio in it is compare's
+paired estimate with compare's verdict word (one answer in every view).
 
-    report.py RUN.csv -o OUTDIR [--baseline CONFIG] [--no-plots]
+    mallocbench report RUN.csv [--markdown | --json | --html] [-o DIR] [--baseline CONFIG]
+                               [--no-plots] [--force]
 
-The baseline is the run's first configuration unless --baseline names another.
+Without -o the report goes to stdout, without plots.  With -o DIR it is written as
+DIR/report.md (.json, .html) beside its plots and compare.csv (`make compare` writes
+results/compare-<date>/ so).  The baseline is the run's first configuration unless --baseline
+names another.
 
-The plots need matplotlib (Debian's /usr/bin/python3 with python3-matplotlib):
-without it the report is not written and the line on stderr says what to
-install, exit 1, unless --no-plots asks for none.  Input that is not a
-mallocbench CSV of schema 3 (scripts/mbcsv.py): one line naming file and row,
-exit 2.
+The plots need matplotlib (Debian's /usr/bin/python3 with python3-matplotlib): without it the
+report is not written and the line on stderr says what to install, exit 1, unless --no-plots
+asks for none.  Input that is not a mallocbench CSV of the schema (mbcsv): one line naming
+file and row, exit 2.
 """
 import argparse
+import html
 import io
+import json
 import os
+import re
 import sys
 
 from . import cli
@@ -29,6 +37,7 @@ from . import stats
 from . import summary
 
 REFAULT = 128  # faults per MiB: half the pages of every buffer faulted again
+CPU_METRIC = next(m for m in compare.METRICS if m[4] == "user_cpu")
 
 
 def med(rows, fn):
@@ -98,14 +107,17 @@ def what_it_shows(run, baseline):
                         f"{REFAULT} faults/MiB).")
         good = [c for c in meds if meds[c] is not None]
         if good and unit:
-            best = max(good, key=lambda c: meds[c])
-            if "idle_region" in run.traits(wl):
+            sign = -1 if mbcsv.better(next(iter(configs.values()))[0]) == "lower" else 1
+            best = max(good, key=lambda c: (sign * meds[c], -rank(c)[0]))
+            if "trade_off" in run.traits(wl) or "idle_region" in run.traits(wl):
                 parts = [f"{c} {meds[c]:.2f}" for c in sorted(good, key=rank)]
                 text.append("Share of the freed memory given back to the kernel by the end of the idle: "
-                            + ", ".join(parts) + ".")
-            elif baseline in meds and meds[baseline]:
-                text.append(f"Fastest: {best} at {meds[best] / meds[baseline]:.2f}x {baseline} "
-                            f"({unit}).")
+                            + ", ".join(parts) + " (a trade-off, not better or worse: memory kept is not "
+                            "faulted in again, memory given back is).")
+            elif baseline in configs and best != baseline:
+                cell = compare.pair(configs[baseline], configs[best],
+                                    trade_off="trade_off" in run.traits(wl))
+                text.append(f"Best: {best}, {compare.change_words(cell)} against {baseline} ({unit}).")
         for c, rs in sorted(configs.items(), key=lambda kv: rank(kv[0])):
             default = run.family_default(c)
             base = configs.get(default) if default else None
@@ -114,16 +126,16 @@ def what_it_shows(run, baseline):
             f0, f1 = med(base, faults_per_mib), med(rs, faults_per_mib)
             r0 = med(base, mbdata.peak_memory_mib)  # commands and servers: the tree's PSS
             r1 = med(rs, mbdata.peak_memory_mib)
-            t0, t1 = med(base, lambda r: num(r, "throughput")), meds[c]
-            c0 = med(base, mbdata.region_cpu_s)
-            c1 = med(rs, mbdata.region_cpu_s)
             bits = []
             if f0 and f0 >= REFAULT and f1 is not None:
                 bits.append(f"removes {(1 - f1 / f0) * 100:.0f}% of the faults")
-            if t0 and t1:
-                bits.append(f"throughput {t1 / t0:.2f}x")
-            if c0 and c1 is not None:
-                bits.append(f"CPU {c1 / c0:.2f}x")
+            trade = "trade_off" in run.traits(wl)
+            figure = compare.pair(base, rs, trade_off=trade)
+            if figure and figure["change"] is not None:
+                bits.append(f"{figure['metric']} {compare.change_words(figure)}")
+            cpu = compare.pair(base, rs, metric=CPU_METRIC)
+            if cpu and cpu["change"] is not None:
+                bits.append(f"user CPU per {mbdata.work_unit(rs)} {compare.change_words(cpu)}")
             if r0 and r1:
                 bits.append(f"{mbdata.peak_memory_name(base + rs)} {r1 - r0:+.0f} MiB")
             if bits:
@@ -135,13 +147,231 @@ def what_it_shows(run, baseline):
 
 
 def die(msg, status=1):
-    raise cli.Fail(f"report.py: {msg}", status)
+    raise cli.Fail(f"mallocbench report: {msg}", status)
+
+
+# ---- HTML: the report's own Markdown, rendered (the subset report.md uses) ---------------------
+
+def _inline(text):
+    """One line of the report's Markdown as HTML: backslash escapes, code spans (a fence of n
+    backticks), **bold**; everything else escaped as text."""
+    out, i, bold = [], 0, False
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            out.append(html.escape(text[i + 1]))
+            i += 2
+        elif ch == "`":
+            n = len(text) - len(text[i:].lstrip("`"))
+            fence = text[i:i + n]
+            end = text.find(fence, i + n)
+            if end < 0:
+                out.append(html.escape(fence))
+                i += n
+                continue
+            code = text[i + n:end]
+            if code.startswith(" ") and code.endswith(" ") and len(code) > 1:
+                code = code[1:-1]
+            out.append(f"<code>{html.escape(code)}</code>")
+            i = end + n
+        elif text.startswith("**", i):
+            out.append("</b>" if bold else "<b>")
+            bold = not bold
+            i += 2
+        else:
+            out.append(html.escape(ch))
+            i += 1
+    if bold:
+        out.append("</b>")
+    return "".join(out)
+
+
+def _cells(line):
+    """The cells of a Markdown table row, split at the | that are not escaped."""
+    cells, cur, i = [], [], 0
+    body = line.strip()[1:-1] if line.strip().endswith("|") else line.strip()[1:]
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            cur.append(body[i:i + 2])
+            i += 2
+        elif body[i] == "|":
+            cells.append("".join(cur).strip())
+            cur = []
+            i += 1
+        else:
+            cur.append(body[i])
+            i += 1
+    cells.append("".join(cur).strip())
+    return cells
+
+
+_IMG = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\(([^()\s]+)\)\Z")
+
+
+def md_to_html(md, title="mallocbench report"):
+    """The report's Markdown as one self-contained HTML page (no script, no external file but
+    its plots beside it)."""
+    lines = md.split("\n")
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src \'self\'; '
+           'style-src \'unsafe-inline\'">',
+           f"<title>{html.escape(title)}</title>",
+           "<style>body{font:15px/1.45 sans-serif;max-width:72em;margin:2em auto;padding:0 1em}"
+           "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;"
+           "text-align:right}td:first-child,th:first-child{text-align:left}img{max-width:100%}"
+           "code{background:#f3f3f3}</style></head><body>"]
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        st = line.strip()
+        if not st:
+            i += 1
+            continue
+        m = re.match(r"(#{1,4}) (.*)", st)
+        if m:
+            k = len(m.group(1))
+            out.append(f"<h{k}>{_inline(m.group(2))}</h{k}>")
+            i += 1
+        elif st.startswith("- "):
+            out.append("<ul>")
+            while i < len(lines) and lines[i].strip().startswith("- "):
+                out.append(f"<li>{_inline(lines[i].strip()[2:])}</li>")
+                i += 1
+            out.append("</ul>")
+        elif st.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                rows.append(lines[i])
+                i += 1
+            out.append("<table>")
+            for k, row in enumerate(rows):
+                cells = _cells(row)
+                if k == 1 and all(re.fullmatch(r":?-+:?", c) for c in cells):
+                    continue
+                tag = "th" if k == 0 else "td"
+                out.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
+            out.append("</table>")
+        elif _IMG.match(st):
+            m = _IMG.match(st)
+            alt = re.sub(r"\\(.)", r"\1", m.group(1))
+            out.append(f'<p><img src="{html.escape(m.group(2))}" alt="{html.escape(alt)}"></p>')
+            i += 1
+        else:
+            para = []
+            while i < len(lines) and lines[i].strip() and not re.match(r"#{1,4} |- |\||!\[", lines[i].strip()):
+                para.append(lines[i].strip())
+                i += 1
+            if not para:  # a line no rule above took: as text
+                para, i = [st], i + 1
+            out.append("<p>" + "<br>".join(_inline(x) for x in para) + "</p>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+# ---- the report ---------------------------------------------------------------------------------
+
+JSON_SCHEMA = "mallocbench-report/1"
+SUMMARY_KEYS = ("workload", "params", "config", "n", "throughput", "vs", "CPU", "sys%", "faults", "madvise",
+                "munmap", "brk", "peak RSS MiB", "tree PSS MiB", "of limit", "p50", "p99", "p99.9", "notes")
+
+
+def summary_record(line):
+    """One summary line as JSON: its figures as numbers (per its unit of work) and the texts
+    the tables print; the change against the baseline is compare's record's (same estimate)."""
+    cell = line.get("_cell")
+    ch = cell["change"] if cell else None
+    return {"workload": line["workload"], "params": line["params"], "config": line["config"], "n": line["n"],
+            "figure": line["_figure"], "unit": line["_unit"], "median": line["_t"], "unit_of_work": line["_per"],
+            "cpu_s_per_work": line.get("_CPU"), "faults_per_work": line.get("_faults"),
+            "madvise_per_work": line.get("_madvise"), "munmap_per_work": line.get("_munmap"),
+            "brk_per_work": line.get("_brk"), "sys_share": line.get("_share"), "peak_rss_mib": line.get("_rss"),
+            "change": None if ch is None else {"estimate": compare.json_number(ch.estimate), "lo": compare.json_number(ch.lo),
+                                               "hi": compare.json_number(ch.hi), "kind": ch.kind, "paired": ch.paired,
+                                               "verdict": cell["verdict"]},
+            "text": {k: line.get(k) for k in SUMMARY_KEYS}}
+STAT_TABLES = ("throughput", "user CPU", "sys CPU", "faults", "peak RSS", "peak PSS of the process tree",
+               "latency p99")
+
+
+def build(run, csv_path, baseline, folder, plots):
+    """(markdown, data) of the report: data holds every part as JSON-ready values (schema
+    JSON_SCHEMA), the Markdown says the same in sentences and tables."""
+    rows = run.ok
+    order = run.config_order
+    meta = run.metas[0] if run.metas else {}
+    m = meta.get("machine", {})
+    trade = set(run.with_trait("trade_off"))
+    res = compare.analyse(rows, baseline=baseline, floor=0.01, order=compare.config_order(rows, [csv_path]),
+                          trade_offs=trade)
+    first = compare.first_lines(run, res)
+    shows = what_it_shows(run, baseline)
+    lines = summary.summarize(run.rows, baseline, order, res=res)
+    data = {"schema": JSON_SCHEMA, "data": os.path.basename(csv_path), "ok_samples": len(rows),
+            "samples": len(run.rows), "baseline": baseline, "machine": m, "started": meta.get("started"),
+            "commit": meta.get("git_commit"), "command": meta.get("command"), "first_lines": first,
+            "what_this_shows": [{"title": a, "text": b} for a, b in shows],
+            "summary": [summary_record(l) for l in lines],
+            "comparison": compare.records(res), "plots": []}
+    md = io.StringIO()
+    md.write("# mallocbench report\n\n")
+    # every text from the CSV or its sidecar is escaped (mbdata.md_text, md_code): shown as text
+    t, code = mbdata.md_text, mbdata.md_code
+    md.write(f"- data: {code(os.path.basename(csv_path))} ({len(rows)} ok samples of {len(run.rows)})\n")
+    if meta:
+        md.write(f"- machine: {t(m.get('cpu_model'))}, {t(m.get('cores_online'))} cores, "
+                 f"{(m.get('mem_total_kib') or 0) / 2**20:.0f} GiB, kernel {t(m.get('kernel'))}, THP "
+                 f"{t(m.get('thp_enabled'))}, glibc {t(m.get('glibc_version'))}\n")
+        md.write(f"- started {t(meta.get('started'))}, commit {code(meta.get('git_commit'))}\n")
+        md.write(f"- command: {code(' '.join(map(str, meta.get('command', []))))}\n")
+    if first:
+        md.write("\n## Read this first\n\n" + "".join(f"- {t(x)}\n" for x in first))
+    md.write("\n## What this shows\n\n")
+    for title, text in shows:
+        md.write(f"- **{t(title)}**: {t(text)}\n")
+    md.write("\n## Summary\n")
+    buf = io.StringIO()
+    summary.render(lines, baseline, True, buf, run.with_trait("idle_region"))
+    md.write(buf.getvalue())
+    md.write("\n## Plots\n")
+    if plots is None:
+        md.write("\nNot drawn (" + ("--no-plots" if folder else "give -o DIR to draw them") + ").\n")
+    else:
+        for p in plots.make_plots([csv_path], folder):
+            data["plots"].append({"title": p["title"], "png": os.path.basename(p["png"]),
+                                  "svg": os.path.basename(p["svg"]) if p.get("svg") else None,
+                                  "caption": p.get("caption", "")})
+            md.write(f"\n### {t(p['title'])}\n\n![{mbdata.md_alt(p['title'])}]({os.path.basename(p['png'])})\n\n"
+                     f"{t(p.get('caption', ''))}\n")
+    md.write("\n## Statistics against the baseline\n")
+    md.write(f"\nEach configuration against {t(baseline)}, paired by block: the change is the Hodges-Lehmann "
+             "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
+             "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
+    shown = type(res)(c for c in res if c["table"] in STAT_TABLES)
+    for k in ("mode", "only", "family", "floor", "baseline", "notes", "hints", "precision"):
+        setattr(shown, k, getattr(res, k))
+    if any(not c["is_base"] for c in shown):
+        buf = io.StringIO()
+        compare.render(shown, True, buf)
+        md.write(buf.getvalue())
+        if folder:
+            md.write("\nEvery metric, every configuration: `compare.csv` beside this report.\n")
+    else:
+        md.write("\nNo baseline configuration to compare against.\n")
+    return md.getvalue(), data, res
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="mallocbench report", description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
-    ap.add_argument("-o", "--outdir", required=True)
+    fmt = ap.add_mutually_exclusive_group()
+    fmt.add_argument("--markdown", action="store_const", dest="format", const="md",
+                     help="Markdown (the default)")
+    fmt.add_argument("--json", action="store_const", dest="format", const="json",
+                     help="every part as JSON (schema " + JSON_SCHEMA + ", docs/output.md)")
+    fmt.add_argument("--html", action="store_const", dest="format", const="html",
+                     help="one HTML page (its plots beside it with -o)")
+    ap.add_argument("-o", "--outdir", help="write DIR/report.md (.json, .html), its plots and compare.csv "
+                                           "(default: the report on stdout, no plots)")
     ap.add_argument("--baseline", metavar="CONFIG",
                     help="configuration the others are compared against (default: the run's first "
                          "configuration, as its .meta.json lists them - like hyperfine's reference, its first command)")
@@ -149,12 +379,15 @@ def main(argv=None):
     ap.add_argument("--force", action="store_true",
                     help="write into a folder holding files this report did not write (they are kept)")
     args = ap.parse_args(argv)
-    try:  # refused before any work: a folder of someone else's files, the input inside it replaced
-        folder = mbout.Folder(args.outdir, args.force, inputs=[args.csv])
-    except mbout.OutputError as e:
-        die(str(e), mbcsv.EXIT_BAD_INPUT)
+    args.format = args.format or "md"
+    folder = None
+    if args.outdir:
+        try:  # refused before any work: a folder of someone else's files, the input inside it replaced
+            folder = mbout.Folder(args.outdir, args.force, inputs=[args.csv])
+        except mbout.OutputError as e:
+            die(str(e), mbcsv.EXIT_BAD_INPUT)
     plots = None
-    if not args.no_plots:
+    if folder and not args.no_plots:
         try:
             from . import plots
         except ImportError as e:
@@ -166,71 +399,29 @@ def main(argv=None):
         die(mbcsv.missing_dependency(e))
     try:
         run = mbdata.load(args.csv)
-        rows = run.ok
     except mbcsv.CsvError as e:
         die(str(e), mbcsv.EXIT_BAD_INPUT)
-    if not rows:
+    if not run.ok:
         die(f"no ok rows in '{args.csv}'")
     order = run.config_order
     if args.baseline is not None and args.baseline not in order:
         die(f"no configuration '{args.baseline}' in {args.csv} (it has: {', '.join(order)})")
-    args.baseline = args.baseline or order[0]
-    meta = run.metas[0] if run.metas else {}
-    m = meta.get("machine", {})
-    md = io.StringIO()
-    md.write("# mallocbench report\n\n")
-    # every text from the CSV or its sidecar is escaped (mbdata.md_text, md_code): shown as text
-    t, code = mbdata.md_text, mbdata.md_code
-    md.write(f"- data: {code(os.path.basename(args.csv))} ({len(rows)} ok samples)\n")
-    if meta:
-        md.write(f"- machine: {t(m.get('cpu_model'))}, {t(m.get('cores_online'))} cores, "
-                 f"{(m.get('mem_total_kib') or 0) / 2**20:.0f} GiB, kernel {t(m.get('kernel'))}, THP "
-                 f"{t(m.get('thp_enabled'))}, glibc {t(m.get('glibc_version'))}\n")
-        md.write(f"- started {t(meta.get('started'))}, commit {code(meta.get('git_commit'))}\n")
-        md.write(f"- command: {code(' '.join(map(str, meta.get('command', []))))}\n")
-    failed = mbdata.no_ok_sample(run)
-    if failed:
-        md.write("\n## Configurations with no ok sample\n\nLeft out of every table and plot below, because none "
-                 "of their samples finished:\n\n" + "".join(f"- {t(x)}\n" for x in failed))
-    md.write("\n## What this shows\n\n")
-    for title, text in what_it_shows(run, args.baseline):
-        md.write(f"- **{t(title)}**: {t(text)}\n")
-    md.write("\n## Summary\n")
-    buf = io.StringIO()
-    summary.render(summary.summarize(rows, args.baseline, order), args.baseline, True, buf)
-    md.write(buf.getvalue())
-    md.write("\n## Plots\n")
-    if plots is None:
-        md.write("\nNot drawn (--no-plots).\n")
-    else:
-        for p in plots.make_plots([args.csv], folder):
-            md.write(f"\n### {t(p['title'])}\n\n![{mbdata.md_alt(p['title'])}]({os.path.basename(p['png'])})\n\n"
-                     f"{t(p.get('caption', ''))}\n")
-    md.write("\n## Statistics against the baseline\n")
-    md.write(f"\nEach configuration against {t(args.baseline)}, paired by block: the change is the Hodges-Lehmann "
-             "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
-             "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
-    buf = io.StringIO()
-    wanted = ("throughput", "sys CPU", "faults per GB", "peak RSS", "peak PSS of the process tree", "latency p99")
-    res = compare.analyse(rows, baseline=args.baseline, floor=0.01,
-                          metrics=[x for x in compare.METRICS if x[0] in wanted],
-                          order=compare.config_order(rows, [args.csv]))
-    if any(not c["is_base"] for c in res):
-        compare.render(res, True, buf)
-        try:
-            compare.write_csv(compare.analyse(rows, baseline=args.baseline, floor=0.01,
-                                              order=compare.config_order(rows, [args.csv])),
-                              folder.file("compare.csv"), force=True, inputs=[args.csv])
-        except mbout.OutputError as e:
-            die(str(e))
-    md.write(buf.getvalue() or "\nNo baseline configuration to compare against.\n")
-    md.write("\nEvery metric, every configuration: `compare.csv` beside this report.\n")
+    baseline = args.baseline or order[0]
+    md, data, res = build(run, args.csv, baseline, folder, plots)
+    text = {"md": md, "json": json.dumps(data, indent=1, default=str) + "\n",
+            "html": md_to_html(md)}[args.format]
+    if not folder:
+        sys.stdout.write(text)
+        return 0
     try:
-        out = folder.write("report.md", md.getvalue())
+        if any(not c["is_base"] for c in res):
+            compare.write_csv(res, folder.file("compare.csv"), force=True, inputs=[args.csv])
+        out = folder.write("report." + args.format, text)
         folder.commit()
     except mbout.OutputError as e:
         die(str(e))
     print(out)
+    return 0
 
 
 if __name__ == "__main__":

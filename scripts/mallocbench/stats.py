@@ -18,7 +18,9 @@ from typing import Optional
 
 ALPHA = 0.05
 DEBIAN_PYTHON = "/usr/bin/python3"
-VERDICTS = ("improved", "regressed", "within noise", "~", "too few")
+# the one set of verdict words (docs/statistics.md): every view prints these and only these
+VERDICTS = ("improved", "regressed", "improved?", "regressed?", "negligible", "within noise", "too few",
+            "trade-off", "-")
 _EXACT_SIGNED_MAX = 300   # pairs: exact null by DP up to here, normal approximation above
 _EXACT_RANKSUM_MAX = 120  # n1 + n2: the same for the rank-sum test
 _TOL = 1e-9               # relative: values this close are ties (floats written with 6 digits)
@@ -388,25 +390,53 @@ def unpaired_change(base, other, level=0.95):
 
 
 def verdict(change, better="higher", floor=0.01):
-    """One of VERDICTS, read from the CI alone: 'improved' / 'regressed' when the whole CI lies
-    beyond the floor band (ratio 1 -+ floor; for 'diff', -+ floor x |base median|) in the better
-    / worse direction; 'within noise' when it excludes no change but reaches into the band;
-    '~' when it includes no change; 'too few' when this n cannot reach significance."""
-    if change is None:
+    """One of VERDICTS, read from the CI alone (ratio: 1 -+ floor is the band; diff: -+ floor x
+    |base median|):
+      improved / regressed    the whole CI lies beyond the band, in the better / worse direction;
+      improved? / regressed?  it excludes no change but reaches into the band: a real change,
+                              perhaps smaller than the floor;
+      negligible              the whole CI lies inside the band (whether or not it excludes no change);
+      within noise            it includes no change and reaches beyond the band;
+      too few                 this n cannot reach significance, whatever the data;
+      -                       no CI to read (an unpaired ratio of medians, or no change at all)."""
+    if change is None or getattr(change, "method", "") == UNPAIRED:
         return "-"
     if not change.detectable or change.lo is None or change.hi is None:
         return "too few"
-    no = change.no_change
-    if change.lo <= no <= change.hi:
-        return "~"
     if change.kind == "ratio":
+        lo_d, hi_d = change.lo - 1, change.hi - 1
         up, down = change.lo > 1 + floor, change.hi < 1 - floor
+        inside = change.lo >= 1 - floor and change.hi <= 1 + floor
     else:
         band = floor * abs(change.base_median) if change.base_median == change.base_median else 0.0
+        lo_d, hi_d = change.lo, change.hi
         up, down = change.lo > band, change.hi < -band
+        inside = change.lo >= -band and change.hi <= band
     if up or down:
         return "improved" if up == (better == "higher") else "regressed"
-    return "within noise"
+    if inside:
+        return "negligible"
+    if lo_d <= 0 <= hi_d:
+        return "within noise"
+    return ("improved?" if (lo_d > 0) == (better == "higher") else "regressed?")
+
+
+UNPAIRED = "ratio of medians (unpaired: fewer than 2 pairs)"
+
+
+def unpaired_ratio(base, other):
+    """The ratio of the medians where fewer than 2 pairs exist (a sweep's points, -r 1): a
+    Change with no CI, method UNPAIRED, which verdict() reads as no verdict ('-')."""
+    a = [v for v in base if v is not None]
+    b = [v for v in other if v is not None]
+    if not a or not b:
+        return None
+    ma, mb = median(a), median(b)
+    if ma > 0 and mb > 0:
+        kind, est = "ratio", mb / ma
+    else:
+        kind, est = "diff", mb - ma
+    return Change(kind, est, None, None, float("nan"), len(b), len(a), UNPAIRED, 1.0, False, 0.95, mb, ma, False)
 
 
 def flagged(word):

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """summary.py - a readable table from a mallocbench CSV.
 
-One line per workload and allocator configuration: medians over the samples
-that ended ok, with the spread, and the kernel work behind the throughput.
-Reads columns by name through scripts/mbcsv.py, which refuses a schema it does
-not know and any malformed row (one line naming file and row, exit 2).
-Standard library only, so any python3 runs it.
+One line per workload and allocator configuration: medians over the samples that ended ok,
+with the spread, each configuration against the baseline with the verdict compare gives the
+same pair (compare.analyse: the paired Hodges-Lehmann ratio, one estimator in every view), and
+the kernel work behind the figure, per unit of work (mbdata.work: per MiB where the workload
+declares its bytes, per run of a command, per unit of a rate figure).  Reads columns by name
+through mbcsv, which refuses a schema it does not know and any malformed row (one line naming
+file and row, exit 2).  The verdicts need numpy and scipy (Debian's python3 is used when this
+interpreter lacks them).
 
     scripts/summary.py results/run.csv [--markdown] [--baseline CONFIG]
 
@@ -17,8 +20,10 @@ import statistics
 import sys
 
 from . import cli
+from . import compare
 from . import mbcsv
 from . import mbdata
+from . import stats
 
 
 def die(msg, status=1):
@@ -63,86 +68,95 @@ def throughput_text(vals, unit):
     s = spread(vals)
     if unit == "fraction":   # a share, not a rate: as a percentage, never '0 fraction'
         return f"{m * 100:.0f}%" + (f" ±{s:.0f}%" if s is not None else "")
-    scaled, u = (m / 1e9, "GB/s") if unit == "B/s" else (m, unit)
-    return f"{scaled:.3g} {u}" + (f" ±{s:.0f}%" if s is not None else "")
+    return compare.fmt_value(m, unit) + (f" ±{s:.0f}%" if s is not None else "")
 
 
-def ratio_means_something(unit, base):
-    """A ratio to the baseline's figure is printed for a rate or a size with a positive
-    baseline; a fraction's ratio (0.5 of 0.98 released) or one to 0 says nothing."""
-    return bool(base) and base > 0 and unit != "fraction"
+vs_text = compare.change_words
 
 
-def summarize(rows, baseline, order=None):
+# the per-work columns: (column, metric key in compare.METRICS)
+PER_WORK = [("CPU", None), ("faults", "faults"), ("madvise", "madvise"), ("munmap", "munmap"), ("brk", "brk")]
+
+
+def summarize(rows, baseline, order=None, trade_offs=(), res=None):
     """One line per workload and configuration; configurations in `order` (as the run
-    was asked for: mbcsv.config_order), others after by name."""
-    return _lines(rows, baseline, order)
-
-
-def _lines(rows, baseline, order):
+    was asked for: mbcsv.config_order), others after by name.  The vs column and every
+    per-work median come from compare.analyse (res: one already made for these rows)."""
+    ok_rows = [r for r in rows if r["status"] == "ok"]
+    if res is None:
+        res = compare.analyse(ok_rows, baseline=baseline, order={c: i for i, c in enumerate(order or [])} or None,
+                              trade_offs=trade_offs)
+    cells = {(c["workload"], c["params"], c["config"], c["table"]): c for c in res if not c["geomean"]}
     groups = {}
     for r in rows:
-        key = (r["workload"], r["workload_params"], r["config"])
-        groups.setdefault(key, []).append(r)
+        groups.setdefault((r["workload"], r["workload_params"], r["config"]), []).append(r)
     out = []
-    base = {}
     for (wl, params, config), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
         bad = [r for r in rs if r["status"] != "ok"]
         t = [num(r, "throughput") for r in ok]
-        gib_faults = [mbdata.faults_per_mib(r) for r in ok]
-        user = med([num(r, "region_user_s") for r in ok])
-        sys_ = med([num(r, "region_sys_s") for r in ok])
+        unit = ok[0]["throughput_unit"] if ok else ""
+        per = mbdata.work_unit(ok) if ok else ""
+
+        def cell(table, wl=wl, params=params, config=config):
+            return cells.get((wl, params, config, table))
+
+        def median_of(table, c=cell):
+            x = c(table)
+            return x["median"] if x else None
+        prim = cell(compare.PRIMARY)
         line = {
-            "workload": wl, "params": params, "config": config,
+            "workload": wl, "params": params, "config": config, "_per": per,
             "n": f"{len(ok)}/{len(rs)}",
-            "throughput": throughput_text(t, ok[0]["throughput_unit"] if ok else ""),
-            "_t": med(t), "_unit": ok[0]["throughput_unit"] if ok else "", "_figure": ok[0]["metric"] if ok else "",
-            "faults/MiB": fmt(med(gib_faults), ".1f", ""),
-            "faults/run": fmt(med([mbdata.faults_per_run(r) for r in ok]), ".0f", ""),
-            "madvise": fmt(med([num(r, "region_madvise_calls") for r in ok]), ".0f"),
-            "munmap": fmt(med([num(r, "region_munmap_calls") for r in ok]), ".0f"),
-            "brk": fmt(med([num(r, "region_brk_calls") for r in ok]), ".0f"),
-            "sys%": fmt(sys_ / (user + sys_) * 100 if user is not None and sys_ is not None and user + sys_ > 0
-                        else None, ".0f"),
-            "peak RSS MiB": fmt(med([num(r, "rss_peak_kib") for r in ok]) / 1024
-                                if med([num(r, "rss_peak_kib") for r in ok]) is not None else None, ".0f"),
-            "tree PSS MiB": fmt(med([mbdata.tree_pss_mib(r) for r in ok]), ".0f", ""),
-            "of limit": fmt(pct(med([num(r, "fraction_of_limit") for r in ok])), ".0f", "") + (
-                "%" if med([num(r, "fraction_of_limit") for r in ok]) is not None else ""),
-            "p50 us": fmt(med([num(r, "latency_p50_us") for r in ok]), ".3g", ""),
-            "p99 us": fmt(med([num(r, "latency_p99_us") for r in ok]), ".3g", ""),
-            "p99.9 us": fmt(med([num(r, "latency_p999_us") for r in ok]), ".3g", ""),
-            "notes": mbdata.printable("; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120]),
+            "throughput": throughput_text(t, unit),
+            "_t": med(t), "_unit": unit, "_figure": ok[0]["metric"] if ok else "",
+            "vs": "baseline" if config == baseline and ok else vs_text(prim),
+            "_cell": prim,
         }
-        if config == baseline:
-            base[(wl, params)] = line["_t"]
+        user, sys_ = median_of("user CPU"), median_of("sys CPU")
+        cpu = user + sys_ if user is not None and sys_ is not None else None
+        line["_CPU"] = cpu
+        line["CPU"] = compare.fmt_value(cpu, "s") if cpu is not None else "-"  # the head says per what
+        for col, key in PER_WORK[1:]:
+            v = median_of(next(m[0] for m in compare.METRICS if m[4] == key))
+            line[col] = compare.fmt(v)
+            line["_" + col] = v
+        share = med([mbdata.sys_share(r) for r in ok])
+        line["sys%"] = fmt(pct(share), ".0f")
+        rss = median_of("peak RSS")
+        line["_share"], line["_rss"] = share, rss
+        line["peak RSS MiB"] = fmt(rss, ".0f")
+        line["tree PSS MiB"] = fmt(median_of("peak PSS of the process tree"), ".0f", "")
+        lim = med([num(r, "fraction_of_limit") for r in ok])
+        line["of limit"] = fmt(pct(lim), ".0f", "") + ("%" if lim is not None else "")
+        for col, table in (("p50", "latency p50"), ("p99", "latency p99"), ("p99.9", "latency p99.9")):
+            v = median_of(table)
+            line[col] = compare.fmt_value(v, "us") if v is not None else ""
+        line["notes"] = mbdata.printable("; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120])
         out.append(line)
     rank = {c: i for i, c in enumerate(order or [])}
     out.sort(key=lambda l: (rank.get(l["config"], len(rank)), l["config"]))
-    for line in out:
-        b = base.get((line["workload"], line["params"]))
-        line[f"vs {baseline}"] = (f"{line['_t'] / b:.2f}x" if ratio_means_something(line["_unit"], b)
-                                  and line["_t"] is not None else "-")
     return out
 
 
-COLS = ["config", "n", "throughput", "vs", "of limit", "faults/MiB", "faults/run", "madvise", "munmap", "brk",
-        "sys%", "peak RSS MiB", "tree PSS MiB", "p50 us", "p99 us", "p99.9 us", "notes"]
-OPTIONAL = {"notes", "tree PSS MiB", "of limit", "faults/MiB", "faults/run", "p50 us", "p99 us", "p99.9 us"}
+COLS = ["config", "n", "throughput", "vs", "of limit", "CPU", "sys%", "faults", "madvise", "munmap", "brk",
+        "peak RSS MiB", "tree PSS MiB", "p50", "p99", "p99.9", "notes"]
+OPTIONAL = {"notes", "tree PSS MiB", "of limit", "p50", "p99", "p99.9"}
+PER_COLS = {"CPU", "faults", "madvise", "munmap", "brk"}  # headed per the workload's unit of work
 # the footer's line for each column, printed only for the columns a table has
 EXPLAIN = [
     ("throughput", "{figure}: median over ok samples, ±half the range"),
-    ("vs", "vs {baseline}: ratio to the baseline's median ('-' for a fraction or a zero baseline: no ratio means anything)"),
+    ("vs", "vs {baseline}: " + compare.ESTIMATOR_TEXT + "; the word is compare's verdict at a 1% floor"),
     ("of limit", "of limit: share of the same work with buffers allocated once (the machine's memcpy limit)"),
-    ("faults/MiB", "faults/MiB: minor page faults in the measured region per MiB touched (256 = every 4 KiB page "
-                   "faulted again)"),
-    ("faults/run", "faults/run: minor page faults in the measured region of one run (no bytes touched are known)"),
-    ("madvise", "madvise/munmap/brk: calls per run in the measured region{window}"),
-    ("sys%", "sys%: system share of its CPU time"),
+    ("CPU", "CPU, faults, madvise, munmap, brk: median user + sys CPU time, minor page faults and calls in the measured "
+            "region per unit of work (per MiB the workload touches, per run of a command, per unit of a rate "
+            "figure: mbdata.work){window}"),
+    ("faults/MiB", "faults/MiB: 256 = every 4 KiB page of what the workload touches faulted again"),
+    ("sys%", "sys%: system share of the region's CPU time ('-' under "
+             f"{mbdata.SYS_SHARE_MIN_CPU:g} s of CPU: user and sys are clock-tick times)"),
     ("tree PSS MiB", "tree PSS: commands and servers, the peak of the whole process tree's summed PSS (a shell and "
                      "what it runs, a server and its forks); peak RSS is the first process's alone"),
-    ("p50 us", "p50/p99/p99.9: latency of one op or step, where the workload times them"),
+    ("p50", "p50/p99/p99.9: latency of one op or step, where the workload times them"),
 ]
 IDLE_WINDOW = (" (for {workloads}: the idle window after the free only; memory an allocator gives back at "
                "free() itself, as glibc does, is returned before it, so its calls are not in these columns)")
@@ -152,7 +166,7 @@ def render(lines, baseline, markdown, out, idle=(), hints=()):
     """The tables and a footer that explains the columns they have.  idle: the workloads whose
     measured region is an idle window (trait idle_region); hints: lines the figures need beside
     them (a duration-bound command)."""
-    cols = [c if c != "vs" else f"vs {baseline}" for c in COLS]
+    cols = COLS
     shown, figures = set(), set()
     by_wl = {}
     for l in lines:
@@ -165,11 +179,15 @@ def render(lines, baseline, markdown, out, idle=(), hints=()):
     for (wl, params), ls in sorted(by_wl.items(), key=lambda kv: order(kv[0])):
         title = f"{wl} ({mbdata.params_shown(params)})"
         used = [c for c in cols if c not in OPTIONAL or any(l[c] for l in ls)]
-        shown.update("vs" if c.startswith("vs ") else c for c in used)
+        shown.update(used)
         figures.update(l["_figure"] for l in ls if l["_figure"])
         fig = {l["_figure"] for l in ls if l["_figure"]}
-        # the primary figure's own name in its column head
-        heads = [next(iter(fig)) if c == "throughput" and len(fig) == 1 else c for c in used]
+        per = next((l["_per"] for l in ls if l["_per"]), "")
+        if per == "MiB":
+            shown.add("faults/MiB")
+        # the primary figure's own name in its column head; per-work columns per the unit
+        heads = [next(iter(fig)) if c == "throughput" and len(fig) == 1 else
+                 f"{c}/{per}" if c in PER_COLS and per else f"vs {baseline}" if c == "vs" else c for c in used]
         table = [[str(l[c]) for c in used] for l in ls]
         if markdown:
             md = mbdata.md_text
@@ -214,7 +232,7 @@ def render_curve(lines, param, markdown, out):
             row = [v]
             for c in configs:
                 l = rows[v].get(c)
-                row += [l["faults/MiB"], fmt(l["_t"] / 1e9, ".2f") if l and l["_t"] is not None else "-"] \
+                row += [l["faults"], fmt(l["_t"] / 1e9, ".2f") if l and l["_t"] is not None else "-"] \
                     if l else ["-", "-"]
             table.append(row)
         if markdown:
@@ -232,16 +250,8 @@ def render_curve(lines, param, markdown, out):
     out.write("\nfaults/MiB: 256 = every page of every buffer faulted again (the allocator gave it back).\n")
 
 
-def have_numpy():
-    try:
-        import numpy  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="summary.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="+", help="mallocbench CSV file(s)")
     ap.add_argument("--baseline", metavar="CONFIG",
                     help="configuration the ratios are against (default: the run's first configuration, "
@@ -259,35 +269,30 @@ def main():
         if args.baseline is not None and args.baseline not in order:
             die(f"no configuration '{args.baseline}' in {' '.join(args.csv)} (it has: {', '.join(order)})")
         args.baseline = args.baseline or order[0]
-        lines = summarize(rows, args.baseline, order)
     except mbcsv.CsvError as e:
         die(str(e), mbcsv.EXIT_BAD_INPUT)
+    try:  # the verdicts: Debian's interpreter when this one lacks scipy
+        stats.require_scipy()
+    except ImportError as e:
+        die(mbcsv.missing_dependency(e))
+    res = compare.analyse(run.ok, baseline=args.baseline, order={c: i for i, c in enumerate(order)},
+                          trade_offs=set(run.with_trait("trade_off")))
+    lines = summarize(rows, args.baseline, order, res=res)
     if args.curve:
         render_curve(lines, args.curve, args.markdown, sys.stdout)
-    else:
-        hints = []
-        idle_keys = {k for k in run.groups if k[0] in set(run.with_trait("idle_region"))}
-        for (wl, params), by_config in run.groups.items():
-            why = mbdata.duration_bound(by_config)
-            if why:
-                hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations apart: "
-                             f"{why}; give `mallocbench exec --metric REGEX` a figure the command prints")
-            # the resolution each comparison reached: the smallest change its blocks could flag
-            # (its CI needs numpy, which a plain summary does not: without it, none is said)
-            reach = []
-            if not have_numpy():
-                continue
-            base = [r for r in by_config.get(args.baseline, []) if r["status"] == "ok"]
-            for cfg in (c for c in order if c in by_config and c != args.baseline):
-                ok = [r for r in by_config[cfg] if r["status"] == "ok"]
-                res = mbdata.resolution(mbdata.ratio_change(base, ok)) if base and ok else None
-                reach.append(f"{cfg} {'+-%.1f%%' % (res * 100) if res is not None else 'none'}")
-            if reach and (wl, params) not in idle_keys:
-                hints.append(f"resolution reached, {wl} ({mbdata.params_shown(params)}), vs {args.baseline}: "
-                             + ", ".join(reach) + " (the paired 95% CI's half-width: the smallest change these "
-                             "blocks could flag; none: too few blocks)")
-        hints += [f"no ok sample: {x}" for x in mbdata.no_ok_sample(run)]
-        render(lines, args.baseline, args.markdown, sys.stdout, run.with_trait("idle_region"), hints)
+        return
+    first = compare.first_lines(run, res)
+    if first:
+        out = sys.stdout
+        out.write("".join(f"{'- ' if args.markdown else ''}{mbdata.md_text(x) if args.markdown else x}\n"
+                          for x in first))
+    hints = []
+    for (wl, params), by_config in run.groups.items():
+        why = mbdata.duration_bound(by_config)
+        if why:
+            hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations apart: "
+                         f"{why}; give `mallocbench exec --metric REGEX` a figure the command prints")
+    render(lines, args.baseline, args.markdown, sys.stdout, run.with_trait("idle_region"), hints)
 
 
 if __name__ == "__main__":

@@ -47,10 +47,21 @@ def test_metrics():
     r = {"region_minor_faults": "4096", "region_bytes": str(16 << 20), "region_user_s": "1", "region_sys_s": "3",
          "rss_peak_kib": "2048", "throughput": "5", "region_wall_s": "2", "region_madvise_calls": "10"}
     check_eq(mbdata.faults_per_mib(r), 256.0, "faults per MiB: every page of 16 MiB")
-    check_eq(mbdata.faults_per_gb(r), 4096 / (16 << 20) * 1e9, "faults per GB")
+    check_eq(mbdata.METRIC["faults"].fn(r), 256.0, "faults per unit of work: per MiB where bytes are known")
+    check_eq(mbdata.work(r), (16.0, "MiB"), "work: the MiB the workload touches")
     check_eq(mbdata.sys_share(r), 0.75, "sys share")
+    check_eq(mbdata.sys_share(dict(r, region_task_clock_s="0.05")), None,
+             "sys share of a region under 0.2 s of task clock: none (clock ticks)")
     check_eq(mbdata.METRIC["peak_rss"].fn(r), 2.0, "peak RSS in MiB")
-    check_eq(mbdata.METRIC["madvise_per_s"].fn(r), 5.0, "madvise per s")
+    check_eq(mbdata.METRIC["madvise"].fn(r), 10 / 16, "madvise calls per MiB")
+    cmd = {"region_madvise_calls": "79", "throughput": "2.5", "throughput_unit": "runs/s", "region_wall_s": "0.4"}
+    check_eq((mbdata.work(cmd), mbdata.METRIC["madvise"].fn(cmd)), ((1.0, "run"), 79.0), "a command: per run")
+    # a program that runs for a set time: per unit of its own figure, so more work is not more cost
+    loop = {"region_user_s": "3", "throughput": "200", "throughput_unit": "loops/s", "region_wall_s": "3"}
+    check_eq(mbdata.work(loop), (600.0, "loop"), "a rate figure: per unit of it (200 loops/s x 3 s)")
+    check_eq(mbdata.METRIC["user_cpu"].fn(loop), 3 / 600, "user CPU per loop")
+    share = {"throughput": "0.9", "throughput_unit": "fraction", "region_wall_s": "0.4", "region_brk_calls": "2"}
+    check_eq((mbdata.work(share), mbdata.METRIC["brk"].fn(share)), ((1.0, "sample"), 2.0), "a share: per sample")
     check_eq(mbdata.faults_per_mib({"region_minor_faults": "3", "region_bytes": ""}), None,
              "no bytes: not measured, not 0")
     check_eq(mbdata.cpu_seconds({"total_user_s": "1", "total_sys_s": "1", "region_user_s": "0.5",
@@ -74,7 +85,7 @@ def copy_run(fixture, dst, edit=None):
 def test_run(fixture, tmp):
     run = mbdata.load(fixture)
     check(run.ok and len(run.ok) == len(run.rows), "every fixture row ok")
-    check_eq(run.traits("idle_release"), frozenset({"idle_region"}), "traits from the sidecar")
+    check_eq(run.traits("idle_release"), frozenset({"idle_region", "trade_off"}), "traits from the sidecar")
     check_eq(run.with_trait("size_curve"), ["tensor_copy"], "size_curve workloads")
     check(run.workload_rank("tensor_copy") < run.workload_rank("arena_churn"), "registry order from the sidecar")
     cfg = run.configs["jemalloc[dirty_decay_ms=-1]"]
@@ -107,7 +118,7 @@ def test_harness_schema(fixture, tmp, harness):
     MB_HARNESS (as `mallocbench compare` sets it) gives the schema."""
     copy = os.path.join(tmp, "lone", "scripts")
     os.makedirs(os.path.join(copy, "mallocbench"))
-    for f in ("__init__.py", "cli.py", "summary.py", "mbcsv.py", "mbdata.py"):
+    for f in ("__init__.py", "cli.py", "summary.py", "compare.py", "stats.py", "mbcsv.py", "mbdata.py", "mbout.py"):
         shutil.copy(os.path.join(SCRIPTS, "mallocbench", f), os.path.join(copy, "mallocbench"))
     shutil.copy(os.path.join(SCRIPTS, "summary.py"), copy)
     env = {k: v for k, v in os.environ.items() if k not in ("MB_SCHEMA", "PYTHONPATH")}

@@ -121,13 +121,26 @@ eq(stats.verdict(cd, "lower"), "improved", "smaller, lower is better")
 uu, ud = stats.unpaired_change(base, up), stats.unpaired_change(base, down)
 eq(stats.verdict(uu, "higher"), "improved", "unpaired +10%")
 eq(stats.verdict(ud, "higher"), "regressed", "unpaired -10%")
-# within noise: the CI excludes 1 but reaches into the +-1% band; ~: it includes 1
+# negligible: the whole CI inside the +-1% band (an exactly measured 0.8%); improved? /
+# regressed?: it excludes 1 and reaches past the band's edge; within noise: it includes 1 and
+# reaches beyond the band
 small = [v * 1.008 * (1 + 0.0001 * (i - 5)) for i, v in enumerate(base)]
 cs = stats.paired_change(base, small)
-check(1 < cs.lo < 1.01, f"a 0.8% change: CI {cs.lo}..{cs.hi}")
-eq(stats.verdict(cs, "higher"), "within noise", "a 0.8% change that is certain")
+check(1 < cs.lo < cs.hi < 1.01, f"a 0.8% change: CI {cs.lo}..{cs.hi}")
+eq(stats.verdict(cs, "higher"), "negligible", "a 0.8% change that is certain")
+edge = [v * 1.012 * (1 + 0.004 * ((-1) ** i) * (i % 4)) for i, v in enumerate(base)]
+ce = stats.paired_change(base, edge)
+check(1 < ce.lo < 1.01 < ce.hi, f"a 1.2% change reaching into the band: CI {ce.lo}..{ce.hi}")
+eq(stats.verdict(ce, "higher"), "improved?", "a real change that may be under the floor, higher is better")
+eq(stats.verdict(ce, "lower"), "regressed?", "the same, lower is better")
 same = [v * (1 + 0.01 * ((-1) ** i) * (i % 3)) for i, v in enumerate(base)]
-eq(stats.verdict(stats.paired_change(base, same), "higher"), "~", "no change")
+cn = stats.paired_change(base, same)
+check(cn.lo < 1 - 0.01 or cn.hi > 1 + 0.01, f"no change, CI past the band: {cn.lo}..{cn.hi}")
+eq(stats.verdict(cn, "higher"), "within noise", "no change")
+# fewer than 2 pairs: the ratio of the medians, marked, no verdict word
+u = stats.unpaired_ratio([100], [150])
+eq((u.kind, u.estimate, u.lo, u.method, stats.verdict(u)), ("ratio", 1.5, None, stats.UNPAIRED, "-"),
+   "one pair: unpaired ratio of medians, no verdict")
 # too few: 5 pairs (smallest p 1/16), 3 vs 3 (1/10); 6 pairs and 4 vs 4 can
 eq(stats.verdict(stats.paired_change(base[:5], up[:5]), "higher"), "too few", "5 pairs")
 eq(stats.paired_change(base[:5], up[:5]).min_p, 1 / 16, "min p of 5 pairs")
@@ -141,9 +154,9 @@ eq(c.p, 1 / 32, "constant: the smallest p of 6 pairs")
 eq(stats.verdict(c, "lower"), "regressed", "constant 400 -> 500, lower is better")
 c = stats.paired_change([400] * 6, [400] * 6)
 eq((c.estimate, c.lo, c.hi, c.p), (1.0, 1.0, 1.0, 1.0), "constant, no change")
-eq(stats.verdict(c, "lower"), "~", "constant, no change: ~")
+eq(stats.verdict(c, "lower"), "negligible", "constant, no change: negligible (its CI is exactly 1)")
 c = stats.paired_change([0] * 6, [0] * 6)
-eq((c.kind, c.lo, c.hi, stats.verdict(c, "lower")), ("diff", 0, 0, "~"), "all zero")
+eq((c.kind, c.lo, c.hi, stats.verdict(c, "lower")), ("diff", 0, 0, "negligible"), "all zero")
 c = stats.paired_change([0] * 8, [823, 820, 823, 830, 823, 819, 823, 823])
 eq((c.kind, c.base_median, c.lo > 0, stats.verdict(c, "lower")), ("diff", 0, True, "regressed"), "0 -> 823")
 c = stats.unpaired_change([0] * 6, [823] * 6)
@@ -181,17 +194,21 @@ for i in range(4000):
         b = [rng.choice([0, 4, 5]) for _ in b]
     ch = (stats.paired_change if i % 2 else stats.unpaired_change)(a, b, level)
     floor = rng.choice([0.0, 0.01, 0.05])
-    v = stats.verdict(ch, rng.choice(["higher", "lower"]), floor)
+    want = rng.choice(["higher", "lower"])
+    v = stats.verdict(ch, want, floor)
     trials += 1
     no = ch.no_change
     band = (1 - floor, 1 + floor) if ch.kind == "ratio" else (-floor * abs(ch.base_median),
                                                                floor * abs(ch.base_median))
     if v in ("improved", "regressed"):
         ok = ch.lo is not None and (ch.lo > band[1] or ch.hi < band[0])
+    elif v in ("improved?", "regressed?"):
+        ok = not (ch.lo <= no <= ch.hi) and not (ch.lo > band[1] or ch.hi < band[0]) and \
+            not (band[0] <= ch.lo and ch.hi <= band[1]) and (v == "improved?") == ((ch.lo > no) == (want == "higher"))
+    elif v == "negligible":
+        ok = band[0] <= ch.lo and ch.hi <= band[1]
     elif v == "within noise":
-        ok = not (ch.lo <= no <= ch.hi) and not (ch.lo > band[1] or ch.hi < band[0])
-    elif v == "~":
-        ok = ch.lo <= no <= ch.hi
+        ok = ch.lo <= no <= ch.hi and not (band[0] <= ch.lo and ch.hi <= band[1])
     else:
         ok = v == "too few" and (not ch.detectable or ch.lo is None)
     contra += not ok
