@@ -6,6 +6,12 @@
 #ifndef MB_ERROR_H
 #define MB_ERROR_H
 
+/* Exit 4: a run, exec or serve ended with a configuration none of whose
+ * samples was ok (each named on stderr; --keep-going exits 0 instead).
+ * Distinct from 1 (a failure to start, read or write), 2 (bad usage or
+ * input) and 3 (a finding: detect's unresolved regression). */
+#define EXIT_NO_OK_SAMPLE 4
+
 /* The name in front of every message: "mallocbench". */
 extern const char *prog;
 

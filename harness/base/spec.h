@@ -17,6 +17,14 @@
 #define SPEC_MAX_EVENTS 16     /* extra perf events (-e, events) */
 #define SPEC_TEXT 1024
 
+/* The default plan (no -r, --adaptive or --resolution): --resolution 2% within
+ * 10 minutes and 30 blocks, at least VERDICT_MIN_BLOCKS blocks: the fewest pairs
+ * from which the exact signed-rank test at 95% can flag a change (p >= 1/32). */
+#define VERDICT_MIN_BLOCKS 6
+#define DEFAULT_RESOLUTION 0.02
+#define DEFAULT_BUDGET_S 600.0
+#define DEFAULT_MAX_BLOCKS 30
+
 typedef struct {
     size_t nw;
     char workload[SPEC_MAX_WORKLOADS][SPEC_TEXT];  /* "name:k=v,k=v" */
@@ -41,6 +49,10 @@ typedef struct {
                                                     * configuration (--resolution); 0 = off */
     double budget_s;                               /* adaptive: stop adding blocks after this */
     unsigned max_blocks;
+    /* set by the command line or the matrix, not by their defaults: with none of
+     * -r, --adaptive, --resolution a run is sized for a verdict (resolve_args) */
+    bool reps_given, budget_given, max_blocks_given;
+    bool default_plan;                             /* that default plan is in force */
     char pin[64];                                  /* CPU list for the children, "" = no pinning */
     bool pin_threads;                              /* each workload thread on one CPU of its set */
     char matrix[PATH_MAX];                         /* the file it came from, "" = command line */

@@ -127,6 +127,10 @@ static void ctx_free(run_ctx_t *c)
     free(c->tblock);
     free(c->ntput);
     free(c->converged);
+    free(c->stopped);
+    free(c->warm_failed);
+    free(c->cell_run);
+    free(c->cell_ok);
     free(c->cell_args);
     free(c->cell_scale);
     free(c->row);
@@ -210,7 +214,7 @@ static int preflight(run_ctx_t *c)
 }
 
 /* Open the outputs and write the sidecar; 0 or the exit code. */
-static int open_outputs(run_ctx_t *c)
+static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
 {
     int full_argc;
     char **full_argv;
@@ -239,13 +243,34 @@ static int open_outputs(run_ctx_t *c)
         return 0;
     rc = sidecar_write(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
                        c->r.cfg, c->r.ncfg, c->st.versions, &c->cli.o, c->r.wl,
-                       c->sp.limit ? c->st.limits : NULL, c->r.nw);
+                       c->sp.limit ? c->st.limits : NULL, c->r.nw, quiet);
     if (rc)
         fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, c->out.meta, strerror(-rc));
     return 0;
 }
 
 /* The progress callback: one line per sample, rewritten on a terminal. */
+/* The time the rest of the plan should take, from the mean time of the samples
+ * run so far: a fixed plan's remaining samples; an open-ended one's at most
+ * (its --max-blocks, or its --budget, whichever ends first: "<= 4m"). */
+static void run_eta(const run_ctx_t *c, char *out, size_t len)
+{
+    snprintf(out, len, "?");
+    if (!c->nrun)
+        return;
+    double per = c->spent / (double)c->nrun;
+    if (schedule_target(&c->sp) <= 0) {
+        fmt_duration(per * (double)(c->planned > c->nrun ? c->planned - c->nrun : 0), out, len);
+        return;
+    }
+    size_t most = (size_t)c->blocks * c->r.ncells;
+    double by_blocks = per * (double)(most > c->nrun ? most - c->nrun : 0);
+    double by_budget = c->sp.budget_s - (mono_now() - c->t_start);
+    char d[32];
+    fmt_duration(by_blocks < by_budget ? by_blocks : (by_budget > 0 ? by_budget : 0), d, sizeof d);
+    snprintf(out, len, "<= %s", d);
+}
+
 static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
 {
     bool tty = c->tty;
@@ -260,17 +285,15 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
     else
         snprintf(figure, sizeof figure, "%s: %s", sample_status_name(s->status), s->message);
     size_t of = schedule_target(&c->sp) > 0 ? c->nrun : c->planned;
+    char eta[48];
+    run_eta(c, eta, sizeof eta);
     if (tty) {
-        char eta[32] = "?";
-        if (schedule_target(&c->sp) <= 0 && c->nrun)
-            fmt_duration(c->spent / (double)c->nrun * (double)(c->planned > c->nrun ? c->planned - c->nrun : 0),
-                         eta, sizeof eta);
         fprintf(stderr, "\r\033[K[%zu/%zu] block %u, ETA %s | %s %s: %s", c->nrun, of, b, eta,
                 c->r.wl[w].wl->name, c->r.cfg[k].label, figure);
         if (s->status != RUN_OK)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "[%zu/%zu] block %u: %s %s: %s\n", c->nrun, of, b, c->r.wl[w].wl->name,
+        fprintf(stderr, "[%zu/%zu] block %u, ETA %s: %s %s: %s\n", c->nrun, of, b, eta, c->r.wl[w].wl->name,
                 c->r.cfg[k].label, figure);
     }
 }
@@ -317,12 +340,16 @@ static int ctx_alloc(run_ctx_t *c)
     c->tblock = calloc((size_t)c->blocks * cells, sizeof *c->tblock);
     c->ntput = calloc(cells, sizeof *c->ntput);
     c->converged = calloc(cells, sizeof *c->converged);
+    c->stopped = calloc(cells, sizeof *c->stopped);
+    c->warm_failed = calloc(cells, sizeof *c->warm_failed);
+    c->cell_run = calloc(cells, sizeof *c->cell_run);
+    c->cell_ok = calloc(cells, sizeof *c->cell_ok);
     c->cell_args = calloc(cells, sizeof *c->cell_args);
     c->cell_scale = calloc(cells, sizeof *c->cell_scale);
     c->row = malloc(sizeof *c->row);
     c->s = calloc(1, sizeof *c->s);
-    if (!c->order || !c->done || !c->tput || !c->tblock || !c->ntput || !c->converged || !c->cell_args || !c->cell_scale ||
-        !c->row || !c->s)
+    if (!c->order || !c->done || !c->tput || !c->tblock || !c->ntput || !c->converged || !c->stopped ||
+        !c->warm_failed || !c->cell_run || !c->cell_ok || !c->cell_args || !c->cell_scale || !c->row || !c->s)
         return -ENOMEM;
     for (size_t i = 0; i < c->r.ncells; i++) {
         c->cell_args[i] = c->r.wl[i / c->r.ncfg];
@@ -444,7 +471,7 @@ static int run_open(run_ctx_t *c)
     if (!q.quiet && !c->cli.quiet)
         fprintf(stderr, "%s: warning: the machine is not quiet: %s; figures will be noisier "
                 "(--require-quiet refuses to start)\n", prog, q.why);
-    int rc = open_outputs(c);
+    int rc = open_outputs(c, &q);
     if (rc)
         return rc;
     c->tty = isatty(2) && !c->cli.quiet;
@@ -452,13 +479,15 @@ static int run_open(run_ctx_t *c)
     c->x.host = c->host;
     if (c->cli.quiet)
         return -1;
-    char nblocks[32];
+    char nblocks[128];
     if (schedule_target(sp) > 0)
-        snprintf(nblocks, sizeof nblocks, "%s (+-%.3g%%)", sp->resolution > 0 ? "paired resolution" : "adaptive",
-                 schedule_target(sp) * 100);
+        snprintf(nblocks, sizeof nblocks, "%llu..%u blocks (%s +-%.3g%%%s)",
+                 (unsigned long long)(sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS), sp->max_blocks,
+                 sp->resolution > 0 ? "to a paired resolution of" : "adaptive,", schedule_target(sp) * 100,
+                 sp->default_plan ? ", the default without -r" : "");
     else
-        snprintf(nblocks, sizeof nblocks, "%llu", (unsigned long long)sp->reps);
-    fprintf(stderr, "%s: plan %s, seed %llu: %zu configurations x %s blocks%s%s%s -> %s\n", prog,
+        snprintf(nblocks, sizeof nblocks, "%llu blocks", (unsigned long long)sp->reps);
+    fprintf(stderr, "%s: plan %s, seed %llu: %zu configurations x %s%s%s%s -> %s\n", prog,
             c->x.matrix_id, (unsigned long long)sp->seed, c->r.ncells, nblocks, c->cli.shard_n > 1 ? ", shard " : "",
             c->shard_txt, c->ndone ? ", resuming" : "", c->out.csv);
     return -1;
@@ -491,6 +520,25 @@ static int run_profiles(run_ctx_t *c, int rc)
     return rc;
 }
 
+/* Exit 4 (unless --keep-going) when a configuration had samples in this
+ * invocation and none of them was ok, each named in one line. */
+static int run_failed_cells(const run_ctx_t *c)
+{
+    size_t nfailed = 0;
+    for (size_t i = 0; i < c->r.ncells; i++) {
+        if (!c->cell_run[i] || c->cell_ok[i])
+            continue;
+        nfailed++;
+        fprintf(stderr, "%s: no ok sample: %s on %s (%zu run)%s\n", prog, c->r.cfg[i % c->r.ncfg].label,
+                c->r.wl[i / c->r.ncfg].wl->name, c->cell_run[i], c->stopped[i] ? ", stopped after its warm-up" : "");
+    }
+    if (!nfailed || c->cli.keep_going)
+        return 0;
+    fprintf(stderr, "%s: exit %d: %zu configuration%s without an ok sample (--keep-going exits 0)\n", prog,
+            EXIT_NO_OK_SAMPLE, nfailed, nfailed == 1 ? "" : "s");
+    return EXIT_NO_OK_SAMPLE;
+}
+
 /* Step 5: what was written, how adaptive blocks ended, how to continue an
  * interrupted run; the exit code. */
 static int run_summarize(run_ctx_t *c, int rc, unsigned blocks)
@@ -503,7 +551,15 @@ static int run_summarize(run_ctx_t *c, int rc, unsigned blocks)
         fprintf(stderr, "%s: %zu samples (%zu ok, %zu not ok) written to %s%s%s\n", prog, c->nrun, c->nok,
                 c->nbad, c->out.csv, sample_interrupted() ? "; interrupted: continue with the same command and "
                 "--resume" : "", sample_interrupted() && c->out.chosen ? " -o <that file>" : "");
-    return sample_interrupted() ? 130 : rc;
+    if (sample_interrupted())
+        return 130;
+    if (!rc && c->sp.reps_given && c->sp.reps < VERDICT_MIN_BLOCKS && schedule_target(&c->sp) <= 0 &&
+        c->r.ncfg > 1 && !c->cli.quiet)
+        fprintf(stderr, "%s: note: -r %llu: %llu blocks give no verdict (the paired test needs %d pairs to flag a "
+                "change at 95%%); leave out -r for a run sized for one (--resolution 2%%, at most 10 minutes), "
+                "or give -r %d or more\n", prog, (unsigned long long)c->sp.reps, (unsigned long long)c->sp.reps,
+                VERDICT_MIN_BLOCKS, VERDICT_MIN_BLOCKS);
+    return rc ? rc : run_failed_cells(c);
 }
 
 int cmd_run(int argc, char **argv)

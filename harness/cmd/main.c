@@ -1,9 +1,10 @@
 /* main.c - the mallocbench command line: the command named first runs, from
  * the table of cli.h's MB_COMMANDS (run, exec, serve, list, tune, compare,
- * merge, record, trace, calibrate, schema, version), after every argument
+ * report, merge, record, trace, calibrate, schema, version), after every argument
  * is checked to be UTF-8.  Every input is checked before any run;
  * exit codes: 0 ok, 1 a run failed to start, a check or a read/write failed,
- * 2 bad usage or input, 130 interrupted (everything measured so far is in the CSV). */
+ * 2 bad usage or input, 4 a configuration without one ok sample (run, exec, serve;
+ * --keep-going: 0), 130 interrupted (everything measured so far is in the CSV). */
 #include "cli.h"
 #include "mb_config.h"
 #include "text.h"

@@ -32,7 +32,8 @@ void sidecar_workload_facts(FILE *f, const wl_t *w)
 
 int sidecar_write(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
                   const run_config_t *cfg, size_t ncfg, char versions[][128],
-                  const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw)
+                  const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw,
+                  const quiet_t *quiet)
 {
     char *text = NULL;
     size_t tlen = 0;
@@ -62,6 +63,11 @@ int sidecar_write(const char *path, bool keep_previous, const char *run_id, int 
     sysinfo_json_string(f, cnt);
     fprintf(f, ",\n  \"timeout_s\": %g,\n  \"rss_sample_interval_s\": %g,\n  \"tree_pss_interval_s\": %g,\n",
             o->timeout_s, o->sample_interval_s, o->tree_interval_s);
+    if (quiet) {
+        fprintf(f, "  \"quiet\": {\"quiet\": %s, \"why\": ", quiet->quiet ? "true" : "false");
+        sysinfo_json_string(f, quiet->why);
+        fputs("},\n", f);
+    }
     fputs("  \"machine\": {\n", f);
     sysinfo_write_machine(f);
     fputs("  },\n  \"configs\": [\n", f);

@@ -8,6 +8,7 @@
  * sidecar inside its own ("previous"). */
 #ifndef MB_SIDECAR_H
 #define MB_SIDECAR_H
+#include "quiet.h"
 #include "types.h"
 #include "workload.h"
 
@@ -15,10 +16,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* limits: NULL when not measured (--no-limit).  0 or -errno. */
+/* limits: NULL when not measured (--no-limit); quiet: the machine as the run
+ * found it ("quiet": {"quiet", "why"}: the reports say a busy machine in
+ * their first lines), NULL when not checked.  0 or -errno. */
 int sidecar_write(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
                   const run_config_t *cfg, size_t ncfg, char versions[][128],
-                  const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw);
+                  const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw,
+                  const quiet_t *quiet);
 
 /* The members (no braces) "name", "metric" (the descriptor's own, even
  * where parameters may choose another), "lower_is_better" and "traits" (a

@@ -44,6 +44,7 @@ struct opt {
     bool in_cli;         /* stored in run_cli_t, else in run_spec_t */
     size_t off, size;    /* the field */
     size_t line_off;     /* run_spec_t's matrix line of this entry (later errors); 0: none */
+    size_t given_off;    /* run_spec_t's bool set when a user gives it (not its default); 0: none */
     opt_setter_t *set;   /* stores instead of off/size */
 };
 
@@ -52,6 +53,7 @@ static opt_setter_t set_workload, set_tunable, set_seed, set_shard, set_nothing;
 #define SPEC(f) .off = offsetof(run_spec_t, f), .size = sizeof(((run_spec_t *)0)->f)
 #define CLI(f) .in_cli = true, .off = offsetof(run_cli_t, f), .size = sizeof(((run_cli_t *)0)->f)
 #define LINE(f) .line_off = offsetof(run_spec_t, f)
+#define GIVEN(f) .given_off = offsetof(run_spec_t, f)
 #define NO_MAX HUGE_VAL
 
 static const opt_t opts[] = {
@@ -67,7 +69,11 @@ static const opt_t opts[] = {
      .help = "ALLOC:NAME=V1[,V2...]   a list sweeps (\"default\": leave unset);\n"
              "several -t: the cross product; ALLOC may be a label of -a"},
     {.flag = "repetitions", .short_flag = 'r', .key = "repetitions", .type = OPT_COUNT, .min = 1, .max = 100000,
-     .def = "5", .metavar = "N", .help = "blocks: samples per configuration", SPEC(reps)},
+     .def = "6", .metavar = "N",
+     .help = "blocks: samples per configuration (without -r, --adaptive or --resolution: as many\n"
+             "as --resolution 2% --budget 10m --max-blocks 30 takes, at least 6, the fewest the\n"
+             "paired test can give a verdict from)",
+     SPEC(reps), GIVEN(reps_given)},
     {.flag = "output", .short_flag = 'o', .key = "output", .type = OPT_STRING, .metavar = "FILE",
      .help = "CSV to write (default results/run-<UTC time>.csv); beside it\n"
              "FILE.meta.json (machine, commit) and FILE.rss.csv (RSS series).\n"
@@ -111,9 +117,12 @@ static const opt_t opts[] = {
              "change the run can then tell (the paired --adaptive)",
      SPEC(resolution)},
     {.flag = "budget", .key = "budget", .type = OPT_DURATION, .min = 0, .above_min = true, .max = NO_MAX,
-     .def = "30m", .metavar = "DURATION", .help = "time budget for --adaptive and --resolution", SPEC(budget_s)},
+     .def = "30m", .metavar = "DURATION",
+     .help = "time budget for --adaptive and --resolution (10m for the default plan)", SPEC(budget_s),
+     GIVEN(budget_given)},
     {.flag = "max-blocks", .key = "max_blocks", .type = OPT_COUNT, .min = 1, .max = 100000, .def = "100",
-     .metavar = "N", .help = "the most blocks --adaptive or --resolution runs", SPEC(max_blocks)},
+     .metavar = "N", .help = "the most blocks --adaptive or --resolution runs (30 for the default plan)",
+     SPEC(max_blocks), GIVEN(max_blocks_given)},
     {.flag = "shard", .type = OPT_SHARD, .def = "1/1", .metavar = "K/N", .set = set_shard,
      .help = "run a deterministic 1/N of the samples (merge with `mallocbench merge`);\n"
              "without --seed every shard derives the same seed from the plan\n"
@@ -158,6 +167,8 @@ static const opt_t opts[] = {
      CLI(require_quiet)},
     {.flag = "quiet", .short_flag = 'q', .type = OPT_FLAG, .flag_value = true, .help = "no progress output",
      CLI(quiet)},
+    {.flag = "keep-going", .type = OPT_FLAG, .flag_value = true,
+     .help = "exit 0 when a configuration has no ok sample (else exit 4, each named)", CLI(keep_going)},
     {.flag = "help", .short_flag = 'h', .type = OPT_FLAG, .flag_value = true, .help = "this text", CLI(help)},
 };
 
@@ -472,6 +483,8 @@ int opt_set_arg(int c, const char *arg, run_spec_t *sp, run_cli_t *cli, char *er
         }
         if (o->line_off)
             *(unsigned *)((char *)sp + o->line_off) = 0;
+        if (o->given_off)
+            *(bool *)((char *)sp + o->given_off) = true;
         return 0;
     }
     snprintf(err, errlen, "unknown option (see mallocbench run --help)");
@@ -510,6 +523,8 @@ int opt_set_key(run_spec_t *sp, const char *key, const char *value, unsigned lin
         }
         if (o->line_off)
             *(unsigned *)((char *)sp + o->line_off) = line;
+        if (o->given_off)
+            *(bool *)((char *)sp + o->given_off) = true;
         return 0;
     }
     char keys[512];

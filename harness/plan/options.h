@@ -20,6 +20,7 @@
 /* Options of `run` that are not part of the spec (command line only). */
 typedef struct {
     bool print_only, quiet, resume, force, help;
+    bool keep_going;                         /* --keep-going: exit 0 when a configuration has no ok sample */
     bool profile;                            /* --profile: flame graphs after the run */
     bool require_quiet;                      /* --require-quiet: refuse a busy machine */
     unsigned shard_k, shard_n;

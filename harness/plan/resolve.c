@@ -213,9 +213,30 @@ static void harness_off(const cpu_set_t *pinned)
         sched_setaffinity(0, sizeof rest, &rest);
 }
 
+/* A run given no size (no -r, --adaptive or --resolution, on the command line
+ * or in its matrix) is sized for a verdict: the existing --resolution machinery
+ * at 2%, within 10 minutes and 30 blocks unless --budget or --max-blocks say
+ * otherwise, and at least 6 blocks, the fewest pairs the exact signed-rank test
+ * can flag a change from.  A shard runs a fixed plan (6 blocks): an adaptive
+ * one is not known in advance. */
+static void default_plan(run_spec_t *sp, const run_cli_t *cli)
+{
+    if (sp->reps_given || sp->adaptive > 0 || sp->resolution > 0)
+        return;
+    sp->reps = VERDICT_MIN_BLOCKS;
+    if (cli->shard_n > 1)
+        return;
+    sp->default_plan = true;
+    sp->resolution = DEFAULT_RESOLUTION;
+    if (!sp->budget_given)
+        sp->budget_s = DEFAULT_BUDGET_S;
+    if (!sp->max_blocks_given)
+        sp->max_blocks = DEFAULT_MAX_BLOCKS;
+}
+
 /* What no single option can check: combinations, and the CPUs of --pin
  * against the ones this process may use.  -1 to go on, else the exit code. */
-static int check_args(const run_spec_t *sp, run_cli_t *cli)
+static int check_args(run_spec_t *sp, run_cli_t *cli)
 {
     if ((sp->adaptive > 0 || sp->resolution > 0) && cli->shard_n > 1)
         return die_usage("--adaptive/--resolution and --shard do not mix: such a plan is not known in advance");
@@ -264,5 +285,6 @@ int resolve_args(int argc, char **argv, run_spec_t *sp, run_cli_t *cli)
     }
     if (optind < argc)
         return die_usage("run: unexpected argument '%s' (see mallocbench run --help)", argv[optind]);
+    default_plan(sp, cli);
     return check_args(sp, cli);
 }

@@ -113,7 +113,8 @@ static bool cells_converged(run_ctx_t *c)
     double target = schedule_target(&c->sp);
     bool all = true;
     for (size_t i = 0; i < r->ncells; i++) {
-        c->converged[i] = schedule_cell_halfwidth(c, i) <= target;
+        /* a stopped cell adds no blocks: the others need not wait for it */
+        c->converged[i] = c->stopped[i] || schedule_cell_halfwidth(c, i) <= target;
         all &= c->converged[i];
     }
     for (size_t i = 0; c->sp.resolution > 0 && r->ncfg > 1 && i < r->ncells; i += r->ncfg)
@@ -158,8 +159,16 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
         return 1;
     }
     c->nrun++;
+    c->cell_run[cell]++;
+    if (c->s->status != RUN_OK && c->warm_failed[cell] == (int)c->s->status + 1 && !c->stopped[cell]) {
+        c->stopped[cell] = true;
+        fprintf(stderr, "%s%s: %s on %s stopped: its warm-up and its sample of block %u both ended %s (%s); "
+                "its other samples are not run, this one's row is in the CSV\n", tty ? "\n" : "", prog,
+                r->cfg[k].label, r->wl[w].wl->name, b, sample_status_name(c->s->status), c->s->message);
+    }
     if (c->s->status == RUN_OK) {
         c->nok++;
+        c->cell_ok[cell]++;
         if (c->s->have_result) {
             c->tblock[cell * c->blocks + c->ntput[cell]] = b;
             c->tput[cell * c->blocks + c->ntput[cell]++] = c->s->res.throughput;
@@ -275,6 +284,15 @@ static void warm_up(run_ctx_t *c)
             size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
             if (sample_run(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s))
                 break;
+            if (sample_interrupted())
+                break;
+            judge_status(&c->cli.o, &r->cfg[k], c->s);
+            if (c->s->status != RUN_OK && !c->warm_failed[c->order[p]]) {
+                /* its first block runs (a row with its status); failing the same way, it stops */
+                c->warm_failed[c->order[p]] = (int)c->s->status + 1;
+                fprintf(stderr, "%s%s: warning: %s on %s: its warm-up ended %s (%s)\n", tty ? "\n" : "", prog,
+                        r->cfg[k].label, r->wl[w].wl->name, sample_status_name(c->s->status), c->s->message);
+            }
             if (tty)
                 fprintf(stderr, "\r\033[Kwarm-up %zu/%zu: %s %s", p + 1, r->ncells, r->wl[w].wl->name,
                         r->cfg[k].label);
@@ -292,7 +310,7 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
     unsigned k = c->cli.shard_k, n = c->cli.shard_n;
     unsigned b;
     for (b = 0; b < c->blocks && !sample_interrupted(); b++) {
-        if (schedule_target(sp) > 0 && b >= (sp->reps > 6 ? sp->reps : 6) &&
+        if (schedule_target(sp) > 0 && b >= (sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS) &&
             (cells_converged(c) || mono_now() - c->t_start > sp->budget_s))
             break;
         plan_block_order(sp->seed, b, r->ncells, c->order);
@@ -307,7 +325,7 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
         }
         for (size_t p = 0; p < r->ncells && !sample_interrupted(); p++) {
             if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||
-                c->converged[c->order[p]])
+                c->converged[c->order[p]] || c->stopped[c->order[p]])
                 continue;
             if (one_sample(c, b, p, progress)) {
                 *nblocks = b;

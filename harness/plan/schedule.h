@@ -48,6 +48,9 @@ struct run_ctx {
     cnt_set_t *cnt;
     size_t *order, *ntput, ndone;
     bool *done, *converged;
+    bool *stopped;                 /* per cell: its warm-up and a sample failed the same way */
+    int *warm_failed;              /* per cell: the warm-up's status + 1 when it failed, else 0 */
+    size_t *cell_run, *cell_ok;    /* per cell: samples this invocation ran, and those ok */
     double *tput;
     unsigned *tblock;              /* the block of each tput value: pairs cells block by block */
     wl_args_t *cell_args;          /* per cell: the workload as run, --min-time scaling applied */

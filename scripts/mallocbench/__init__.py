@@ -13,4 +13,31 @@ or through the harness (`mallocbench compare`, `mallocbench tune`, `run --profil
 and what they share: mbcsv (the schema and the strict reader), mbdata (the data layer: runs,
 the metric registry, params, traits), stats (the estimators), mbout (how a file is written),
 cli (how an entry ends: modules raise cli.Fail, only an entry's __main__ exits).
+
+The Python API (docs/python.md; a notebook-style example in docs/examples/api.py):
+
+    import mallocbench
+    run = mallocbench.load("results/run.csv")       # the data layer's Run (mbdata.Run)
+    df = run.to_pandas()                            # one row per sample (python3-pandas)
+    res = mallocbench.compare(run)                  # the records of `compare --json`
+    with mallocbench.region():                      # the measured region of this program
+        work()
 """
+from .region import RegionError, region  # noqa: F401  (standard library only)
+
+
+def load(paths):
+    """One or more run CSVs (a path or a list) as the data layer's Run: .rows, .ok, .configs,
+    .workloads, .groups, .to_pandas().  mbcsv.CsvError for input that is not a mallocbench CSV."""
+    from . import mbdata
+    return mbdata.load(paths)
+
+
+def __getattr__(name):
+    """mallocbench.compare: the module, loaded on first use (import mallocbench stays light for
+    a measured program that only marks its region); calling it, mallocbench.compare(run), gives
+    the records of `compare --json` (compare.api)."""
+    if name == "compare":
+        import importlib
+        return importlib.import_module(".compare", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

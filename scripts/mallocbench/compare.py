@@ -160,6 +160,20 @@ def _change(base, other, paired, level):
     return stats.unpaired_change(list(base.values()), list(other.values()), level)
 
 
+def estimate(base_rows, rows, fn):
+    """(kind, value) of change(base_rows, rows, fn) without its CI and p: the same rule (paired
+    over 2 or more common blocks, else the unpaired ratio of medians) and the same estimate, at
+    a fraction of the cost (the dashboard's nightly ratio).  None when a side has no value."""
+    bv, ov = _unit_values(base_rows, fn, False), _unit_values(rows, fn, False)
+    if not bv or not ov:
+        return None
+    common = sorted(set(bv) & set(ov), key=str)
+    if len(common) >= 2 and all(u[0] == "block" for u in common):
+        return stats.paired_estimate([bv[u] for u in common], [ov[u] for u in common])
+    ch = _change(bv, ov, True, 0.95)
+    return (ch.kind, ch.estimate) if ch is not None else None
+
+
 def change(base_rows, rows, fn, level=0.95):
     """The one estimate of rows' fn against base_rows' in one run (what every view prints for
     a pair: summary, report, plots, tune, frameworks, the dashboard): block medians, paired
@@ -306,6 +320,16 @@ def pair(base_rows, rows, metric=None, floor=0.01, trade_off=False):
     res = analyse(both, baseline=base_rows[0]["config"], floor=floor,
                   metrics=[metric or METRICS[0]], trade_offs={wl} if trade_off else ())
     return next((c for c in res if not c["is_base"] and not c["geomean"] and c["config"] == rows[0]["config"]), None)
+
+
+def pair_values(base, other, better="higher", floor=0.01, unit=""):
+    """The cell of a pair given as {block: value} on each side (tune's confirmation): the same
+    estimator (_change over the common blocks) and verdict as analyse()."""
+    bv = {("block", k): v for k, v in base.items() if v is not None}
+    ov = {("block", k): v for k, v in other.items() if v is not None}
+    ch = _change(bv, ov, True, 0.95) if bv and ov else None
+    return _cell(change=ch, verdict=stats.verdict(ch, better, floor), unit=unit, better=better,
+                 n=len(ov), n_base=len(bv))
 
 
 def change_words(cell):
@@ -737,6 +761,40 @@ def first_lines(run, res):
         lines.append(f"resolution reached, {key[0]} ({mbdata.params_shown(key[1])}) vs {cells[0]['baseline']}: "
                      + ", ".join(parts))
     return lines
+
+
+# ---- the Python API: mallocbench.compare(run, ...) ---------------------------------------
+
+def api(run, baseline=None, floor=0.01, metrics=None):
+    """Each configuration of run (mbdata.Run, or a path) against baseline (default: the run's
+    first configuration), paired by block: the records `compare --json` prints (JSON_SCHEMA),
+    the same estimate and verdict as every other view.  metrics: registry keys (default all).
+    ValueError for an unknown baseline or metric; needs numpy and scipy."""
+    if not isinstance(run, mbdata.Run):
+        run = mbdata.load(run)
+    order = run.config_order
+    if baseline is not None and baseline not in order:
+        raise ValueError(f"no configuration {baseline!r} in the run (it has: {', '.join(order)})")
+    chosen = METRICS
+    if metrics is not None:
+        known = [m[4] for m in METRICS]
+        bad = [k for k in metrics if k not in known]
+        if bad:
+            raise ValueError(f"unknown metric {bad[0]!r} (valid: {', '.join(known)})")
+        chosen = [m for m in METRICS if m[4] in metrics]
+    res = analyse(run.ok, baseline=baseline, floor=floor, metrics=chosen, order={c: i for i, c in enumerate(order)},
+                  trade_offs=set(run.with_trait("trade_off")))
+    return records(res)
+
+
+class _CallableModule(type(sys)):
+    """This module, callable: mallocbench.compare(run) is compare.api(run)."""
+
+    def __call__(self, run, baseline=None, floor=0.01, metrics=None):
+        return api(run, baseline=baseline, floor=floor, metrics=metrics)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 
 # ---- command line -----------------------------------------------------------------------

@@ -289,12 +289,10 @@ def _night_ratio(base_rows, rows, metric):
     estimator every view prints for a pair), None where it is no ratio (a count from 0)."""
     if not base_rows or not rows:
         return None
-    cm = next((m for m in compare.METRICS if m[4] == metric[0]), None)
     ok = [r for r in rows if r["status"] == "ok"]
     base = [r for r in base_rows if r["status"] == "ok"]
-    cell = compare.pair(base, ok, metric=cm) if cm and ok and base else None
-    ch = cell["change"] if cell else None
-    return ch.estimate if ch is not None and ch.kind == "ratio" else None
+    est = compare.estimate(base, ok, metric[5]) if ok and base else None
+    return est[1] if est is not None and est[0] == "ratio" else None
 
 
 def _night_values(by_night, nights, metric, wl_n):

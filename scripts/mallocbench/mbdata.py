@@ -584,6 +584,29 @@ class Run:
                 self.workloads.setdefault(w.name, w)
         self.groups = group(self.ok)
 
+    def to_pandas(self):
+        """Every row as a pandas DataFrame, one row per sample: the schema's number columns as
+        floats (NaN where not measured), the text columns as text, and the sample's unit of
+        work (work(): work, work_unit) beside them.  ImportError naming the Debian package
+        where pandas is missing."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("pandas is missing: apt-get install python3-pandas (and run Debian's "
+                              "/usr/bin/python3)") from None
+        numbers = set(mbcsv.NUMBERS)
+        cols = [c for c, _ in mbcsv.COLUMNS]
+        data = {}
+        for c in cols:
+            if c in numbers:
+                data[c] = [num(r, c) for r in self.rows]
+            else:
+                data[c] = [r.get(c, "") for r in self.rows]
+        data["work"] = [work(r)[0] for r in self.rows]
+        data["work_unit"] = [work(r)[1] for r in self.rows]
+        return pandas.DataFrame(data, columns=cols + ["work", "work_unit"]).astype(
+            {c: "float64" for c in cols if c in numbers} | {"work": "float64"})
+
     def traits(self, workload):
         """The presentation traits of a workload, from the sidecar; none when it gives none."""
         w = self.workloads.get(workload)

@@ -233,6 +233,24 @@ def _invert(points, p_at, alpha):
     return (lo, hi) if lo is not None else (pts[0], pts[0])
 
 
+def _walsh(d):
+    """The sorted Walsh averages of d: the pseudo-median's (Hodges-Lehmann's) support."""
+    n = len(d)
+    return sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
+
+
+def paired_estimate(base, other):
+    """paired_change(base, other).estimate without its CI and p (what a view that shows the
+    estimate alone needs, night after night): the same pairs, the same Hodges-Lehmann
+    pseudo-median of the same log ratios (or differences).  None when no pair is complete."""
+    pairs = [(a, b) for a, b in zip(base, other) if a is not None and b is not None]
+    if not pairs:
+        return None
+    if all(a > 0 and b > 0 for a, b in pairs):
+        return "ratio", _exp(median(_walsh([math.log(b) - math.log(a) for a, b in pairs])))
+    return "diff", median(_walsh([b - a for a, b in pairs]))
+
+
 def signed_rank_shift(d, level=0.95):
     """(estimate, lo, hi, p, method) for the centre of the paired differences d: the
     Hodges-Lehmann pseudo-median (median of the Walsh averages), its CI [W(k), W(M-k+1)]
@@ -240,7 +258,7 @@ def signed_rank_shift(d, level=0.95):
     lo, hi are None when no CI at this level exists (too few pairs)."""
     alpha = 1 - level
     n = len(d)
-    walsh = sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
+    walsh = _walsh(d)
     m = len(walsh)
     est = median(walsh)
     ties = _has_ties(d)

@@ -24,19 +24,23 @@ import sys
 import time
 
 from . import cli
+from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
 from . import stats
 
 ROUND_BLOCKS = 2      # blocks each survivor runs per racing round
+STOP_GRACE_S = 10     # s a run interrupted at the deadline has to end before it is killed
 FINALISTS = 2         # the racing stops at this many survivors
 CONFIRM_MIN, CONFIRM_MAX, CONFIRM_CONFIGS = 6, 10, 8  # blocks (6: the fewest pairs with a 95% CI), configurations
 OBJECTIVES = {  # key: (what it measures, value of a row, better)
     "throughput": ("throughput", lambda r: mbcsv.num(r, "throughput"), None),
-    "cpu": ("user+sys CPU s", lambda r: mbdata.cpu_seconds(r), "lower"),
+    # CPU per unit of work (mbdata.work), as every view counts it: --min-time lengthens a run
+    "cpu": ("user+sys CPU per unit of work", lambda r: mbdata.sum_measured(mbdata.metric_fn("user_cpu")(r),
+                                                                         mbdata.metric_fn("sys_cpu")(r)), "lower"),
     "rss": ("peak RSS MiB", mbdata.peak_memory_mib, "lower"),  # commands, servers: the tree's PSS (main)
-    "sys": ("kernel CPU s", mbdata.metric_fn("sys_cpu"), "lower"),
+    "sys": ("kernel CPU per unit of work", mbdata.metric_fn("sys_cpu"), "lower"),
 }
 
 
@@ -165,7 +169,7 @@ def round_cmd(args, cands, blocks, seed, path, resume, dry=False):
     for c in cands:
         for k, v in c.pairs:
             cmd += ["-t", f"{c.label}:{k}={v}"]
-    cmd += ["-r", str(blocks), "--seed", str(seed), "--warmup-runs", "0", "--no-limit", "-q"]
+    cmd += ["-r", str(blocks), "--seed", str(seed), "--warmup-runs", "0", "--no-limit", "-q", "--keep-going"]
     cmd += ["--print-commands"] if dry else ["-o", path, "--resume" if resume else "--force"]
     cmd += args.passthrough
     cmd += ["--"] + args.cmd if args.cmd else []
@@ -192,9 +196,17 @@ def run_round(args, cands, blocks, seed, path, deadline, resume=False):
     try:
         _, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        _, err = p.communicate()
+        # the deadline: the run is interrupted as for ^C, so that it ends its sample and its
+        # files as it does then (its CSV whole, no .lock left); killed only when it does not
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            p.communicate(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
         err = ""
+        if p.returncode in (130, -signal.SIGINT):
+            p.returncode = 0
     except KeyboardInterrupt:  # ours, so not delivered to its group: the run ends as for ^C
         os.killpg(p.pid, signal.SIGINT)
         try:
@@ -614,15 +626,17 @@ def confirm_reserve(alive, per, budget):
 
 # ---- confirmation and report --------------------------------------------------------------
 
-def change_text(vals, base, other):
+def change_text(vals, base, other, better="higher"):
+    """other against base as every view words a pair (compare.pair_values: the paired
+    Hodges-Lehmann ratio, its verdict word at a 1% floor), with its 95% CI and n."""
     if base not in vals or other not in vals or base == other:
         return "-"
-    keys = [k for k in vals[other] if k in vals[base]]
-    ch = stats.paired_change([vals[base][k] for k in keys], [vals[other][k] for k in keys])
-    if ch is None or ch.lo is None:
-        return f"too few pairs (n={ch.n if ch else 0})"
-    unit = "x" if ch.kind == "ratio" else ""
-    return f"{ch.estimate:.3f}{unit} [{ch.lo:.3f}, {ch.hi:.3f}] p={ch.p:.3g} n={ch.n}"
+    cell = compare.pair_values(vals[base], vals[other], better)
+    ch = cell["change"]
+    if ch is None:
+        return "-"
+    _, ci = compare.fmt_change(cell)
+    return compare.change_words(cell) + (f" [{ci}]" if ci != "-" else "") + f" n={ch.n}"
 
 
 def front(points, better):
@@ -709,9 +723,12 @@ def confirmed_winner(args, want, finalists, crow, better, why=""):
 
 
 def faults_of(r):
-    """Faults of the measured region; a command's whole process where it has none."""
+    """Faults of the measured region per unit of work (mbdata.work); a command's whole
+    process where it has none."""
     v = mbdata.metric_fn("region_faults")(r)
-    return v if v is not None else mbdata.metric_fn("total_faults")(r)
+    v = v if v is not None else mbdata.metric_fn("total_faults")(r)
+    w = mbdata.work(r)[0]
+    return v / w if v is not None and w else None
 
 
 def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, verdict):
@@ -734,9 +751,12 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     k = tuner.confirm.get("blocks_done", 0) if tuner.confirm else 0
     lines += ["## Confirmed (fresh interleaved blocks; nothing from the racing is reused)", "",
               f"{k} blocks of {', '.join(c.label for c in want)} ({os.path.basename(base)}.confirm.csv).", "",
-              "| objective | best confirmed | its setting | vs its family's default | vs glibc default |",
+              "| objective | highest-ranked in the confirmation (a winner only if its change says so) | its setting "
+              "| vs its family's default | vs glibc default |",
               "|---|---|---|---|---|"]
     tpb = direction(crow, "throughput")  # the workload's own figure: better as its rows say
+    unit = next((r.get("throughput_unit") for r in crow if r.get("throughput_unit")), "")
+    per = mbdata.work_unit(crow)
     for key in ("throughput", "cpu", "rss"):
         b = tpb if key == "throughput" else OBJECTIVES[key][2]
         scored = ranked(want, conf[key], b, "glibc")
@@ -745,18 +765,40 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         best = scored[0]
         fd = best.fam if best.pairs else None
         lines.append(f"| {OBJECTIVES[key][0]} | {best.label} | {best.text()} | "
-                     f"{change_text(conf[key], fd, best.label) if fd else '(is the default)'} | "
-                     f"{change_text(conf[key], 'glibc', best.label)} |")
-    lines += ["", "Ratios are best/base: median of per-block ratios (Hodges-Lehmann) with its 95% CI,"
-              " exact signed-rank p.", "", "| configuration | origin | setting | median " + OBJECTIVES["throughput"][0]
-              + f" | vs glibc default | median faults | median {MEM} MiB | median kernel CPU s |",
+                     f"{change_text(conf[key], fd, best.label, b) if fd else '(is the default)'} | "
+                     f"{change_text(conf[key], 'glibc', best.label, b)} |")
+    lines += ["", "Changes are configuration/base as every view of mallocbench prints them: "
+              + compare.ESTIMATOR_TEXT + "; the word is the verdict at a 1% floor (docs/statistics.md).",
+              "", "| configuration | origin | setting | median " + OBJECTIVES["throughput"][0]
+              + f" | vs glibc default | median faults per {per} | median {MEM} | median kernel CPU per {per} |",
               "|---|---|---|---|---|---|---|---|"]
+    findings = []
+    fault_meds = {c.label: med(faults.get(c.label, {}).values()) for c in want}
+    known = [v for v in fault_meds.values() if v is not None]
+    low_c = min((c for c in fault_meds if fault_meds[c] is not None), key=lambda c: fault_meds[c], default=None)
     for c in want:
         f = [med(conf["throughput"].get(c.label, {}).values()), med(faults.get(c.label, {}).values()),
              med(conf["rss"].get(c.label, {}).values()), med(conf["sys"].get(c.label, {}).values())]
-        vs = change_text(conf["throughput"], "glibc", c.label) if c.label != "glibc" else "-"
-        lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + ("-" if f[0] is None else f"{f[0]:.4g}")
-                     + f" | {vs} | " + " | ".join("-" if v is None else f"{v:.4g}" for v in f[1:]) + " |")
+        vs = change_text(conf["throughput"], "glibc", c.label, tpb) if c.label != "glibc" else "-"
+        lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + compare.fmt_value(f[0], unit)
+                     + f" | {vs} | {compare.fmt(f[1])} | " + ("-" if f[2] is None else f"{f[2]:.0f} MiB")
+                     + f" | {compare.fmt_value(f[3], 's')} |")
+        # a default or a hand-picked setting that loses to glibc's default, or faults 3x more than
+        # the configuration with the fewest: the line a user must not miss
+        if c.origin in ("default", "hand-picked") and known and "glibc" in conf["throughput"]:
+            cell = compare.pair_values(conf["throughput"]["glibc"], conf["throughput"].get(c.label, {}), tpb)
+            low = fault_meds[low_c]
+            many = f[1] is not None and f[1] > 0 and f[1] >= 3 * low and c.label != low_c
+            if (cell["verdict"] == "regressed" and c.label != "glibc") or many:
+                findings.append(f"**{c.label}** ({c.origin}: {c.text()}): "
+                                + (f"{compare.change_words(cell)} against glibc's default" if c.label != "glibc"
+                                   else "the baseline")
+                                + (f"; {compare.fmt(f[1])} faults per {per} where {low_c} has {compare.fmt(low)}"
+                                   + (" (256 per MiB: every page faulted in again)" if per == "MiB" else "")
+                                   if many else "") + ".")
+    if findings:  # what the user must not miss, above the tables that hold it
+        k0 = lines.index("## Confirmed (fresh interleaved blocks; nothing from the racing is reused)")
+        lines[k0:k0] = ["## Findings", ""] + [f"- {x}" for x in findings] + [""]
     if winner is None:
         lines += ["", "## No winner", "", verdict + "."]
     else:
@@ -783,8 +825,11 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
 
 def pareto_section(want, conf, better, base):
     out = ["", "## Pareto fronts (confirmed medians; highlighted: the front)", ""]
-    colours = mbcsv.assign_colours(list(dict.fromkeys(c.fam for c in want)), {})
-    for key, what in (("rss", f"{MEM} (MiB)"), ("sys", "kernel CPU (s)")):
+    # each family in the colour every plot gives it (the confirmation's sidecar, as plots.py reads it)
+    conf_csv = base + ".confirm.csv"
+    colours = mbcsv.family_colours([conf_csv] if os.path.exists(conf_csv) else [], [],
+                                   list(dict.fromkeys(c.fam for c in want)))
+    for key, what in (("rss", f"{MEM} (MiB)"), ("sys", "kernel CPU per unit of work (s)")):
         pts = [(c, med(conf[key].get(c.label, {}).values()), med(conf["throughput"].get(c.label, {}).values()))
                for c in want]
         pts = [p for p in pts if p[1] is not None and p[2] is not None]
@@ -857,7 +902,8 @@ def main():
                 os.remove(old)  # --force (cmd_tune.c refused an existing search without it): ours only
             tuner.save()
         tuner.ref = "glibc" if any(c.label == "glibc" for c in tuner.cands) else tuner.cands[0].label
-        sys.stderr.write(f"tune: {len(tuner.cands)} candidates, seed {args.seed}, budget {args.budget_s:.0f}s\n")
+        sys.stderr.write(f"tune: {len(tuner.cands)} candidates to start (after round 1 a neighbour of each of the "
+                         f"two best joins), seed {args.seed}, budget {args.budget_s:.0f}s\n")
         deadline = time.monotonic() + args.budget_s - tuner.spent
         if tuner.confirm is None:
             leader, vals, rss, better = tuner.search(deadline)

@@ -80,8 +80,13 @@ def exec_rows(mb, tmp, name, argv, *opts):
     out = os.path.join(tmp, f"{name}.csv")
     if os.path.exists(out):
         os.remove(out)
-    run(mb, "exec", "-q", "--force", "-o", out, *opts, "--", *argv)
-    return rows(out)
+    p = run(mb, "exec", "-q", "--force", "-o", out, *opts, "--", *argv, expect_rc=None)
+    rs = rows(out)
+    # exit 4 exactly when no sample was ok (a configuration without one), else 0
+    want = 0 if any(r["status"] == "ok" for r in rs) else 4
+    check(p.returncode == want, f"exec {name}: exit {p.returncode}, expected {want} for statuses "
+                                f"{[r['status'] for r in rs]}: {p.stderr[-300:]!r}")
+    return rs
 
 
 def printed(mb, alloc, argv):
@@ -305,7 +310,7 @@ def case_metric(mb, tmp):
     check("not an extended regular expression" in p.stderr, f"metric: bad regex: {p.stderr!r}")
     # a failing command is a row with its exit code, not a harness error
     out = os.path.join(tmp, "fail.csv")
-    run(mb, "exec", "-q", "-o", out, "-a", "glibc", "-r", "1", "--", "sh", "-c", "echo oops; exit 3")
+    run(mb, "exec", "-q", "-o", out, "-a", "glibc", "-r", "1", "--", "sh", "-c", "echo oops; exit 3", expect_rc=4)
     r = rows(out)[0]
     check(r["status"] == "error" and "exit code 3: oops" in r["message"], f"failing command: {r['message']}")
 

@@ -196,9 +196,13 @@ def case_wrong_library(mb, tmp):
 def case_crash(mb, tmp):
     """Crash, abort, failure and time-out are rows; the runs after them go on."""
     out = os.path.join(tmp, "c.csv")
-    run(mb, "run", "-q", "-w", "selftest:mode=segv", "-w", "selftest:mode=abort", "-w", "selftest:mode=fail",
-        "-w", "selftest:mode=hang", "-w", "tensor_copy:size=1M,steps=2", "-a", "glibc", "--timeout", "1s",
-        "--warmup-runs", "0", "-r", "1", "-o", out)
+    p = run(mb, "run", "-q", "-w", "selftest:mode=segv", "-w", "selftest:mode=abort", "-w", "selftest:mode=fail",
+            "-w", "selftest:mode=hang", "-w", "tensor_copy:size=1M,steps=2", "-a", "glibc", "--timeout", "1s",
+            "--warmup-runs", "0", "-r", "1", "-o", out, expect_rc=4)
+    # exit 4: a configuration without an ok sample, each named in one line
+    named = [l for l in p.stderr.splitlines() if l.startswith("mallocbench: no ok sample: glibc on selftest")]
+    check(len(named) == 4 and "exit 4: 4 configurations without an ok sample" in p.stderr,
+          f"each configuration with no ok sample named, exit 4 said: {p.stderr[-600:]!r}")
     rs = {r["workload_params"]: r for r in rows(out)}  # blocks run in a shuffled order
     got = {k: r["status"] for k, r in rs.items()}
     check(got == {"mode=segv": "crashed", "mode=abort": "crashed", "mode=fail": "error", "mode=hang": "timeout",
@@ -207,6 +211,40 @@ def case_crash(mb, tmp):
     check("signal 6" in rs["mode=abort"]["message"], f"abort message {rs['mode=abort']['message']!r}")
     check("asked to fail" in rs["mode=fail"]["message"], f"fail message {rs['mode=fail']['message']!r}")
     check(rs["mode=hang"]["throughput"] == "", "no throughput for a timed-out run")
+
+
+def case_warmup_stop(mb, tmp):
+    """A configuration whose warm-up and first sample fail the same way stops (one row, its
+    status), the others run on; --keep-going exits 0 where the same run exits 4."""
+    out = os.path.join(tmp, "w.csv")
+    args = ["run", "-w", "selftest:mode=segv", "-w", "tensor_copy:size=1M,count=2,steps=2,warmup=0", "-a", "glibc",
+            "-r", "3", "--no-limit", "-o", out]
+    p = run(mb, *args, expect_rc=4)
+    rs = rows(out)
+    seg = [r for r in rs if r["workload"] == "selftest"]
+    check(len(seg) == 1 and seg[0]["status"] == "crashed", f"the crashing configuration: one row, crashed: {seg}")
+    check(sum(r["workload"] == "tensor_copy" and r["status"] == "ok" for r in rs) == 3, "the others ran on")
+    check("its warm-up ended crashed" in p.stderr and "glibc on selftest stopped: its warm-up and its sample of block"
+          in p.stderr, f"the stop is said, with its message: {p.stderr[-800:]!r}")
+    p = run(mb, *args, "--force", "--keep-going", expect_rc=0)
+    check("no ok sample: glibc on selftest" in p.stderr, "--keep-going still names it")
+
+
+def case_default_plan(mb, tmp):
+    """No -r: the run is sized for a verdict (--resolution 2%, at least 6 blocks, here at most
+    the 8 --max-blocks allows) and says so; -r 3 runs 3 and says no verdict is possible."""
+    out = os.path.join(tmp, "d.csv")
+    spec = "tensor_copy:size=1M,count=2,steps=2,warmup=0"
+    p = run(mb, "run", "-w", spec, "-a", "glibc,jemalloc", "--max-blocks", "8", "--no-limit", "--warmup-runs", "0",
+            "-o", out)
+    blocks = {r["config"]: len({x["block"] for x in rows(out) if x["config"] == r["config"]}) for r in rows(out)}
+    check(blocks and all(6 <= n <= 8 for n in blocks.values()), f"6 to 8 blocks per configuration: {blocks}")
+    check("the default without -r" in p.stderr and "resolution tensor_copy jemalloc vs glibc: +-" in p.stderr,
+          f"the plan and the resolution reached are said: {p.stderr[-600:]!r}")
+    out = os.path.join(tmp, "r3.csv")
+    p = run(mb, "run", "-w", spec, "-a", "glibc,jemalloc", "-r", "3", "--no-limit", "--warmup-runs", "0", "-o", out)
+    check(len(rows(out)) == 6 and "-r 3: 3 blocks give no verdict" in p.stderr and "leave out -r" in p.stderr,
+          f"-r 3: 3 blocks and the note: {p.stderr[-400:]!r}")
 
 
 def case_print_commands(mb, tmp):
@@ -232,7 +270,8 @@ def case_list(mb, tmp):
     tc = ws[0]
     check(tc["traits"] == ["size_curve"] and tc["metric"] == "copy bandwidth" and tc["lower_is_better"] is False
           and tc["params"][0]["name"] == "size" and len(tc["smoke"]) == 3, f"tensor_copy described: {tc}")
-    check([w["traits"] for w in ws if w["name"] == "idle_release"] == [["idle_region"]], "idle_release's trait")
+    check([w["traits"] for w in ws if w["name"] == "idle_release"] == [["idle_region", "trade_off"]],
+          "idle_release's traits: an idle region, a trade-off")
     run(mb, "list", "workloads", "--json", "x", expect_rc=2)
     run(mb, "list", "events", "--json", expect_rc=2)
     for sub in ("run", "list", "schema"):
@@ -632,7 +671,7 @@ def case_families(mb, tmp):
 
 # the options that take no value
 FLAGS = ("--force", "--resume", "--no-limit", "--print-commands", "--quiet", "--help", "--profile",
-         "--require-quiet", "--pin-threads")
+         "--require-quiet", "--pin-threads", "--keep-going")
 
 
 def param(params, name):

@@ -93,7 +93,7 @@ def case_never_ready(mb, tmp):
     out = os.path.join(tmp, "n.csv")
     t0 = time.monotonic()
     serve(mb, out, "-a", "glibc", "-r", "1", "--ready-timeout", "1", "--timeout", "60",
-          client=f"{PROG} client {{port}}", server=f"{PROG} server {{port}} --never-ready")
+          client=f"{PROG} client {{port}}", server=f"{PROG} server {{port}} --never-ready", expect_rc=4)
     took = time.monotonic() - t0
     rs = rows(out)
     check_eq([r["status"] for r in rs], ["error"], "a server that never gets ready")
@@ -123,13 +123,13 @@ def case_ignore_term(mb, tmp):
 def case_failures(mb, tmp):
     out = os.path.join(tmp, "f.csv")
     serve(mb, out, "-a", "glibc", "-r", "1", client=f"{PROG} client 1",
-          server=f"{PROG} server {{port}}")
+          server=f"{PROG} server {{port}}", expect_rc=4)  # 4: no ok sample
     rs = rows(out)
     check(rs and rs[0]["status"] == "error" and "the client exited with code 1" in rs[0]["message"]
           and "request 0 failed" in rs[0]["message"], f"failing client: {rs[0]['message'] if rs else rs}")
     out = os.path.join(tmp, "g.csv")
     serve(mb, out, "-a", "glibc", "-r", "1", client=f"{PROG} client {{port}} --requests 50",
-          server=f"{PROG} server {{port}} --exit-after 5")
+          server=f"{PROG} server {{port}} --exit-after 5", expect_rc=4)
     rs = rows(out)
     check(rs and rs[0]["status"] == "error" and "exit code 3" in rs[0]["message"]
           and "while its client ran" in rs[0]["message"], f"server dies: {rs[0]['message'] if rs else rs}")
@@ -140,7 +140,7 @@ def case_failures(mb, tmp):
     port = busy.getsockname()[1]
     out = os.path.join(tmp, "h.csv")
     run(mb, "serve", "-o", out, "-a", "glibc", "-r", "1", "--ready", f"tcp:{port}", "--client",
-        f"{PROG} client {port} {TAG}", "--", PROG, "server", str(port), TAG)
+        f"{PROG} client {port} {TAG}", "--", PROG, "server", str(port), TAG, expect_rc=4)
     busy.close()
     rs = rows(out)
     check(rs and rs[0]["status"] == "error" and "already accepts connections" in rs[0]["message"],
@@ -161,7 +161,7 @@ def case_ready_file(mb, tmp):
         pass
     out = os.path.join(tmp, "s.csv")
     run(mb, "serve", "-o", out, "-a", "glibc", "-r", "1", "--ready", f"file:{flag}", "--ready-timeout", "1",
-        "--client", f"{PROG} client 47999", "--", PROG, "server", "47999", "--never-ready")
+        "--client", f"{PROG} client 47999", "--", PROG, "server", "47999", "--never-ready", expect_rc=4)
     rs = rows(out)
     check(rs and rs[0]["status"] == "error" and "not ready" in rs[0]["message"],
           f"a stale file is not readiness: {rs[0]['message'] if rs else rs}")

@@ -125,6 +125,22 @@ def case_compare(mb, tmp):
     check("glibc" in p.stdout and "tensor_copy" in p.stdout, f"compare's table: {p.stdout[:300]!r}")
 
 
+def case_report(mb, tmp):
+    """`mallocbench report`: Markdown on stdout, its JSON (the schema, compare's records), HTML."""
+    p = run(mb, "report", FIXTURE)
+    check(p.stdout.startswith("# mallocbench report") and "## Read this first" in p.stdout,
+          f"report's Markdown on stdout: {p.stdout[:300]!r}")
+    p = run(mb, "report", FIXTURE, "--json")
+    try:
+        data = json.loads(p.stdout)
+    except ValueError:
+        data = {}
+    check(data.get("schema") == "mallocbench-report/1" and data.get("comparison", {}).get("schema")
+          == "mallocbench-compare/1" and data.get("summary"), f"report --json: {p.stdout[:300]!r}")
+    p = run(mb, "report", FIXTURE, "--html")
+    check(p.stdout.startswith("<!DOCTYPE html>") and "<table>" in p.stdout, f"report --html: {p.stdout[:200]!r}")
+
+
 def case_merge(mb, tmp):
     parts = []
     for k in (1, 2):

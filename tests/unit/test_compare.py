@@ -94,6 +94,15 @@ want = stats.paired_change([b5[b] for b in both], [x5[b] for b in both], 0.95)
 check(abs(c["change"].estimate - want.estimate) < 1e-9 and abs(c["change"].lo - want.lo) < 1e-9,
       f"a dropped block leaves the pairs by block: {c['change']} against {want}")
 
+# compare.estimate (the dashboard's nightly ratio) is change()'s estimate, without its CI
+fn = compare.METRICS[0][3]
+for n in (1, 2, 6, 9):
+    rr = run_rows(rng, {"glibc": 1, "x": 1.3}, n=n)
+    b, o = [r for r in rr if r["config"] == "glibc"], [r for r in rr if r["config"] == "x"]
+    full, quick = compare.change(b, o, fn), compare.estimate(b, o, fn)
+    check(quick == (full.kind, full.estimate), f"estimate() is change()'s at {n} blocks: {quick} vs {full}")
+    check((full.method == stats.UNPAIRED) == (n < 2), f"{n} blocks: unpaired exactly under 2 pairs: {full.method}")
+
 # the default baseline is the run's first configuration (as hyperfine's reference), whatever its family
 rf = run_rows(rng, {"scudo": 1, "glibc": 1.5, "tbbmalloc": 0.5})
 resf = compare.analyse(rf, metrics=PRIMARY)
