@@ -108,8 +108,10 @@ static void fmt_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "?");
     else if (s < 120)
         snprintf(buf, len, "%.0fs", s);
-    else if (s < 7200)
-        snprintf(buf, len, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
+    else if (s < 7200) {
+        long whole = lround(s); /* rounded once: 479.6 s is 8m00s, never 7m60s */
+        snprintf(buf, len, "%ldm%02lds", whole / 60, whole % 60);
+    }
     else
         snprintf(buf, len, "%.1fh", s / 3600);
 }

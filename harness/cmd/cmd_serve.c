@@ -29,11 +29,10 @@ static void serve_usage(FILE *out)
             "Throughput is the number --metric finds in CLIENT's output (else 1 / its wall time);\n"
             "--latency NAME=REGEX fills latency_NAME_us from CLIENT's output, read in --latency-unit\n"
             "(default ms).  The server has --ready-timeout seconds (default 30) to become ready.\n"
-            "RUN OPTIONS: see `mallocbench run --help` (-w is not one of them).  Example:\n"
-            "  mallocbench serve -a glibc,jemalloc -r 5 --ready tcp:11311 \\\n"
-            "      --metric 'Took ([0-9.]+) seconds' --lower-is-better --unit s \\\n"
-            "      --client 'memcslap --servers=127.0.0.1:11311 --concurrency=2 --execute-number=20000' \\\n"
-            "      -- memcached -p 11311 -U 0 -t 1\n");
+            "RUN OPTIONS: see `mallocbench run --help` (-w is not one of them).  Example (the README's):\n"
+            "  mallocbench serve --ready tcp:auto --metric 'TPS: ([0-9]+)' --unit ops/s \\\n"
+            "      --client 'memcaslap -s 127.0.0.1:{port} -T 1 -c 4 -x 40000 -X 16384' \\\n"
+            "      -- memcached -p {port} -U 0 -t 1 -u root -m 256\n");
 }
 
 typedef struct {

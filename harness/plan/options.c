@@ -69,10 +69,9 @@ static const opt_t opts[] = {
      .help = "ALLOC:NAME=V1[,V2...]   a list sweeps (\"default\": leave unset);\n"
              "several -t: the cross product; ALLOC may be a label of -a"},
     {.flag = "repetitions", .short_flag = 'r', .key = "repetitions", .type = OPT_COUNT, .min = 1, .max = 100000,
-     .def = "6", .metavar = "N",
-     .help = "blocks: samples per configuration (without -r, --adaptive or --resolution: as many\n"
-             "as --resolution 2% --budget 10m --max-blocks 30 takes, at least 6, the fewest the\n"
-             "paired test can give a verdict from)",
+     .metavar = "N",
+     .help = "blocks: samples per configuration (default: as many as a verdict\n"
+             "needs, as --resolution 2% --budget 10m --max-blocks 30, at least 6)",
      SPEC(reps), GIVEN(reps_given)},
     {.flag = "output", .short_flag = 'o', .key = "output", .type = OPT_STRING, .metavar = "FILE",
      .help = "CSV to write (default results/run-<UTC time>.csv); beside it\n"

@@ -221,10 +221,9 @@ static void harness_off(const cpu_set_t *pinned)
  * one is not known in advance. */
 static void default_plan(run_spec_t *sp, const run_cli_t *cli)
 {
-    if (sp->reps_given || sp->adaptive > 0 || sp->resolution > 0)
-        return;
-    sp->reps = VERDICT_MIN_BLOCKS;
-    if (cli->shard_n > 1)
+    if (!sp->reps_given)
+        sp->reps = VERDICT_MIN_BLOCKS; /* also the fewest blocks of --adaptive, --resolution */
+    if (sp->reps_given || sp->adaptive > 0 || sp->resolution > 0 || cli->shard_n > 1)
         return;
     sp->default_plan = true;
     sp->resolution = DEFAULT_RESOLUTION;

@@ -48,4 +48,8 @@ def run(main):
     except Fail as e:
         print(e.line, file=sys.stderr)
         return e.status
+    except BrokenPipeError:  # the reader went away (| head): no traceback, the shell's status
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     return rc if isinstance(rc, int) and not isinstance(rc, bool) else 0

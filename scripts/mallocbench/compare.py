@@ -322,14 +322,15 @@ def pair(base_rows, rows, metric=None, floor=0.01, trade_off=False):
     return next((c for c in res if not c["is_base"] and not c["geomean"] and c["config"] == rows[0]["config"]), None)
 
 
-def pair_values(base, other, better="higher", floor=0.01, unit=""):
+def pair_values(base, other, better="higher", floor=0.01, unit="", trade_off=False):
     """The cell of a pair given as {block: value} on each side (tune's confirmation): the same
-    estimator (_change over the common blocks) and verdict as analyse()."""
+    estimator (_change over the common blocks) and verdict as analyse(), 'trade-off' for the
+    figure of a workload with that trait."""
     bv = {("block", k): v for k, v in base.items() if v is not None}
     ov = {("block", k): v for k, v in other.items() if v is not None}
     ch = _change(bv, ov, True, 0.95) if bv and ov else None
-    return _cell(change=ch, verdict=stats.verdict(ch, better, floor), unit=unit, better=better,
-                 n=len(ov), n_base=len(bv))
+    word = "trade-off" if trade_off and ch is not None else stats.verdict(ch, better, floor)
+    return _cell(change=ch, verdict=word, unit=unit, better=better, n=len(ov), n_base=len(bv))
 
 
 def change_words(cell):
@@ -752,6 +753,9 @@ def first_lines(run, res):
             r = mbdata.resolution(ch)
             if r is not None:
                 parts.append(f"{c['config']} ±{r * 100:.1f}%")
+                continue
+            if ch.kind == "diff" and ch.lo is not None and ch.hi is not None:  # from 0: in the unit
+                parts.append(f"{c['config']} ±{fmt_value((ch.hi - ch.lo) / 2, c['unit'])}")
                 continue
             why = ("unpaired: fewer than 2 blocks" if ch.method == stats.UNPAIRED
                    else f"{ch.n} pairs; a 95% CI needs 6: add blocks")

@@ -626,12 +626,13 @@ def confirm_reserve(alive, per, budget):
 
 # ---- confirmation and report --------------------------------------------------------------
 
-def change_text(vals, base, other, better="higher"):
+def change_text(vals, base, other, better="higher", trade_off=False):
     """other against base as every view words a pair (compare.pair_values: the paired
-    Hodges-Lehmann ratio, its verdict word at a 1% floor), with its 95% CI and n."""
+    Hodges-Lehmann ratio, its verdict word at a 1% floor; trade_off: the figure of a workload
+    with that trait), with its 95% CI and n."""
     if base not in vals or other not in vals or base == other:
         return "-"
-    cell = compare.pair_values(vals[base], vals[other], better)
+    cell = compare.pair_values(vals[base], vals[other], better, trade_off=trade_off)
     ch = cell["change"]
     if ch is None:
         return "-"

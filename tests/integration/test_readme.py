@@ -46,10 +46,15 @@ def fail(what):
 
 
 def parse_stamp(text):
-    """'CMD | date D | commit C | check: X' -> dict; None when malformed."""
+    """'CMD | date D | commit C | check: X [| exact]' -> dict; None when malformed.  exact: the
+    block is the check's output line for line (figures included), which therefore reads only
+    committed files (docs/examples/): the README's figures come from them through a script."""
     parts = [p.strip() for p in text.split(" | ")]
     out = {"command": parts[0]}
     for p in parts[1:]:
+        if p == "exact":
+            out["exact"] = True
+            continue
         key, _, val = p.partition(" ")
         key = key.rstrip(":")
         if key not in ("date", "commit", "check") or not val.strip():
@@ -79,7 +84,8 @@ def examples(path):
 
 ALLOC_ENV = ("MALLOC_", "GLIBC_TUNABLES", "JE_MALLOC_CONF", "TCMALLOC_", "MIMALLOC_", "SCUDO_OPTIONS",
              "GWP_ASAN_OPTIONS", "TBB_", "LD_PRELOAD")
-VERDICTS = ("within noise", "too few", "improved", "regressed")
+VERDICTS = ("within noise", "too few", "improved?", "regressed?", "improved", "regressed", "negligible",
+            "trade-off", "unpaired")
 PATH = re.compile(r"(?<![\w.])/(?:[^\s:/,]+/)+([^\s:/,]+)")
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 PREFIXED = re.compile(r"#( ?)(?:Ki|Mi|Gi|Ti|k|M|G|T|µ|u|m|n)?(B/s|B|iB|s|ops/s|steps/s)(?![\w/])")
@@ -112,12 +118,16 @@ def chunks(block):
     return out
 
 
-def match(block, output):
-    """None when the block's shape is found in output, else why not."""
-    got = [shape(l) for l in output]
+def exact(line):
+    return line.rstrip()
+
+
+def match(block, output, same=shape):
+    """None when the block's shape (same=exact: its very text) is found in output, else why not."""
+    got = [same(l) for l in output]
     pos = 0
     for lines, open_before, open_after in chunks(block):
-        want = [shape(l) for l in lines]
+        want = [same(l) for l in lines]
         while want and not want[0]:
             want.pop(0)
         while want and not want[-1]:
@@ -193,10 +203,13 @@ def check_examples(mb, root, files):
         runner = Runner(mb, root, tmp)
         for path in files:
             for where, stamp, block in examples(path):
+                if stamp.get("exact") and "docs/examples/" not in stamp.get("check", ""):
+                    fail(f"{where}: an exact example must read a committed file (docs/examples/): {stamp}")
+                    continue
                 output = runner.output(stamp)
                 if output is None:
                     continue
-                why = match(block, output)
+                why = match(block, output, exact if stamp.get("exact") else shape)
                 if why:
                     fail(f"{where}: the example of '{stamp['command']}' no longer matches: {why}")
                     print("today's output:\n" + "\n".join(output), file=sys.stderr)
@@ -283,7 +296,7 @@ def check_vocabulary(root, readme):
     from mallocbench import summary
     with open(readme, encoding="utf-8") as f:
         text = f.read()
-    words = list(stats.VERDICTS) + [c for c in summary.COLS if c not in ("config", "vs")] + ["vs glibc"]
+    words = [v for v in stats.VERDICTS if v != "-"] + [c for c in summary.COLS if c not in ("config", "vs")] + ["vs glibc"]
     for w in words:
         if f"**{w}**" not in text:
             fail(f"{readme}: '{w}' is never explained (expected **{w}** in *Reading a result*)")

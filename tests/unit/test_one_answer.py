@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""test_one_answer.py - one answer in every view (issue 31): each CSV given is rendered through
+every view that shows a configuration against its baseline, and the test fails when any two
+disagree on a pair's ratio, its unit or its verdict word.
+
+The reference is `compare --json` (the records of compare.analyse).  Against it:
+the Python API (mallocbench.compare: the same records), compare's text table, its --csv-out,
+summary (text and Markdown: the vs column), report (Markdown: the summary table, the statistics
+table and the "Best:" sentences; --json: its summary and comparison; --html), the dashboard's
+nightly ratio (history.load over the CSV stored as one night), tune's wording of a pair
+(tune.change_text over the same blocks), and the units of CPU, faults and calls (compare's
+`/MiB` is summary's `faults/MiB` and report's `unit_of_work`).  A frameworks CSV (FW=path)
+also checks the frameworks report's table.
+
+Usage: test_one_answer.py RUN.csv [RUN.csv ...] [FW=frameworks.csv]; a fresh `make compare`:
+test_one_answer.py results/compare-*/run.csv.  Exit 77 without scipy."""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import scipy  # noqa: F401
+except ImportError:
+    print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
+    sys.exit(77)
+
+import mallocbench
+from mallocbench import compare, history, mbdata, summary, tune
+from mbtest import FAILS, check
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(HERE, "..", "scripts")
+
+
+def script(name, *args):
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args], capture_output=True, text=True,
+                       timeout=600)
+    check(p.returncode == 0, f"{name} {' '.join(args)}: exit {p.returncode}: {p.stderr[-400:]!r}")
+    return p.stdout
+
+
+def words(cell):
+    """A record as the tables word it (compare.change_words)."""
+    if cell["method"] == "ratio of medians (unpaired: fewer than 2 pairs)":
+        return f"{cell['text']} unpaired"
+    return f"{cell['text']} {cell['verdict']}" if cell["verdict"] not in ("-", "") else cell["text"]
+
+
+def primary_rows(text):
+    """{workload title: [row lines]} of compare's first table (the primary figures)."""
+    out, cur = {}, None
+    for line in text.split("\n")[text.split("\n").index("primary figure of each workload") + 1:]:
+        if not line.strip():
+            break
+        if line.startswith("  "):
+            if cur is not None:
+                out[cur].append(line)
+        else:
+            cur = line
+            out.setdefault(cur, [])
+    return out
+
+
+def check_run(path, tmp):
+    name = os.path.basename(path)
+    ref = json.loads(script("compare.py", path, "--json"))
+    cells = [c for c in ref["cells"] if not c["geomean"]]
+    prim = [c for c in cells if c["primary"]]
+    check(prim, f"{name}: compare --json has primary cells")
+
+    # the API: the same records
+    api = mallocbench.compare(path)
+    check(api["cells"] == ref["cells"], f"{name}: mallocbench.compare() gives compare --json's records")
+
+    # compare's own table and CSV
+    text = script("compare.py", path)
+    tables = primary_rows(text)
+    for c in prim:
+        rows = [l for t, ls in tables.items() if t.startswith(f"{c['workload']} (") for l in ls]
+        hit = [r for r in rows if r.split()[:1] == [c["config"]] and f" {c['text']} " in r
+               and f" {c['verdict']} " in r + " "]
+        check(hit, f"{name}: compare's table shows {c['config']} on {c['workload']} as {c['text']} {c['verdict']}")
+    out = os.path.join(tmp, name + ".cells.csv")
+    script("compare.py", path, "--csv-out", out)
+    with open(out, newline="") as f:
+        got = {(r["workload"], r["workload_params"], r["config"], r["metric"]): r for r in csv.DictReader(f)}
+    for c in cells:
+        r = got.get((c["workload"], c["params"], c["config"], c["metric"] if c["metric"] != "throughput"
+                     else "throughput"))
+        if r is None:  # the CSV names tables as compare does: the registry's display name
+            r = next((x for k, x in got.items() if k[:3] == (c["workload"], c["params"], c["config"])
+                      and x["figure"] == c["figure"]), None)
+        check(r is not None and r["verdict"] == c["verdict"] and
+              (c["estimate"] is None or abs(float(r["estimate"]) / c["estimate"] - 1) < 1e-5
+               if c["estimate"] else True),
+              f"{name}: --csv-out agrees on {c['config']} {c['workload']} {c['figure']}: {r and r['verdict']}")
+
+    # summary, text and Markdown: the vs column is compare's words for the primary pair
+    base = ref["baseline"]
+    for md in (False, True):
+        stext = script("summary.py", path, *(["--markdown"] if md else []))
+        for c in prim:
+            want = words(c)
+            lines = [l for l in stext.split("\n") if (l.startswith(f"| {mbdata.md_text(c['config'])} |") if md
+                                                       else l.split()[:1] == [c["config"]])]
+            check(any(want in l for l in lines),
+                  f"{name}: summary{' --markdown' if md else ''} shows {c['config']} vs {base} as {want!r}: {lines}")
+        # one unit: compare's faults per MiB is summary's faults/MiB
+        for c in cells:
+            if c["metric"] == "faults" and c["unit"] == "/MiB":
+                check("faults/MiB" in stext, f"{name}: faults per MiB in compare, faults/MiB in summary")
+
+    # report: Markdown (stdout), JSON, HTML
+    rmd = script("report.py", path)
+    rjs = json.loads(script("report.py", path, "--json"))
+    rhtml = script("report.py", path, "--html")
+    check(rjs["comparison"]["cells"] == ref["cells"], f"{name}: report --json's comparison is compare --json's")
+    first = rmd.split("## What this shows")[0]
+    check("resolution reached" in first, f"{name}: the report's first lines state the resolution reached")
+    for c in prim:
+        want = words(c)
+        check(f"| {mbdata.md_text(want)} |" in rmd, f"{name}: report.md's summary table shows {want!r}")
+        check(want in rhtml, f"{name}: report.html shows {want!r}")
+        line = next((s for s in rjs["summary"] if (s["workload"], s["params"], s["config"]) ==
+                     (c["workload"], c["params"], c["config"])), None)
+        check(line is not None and line["change"]["verdict"] == c["verdict"] and
+              line["change"]["estimate"] == c["estimate"] and line["text"]["vs"] == want,
+              f"{name}: report --json's summary agrees with compare on {c['config']} {c['workload']}")
+        faults = next((x for x in cells if x["metric"] == "faults" and
+                       (x["workload"], x["params"], x["config"]) == (c["workload"], c["params"], c["config"])), None)
+        check(line is None or faults is None or faults["unit"] == f"/{line['unit_of_work']}",
+              f"{name}: one unit of work for {c['workload']}: compare {faults and faults['unit']}, "
+              f"report {line and line['unit_of_work']}")
+    for s_ in rjs["what_this_shows"]:
+        text = s_["text"]
+        if "Best: " in text:
+            best = text.split("Best: ", 1)[1].split(",", 1)[0]
+            wl_cells = [c for c in prim if c["config"] == best and f"{c['workload']} (" in s_["title"] + " ("
+                        and c["params"] in s_["title"]]
+            check(any(f"{best}, {words(c)} against" in text for c in wl_cells),
+                  f"{name}: report's sentence '{text[text.index('Best: '):][:80]}' is compare's words")
+
+    # the dashboard's nightly ratio: the same estimate
+    hist = os.path.join(tmp, "history")
+    shutil.rmtree(hist, ignore_errors=True)
+    night = os.path.join(tmp, "night.csv")
+    shutil.copy(path, night)
+    meta = mbdata.sidecar(path, ".meta.json")
+    if os.path.exists(meta):
+        shutil.copy(meta, mbdata.sidecar(night, ".meta.json"))
+        subprocess.run([sys.executable, os.path.join(SCRIPTS, "history.py"), "store", night, hist, "2026-01-01"],
+                       check=True, capture_output=True)
+        series = history.load(hist)["series"]
+        for c in prim:
+            if c["kind"] != "ratio":
+                continue
+            s = next((x for x in series if (x["workload"], x["params"], x["config"], x["metric"]) ==
+                      (c["workload"], c["params"], c["config"], "throughput")), None)
+            check(s is not None and abs(s["ratio"][-1] / c["estimate"] - 1) < 1e-9,
+                  f"{name}: the dashboard's ratio of {c['config']} on {c['workload']} is compare's "
+                  f"{c['estimate']}: {s and s['ratio'][-1]}")
+
+    # tune's wording of a pair over the same blocks
+    run = mbdata.load(path)
+    trade = set(run.with_trait("trade_off"))
+    for c in prim[:6]:
+        vals = {}
+        for r in run.ok:
+            if (r["workload"], r["workload_params"]) == (c["workload"], c["params"]):
+                vals.setdefault(r["config"], {})[(r["matrix_id"], r["block"])] = mbdata.num(r, "throughput")
+        got = tune.change_text(vals, base, c["config"], c["better"], c["workload"] in trade)
+        check(got.startswith(words(c)), f"{name}: tune words {c['config']} on {c['workload']} as {got!r}, "
+                                       f"compare as {words(c)!r}")
+
+
+def check_frameworks(path):
+    base = mbdata.baseline_config(mbdata.load(path))  # the report's baseline: glibc's defaults
+    ref = json.loads(script("compare.py", path, "--json", "--baseline", base))
+    # the report shows a configuration by its label (mbdata.config_label: without its tunables)
+    said = {(mbdata.config_label(c["config"]), words(c)) for c in ref["cells"] if c["primary"] and not c["geomean"]}
+    text = script("frameworks.py", path)
+    table = text.split("## Programs × configurations", 1)[-1].split("\n## ", 1)[0]
+    rows = [l.split(" | ") for l in table.split("\n") if l.startswith("| ") and not l.startswith("| program")
+            and not l.startswith("|---")]
+    shown = 0
+    for r in rows:
+        if len(r) < 3 or r[2] == "baseline":
+            continue
+        cfg, vs = r[1], r[2].split(" [")[0]
+        shown += 1
+        check(any(c == cfg and vs == w for c, w in said) or vs == "–",
+              f"frameworks: {cfg}'s {vs!r} is a pair compare prints for it")
+    check(shown, "frameworks: its table has pairs to check")
+
+
+def main():
+    args = sys.argv[1:]
+    fw = [a[3:] for a in args if a.startswith("FW=")]
+    runs = [a for a in args if not a.startswith("FW=")]
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in runs:
+            check_run(os.path.abspath(p), tmp)
+    for p in fw:
+        check_frameworks(p)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+        return 1
+    print(f"ok: {len(runs)} runs through every view" + (", and the frameworks report" if fw else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
