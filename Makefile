@@ -20,7 +20,7 @@ HISTORY ?= results/history
 SITE    ?= results/site
 NIGHTLY_MATRIX = $(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),matrices/nightly.ini)
 
-.PHONY: all deps deps-test deps-site deps-frameworks node-deps build test test-full test-part fuzz bench compare sweep calibrate clean nightly dashboard frameworks
+.PHONY: all deps deps-test deps-site deps-frameworks node-deps site-deps build test test-full test-part fuzz bench compare sweep calibrate clean nightly dashboard frameworks
 
 all: build
 
@@ -39,9 +39,16 @@ deps-frameworks:
 	@scripts/deps.sh frameworks
 
 # node_modules from package-lock.json (uPlot for the site, puppeteer-core for its
-# browser test): `npm ci`, quietly, only when the lock file is newer than the install.
+# browser test): `npm ci`, quietly, only when the lock file is newer than the install
+# or the browser test's package is missing (site-deps installs uPlot alone).
 node-deps:
-	@[ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error >/dev/null
+	@[ -d node_modules/puppeteer-core ] && [ node_modules/.package-lock.json -nt package-lock.json ] || \
+	    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+
+# what the dashboard needs: uPlot alone (no browser-test package), said as it installs
+site-deps:
+	@[ -f node_modules/uplot/package.json ] || { echo "npm ci --omit=dev: uPlot for the dashboard"; \
+	    npm ci --omit=dev --no-audit --no-fund --loglevel=error; }
 
 $(BUILD)/build.ninja: | deps
 	meson setup $(BUILD)
@@ -131,7 +138,7 @@ nightly: build
 
 # The detector over the whole history (SITE/alerts.csv, SITE/series.json),
 # the latest night's report, and the static site.
-dashboard: deps deps-site node-deps
+dashboard: deps deps-site site-deps
 	@mkdir -p $(SITE)
 	$(PYTHON) scripts/detect.py $(HISTORY) --out $(SITE) --force; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
 	@latest=$$($(PYTHON) scripts/history.py latest $(HISTORY)) || exit 2; \

@@ -280,10 +280,14 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
     char figure[160];
     /* the time beside the figure is the one it is of: the measured region's */
     double t = s->res.present & WLR_BIT(WLR_region_s) ? s->res.region_s : s->wall_s;
-    if (s->status == RUN_OK)
-        snprintf(figure, sizeof figure, "%.3g %s, %s faults, %.2fs",
-                 strcmp(s->res.unit, "B/s") ? s->res.throughput : s->res.throughput / 1e9,
-                 strcmp(s->res.unit, "B/s") ? s->res.unit : "GB/s", c->row->field[COL_region_minor_faults], t);
+    if (s->status == RUN_OK) {
+        /* never an exponent: 777k ops/s, 1.2 GB/s (bytes as the tables print them) */
+        double v = s->res.throughput, a = fabs(v);
+        const char *pre = a >= 1e9 ? "G" : a >= 1e6 ? "M" : a >= 1e4 ? "k" : "";
+        double f = a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e4 ? 1e3 : 1;
+        snprintf(figure, sizeof figure, "%.3g %s%s, %s faults, %.2fs", v / f, pre, s->res.unit,
+                 c->row->field[COL_region_minor_faults], t);
+    }
     else
         snprintf(figure, sizeof figure, "%s: %s", sample_status_name(s->status), s->message);
     size_t of = schedule_target(&c->sp) > 0 ? c->nrun : c->planned;

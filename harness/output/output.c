@@ -60,6 +60,73 @@ static void default_name(char *out, size_t len, unsigned attempt)
         snprintf(out, len, "results/run-%s.csv", ts);
 }
 
+/* -o in folders that do not exist yet (results/today/run.csv): the nearest one that
+ * exists must be a folder this process may write in; the missing ones are named
+ * plainly (no "." or ".." among them) and made by out_open, after the proof.  0 when
+ * the CSV's folder exists or was found makeable (*made set), else -errno with err. */
+static int missing_dirs(out_t *o, const char *output, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], probe[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", output);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return 0;
+    if (errno != ENOENT)
+        return 0; /* outfile_resolve says why */
+    snprintf(probe, sizeof probe, "%s", dir);
+    for (;;) {
+        char *s = strrchr(probe, '/');
+        const char *part = s ? s + 1 : probe;
+        if (!strcmp(part, ".") || !strcmp(part, "..") || !part[0]) {
+            snprintf(err, errlen, "cannot write '%s': its folder '%s' does not exist", output, dir);
+            return -ENOENT;
+        }
+        if (!s) {
+            snprintf(probe, sizeof probe, ".");
+            break;
+        }
+        if (s == probe) {
+            probe[1] = '\0';
+            break;
+        }
+        *s = '\0';
+        if (stat(probe, &st) == 0)
+            break;
+    }
+    if (stat(probe, &st) || !S_ISDIR(st.st_mode) || access(probe, W_OK | X_OK)) {
+        snprintf(err, errlen, "cannot write '%s': its folder '%s' does not exist and '%s' %s", output, dir, probe,
+                 stat(probe, &st) || !S_ISDIR(st.st_mode) ? "is not a folder" : "cannot be written");
+        return -EACCES;
+    }
+    snprintf(o->mkdirs, sizeof o->mkdirs, "%s", dir);
+    return 0;
+}
+
+/* mkdir -p of o->mkdirs (out_check found them makeable). */
+static int make_dirs(out_t *o, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", o->mkdirs);
+    for (char *p = path + 1; ; p++) {
+        if (*p != '/' && *p)
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(path, 0777) && errno != EEXIST) {
+            int e = errno;
+            snprintf(err, errlen, "cannot create the folder '%s': %s", path, strerror(e));
+            return -e;
+        }
+        if (!c)
+            return 0;
+        *p = c;
+    }
+}
+
 int out_check(out_t *o, const char *output, const char *sidecars, bool resume, bool force,
               char *err, size_t errlen)
 {
@@ -106,8 +173,16 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
         if (o->sidecars)
             set_sidecars(o, sidecars);
     } else {
+        int rc = missing_dirs(o, output, err, errlen);
+        if (rc)
+            return rc;
+        if (o->mkdirs[0]) { /* nothing there yet: the path as given, its folders made by out_open */
+            o->sidecars = true;
+            set_sidecars(o, sidecars[0] ? sidecars : o->csv);
+            return resume ? (snprintf(err, errlen, "cannot resume '%s': it does not exist", output), -ENOENT) : 0;
+        }
         /* one path for the lock and the writes: a symbolic link resolved once */
-        int rc = outfile_resolve(output, o->csv, sizeof o->csv, err, errlen);
+        rc = outfile_resolve(output, o->csv, sizeof o->csv, err, errlen);
         if (rc)
             return rc;
         o->sidecars = true;
@@ -259,6 +334,8 @@ static void out_unlock(out_t *o)
 int out_open(out_t *o, const char *const *extra_names, size_t nextra, char *err, size_t errlen)
 {
     int rc;
+    if (o->mkdirs[0] && (rc = make_dirs(o, err, errlen)))
+        return rc;
     if (o->kind == OUT_STDOUT || o->kind == OUT_DEVICE) {
         int fd = o->kind == OUT_STDOUT ? fcntl(1, F_DUPFD_CLOEXEC, 3)
                                        : open(o->csv, O_WRONLY | O_CLOEXEC);

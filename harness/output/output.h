@@ -29,6 +29,7 @@ typedef struct {
     char csv[PATH_MAX];
     bool sidecars;               /* .meta.json and .rss.csv are written */
     char meta[PATH_MAX], rss[PATH_MAX];
+    char mkdirs[PATH_MAX];       /* -o in folders that do not exist yet: made by out_open, "" none */
     /* after out_open */
     outfile_lock_t lock;         /* held on the CSV from out_open to out_close */
     bool locked;

@@ -247,6 +247,22 @@ def case_default_plan(mb, tmp):
           f"-r 3: 3 blocks and the note: {p.stderr[-400:]!r}")
 
 
+def case_new_folder(mb, tmp):
+    """-o in folders that do not exist: made after the proof, as tune makes its own; none made
+    when the run is refused before it starts."""
+    out = os.path.join(tmp, "day", "one", "x.csv")
+    run(mb, "run", "-q", "-w", "tensor_copy:size=1M,count=2,steps=2,warmup=0", "-a", "glibc", "-r", "1",
+        "--no-limit", "-o", out)
+    check(len(rows(out)) == 1 and os.path.exists(os.path.join(tmp, "day", "one", "x.meta.json")),
+          "the CSV and its sidecars in the folders made for them")
+    refused = os.path.join(tmp, "never", "x.csv")
+    run(mb, "run", "-q", "-w", "tensor_copy", "-a", "nosuch", "-o", refused, expect_rc=2)
+    check(not os.path.exists(os.path.join(tmp, "never")), "a refused run makes no folder")
+    p = run(mb, "run", "-q", "-w", "tensor_copy", "-a", "glibc", "-o", os.path.join(tmp, "a", "..", "x.csv"),
+            expect_rc=2)
+    check("does not exist" in p.stderr, f"'..' through a missing folder is refused: {p.stderr!r}")
+
+
 def case_print_commands(mb, tmp):
     """--print-commands prints a runnable command that does the same work."""
     p = run(mb, "run", "--print-commands", "-w", "tensor_copy:size=1M,count=2,steps=2,warmup=0", "-a", "glibc",
