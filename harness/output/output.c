@@ -75,7 +75,7 @@ static int missing_dirs(out_t *o, const char *output, char *err, size_t errlen)
     struct stat st;
     if (stat(dir, &st) == 0)
         return 0;
-    if (errno != ENOENT)
+    if (errno != ENOENT && errno != ENOTDIR)
         return 0; /* outfile_resolve says why */
     snprintf(probe, sizeof probe, "%s", dir);
     for (;;) {

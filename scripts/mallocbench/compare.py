@@ -26,7 +26,6 @@ import argparse
 import csv
 import json
 import math
-import os
 import sys
 
 from . import cli
@@ -774,6 +773,11 @@ def api(run, baseline=None, floor=0.01, metrics=None):
     first configuration), paired by block: the records `compare --json` prints (JSON_SCHEMA),
     the same estimate and verdict as every other view.  metrics: registry keys (default all).
     ValueError for an unknown baseline or metric; needs numpy and scipy."""
+    try:  # a library does not re-run its caller under another interpreter (stats.require_scipy)
+        import numpy  # noqa: F401
+        import scipy.stats  # noqa: F401
+    except ImportError as e:
+        raise ImportError(f"{mbcsv.missing_dependency(e)} (mallocbench.compare needs it)") from None
     if not isinstance(run, mbdata.Run):
         run = mbdata.load(run)
     order = run.config_order

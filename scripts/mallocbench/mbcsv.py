@@ -267,7 +267,7 @@ def read(path):
     return parse(decode(data, path), path)
 
 
-DEBIAN_PACKAGE = {"matplotlib": "python3-matplotlib", "numpy": "python3-numpy"}
+DEBIAN_PACKAGE = {"matplotlib": "python3-matplotlib", "numpy": "python3-numpy", "scipy": "python3-scipy"}
 DEBIAN_PYTHON = "/usr/bin/python3"
 
 

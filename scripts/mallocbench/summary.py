@@ -15,7 +15,6 @@ interpreter lacks them).
 The ratios are against the run's first configuration unless --baseline names another.
 """
 import argparse
-import os
 import statistics
 import sys
 

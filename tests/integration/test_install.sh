@@ -87,6 +87,19 @@ if [ -f "$tmp/out.csv" ] && [ -n "$script" ]; then
 		"$tmp/out.csv" -o "$tmp/report" --no-plots) >"$tmp/report.out" 2>&1 ||
 		fail "python3 -m mallocbench.report from the installed package: $(tail -n 3 "$tmp/report.out")"
 	grep -q "tensor_copy" "$tmp/report/report.md" 2>/dev/null || fail "the installed report.md does not name the workload"
+	# the Python API from the installed package: every module it names is installed
+	(cd "$tmp/elsewhere" && env -u PYTHONPATH -u MB_SCHEMA PYTHONPATH="$(dirname "$pkg")" "$python" -c \
+		'import sys, mallocbench
+r = mallocbench.load(sys.argv[1])
+try:
+    c = mallocbench.compare(r)["schema"]
+except ImportError as e:  # no scipy in this interpreter: said, by package
+    c = str(e)
+    assert "is missing: apt-get install python3-" in c, c
+with mallocbench.region():
+    pass
+print("api", len(r.rows), c)' "$tmp/out.csv") >"$tmp/api.out" 2>&1 ||
+		fail "the installed Python API: $(tail -n 3 "$tmp/api.out")"
 	# python3 -m puts the current directory first: the harness keeps it out (PYTHONSAFEPATH)
 	printf 'raise SystemExit("the csv.py of the current directory was imported")\n' >"$tmp/elsewhere/csv.py"
 	(cd "$tmp/elsewhere" && env -u PYTHONPATH -u PYTHONSAFEPATH "$bin" compare "$tmp/out.csv" "$tmp/out2.csv") \

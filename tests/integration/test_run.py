@@ -176,8 +176,12 @@ def case_bad_input(mb, tmp):
         lines = p.stderr.strip().splitlines()
         check(len(lines) == 1 and needle in p.stderr, f"{args}: {p.stderr!r}")
         check(not os.path.exists(out), f"{args}: nothing written")
-    p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-r", "1", "-o", "/nonexistent-dir/x.csv", expect_rc=2)
-    check("cannot write '/nonexistent-dir/x.csv'" in p.stderr, f"unwritable output: {p.stderr!r}")
+    # a folder that cannot be made (a file stands where one would be): refused before any run
+    afile = os.path.join(tmp, "afile")
+    open(afile, "w").close()
+    bad = os.path.join(afile, "sub", "x.csv")
+    p = run(mb, "run", "-q", "-w", "tensor_copy:steps=1", "-r", "1", "-o", bad, expect_rc=2)
+    check(f"cannot write '{bad}'" in p.stderr and "is not a folder" in p.stderr, f"unwritable output: {p.stderr!r}")
 
 
 def case_wrong_library(mb, tmp):

@@ -15,7 +15,6 @@ also checks the frameworks report's table.
 Usage: test_one_answer.py RUN.csv [RUN.csv ...] [FW=frameworks.csv]; a fresh `make compare`:
 test_one_answer.py results/compare-*/run.csv.  Exit 77 without scipy."""
 import csv
-import io
 import json
 import os
 import shutil
@@ -30,7 +29,7 @@ except ImportError:
     sys.exit(77)
 
 import mallocbench
-from mallocbench import compare, history, mbdata, summary, tune
+from mallocbench import history, mbdata, tune
 from mbtest import FAILS, check
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
