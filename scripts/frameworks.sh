@@ -58,7 +58,8 @@ LABELS=$KEEP
 
 # 1. the programs under every configuration
 say "fw.csv: $MATRIX, $REPS blocks, $LABELS; programs $KEEP_P${LEFT_P:+ (left out: $LEFT_P)}"
-$MB run -m "$OUT/frameworks.ini" -r "$REPS" -o "$OUT/fw.csv" --force
+# --keep-going: a configuration that fails every sample is a row the report names first (exit 4 otherwise)
+$MB run -m "$OUT/frameworks.ini" -r "$REPS" -o "$OUT/fw.csv" --force --keep-going
 
 # 2. the training step's worst configuration (lowest throughput against glibc), profiled
 worst=$($PYTHON scripts/frameworks.py --worst train "$OUT/fw.csv") || worst=""
@@ -95,7 +96,7 @@ done
 if [ -n "$REPLAY_W" ]; then
     say "replay.csv"
     # shellcheck disable=SC2086
-    $MB run -m "$OUT/frameworks.ini" $REPLAY_W -r "$SIDE_REPS" --warmup-runs 0 -o "$OUT/replay.csv" --force
+    $MB run -m "$OUT/frameworks.ini" $REPLAY_W -r "$SIDE_REPS" --warmup-runs 0 -o "$OUT/replay.csv" --force --keep-going
 fi
 
 # 4. the synthetic workloads at the programs' shapes: elementwise.py's 16 MiB tensors,
@@ -111,7 +112,7 @@ else
 fi
 say "synth.csv"
 # shellcheck disable=SC2086
-$MB run -m "$OUT/frameworks.ini" $SYNTH_W -r "$SIDE_REPS" --warmup-runs 0 -o "$OUT/synth.csv" --force
+$MB run -m "$OUT/frameworks.ini" $SYNTH_W -r "$SIDE_REPS" --warmup-runs 0 -o "$OUT/synth.csv" --force --keep-going
 
 say "report"
 $PYTHON scripts/frameworks.py "$OUT/fw.csv" --replay "$OUT/replay.csv" --synth "$OUT/synth.csv" \

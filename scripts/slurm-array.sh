@@ -18,5 +18,7 @@ k=${SLURM_ARRAY_TASK_ID:?run under sbatch --array}
 n=${SLURM_ARRAY_TASK_COUNT:?run under sbatch --array}
 cd "${SLURM_SUBMIT_DIR:-.}"
 [ -x build/mallocbench ] || make build
-exec build/mallocbench run -m "$matrix" --seed "$seed" --shard "$k/$n" -q \
+# --keep-going: a configuration with no ok sample is rows with their status in this shard, not a
+# failed array task (which would keep the afterok merge from running)
+exec build/mallocbench run -m "$matrix" --seed "$seed" --shard "$k/$n" -q --keep-going \
     -o "results/slurm-$seed-$k.csv"

@@ -15,7 +15,9 @@
   function fmt(v) {
     if (v == null) return "\u2013";
     var a = Math.abs(v);
-    if (unit === "s" && a > 0 && a < 1) return a >= 1e-3 ? +(v * 1e3).toPrecision(3) + " ms" : +(v * 1e6).toPrecision(3) + " \u00b5s";
+    // CPU time per unit of work (s/MiB): as time, then per what (ms/MiB), as every view prints it
+    var per = unit.indexOf("s/") === 0 ? unit.slice(1) : "";
+    if ((unit === "s" || per) && a > 0 && a < 1) return (a >= 1e-3 ? +(v * 1e3).toPrecision(3) + " ms" : +(v * 1e6).toPrecision(3) + " \u00b5s") + per;
     for (var i = 0; i < SI.length; i++) if (a >= SI[i][0]) return +(v / SI[i][0]).toPrecision(3) + " " + SI[i][1] + unit;
     return (+v.toPrecision(3) + " " + unit).trim();
   }

@@ -102,6 +102,49 @@ static int load_done(const csv_table_t *t, const char *path, const char *matrix_
     return rc;
 }
 
+/* --resume: what the file's rows already say of each cell, so that an open-ended
+ * plan counts them towards its target (their throughput, by block) and the exit
+ * status covers the whole file (a configuration with an ok row there has one). */
+static void load_prev_samples(run_ctx_t *c)
+{
+    const csv_table_t *t = &c->prev;
+    int cb = csv_col(t, "block"), cp = csv_col(t, "position"), cs = csv_col(t, "status"),
+        ct = csv_col(t, "throughput");
+    size_t n = c->r.ncells;
+    size_t *order = calloc(n ? n : 1, sizeof *order);
+    if (!order || cb < 0 || cp < 0 || cs < 0 || ct < 0) {
+        free(order);
+        return;
+    }
+    for (unsigned b = 0; b < c->blocks; b++) {
+        bool any = false;
+        for (size_t i = 0; i < t->nrows && !any; i++) {
+            uint64_t rb;
+            any = !units_parse_u64(t->rows[i][cb], &rb) && rb == b;
+        }
+        if (!any)
+            continue;
+        plan_block_order(c->sp.seed, b, n, order);
+        for (size_t i = 0; i < t->nrows; i++) {
+            uint64_t rb, rp;
+            if (units_parse_u64(t->rows[i][cb], &rb) || rb != b || units_parse_u64(t->rows[i][cp], &rp) || rp >= n)
+                continue;
+            size_t cell = order[rp];
+            c->cell_prev[cell]++;
+            if (strcmp(t->rows[i][cs], "ok"))
+                continue;
+            c->cell_prev_ok[cell]++;
+            char *end;
+            double v = strtod(t->rows[i][ct], &end);
+            if (end != t->rows[i][ct] && !*end && isfinite(v) && c->ntput[cell] < c->blocks) {
+                c->tblock[cell * c->blocks + c->ntput[cell]] = b;
+                c->tput[cell * c->blocks + c->ntput[cell]++] = v;
+            }
+        }
+    }
+    free(order);
+}
+
 static void fmt_duration(double s, char *buf, size_t len)
 {
     if (s < 0 || isnan(s))
@@ -133,6 +176,8 @@ static void ctx_free(run_ctx_t *c)
     free(c->warm_failed);
     free(c->cell_run);
     free(c->cell_ok);
+    free(c->cell_prev);
+    free(c->cell_prev_ok);
     free(c->cell_args);
     free(c->cell_scale);
     free(c->row);
@@ -238,6 +283,7 @@ static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
             return die_for(rc, "cannot resume: %s", err);
         if (load_done(&c->prev, c->out.csv, c->x.matrix_id, c->done, c->blocks, c->r.ncells, &c->ndone))
             return 2;
+        load_prev_samples(c);
     }
     for (size_t w = 0; w < c->r.nw; w++)
         c->st.limits[w] = NAN; /* measured block by block, beside the samples they bound */
@@ -282,11 +328,16 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
     double t = s->res.present & WLR_BIT(WLR_region_s) ? s->res.region_s : s->wall_s;
     if (s->status == RUN_OK) {
         /* never an exponent: 777k ops/s, 1.2 GB/s (bytes as the tables print them) */
-        double v = s->res.throughput, a = fabs(v);
-        const char *pre = a >= 1e9 ? "G" : a >= 1e6 ? "M" : a >= 1e4 ? "k" : "";
-        double f = a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e4 ? 1e3 : 1;
-        snprintf(figure, sizeof figure, "%.3g %s%s, %s faults, %.2fs", v / f, pre, s->res.unit,
-                 c->row->field[COL_region_minor_faults], t);
+        static const char *const pre[] = {"", "k", "M", "G", "T"};
+        double x = s->res.throughput;
+        int k = 0;
+        while (k < 4 && fabs(x) >= 999.5) {
+            x /= 1e3;
+            k++;
+        }
+        snprintf(figure, sizeof figure, fabs(x) >= 99.95 || x == 0 ? "%.0f %s%s, %s faults, %.2fs"
+                 : fabs(x) >= 0.01 ? "%.3g %s%s, %s faults, %.2fs" : "%.2e %s%s, %s faults, %.2fs", x, pre[k],
+                 s->res.unit, c->row->field[COL_region_minor_faults], t);
     }
     else
         snprintf(figure, sizeof figure, "%s: %s", sample_status_name(s->status), s->message);
@@ -309,13 +360,20 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
 static void adaptive_summary(const run_ctx_t *c, unsigned b)
 {
     const resolved_t *r = &c->r;
-    size_t bad = 0;
+    size_t bad = 0, differences = 0;
     double target = schedule_target(&c->sp);
     bool paired = c->sp.resolution > 0 && r->ncfg > 1;
     for (size_t i = 0; i < r->ncells; i++) {
         double ci = schedule_cell_halfwidth(c, i);
         if (paired && i % r->ncfg == 0)
             continue;
+        if (paired && schedule_no_ratio(c, i, b)) { /* a difference, as compare reports it */
+            fprintf(stderr, "%s: resolution %s %s vs %s: no ratio after %zu samples (a figure <= 0, or no ok "
+                    "baseline: compare gives the difference)\n", prog, r->wl[i / r->ncfg].wl->name,
+                    r->cfg[i % r->ncfg].label, r->cfg[0].label, c->ntput[i]);
+            differences++;
+            continue;
+        }
         if (paired)
             fprintf(stderr, "%s: resolution %s %s vs %s: +-%.2f%% after %zu samples%s\n", prog,
                     r->wl[i / r->ncfg].wl->name, r->cfg[i % r->ncfg].label, r->cfg[0].label,
@@ -330,10 +388,10 @@ static void adaptive_summary(const run_ctx_t *c, unsigned b)
     }
     char took[32];
     fmt_duration(mono_now() - c->t_start, took, sizeof took);
-    size_t n = paired ? r->ncells - r->nw : r->ncells;
-    fprintf(stderr, "%s: %s: %u blocks, %zu of %zu %s converged to +-%.2f%% in %s\n", prog,
+    size_t n = (paired ? r->ncells - r->nw : r->ncells) - differences;
+    fprintf(stderr, "%s: %s: %u blocks, %zu of %zu %s converged to +-%.2f%%%s in %s\n", prog,
             paired ? "resolution" : "adaptive", b, n - bad, n, paired ? "paired comparisons" : "configurations",
-            target * 100, took);
+            target * 100, differences ? " (the others are differences)" : "", took);
 }
 
 /* Buffers sized by the plan; 0 or -ENOMEM. */
@@ -350,12 +408,14 @@ static int ctx_alloc(run_ctx_t *c)
     c->warm_failed = calloc(cells, sizeof *c->warm_failed);
     c->cell_run = calloc(cells, sizeof *c->cell_run);
     c->cell_ok = calloc(cells, sizeof *c->cell_ok);
+    c->cell_prev = calloc(cells, sizeof *c->cell_prev);
+    c->cell_prev_ok = calloc(cells, sizeof *c->cell_prev_ok);
     c->cell_args = calloc(cells, sizeof *c->cell_args);
     c->cell_scale = calloc(cells, sizeof *c->cell_scale);
     c->row = malloc(sizeof *c->row);
     c->s = calloc(1, sizeof *c->s);
     if (!c->order || !c->done || !c->tput || !c->tblock || !c->ntput || !c->converged || !c->stopped ||
-        !c->warm_failed || !c->cell_run || !c->cell_ok || !c->cell_args || !c->cell_scale || !c->row || !c->s)
+        !c->warm_failed || !c->cell_run || !c->cell_ok || !c->cell_prev || !c->cell_prev_ok || !c->cell_args || !c->cell_scale || !c->row || !c->s)
         return -ENOMEM;
     for (size_t i = 0; i < c->r.ncells; i++) {
         c->cell_args[i] = c->r.wl[i / c->r.ncfg];
@@ -488,7 +548,9 @@ static int run_open(run_ctx_t *c)
     char nblocks[128];
     if (schedule_target(sp) > 0)
         snprintf(nblocks, sizeof nblocks, "%llu..%u blocks (%s +-%.3g%%%s)",
-                 (unsigned long long)(sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS), sp->max_blocks,
+                 (unsigned long long)(sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS) < sp->max_blocks
+                     ? (unsigned long long)(sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS)
+                     : sp->max_blocks, sp->max_blocks,
                  sp->resolution > 0 ? "to a paired resolution of" : "adaptive,", schedule_target(sp) * 100,
                  sp->default_plan ? ", the default without -r" : "");
     else
@@ -532,11 +594,13 @@ static int run_failed_cells(const run_ctx_t *c)
 {
     size_t nfailed = 0;
     for (size_t i = 0; i < c->r.ncells; i++) {
-        if (!c->cell_run[i] || c->cell_ok[i])
+        /* the whole file: a resumed configuration counts the rows it already had */
+        if (!c->cell_run[i] || c->cell_ok[i] || c->cell_prev_ok[i])
             continue;
         nfailed++;
         fprintf(stderr, "%s: no ok sample: %s on %s (%zu run)%s\n", prog, c->r.cfg[i % c->r.ncfg].label,
-                c->r.wl[i / c->r.ncfg].wl->name, c->cell_run[i], c->stopped[i] ? ", stopped after its warm-up" : "");
+                c->r.wl[i / c->r.ncfg].wl->name, c->cell_run[i] + c->cell_prev[i],
+                c->stopped[i] ? ", stopped after its warm-up" : "");
     }
     if (!nfailed || c->cli.keep_going)
         return 0;
@@ -551,7 +615,7 @@ static int run_summarize(run_ctx_t *c, int rc, unsigned blocks)
 {
     if (c->tty)
         fputc('\n', stderr);
-    if (!rc && schedule_target(&c->sp) > 0 && !sample_interrupted())
+    if (!rc && schedule_target(&c->sp) > 0 && !sample_interrupted() && !c->cli.quiet)
         adaptive_summary(c, blocks);
     if (!c->cli.quiet || sample_interrupted() || rc)
         fprintf(stderr, "%s: %zu samples (%zu ok, %zu not ok) written to %s%s%s\n", prog, c->nrun, c->nok,

@@ -176,18 +176,17 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
         int rc = missing_dirs(o, output, err, errlen);
         if (rc)
             return rc;
-        if (o->mkdirs[0]) { /* nothing there yet: the path as given, its folders made by out_open */
-            o->sidecars = true;
-            set_sidecars(o, sidecars[0] ? sidecars : o->csv);
-            return resume ? (snprintf(err, errlen, "cannot resume '%s': it does not exist", output), -ENOENT) : 0;
+        if (o->mkdirs[0] && resume) {
+            snprintf(err, errlen, "cannot resume '%s': it does not exist", output);
+            return -ENOENT;
         }
-        /* one path for the lock and the writes: a symbolic link resolved once */
-        rc = outfile_resolve(output, o->csv, sizeof o->csv, err, errlen);
-        if (rc)
+        /* one path for the lock and the writes: a symbolic link resolved once (in folders still
+         * to be made, the path as given: nothing there can be a link yet) */
+        if (!o->mkdirs[0] && (rc = outfile_resolve(output, o->csv, sizeof o->csv, err, errlen)))
             return rc;
         o->sidecars = true;
         set_sidecars(o, sidecars[0] ? sidecars : o->csv);
-        if ((rc = outfile_check_links(o->csv, err, errlen)))
+        if (!o->mkdirs[0] && (rc = outfile_check_links(o->csv, err, errlen)))
             return rc;
         for (int i = 0; i < 2; i++) /* a sidecar is never written through a link (existing: checked above) */
                 if ((rc = outfile_check_sidecar(i ? o->rss : o->meta, true, err, errlen)))
@@ -214,7 +213,7 @@ int out_check(out_t *o, const char *output, const char *sidecars, bool resume, b
                      strerror(errno));
             return -errno;
         }
-        rc = check_dir(o->csv, err, errlen);
+        rc = o->mkdirs[0] ? 0 : check_dir(o->csv, err, errlen);
         if (rc)
             return rc;
     }

@@ -105,16 +105,35 @@ double schedule_cell_halfwidth(const run_ctx_t *c, size_t i)
     return half;
 }
 
+/* --resolution: a comparison no block can bring to a ratio, so adding blocks is
+ * waste: its baseline stopped, or none of the baseline's samples was ok after
+ * the fewest blocks, or a figure of either is <= 0 (the change is then a
+ * difference, as compare reports it: 0% released against 98%). */
+bool schedule_no_ratio(const run_ctx_t *c, size_t i, unsigned blocks_done)
+{
+    const resolved_t *r = &c->r;
+    size_t base = i - i % r->ncfg;
+    if (c->sp.resolution <= 0 || r->ncfg < 2 || i == base)
+        return false;
+    if (c->stopped[base] || (blocks_done >= VERDICT_MIN_BLOCKS && !c->ntput[base]))
+        return true;
+    for (size_t cell = base; cell <= i; cell += i - base)
+        for (size_t j = 0; j < c->ntput[cell]; j++)
+            if (!(c->tput[cell * c->blocks + j] > 0))
+                return blocks_done >= VERDICT_MIN_BLOCKS;
+    return false;
+}
+
 /* Which cells have converged now; true when all have.  Under --resolution a
  * workload's first configuration runs as long as any other of it does. */
-static bool cells_converged(run_ctx_t *c)
+static bool cells_converged(run_ctx_t *c, unsigned blocks_done)
 {
     const resolved_t *r = &c->r;
     double target = schedule_target(&c->sp);
     bool all = true;
     for (size_t i = 0; i < r->ncells; i++) {
         /* a stopped cell adds no blocks: the others need not wait for it */
-        c->converged[i] = c->stopped[i] || schedule_cell_halfwidth(c, i) <= target;
+        c->converged[i] = c->stopped[i] || schedule_no_ratio(c, i, blocks_done) || schedule_cell_halfwidth(c, i) <= target;
         all &= c->converged[i];
     }
     for (size_t i = 0; c->sp.resolution > 0 && r->ncfg > 1 && i < r->ncells; i += r->ncfg)
@@ -160,7 +179,9 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
     }
     c->nrun++;
     c->cell_run[cell]++;
-    if (c->s->status != RUN_OK && c->warm_failed[cell] == (int)c->s->status + 1 && !c->stopped[cell]) {
+    /* its first measured sample failing as its warm-up did: no later one, which may fail by chance */
+    if (c->s->status != RUN_OK && c->warm_failed[cell] == (int)c->s->status + 1 && c->cell_run[cell] == 1 &&
+        !c->stopped[cell]) {
         c->stopped[cell] = true;
         fprintf(stderr, "%s%s: %s on %s stopped: its warm-up and its sample of block %u both ended %s (%s); "
                 "its other samples are not run, this one's row is in the CSV\n", tty ? "\n" : "", prog,
@@ -311,7 +332,7 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
     unsigned b;
     for (b = 0; b < c->blocks && !sample_interrupted(); b++) {
         if (schedule_target(sp) > 0 && b >= (sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS) &&
-            (cells_converged(c) || mono_now() - c->t_start > sp->budget_s))
+            (cells_converged(c, b) || mono_now() - c->t_start > sp->budget_s))
             break;
         plan_block_order(sp->seed, b, r->ncells, c->order);
         for (size_t w = 0; w < r->nw && sp->limit && !sample_interrupted(); w++) {

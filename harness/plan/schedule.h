@@ -51,6 +51,7 @@ struct run_ctx {
     bool *stopped;                 /* per cell: its warm-up and a sample failed the same way */
     int *warm_failed;              /* per cell: the warm-up's status + 1 when it failed, else 0 */
     size_t *cell_run, *cell_ok;    /* per cell: samples this invocation ran, and those ok */
+    size_t *cell_prev, *cell_prev_ok; /* --resume: the file's rows of each cell, and those ok */
     double *tput;
     unsigned *tblock;              /* the block of each tput value: pairs cells block by block */
     wl_args_t *cell_args;          /* per cell: the workload as run, --min-time scaling applied */
@@ -63,6 +64,10 @@ struct run_ctx {
     bool tty;                      /* progress on a terminal: one line, rewritten */
 };
 
+/* --resolution: cell i's comparison with its workload's first configuration
+ * can reach no ratio (its baseline stopped or never ok after the fewest blocks,
+ * or a figure <= 0: a difference), so it adds no blocks. */
+bool schedule_no_ratio(const run_ctx_t *c, size_t i, unsigned blocks_done);
 /* Run the plan: 0, or 1 when the run must stop (a child could not be
  * started, the output takes no more rows); *nblocks: the blocks begun. */
 int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks);

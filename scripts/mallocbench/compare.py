@@ -139,8 +139,10 @@ def _unit_values(rows, fn, by_run):
         for i, r in enumerate(rows):
             v = fn(r)
             if v is not None:
+                # a block of one plan (its shards share the plan's matrix_id): two unrelated runs
+                # given together are not paired block by block
                 b = r.get("block", "")
-                groups.setdefault(("block", b) if b != "" else ("row", i), []).append(v)
+                groups.setdefault(("block", (r.get("matrix_id", ""), b)) if b != "" else ("row", i), []).append(v)
     return {u: stats.median(vs) for u, vs in groups.items()}
 
 
@@ -302,7 +304,8 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
     for c in res:
         if not c["is_base"]:
             c["verdict"] = stats.verdict(c["change"], c["better"], floor)
-            if c["primary"] and c["workload"] in trade_offs and c["change"] is not None:
+            if c["primary"] and c["workload"] in trade_offs and c["change"] is not None \
+                    and c["change"].method != stats.UNPAIRED:  # unpaired: no word at all
                 c["verdict"] = "trade-off"
     return res
 
@@ -328,7 +331,8 @@ def pair_values(base, other, better="higher", floor=0.01, unit="", trade_off=Fal
     bv = {("block", k): v for k, v in base.items() if v is not None}
     ov = {("block", k): v for k, v in other.items() if v is not None}
     ch = _change(bv, ov, True, 0.95) if bv and ov else None
-    word = "trade-off" if trade_off and ch is not None else stats.verdict(ch, better, floor)
+    word = ("trade-off" if trade_off and ch is not None and ch.method != stats.UNPAIRED
+            else stats.verdict(ch, better, floor))
     return _cell(change=ch, verdict=word, unit=unit, better=better, n=len(ov), n_base=len(bv))
 
 
@@ -374,7 +378,8 @@ def _geomean_cells(res, metric, rank, two_runs):
         if not ov or not bv:
             continue
         res.append(_cell(workload="geomean", params=names, metric=mine[0]["metric"] if metric[0] != PRIMARY
-                         else "throughput", unit="", better="higher" if metric[0] == PRIMARY else metric[2],
+                         else "throughput", key=metric[4] if len(metric) > 4 else None, unit="",
+                         better="higher" if metric[0] == PRIMARY else metric[2],
                          config=cf, baseline=mine[0]["baseline"], values=ov, base_values=bv, geomean=True,
                          paired=not two_runs, primary=metric[0] == PRIMARY, table=metric[0], n=len(ov),
                          n_base=len(bv), geo_set=wls))
@@ -790,8 +795,10 @@ def api(run, baseline=None, floor=0.01, metrics=None):
         if bad:
             raise ValueError(f"unknown metric {bad[0]!r} (valid: {', '.join(known)})")
         chosen = [m for m in METRICS if m[4] in metrics]
-    res = analyse(run.ok, baseline=baseline, floor=floor, metrics=chosen, order={c: i for i, c in enumerate(order)},
+    # as the command line does it: its order of configurations, its notes
+    res = analyse(run.ok, baseline=baseline, floor=floor, metrics=chosen, order=config_order(run.ok, run.paths),
                   trade_offs=set(run.with_trait("trade_off")))
+    res.precision = precision_lines(res, run.ok, {})
     return records(res)
 
 

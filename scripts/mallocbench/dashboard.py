@@ -109,6 +109,8 @@ def fmt(v, unit=""):
         return "\u2013"
     unit = unit or ""
     a = abs(v)
+    if unit.startswith("s/"):  # CPU time per unit of work: as time, then per what (ms/MiB)
+        return fmt(v, "s") + unit[1:]
     if unit == "s" and 0 < a < 1:
         return ("%.3g ms" % (v * 1e3)) if a >= 1e-3 else ("%.3g \u00b5s" % (v * 1e6))
     for f, p in SI:

@@ -87,9 +87,22 @@ def machine_id(meta):
 METRICS = [(m.key, None if m.key == "throughput" else m.name, m.unit, m.better, m.kind, m.fn, m.counter)
            for m in mbdata.metrics("history")]
 METRIC_KIND = {m[0]: m[4] for m in METRICS}
-# the resolution a figure is written with (region_*_s: "%.2f"), in its unit; a step of a couple of
-# these is not a change
+# the resolution a figure is written with (region_*_s: "%.2f"), in seconds; per unit of work (the
+# series' unit, s/MiB...) it is this over the sample's work (_resolution); a step of a couple of these
+# is not a change
 RESOLUTION = {"user_cpu": 0.01, "sys_cpu": 0.01}
+
+
+def _resolution(metric, rows):
+    """The resolution of a series in its own unit: RESOLUTION (seconds) over the median work of
+    its samples where the figure is per unit of work (mbdata.work), None where none is known."""
+    res = RESOLUTION.get(metric[0])
+    if res is None:
+        return None
+    if not isinstance(metric[2], tuple):
+        return res
+    work = sorted(w for w in (mbdata.work(r)[0] for r in rows) if w)
+    return res / work[len(work) // 2] if work else None
 
 
 counter_notes = mbdata.counter_notes
@@ -256,8 +269,10 @@ def _load_machine(mid, d, nights):
                 if all(v is None for v in s["median"]) and not any(m["why"].startswith("not ") for m in s["missing"]):
                     continue
                 rows0 = next(iter(r for rs in byc[config].values() for r in rs))
+                all_rows = [r for rs in byc[config].values() for r in rs]
                 name = metric[1] or rows0.get("metric") or "throughput"
-                unit = metric[2] if metric[2] is not None else rows0.get("throughput_unit") or ""
+                # the unit every view prints: its own, the figure's, or per its unit of work (s/MiB)
+                unit = mbdata.unit_of(mbdata.METRIC[metric[0]], all_rows)
                 better = metric[3] or mbcsv.better(rows0)
                 first = next(i for i, n in enumerate(nights) if n in byc[config] or
                              any(mm["night"] == n and mm["why"].startswith("not ") for mm in s["missing"]))
@@ -276,7 +291,7 @@ def _load_machine(mid, d, nights):
                     "allocator": cfg_info.get(config, config), "baseline": baseline,
                     "colour": fam_colour.get(cfg_info.get(config, config)),
                     "metric": metric[0], "figure": name, "unit": unit, "better": better, "kind": metric[4],
-                    "resolution": RESOLUTION.get(metric[0]),
+                    "resolution": _resolution(metric, [r for r in all_rows if r["status"] == "ok"]),
                     "nights": nights[sl], "median": s["median"][sl], "lo": s["lo"][sl], "hi": s["hi"][sl],
                     "n": s["n"][sl], "ratio": ratio[sl],
                     "missing": [mm for mm in s["missing"] if mm["night"] >= nights[first]],

@@ -147,6 +147,8 @@ def load(csv_paths):
 class Data:
     """The ok rows grouped by (workload, workload_params) and config, in a fixed order."""
 
+    baseline = None  # the configuration the captions compare against; None: the run's first
+
     def __init__(self, run):
         self.run = run
         self.rows, self.bad, self.rss, self.metas = run.ok, run.bad, run.rss, run.metas
@@ -468,10 +470,10 @@ def draw_bars(data, group, name, outdir, footnote, written):
                     ax.barh(i, u, color=st["colour"], hatch=st["hatch"], edgecolor="black", linewidth=0.6)
                     ax.barh(i, med - u, left=u, color=st["colour"], alpha=0.35, hatch=st["hatch"],
                             edgecolor="black", linewidth=0.6)
-                    label = f"{med:.3g} s, sys {sys_ / (user + sys_) * 100:.0f}%"
+                    label = f"{med:.3g} ms, sys {sys_ / (user + sys_) * 100:.0f}%"  # the panel's unit: CPU ms
                 else:
                     ax.barh(i, med, color=st["colour"], hatch=st["hatch"], edgecolor="black", linewidth=0.6)
-                    label = f"{med:.3g} s"
+                    label = f"{med:.3g} ms"
             else:
                 ax.barh(i, med, color=st["colour"], hatch=st["hatch"], edgecolor="black", linewidth=0.6)
                 label = fmt_value(med)
@@ -535,7 +537,7 @@ def bars_caption(data, group, metrics, whisk):
     t = {c: median_of(data.groups[group][c], metrics[0]["fn"]) for c in configs}
     t = {c: v for c, v in t.items() if v is not None}
     parts = [f"{group[0]} ({group[1]}): medians per config; whiskers: {whisk}."]
-    base = data.run.config_order[0] if data.run.config_order else None
+    base = data.baseline or (data.run.config_order[0] if data.run.config_order else None)
     if t and base in t and "trade_off" not in data.run.traits(group[0]):
         # the best against the run's baseline: the one estimate every view prints for that pair
         sign = 1 if metrics[0]["better"] == "higher" else -1
@@ -955,10 +957,11 @@ def draw_latency(data, outdir, footnote, written):
 
 # ---------------------------------------------------------------- driver
 
-def make_plots(csv_paths, outdir, machine_note=None, written=None, force=False):
+def make_plots(csv_paths, outdir, machine_note=None, written=None, force=False, baseline=None):
     """Draw every plot the data allows into outdir (a path, or the mbout.Folder of a command
     that writes more there); return the manifest (also written to plots.json).  A path is
     refused (mbout.OutputError) when it holds files plots.py did not write, unless force.
+    baseline: the configuration the captions compare against (default: the run's first).
 
     Raises PlotError (mbcsv.CsvError) for input it refuses (unknown schema, unreadable file, a
     malformed row).
@@ -969,6 +972,7 @@ def make_plots(csv_paths, outdir, machine_note=None, written=None, force=False):
     if own:
         outdir = mbout.Folder(outdir, force, inputs=csv_paths)
     data = load(csv_paths)
+    data.baseline = baseline
     # text.parse_math off: a label holding '$' is text, not TeX (an unbalanced one was a traceback)
     plt.rcParams.update({"svg.hashsalt": "mallocbench", "font.size": 10, "axes.titlesize": 10,
                          "path.simplify": True, "text.parse_math": False})

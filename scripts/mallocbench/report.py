@@ -336,7 +336,7 @@ def build(run, csv_path, baseline, folder, plots):
     if plots is None:
         md.write("\nNot drawn (" + ("--no-plots" if folder else "give -o DIR to draw them") + ").\n")
     else:
-        for p in plots.make_plots([csv_path], folder):
+        for p in plots.make_plots([csv_path], folder, baseline=baseline):
             data["plots"].append({"title": p["title"], "png": os.path.basename(p["png"]),
                                   "svg": os.path.basename(p["svg"]) if p.get("svg") else None,
                                   "caption": p.get("caption", "")})

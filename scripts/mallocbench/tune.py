@@ -626,6 +626,16 @@ def confirm_reserve(alive, per, budget):
 
 # ---- confirmation and report --------------------------------------------------------------
 
+def trade_off(confirm_csv, rows):
+    """Whether the tuned workload's figure is a trade-off (its descriptor's trait, as the
+    confirmation's sidecar lists it)."""
+    names = {r["workload"] for r in rows}
+    try:
+        return bool(names & set(mbdata.load(confirm_csv).with_trait("trade_off")))
+    except (mbcsv.CsvError, OSError):
+        return False
+
+
 def change_text(vals, base, other, better="higher", trade_off=False):
     """other against base as every view words a pair (compare.pair_values: the paired
     Hodges-Lehmann ratio, its verdict word at a 1% floor; trade_off: the figure of a workload
@@ -758,6 +768,8 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     tpb = direction(crow, "throughput")  # the workload's own figure: better as its rows say
     unit = next((r.get("throughput_unit") for r in crow if r.get("throughput_unit")), "")
     per = mbdata.work_unit(crow)
+    # a trade-off figure (the workload's trait, from the confirmation's sidecar) is worded as such
+    trade = trade_off(base + ".confirm.csv", crow)
     for key in ("throughput", "cpu", "rss"):
         b = tpb if key == "throughput" else OBJECTIVES[key][2]
         scored = ranked(want, conf[key], b, "glibc")
@@ -765,9 +777,10 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
             continue
         best = scored[0]
         fd = best.fam if best.pairs else None
+        t = trade and key == "throughput"
         lines.append(f"| {OBJECTIVES[key][0]} | {best.label} | {best.text()} | "
-                     f"{change_text(conf[key], fd, best.label, b) if fd else '(is the default)'} | "
-                     f"{change_text(conf[key], 'glibc', best.label, b)} |")
+                     f"{change_text(conf[key], fd, best.label, b, t) if fd else '(is the default)'} | "
+                     f"{change_text(conf[key], 'glibc', best.label, b, t)} |")
     lines += ["", "Changes are configuration/base as every view of mallocbench prints them: "
               + compare.ESTIMATOR_TEXT + "; the word is the verdict at a 1% floor (docs/statistics.md).",
               "", "| configuration | origin | setting | median " + OBJECTIVES["throughput"][0]
@@ -780,16 +793,19 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     for c in want:
         f = [med(conf["throughput"].get(c.label, {}).values()), med(faults.get(c.label, {}).values()),
              med(conf["rss"].get(c.label, {}).values()), med(conf["sys"].get(c.label, {}).values())]
-        vs = change_text(conf["throughput"], "glibc", c.label, tpb) if c.label != "glibc" else "-"
+        vs = change_text(conf["throughput"], "glibc", c.label, tpb, trade) if c.label != "glibc" else "-"
         lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + compare.fmt_value(f[0], unit)
                      + f" | {vs} | {compare.fmt(f[1])} | " + ("-" if f[2] is None else f"{f[2]:.0f} MiB")
                      + f" | {compare.fmt_value(f[3], 's')} |")
         # a default or a hand-picked setting that loses to glibc's default, or faults 3x more than
         # the configuration with the fewest: the line a user must not miss
         if c.origin in ("default", "hand-picked") and known and "glibc" in conf["throughput"]:
-            cell = compare.pair_values(conf["throughput"]["glibc"], conf["throughput"].get(c.label, {}), tpb)
+            cell = compare.pair_values(conf["throughput"]["glibc"], conf["throughput"].get(c.label, {}), tpb,
+                                       trade_off=trade)
             low = fault_meds[low_c]
-            many = f[1] is not None and f[1] > 0 and f[1] >= 3 * low and c.label != low_c
+            # 3x the fewest, and a quarter of the most at least: from 0, not every fault counts
+            many = (f[1] is not None and f[1] > 0 and f[1] >= 3 * low and f[1] >= 0.25 * max(known)
+                    and c.label != low_c)
             if (cell["verdict"] == "regressed" and c.label != "glibc") or many:
                 findings.append(f"**{c.label}** ({c.origin}: {c.text()}): "
                                 + (f"{compare.change_words(cell)} against glibc's default" if c.label != "glibc"
@@ -812,7 +828,8 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
             lab = s["known_label"]
             if s["known"] and lab in conf["throughput"] and lab != winner.label:
                 lines.append(f"\nAgainst the hand-picked {lab}: "
-                             f"{change_text(conf['throughput'], lab, winner.label)} (throughput, winner/{lab}).")
+                             f"{change_text(conf['throughput'], lab, winner.label, tpb, trade)} "
+                             f"(throughput, winner/{lab}).")
     lines += pareto_section(want, conf, tpb, base)
     lines += ["", "## Racing (successive halving; these figures chose the finalists, none is reported above)",
               "", "| candidate | origin | setting | median | samples | dropped |", "|---|---|---|---|---|---|"]

@@ -22,7 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         return 0;
     }
-    if (s.nw > SPEC_MAX_WORKLOADS || s.nt > SPEC_MAX_TUNABLES || s.reps < 1)
+    /* repetitions, where the matrix gives it, is at least 1 (without it the run's default
+     * plan sizes itself: resolve.c default_plan) */
+    if (s.nw > SPEC_MAX_WORKLOADS || s.nt > SPEC_MAX_TUNABLES || (s.reps_given && s.reps < 1) ||
+        (!s.reps_given && s.reps != 0))
         abort();
     for (size_t i = 0; i < s.nw; i++)
         if (!TERMINATED(s.workload[i]) || !TERMINATED(s.wsweep[i]) || !s.workload[i][0])

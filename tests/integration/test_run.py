@@ -245,6 +245,12 @@ def case_default_plan(mb, tmp):
     check(blocks and all(6 <= n <= 8 for n in blocks.values()), f"6 to 8 blocks per configuration: {blocks}")
     check("the default without -r" in p.stderr and "resolution tensor_copy jemalloc vs glibc: +-" in p.stderr,
           f"the plan and the resolution reached are said: {p.stderr[-600:]!r}")
+    # --resume of a finished default plan: the file's samples count, so nothing is added
+    before = len(rows(out))
+    p = run(mb, "run", "-w", spec, "-a", "glibc,jemalloc", "--max-blocks", "8", "--no-limit", "--warmup-runs", "0",
+            "-o", out, "--resume")
+    check(len(rows(out)) == before and "0 samples" in p.stderr,
+          f"a finished plan resumed adds nothing: {before} -> {len(rows(out))}: {p.stderr[-300:]!r}")
     out = os.path.join(tmp, "r3.csv")
     p = run(mb, "run", "-w", spec, "-a", "glibc,jemalloc", "-r", "3", "--no-limit", "--warmup-runs", "0", "-o", out)
     check(len(rows(out)) == 6 and "-r 3: 3 blocks give no verdict" in p.stderr and "leave out -r" in p.stderr,
