@@ -66,6 +66,70 @@ bool plan_median_ci(const double *v, size_t n, double *lo, double *hi)
     return true;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Largest t in 0..top with 2 P(W+ <= t) <= 0.05 under the sign-flip null of n
+ * ranks (stats.py _critical, with its tolerance), -1 when none. */
+static long signed_rank_critical(size_t n, size_t top)
+{
+    if (n > 300) { /* stats.py's normal approximation */
+        double m = (double)n * (double)(n + 1) / 2;
+        return (long)floor(m / 2 - 1.959963984540054 * sqrt((double)n * (double)(n + 1) * (double)(2 * n + 1) / 24));
+    }
+    size_t smax = n * (n + 1) / 2;
+    double *f = calloc(smax + 1, sizeof *f);
+    if (!f)
+        return -2;
+    f[0] = 1.0;
+    size_t reach = 0;
+    for (size_t r = 1; r <= n; r++) { /* P(sum) after rank r's fair coin, in place from the top */
+        for (size_t s = reach + r; s >= r; s--)
+            f[s] = 0.5 * f[s] + 0.5 * f[s - r];
+        for (size_t s = r; s-- > 0;)
+            f[s] *= 0.5;
+        reach += r;
+    }
+    long t = -1;
+    double cdf = 0;
+    for (size_t s = 0; s <= smax && s <= top; s++) {
+        cdf += f[s];
+        if (2 * cdf <= 0.05 * (1 + 1e-9))
+            t = (long)s;
+        else
+            break;
+    }
+    free(f);
+    return t;
+}
+
+bool plan_hl_ci(const double *d, size_t n, double *est, double *lo, double *hi)
+{
+    if (n < 6)
+        return false;
+    size_t m = n * (n + 1) / 2;
+    double *w = malloc(m * sizeof *w);
+    if (!w)
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++)
+            w[k++] = (d[i] + d[j]) / 2;
+    qsort(w, m, sizeof *w, cmp_dbl);
+    long t = signed_rank_critical(n, m);
+    bool ok = t >= 0 && (size_t)t < m;
+    if (ok) {
+        *est = plan_median(w, m);
+        *lo = w[t];
+        *hi = w[m - 1 - (size_t)t];
+    }
+    free(w);
+    return ok;
+}
+
 uint64_t plan_hash(uint64_t h, const char *text)
 {
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {

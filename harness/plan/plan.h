@@ -26,6 +26,13 @@ int plan_parse_shard(const char *s, unsigned *k, unsigned *n);
 bool plan_median_ci(const double *sorted, size_t n, double *lo, double *hi);
 /* Median of n sorted values. */
 double plan_median(const double *sorted, size_t n);
+/* The Hodges-Lehmann estimate of the centre of the paired differences d (n of
+ * them, any order) and its 95% CI from the exact signed-rank null (a normal
+ * approximation above 300 pairs): the estimate and interval compare prints
+ * for the same pairs (scripts/mallocbench/stats.py signed_rank_shift, untied
+ * data), so a run's stated resolution is the report's.  false below 6 pairs
+ * (no 95% CI exists) or without memory. */
+bool plan_hl_ci(const double *d, size_t n, double *est, double *lo, double *hi);
 
 /* FNV-1a over text: identifies a run plan (its cells, blocks and seed). */
 uint64_t plan_hash(uint64_t h, const char *text);

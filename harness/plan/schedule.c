@@ -72,12 +72,6 @@ double schedule_target(const run_spec_t *sp)
     return sp->resolution > 0 ? sp->resolution : sp->adaptive;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double schedule_cell_halfwidth(const run_ctx_t *c, size_t i)
 {
     const resolved_t *r = &c->r;
@@ -95,12 +89,11 @@ double schedule_cell_halfwidth(const run_ctx_t *c, size_t i)
                 d[n++] = log(c->tput[i * c->blocks + j] / c->tput[base * c->blocks + k]);
                 break;
             }
-    double lo, hi, half = INFINITY;
-    if (d && n >= 6) {
-        qsort(d, n, sizeof *d, cmp_double);
-        if (plan_median_ci(d, n, &lo, &hi))
-            half = (exp(hi) - exp(lo)) / 2 / exp(plan_median(d, n));
-    }
+    /* the paired Hodges-Lehmann CI of the log ratios: the resolution compare and the
+     * reports state for the same pairs (mbdata.resolution) */
+    double est, lo, hi, half = INFINITY;
+    if (d && n >= 6 && plan_hl_ci(d, n, &est, &lo, &hi))
+        half = (exp(hi) - exp(lo)) / 2 / exp(est);
     free(d);
     return half;
 }

@@ -87,6 +87,31 @@ int main(void)
     CHECK(plan_median(v, 5) == 3);
     CHECK(plan_hash(PLAN_HASH_INIT, "ab") != plan_hash(plan_hash(PLAN_HASH_INIT, "a"), "b"));
 
+    /* the paired Hodges-Lehmann CI: the signed-rank table's two-sided 5% critical values
+     * (n = 6: 0, 10: 8, 20: 52) pick the Walsh averages at those ranks from each end */
+    {
+        static const size_t ns[] = {6, 10, 20};
+        static const size_t crit[] = {0, 8, 52};
+        double est;
+        CHECK(!plan_hl_ci(v, 5, &est, &lo, &hi));
+        for (int c = 0; c < 3; c++) {
+            size_t n = ns[c], m = n * (n + 1) / 2, k = 0;
+            double w[210];
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = i; j < n; j++)
+                    w[k++] = (v[i] + v[j]) / 2;
+            for (size_t i = 1; i < m; i++) /* insertion sort: the test's own ordering */
+                for (size_t j = i; j > 0 && w[j - 1] > w[j]; j--) {
+                    double x = w[j];
+                    w[j] = w[j - 1];
+                    w[j - 1] = x;
+                }
+            CHECK(plan_hl_ci(v, n, &est, &lo, &hi));
+            CHECK(lo == w[crit[c]] && hi == w[m - 1 - crit[c]]);
+            CHECK(est == (n + 1) / 2.0); /* 1..n: the pseudo-median is the middle */
+        }
+    }
+
     /* the reader reads what the writer wrote */
     char path[] = "/tmp/mb-test-plan-XXXXXX";
     int fd = mkstemp(path);
