@@ -1,7 +1,8 @@
 /* test_schedule.c - harness/plan/schedule.c's convergence figures on cells filled by
  * hand: under --resolution a configuration's samples are paired with its
  * workload's first configuration block by block (a block missing on one side
- * leaves its partner out, never shifts the later pairs); below 6 pairs the
+ * leaves its partner out, never shifts the later pairs) and their Hodges-Lehmann
+ * CI is the resolution (the one compare prints); below 6 pairs the
  * half-width is infinite; the first configuration itself is 0; --adaptive
  * takes the cell's own samples. */
 #include "../check.h"
@@ -23,15 +24,15 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The relative half-width of the median of log-ratios d (n of them), as the
- * harness defines it, or INFINITY. */
+/* The relative half-width of the paired Hodges-Lehmann CI of log-ratios d (n
+ * of them): the resolution compare states (plan_hl_ci), or INFINITY. */
 static double halfwidth_of(double *d, size_t n)
 {
-    double lo, hi;
-    qsort(d, n, sizeof *d, cmp);
-    if (n < 6 || !plan_median_ci(d, n, &lo, &hi))
+    double est, lo, hi;
+    qsort(d, n, sizeof *d, cmp); /* order does not matter to it: sorted to show that */
+    if (n < 6 || !plan_hl_ci(d, n, &est, &lo, &hi))
         return INFINITY;
-    return (exp(hi) - exp(lo)) / 2 / exp(plan_median(d, n));
+    return (exp(hi) - exp(lo)) / 2 / exp(est);
 }
 
 /* Cell 0 (the baseline) lacks block `missing`; cell 1 has every block.  The
