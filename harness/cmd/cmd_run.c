@@ -116,30 +116,23 @@ static void load_prev_samples(run_ctx_t *c)
         free(order);
         return;
     }
-    for (unsigned b = 0; b < c->blocks; b++) {
-        bool any = false;
-        for (size_t i = 0; i < t->nrows && !any; i++) {
-            uint64_t rb;
-            any = !units_parse_u64(t->rows[i][cb], &rb) && rb == b;
-        }
-        if (!any)
+    uint64_t shuffled = UINT64_MAX; /* the block whose order is in `order` (rows come block by block) */
+    for (size_t i = 0; i < t->nrows; i++) {
+        uint64_t b, p;
+        if (units_parse_u64(t->rows[i][cb], &b) || b >= c->blocks || units_parse_u64(t->rows[i][cp], &p) || p >= n)
             continue;
-        plan_block_order(c->sp.seed, b, n, order);
-        for (size_t i = 0; i < t->nrows; i++) {
-            uint64_t rb, rp;
-            if (units_parse_u64(t->rows[i][cb], &rb) || rb != b || units_parse_u64(t->rows[i][cp], &rp) || rp >= n)
-                continue;
-            size_t cell = order[rp];
-            c->cell_prev[cell]++;
-            if (strcmp(t->rows[i][cs], "ok"))
-                continue;
-            c->cell_prev_ok[cell]++;
-            char *end;
-            double v = strtod(t->rows[i][ct], &end);
-            if (end != t->rows[i][ct] && !*end && isfinite(v) && c->ntput[cell] < c->blocks) {
-                c->tblock[cell * c->blocks + c->ntput[cell]] = b;
-                c->tput[cell * c->blocks + c->ntput[cell]++] = v;
-            }
+        if (b != shuffled)
+            plan_block_order(c->sp.seed, (unsigned)(shuffled = b), n, order);
+        size_t cell = order[p];
+        c->cell_prev[cell]++;
+        if (strcmp(t->rows[i][cs], "ok"))
+            continue;
+        c->cell_prev_ok[cell]++;
+        char *end;
+        double v = strtod(t->rows[i][ct], &end);
+        if (end != t->rows[i][ct] && !*end && isfinite(v) && c->ntput[cell] < c->blocks) {
+            c->tblock[cell * c->blocks + c->ntput[cell]] = (unsigned)b;
+            c->tput[cell * c->blocks + c->ntput[cell]++] = v;
         }
     }
     free(order);

@@ -110,9 +110,10 @@ bool schedule_no_ratio(const run_ctx_t *c, size_t i, unsigned blocks_done)
         return false;
     if (c->stopped[base] || (blocks_done >= VERDICT_MIN_BLOCKS && !c->ntput[base]))
         return true;
-    for (size_t cell = base; cell <= i; cell += i - base)
-        for (size_t j = 0; j < c->ntput[cell]; j++)
-            if (!(c->tput[cell * c->blocks + j] > 0))
+    const size_t pair[2] = {base, i};
+    for (int s = 0; s < 2; s++)
+        for (size_t j = 0; j < c->ntput[pair[s]]; j++)
+            if (!(c->tput[pair[s] * c->blocks + j] > 0))
                 return blocks_done >= VERDICT_MIN_BLOCKS;
     return false;
 }

@@ -66,15 +66,9 @@ def config_order(rows, paths=()):
     return {c: i for i, c in enumerate(mbcsv.config_order(list(paths), rows))}
 
 
-_TRADE_OFFS = set()
-
-
 def load(path):
-    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema.
-    The workloads its sidecar marks trade-offs are remembered for the verdicts (_TRADE_OFFS)."""
-    run = mbdata.load(path)
-    _TRADE_OFFS.update(run.with_trait("trade_off"))
-    return run.ok
+    """The rows with status ok; mbcsv.CsvError for input that is not a CSV of the schema."""
+    return mbdata.load(path).ok
 
 
 def samples(rows):
@@ -146,15 +140,20 @@ def _unit_values(rows, fn, by_run):
     return {u: stats.median(vs) for u, vs in groups.items()}
 
 
+def _common_blocks(base, other):
+    """The blocks both sides ran ({unit: v} each), when the units they share are blocks of one
+    plan; None otherwise (rows without a block, or runs compared as runs)."""
+    common = sorted(set(base) & set(other), key=str)
+    return common if common and all(u[0] == "block" for u in common) else None
+
+
 def _change(base, other, paired, level):
     """stats change of other {unit: v} against base {unit: v}: paired over common blocks (the
     one estimator of a pair in one run); with fewer than 2 common blocks (a sweep's points,
     -r 1) the ratio of the medians, marked unpaired, no CI; two runs: unpaired (Mann-Whitney)."""
     if paired:
-        common = sorted(set(base) & set(other), key=str)
-        if common and all(u[0] == "block" for u in common):
-            if len(common) < 2:
-                return stats.unpaired_ratio(list(base.values()), list(other.values()))
+        common = _common_blocks(base, other)
+        if common and len(common) >= 2:
             return stats.paired_change([base[u] for u in common], [other[u] for u in common], level)
         if all(u[0] == "block" for u in list(base) + list(other)):
             return stats.unpaired_ratio(list(base.values()), list(other.values()))
@@ -162,14 +161,14 @@ def _change(base, other, paired, level):
 
 
 def estimate(base_rows, rows, fn):
-    """(kind, value) of change(base_rows, rows, fn) without its CI and p: the same rule (paired
-    over 2 or more common blocks, else the unpaired ratio of medians) and the same estimate, at
-    a fraction of the cost (the dashboard's nightly ratio).  None when a side has no value."""
+    """(kind, value) of change(base_rows, rows, fn) without its CI and p: the same rule (_change)
+    and the same estimate, at a fraction of the cost (the dashboard's nightly ratio).  None when
+    a side has no value."""
     bv, ov = _unit_values(base_rows, fn, False), _unit_values(rows, fn, False)
     if not bv or not ov:
         return None
-    common = sorted(set(bv) & set(ov), key=str)
-    if len(common) >= 2 and all(u[0] == "block" for u in common):
+    common = _common_blocks(bv, ov)
+    if common and len(common) >= 2:
         return stats.paired_estimate([bv[u] for u in common], [ov[u] for u in common])
     ch = _change(bv, ov, True, 0.95)
     return (ch.kind, ch.estimate) if ch is not None else None
@@ -193,6 +192,12 @@ class Analysis(list):
     notes = ()
     hints = ()      # what the figures cannot say (a duration-bound command's runs/s)
     precision = ()  # each workload's resolution and disturbance lines
+
+    def tables(self, names):
+        """The cells of these tables only, with everything else the comparison says."""
+        out = Analysis(c for c in self if c["table"] in names)
+        out.__dict__.update(self.__dict__)
+        return out
 
 
 def _cell(**kw):
@@ -905,7 +910,7 @@ def run(argv):
         die(mbcsv.missing_dependency(e))
     res = analyse(old, new, baseline=args.baseline, floor=args.floor / 100, family=args.family,
                   two_runs=new is not None, metrics=metrics, order=order, names=names,
-                  trade_offs=set(_TRADE_OFFS))
+                  trade_offs=mbdata.workloads_with_trait(inputs, "trade_off"))
     if new is None and not any(c["is_base"] for c in res):
         if not old:
             die(f"no ok sample in {args.csv[0]}")

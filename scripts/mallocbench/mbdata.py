@@ -533,6 +533,17 @@ def sidecar_workloads(meta):
     return out
 
 
+def workloads_with_trait(paths, trait):
+    """The workloads the sidecars of these CSVs give TRAIT (Run.with_trait without reading the
+    rows again)."""
+    out = set()
+    for p in paths:
+        for w in sidecar_workloads(read_meta(p) or {}):
+            if trait in w.traits:
+                out.add(w.name)
+    return out
+
+
 def read_meta(path):
     """The .meta.json beside a run CSV as a dict; None when missing or not JSON."""
     try:

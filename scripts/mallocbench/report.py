@@ -346,9 +346,7 @@ def build(run, csv_path, baseline, folder, plots):
     md.write(f"\nEach configuration against {t(baseline)}, paired by block: the change is the Hodges-Lehmann "
              "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
              "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
-    shown = type(res)(c for c in res if c["table"] in STAT_TABLES)
-    for k in ("mode", "only", "family", "floor", "baseline", "notes", "hints", "precision"):
-        setattr(shown, k, getattr(res, k))
+    shown = res.tables(STAT_TABLES)
     if any(not c["is_base"] for c in shown):
         buf = io.StringIO()
         compare.render(shown, True, buf)

@@ -70,11 +70,9 @@ def throughput_text(vals, unit):
     return compare.fmt_value(m, unit) + (f" ±{s:.0f}%" if s is not None else "")
 
 
-vs_text = compare.change_words
-
-
-# the per-work columns: (column, metric key in compare.METRICS)
-PER_WORK = [("CPU", None), ("faults", "faults"), ("madvise", "madvise"), ("munmap", "munmap"), ("brk", "brk")]
+# the counts per unit of work, each column named as its metric's key in compare.METRICS (CPU beside them
+# is user + sys)
+COUNTS = ("faults", "madvise", "munmap", "brk")
 
 
 def summarize(rows, baseline, order=None, trade_offs=(), res=None):
@@ -109,15 +107,15 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None):
             "n": f"{len(ok)}/{len(rs)}",
             "throughput": throughput_text(t, unit),
             "_t": med(t), "_unit": unit, "_figure": ok[0]["metric"] if ok else "",
-            "vs": "baseline" if config == baseline and ok else vs_text(prim),
+            "vs": "baseline" if config == baseline and ok else compare.change_words(prim),
             "_cell": prim,
         }
         user, sys_ = median_of("user CPU"), median_of("sys CPU")
         cpu = user + sys_ if user is not None and sys_ is not None else None
         line["_CPU"] = cpu
         line["CPU"] = compare.fmt_value(cpu, "s") if cpu is not None else "-"  # the head says per what
-        for col, key in PER_WORK[1:]:
-            v = median_of(next(m[0] for m in compare.METRICS if m[4] == key))
+        for col in COUNTS:
+            v = median_of(next(m[0] for m in compare.METRICS if m[4] == col))
             line[col] = compare.fmt(v)
             line["_" + col] = v
         share = med([mbdata.sys_share(r) for r in ok])

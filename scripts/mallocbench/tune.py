@@ -629,11 +629,7 @@ def confirm_reserve(alive, per, budget):
 def trade_off(confirm_csv, rows):
     """Whether the tuned workload's figure is a trade-off (its descriptor's trait, as the
     confirmation's sidecar lists it)."""
-    names = {r["workload"] for r in rows}
-    try:
-        return bool(names & set(mbdata.load(confirm_csv).with_trait("trade_off")))
-    except (mbcsv.CsvError, OSError):
-        return False
+    return bool({r["workload"] for r in rows} & mbdata.workloads_with_trait([confirm_csv], "trade_off"))
 
 
 def change_text(vals, base, other, better="higher", trade_off=False):
