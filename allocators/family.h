@@ -75,6 +75,11 @@ typedef struct probe_ctx {
     const char *malloc_path;    /* realpath of the object serving malloc */
 } probe_ctx_t;
 
+/* The calls by which an allocator gives memory back (alloc_info_t.keep_stops). */
+#define ALLOC_GIVES_MADVISE 1u
+#define ALLOC_GIVES_MUNMAP 2u
+#define ALLOC_GIVES_BRK 4u
+
 typedef struct alloc_info {
     const char *name;                 /* "jemalloc": the family, in CSV rows and on the command line */
     const char *colour;               /* its fixed colour in every plot (via the run's sidecar) */
@@ -92,12 +97,21 @@ typedef struct alloc_info {
     size_t ndomains;
     /* a hand-picked setting others recommend, "name=value,..." and its label, or NULL */
     const char *known, *known_label;
+    /* The setting that keeps freed memory instead of giving it back to the
+     * kernel ("name=value,...", tunables of this family), for `diagnose`'s
+     * fix; NULL: the family has none.  keep_stops: the calls it stops,
+     * ALLOC_GIVES_* bits (what it leaves, e.g. scudo's munmap of large
+     * blocks, is still paid after the fix). */
+    const char *keep;
+    unsigned keep_stops;
     /* The lists below end with a NULL entry; a family without one leaves the field out
      * (NULL: empty), so a descriptor states only what its family has. */
     const alloc_refusal_t *refused;   /* names other releases use that this one ignores */
     alloc_conf_t conf;
     const char *const *extra_env;     /* set in every child of this family: "NAME=VALUE" */
     const char *const *env_vars;      /* variables it reads: "NAME=" exactly, or a "PREFIX_" */
+    const char *const *marks;         /* text only its code carries: how `diagnose` recognises
+                                       * it linked into a static (or self-allocating) program */
     alloc_check_t check;
     const char *const *rejects;       /* stderr text meaning a setting was rejected or ignored */
     const alloc_output_t *outputs;    /* stderr lines read back as probe keys, {NULL}-terminated */

@@ -55,6 +55,8 @@ static const char *const env_vars[] = {
     "GLIBC_TUNABLES=", "MALLOC_ARENA_MAX=", "MALLOC_ARENA_TEST=", "MALLOC_TOP_PAD_=",
     "MALLOC_TRIM_THRESHOLD_=", "MALLOC_MMAP_THRESHOLD_=", "MALLOC_MMAP_MAX_=", "MALLOC_PERTURB_=",
     "MALLOC_CHECK_=", "MALLOC_TCACHE_MAX_=", "MALLOC_TCACHE_COUNT_=", NULL};
+/* text only its code carries, for `diagnose` (family.h): the tunables a static program holds */
+static const char *const marks[] = {"glibc.malloc.mmap_threshold", NULL};
 /* gnu_get_libc_version is libc's own: found in the object serving malloc
  * only when that object is libc */
 static const char *const ident[] = {"gnu_get_libc_version", NULL};
@@ -85,6 +87,8 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_glibc = {
     .name = "glibc",
+    .keep = "trim_threshold=4G,mmap_max=0",
+    .keep_stops = ALLOC_GIVES_MADVISE | ALLOC_GIVES_MUNMAP | ALLOC_GIVES_BRK,
     .colour = "#0072B2",
     .sonames = NULL,
     .tested_version = "2.36",
@@ -97,6 +101,7 @@ const alloc_info_t alloc_glibc = {
     .refused = refused,
     .conf = {"GLIBC_TUNABLES", "=", ":", "1", "0"},
     .env_vars = env_vars,
+    .marks = marks,
     .check = ALLOC_CHECK_LOADER,
     .ident = ident,
     .probe_version = version,

@@ -56,6 +56,8 @@ static const alloc_refusal_t refused[] = {
 
 static const char *const sonames[] = {"libjemalloc.so.2", NULL};
 static const char *const env_vars[] = {"MALLOC_CONF=", "JE_MALLOC_CONF=", NULL};
+/* text only its code carries, for `diagnose` (family.h) */
+static const char *const marks[] = {"<jemalloc>: ", "je_mallctl", "mallctl", NULL};
 static const char *const rejects[] = {"<jemalloc>: ", NULL};
 static const char *const ident[] = {"mallctl", NULL};
 /* a je_-prefixed build exports these instead: it does not replace malloc */
@@ -193,6 +195,8 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_jemalloc = {
     .name = "jemalloc",
+    .keep = "dirty_decay_ms=-1,muzzy_decay_ms=-1",
+    .keep_stops = ALLOC_GIVES_MADVISE,
     .colour = "#D55E00",
     .sonames = sonames,
     .tested_version = "5.3.0",
@@ -212,6 +216,7 @@ const alloc_info_t alloc_jemalloc = {
     /* MALLOC_CONF spells booleans true/false; 1/0 are "Invalid conf value" */
     .conf = {"MALLOC_CONF", ":", ",", "true", "false"},
     .env_vars = env_vars,
+    .marks = marks,
     .check = ALLOC_CHECK_PROBE,
     .rejects = rejects,
     .mismatch_key = "api:je_malloc",

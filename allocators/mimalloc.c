@@ -60,6 +60,8 @@ static const alloc_refusal_t refused[] = {
 
 static const char *const sonames[] = {"libmimalloc.so.2", NULL};
 static const char *const env_vars[] = {"MIMALLOC_", NULL};
+/* text only its code carries, for `diagnose` (family.h) */
+static const char *const marks[] = {"mimalloc_", "mi_malloc", NULL};
 static const char *const ident[] = {"mi_version", NULL};
 
 /* ---- inside the child -------------------------------------------------------
@@ -169,6 +171,8 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_mimalloc = {
     .name = "mimalloc",
+    .keep = "allow_decommit=0",
+    .keep_stops = ALLOC_GIVES_MADVISE,
     .colour = "#CC79A7",
     .sonames = sonames,
     .tested_version = "2.0.9",
@@ -181,6 +185,7 @@ const alloc_info_t alloc_mimalloc = {
     .refused = refused,
     .conf = {NULL, NULL, NULL, "1", "0"},
     .env_vars = env_vars,
+    .marks = marks,
     .check = ALLOC_CHECK_PROBE,
     .ident = ident,
     .probe_version = version,

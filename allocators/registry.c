@@ -272,6 +272,15 @@ bool alloc_env_is_allocator_var(const char *nv)
     return false;
 }
 
+const alloc_info_t *alloc_env_owner(const char *nv)
+{
+    for (size_t f = 0; f < alloc_nfamilies; f++)
+        for (const char *const *v = alloc_families[f]->env_vars; v && *v; v++)
+            if (var_matches(nv, *v))
+                return alloc_families[f];
+    return NULL;
+}
+
 void alloc_probe_keys(const alloc_info_t *a, char *buf, size_t len)
 {
     size_t off = 0;

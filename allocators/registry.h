@@ -59,6 +59,9 @@ int alloc_build_env(const alloc_info_t *a, const alloc_setting_t *s, size_t n, a
 /* Is this variable one an allocator reads (so an inherited one must not leak in)? */
 bool alloc_env_is_allocator_var(const char *name_eq_value);
 
+/* The family that reads this variable ("NAME=value"), by its env_vars; NULL: none. */
+const alloc_info_t *alloc_env_owner(const char *name_eq_value);
+
 /* The MB_PROBE_READ list for this allocator: every tunable with a read-back. */
 void alloc_probe_keys(const alloc_info_t *a, char *buf, size_t len);
 

@@ -54,6 +54,8 @@ static const char *const sonames[] = {"libclang_rt.scudo_standalone-" MB_CPU ".s
 /* the versioned compiler-rt directory: clang-N -print-runtime-dir */
 static const char *const dirs[] = {"/usr/lib/llvm-*/lib/clang/*/lib/linux", NULL};
 static const char *const env_vars[] = {"SCUDO_OPTIONS=", "GWP_ASAN_OPTIONS=", NULL};
+/* text only its code carries, for `diagnose` (family.h) */
+static const char *const marks[] = {"SCUDO_OPTIONS", "scudo::", NULL};
 static const char *const rejects[] = {"Scudo WARNING: ", NULL};
 static const char *const ident[] = {"__scudo_print_stats", NULL};
 
@@ -88,6 +90,8 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_scudo = {
     .name = "scudo",
+    .keep = "release_to_os_interval_ms=-1",
+    .keep_stops = ALLOC_GIVES_MADVISE,
     .colour = "#E69F00",
     .sonames = sonames,
     .dirs = dirs,
@@ -101,6 +105,7 @@ const alloc_info_t alloc_scudo = {
     .refused = refused,
     .conf = {"SCUDO_OPTIONS", "=", ":", "true", "false"},
     .env_vars = env_vars,
+    .marks = marks,
     .check = ALLOC_CHECK_ENV,
     .rejects = rejects,
     .ident = ident,

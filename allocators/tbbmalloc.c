@@ -28,6 +28,8 @@ static const alloc_refusal_t refused[] = {
 
 static const char *const sonames[] = {"libtbbmalloc_proxy.so.2", NULL};
 static const char *const env_vars[] = {"TBB_MALLOC_", "TBB_VERSION=", NULL};
+/* text only its code carries, for `diagnose` (family.h) */
+static const char *const marks[] = {"TBB_MALLOC_USE_HUGE_PAGES", "scalable_malloc", NULL};
 static const char *const extra_env[] = {"TBB_VERSION=1", NULL};
 static const alloc_output_t outputs[] = {
     {"TBBmalloc: VERSION", "version", NULL},
@@ -68,6 +70,7 @@ const alloc_info_t alloc_tbbmalloc = {
     .conf = {NULL, NULL, NULL, "1", "0"},
     .extra_env = extra_env,
     .env_vars = env_vars,
+    .marks = marks,
     .check = ALLOC_CHECK_PROBE,
     .outputs = outputs,
     .ident = ident,

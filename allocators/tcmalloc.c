@@ -41,6 +41,8 @@ static const alloc_domain_t domains[] = {
 static const alloc_refusal_t refused[] = {{NULL, NULL}};
 static const char *const sonames[] = {"libtcmalloc.so.4", "libtcmalloc_minimal.so.4", NULL};
 static const char *const env_vars[] = {"TCMALLOC_", "HEAPCHECK=", "HEAPPROFILE=", "CPUPROFILE=", NULL};
+/* text only its code carries, for `diagnose` (family.h) */
+static const char *const marks[] = {"TCMALLOC_RELEASE_RATE", "tc_malloc", NULL};
 static const char *const ident[] = {"tc_version", "MallocExtension_GetNumericProperty", NULL};
 
 /* ---- inside the child -------------------------------------------------------
@@ -176,6 +178,8 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_tcmalloc = {
     .name = "tcmalloc",
+    .keep = "release_rate=0",
+    .keep_stops = ALLOC_GIVES_MADVISE,
     .colour = "#009E73",
     .sonames = sonames,
     .tested_version = "2.10",
@@ -188,6 +192,7 @@ const alloc_info_t alloc_tcmalloc = {
     .refused = refused,
     .conf = {NULL, NULL, NULL, "1", "0"},
     .env_vars = env_vars,
+    .marks = marks,
     .check = ALLOC_CHECK_PROBE,
     .ident = ident,
     .probe_version = version,

@@ -22,6 +22,7 @@
     X(merge, "join the CSVs of the shards of one plan")                                                   \
     X(record, "a command's every allocation call into a trace (-o FILE -- CMD ARGS...)")                 \
     X(trace, "what a trace of `record` holds: processes, threads, calls, peak bytes")                    \
+    X(diagnose, "a running process (-p PID, --all, -- CMD): the CPU it loses to re-faults, the fix, its saving") \
     X(calibrate, "the machine's memcpy bandwidth and the cost of one page fault")                          \
     X(schema, "print the CSV schema (Markdown)")                                                          \
     X(version, "print the version")

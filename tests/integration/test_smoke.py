@@ -182,6 +182,15 @@ def case_calibrate(mb, tmp):
           f"calibrate prints memcpy and one fault's cost: {p.stdout[:300]!r}")
 
 
+def case_diagnose(mb, tmp):
+    if os.geteuid() != 0:
+        p = run(mb, "diagnose", "--all", expect_rc=2)
+        check("needs root" in p.stderr, f"diagnose without root: {p.stderr!r}")
+        return
+    p = run(mb, "diagnose", "--", "/bin/true")
+    check(re.match(r"PID [0-9]+ \(true, ", p.stdout), f"diagnose says who it watched first: {p.stdout[:300]!r}")
+
+
 def case_schema(mb, tmp):
     p = run(mb, "schema")
     check("schema_version" in p.stdout and "| status |" in p.stdout.replace("`", ""),

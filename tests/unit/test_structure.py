@@ -5,7 +5,7 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
   - a function in harness/*/*.c is longer than 100 lines (from the column-0
     line that starts its signature to its column-0 closing brace);
   - the harness's stage folders are not layered: every file lives in one of
-    harness/cmd, plan, verdict, output, sample, base (top down), and a file
+    harness/cmd, plan, verdict, output, sample, watch, base (top down), and a file
     includes only headers of its own stage or a lower one (a header named
     twice, or a harness file outside the stages, is a breach too);
   - a command is more than its file and one line of cli.h's MB_COMMANDS
@@ -60,7 +60,7 @@ LOWER = ("common", "workloads", "allocators")
 LAUNCH_DIRS = ("harness", "common", "workloads", "allocators", "record")
 SPAWNER = "harness/sample/spawn.c"
 # the harness's stages, top down: a file includes headers of its own stage or lower ones
-STAGES = ("cmd", "plan", "verdict", "output", "sample", "base")
+STAGES = ("cmd", "plan", "verdict", "output", "sample", "watch", "base")
 # a call: the name after an operator, a bracket, a comma, `return` or a line
 # start, never after a type or an identifier (a declaration or definition)
 LAUNCH = re.compile(r"(?:^|[=(,;{}!&|?:]|\breturn)\s*(?:\(\s*void\s*\)\s*)?"
@@ -595,7 +595,7 @@ def layer_self_check():
     bad["base/plan.h"] = ""
     bad["misc.c"] = ""
     if layer_problems(good) or layer_problems(bad) != [
-            "harness/misc.c: not in a stage folder (cmd, plan, verdict, output, sample, base)",
+            "harness/misc.c: not in a stage folder (cmd, plan, verdict, output, sample, watch, base)",
             "harness/plan/plan.h: plan.h is also harness/base/plan.h",
             "harness/sample/sample.c includes plan/plan.h: the sample stage reaches up to the plan stage"]:
         fail("the stage-folder check is broken: " + repr(layer_problems(bad)))

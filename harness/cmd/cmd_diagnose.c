@@ -1,0 +1,672 @@
+/* cmd_diagnose.c - `mallocbench diagnose -p PID | --all | -- CMD`: a process
+ * that runs already (or a command run as it is) watched from outside for a
+ * window: every fault and give-back call recorded by per-CPU system-wide
+ * events (harness/watch/perfring.h), classified by the page model
+ * (pagemodel.h), its allocator and start-up settings recognised (ident.h).
+ * The measurements go out as one JSON document (schema
+ * mallocbench-diagnose-raw/1) to mallocbench.diagnose, which predicts the
+ * fix's saving and says it in words (or --json).  The watched process is
+ * never stopped, signalled or waited on; diagnose only reads. */
+#include "cli.h"
+#include "elfinfo.h"
+#include "ident.h"
+#include "pagemodel.h"
+#include "perfring.h"
+#include "registry.h"
+#include "sample.h"
+#include "judge.h"
+#include "spawn.h"
+#include "text.h"
+#include "tools.h"
+#include "units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_WINDOW_S 10.0
+#define POLL_NS 20000000ull     /* read the rings every 20 ms ... */
+#define SETTLE_NS 50000000ull   /* ... handing on what is older than 50 ms (every CPU has written it) */
+#define SERIES_OUT 200          /* replay points written per process */
+#define ALL_OUT 200             /* processes written by --all (the busiest) */
+
+extern char **environ;
+
+typedef enum { MODE_NONE, MODE_PID, MODE_ALL, MODE_CMD } mode_t_;
+
+typedef struct {
+    mode_t_ mode;
+    pid_t pid;
+    double window_s;
+    bool window_given, children, json, calibrate;
+    const char *top;
+    char **cmd;
+    int ncmd;
+    char path[PATH_MAX];   /* what the command runs */
+} dopts_t;
+
+typedef struct {          /* what /proc says of a process at the window's ends */
+    bool ok;
+    double utime_s, stime_s;
+    uint64_t rss_kib, anon_huge_kib;
+} pstat_t;
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static int usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mallocbench diagnose -p PID [--duration 10s] [--children] [--json]\n"
+            "       mallocbench diagnose --all [--duration 10s] [--top N] [--json]\n"
+            "       mallocbench diagnose [--duration D] [--children] [--json] -- CMD [ARGS...]\n"
+            "How much of a running process's CPU goes to pages its allocator gave back and\n"
+            "touched again, what would stop it, and what that is predicted to save: every\n"
+            "fault and every madvise/munmap/brk/mremap/mmap(MAP_FIXED) of the window recorded\n"
+            "by per-CPU system-wide perf events (root), the faults split into first touch,\n"
+            "re-faults on memory given back (by age), copy-on-write, file-backed and other;\n"
+            "the allocator and the settings it started with (only the allocators' variables\n"
+            "of its environment are read).  ^C ends the window early and reports it.\n"
+            "  -p, --pid PID      the process to watch (all its threads)\n"
+            "  --all              every process on the host, ranked by the CPU re-faults cost them\n"
+            "  -- CMD ARGS        run CMD as it is (its own allocator) and watch it to its end\n"
+            "  --duration D       the window (default 10s; a command: until it exits)\n"
+            "  --children         watch the processes it starts too\n"
+            "  --calibrate        also measure this machine's fault cost (`calibrate`, ~4 s) for\n"
+            "                     the upper end of the predicted saving\n"
+            "  --top N            --all: processes shown (default 10)\n"
+            "  --json             the document (schema mallocbench-diagnose/1) instead of words\n"
+            "docs/diagnose.md says what each figure measures and how the saving is predicted.\n");
+    return out == stdout ? 0 : 2;
+}
+
+static int parse_pid(const char *s, pid_t *out)
+{
+    uint64_t v;
+    if (units_parse_u64(s, &v) || v == 0 || v > 4194304)
+        return die_usage("diagnose: -p '%s': not a process id", s);
+    *out = (pid_t)v;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d", (int)v);
+    if (access(path, F_OK))
+        return die_usage("diagnose: -p %d: no such process", (int)v);
+    if (*out == getpid())
+        return die_usage("diagnose: -p %d: that is diagnose itself", (int)v);
+    return 0;
+}
+
+static int parse(int argc, char **argv, dopts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->window_s = DEFAULT_WINDOW_S;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return usage(stdout), -1;
+        if (!strcmp(argv[i], "--")) {
+            if (i + 1 >= argc)
+                return die_usage("diagnose: nothing after --: give the command to run");
+            o->mode = o->mode ? MODE_NONE - 1 : MODE_CMD;
+            o->cmd = argv + i + 1;
+            o->ncmd = argc - i - 1;
+            break;
+        } else if ((v = cli_take("-p", argc, argv, &i)) || (v = cli_take("--pid", argc, argv, &i))) {
+            o->mode = o->mode ? MODE_NONE - 1 : MODE_PID;
+            if (parse_pid(v, &o->pid))
+                return 2;
+        } else if (!strcmp(argv[i], "--all")) {
+            o->mode = o->mode ? MODE_NONE - 1 : MODE_ALL;
+        } else if ((v = cli_take("--duration", argc, argv, &i))) {
+            if (units_parse_duration(v, &o->window_s) || !(o->window_s > 0) || o->window_s > 86400)
+                return die_usage("diagnose: --duration '%s': want a duration from 1ms to 24h (10s, 500ms, 2m)", v);
+            o->window_given = true;
+        } else if ((v = cli_take("--top", argc, argv, &i))) {
+            uint64_t n;
+            if (units_parse_u64(v, &n) || n == 0 || n > 10000)
+                return die_usage("diagnose: --top '%s': want a count from 1 to 10000", v);
+            o->top = v;
+        } else if (!strcmp(argv[i], "--children")) {
+            o->children = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            o->json = true;
+        } else if (!strcmp(argv[i], "--calibrate")) {
+            o->calibrate = true;
+        } else {
+            return die_usage("diagnose: unknown option '%s' (see --help)", argv[i]);
+        }
+    }
+    if ((int)o->mode < 0)
+        return die_usage("diagnose: give one of -p PID, --all or -- CMD, not several");
+    if (o->mode == MODE_NONE)
+        return die_usage("diagnose: give -p PID, --all or -- CMD (see --help)");
+    if (o->top && o->mode != MODE_ALL)
+        return die_usage("diagnose: --top ranks the processes of --all only");
+    if (o->children && o->mode == MODE_ALL)
+        return die_usage("diagnose: --all watches every process already; --children adds nothing");
+    if (o->mode == MODE_CMD) {
+        int rc = elf_which(o->cmd[0], o->path, sizeof o->path);
+        if (rc)
+            return die_usage("diagnose: cannot run '%s': %s", o->cmd[0],
+                             rc == -ENOENT ? "not found" : rc == -EISDIR ? "a directory" : "not executable");
+    }
+    return 0;
+}
+
+static pstat_t proc_stat(pid_t pid)
+{
+    pstat_t s = {0};
+    char buf[4096], *f, path[64], line[256];
+    if (spawn_proc_stat(pid, buf, sizeof buf, &f))
+        return s;
+    unsigned long long ut, st;
+    /* fields from 3 on: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+    if (sscanf(f, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return s;
+    double tck = (double)sysconf(_SC_CLK_TCK);
+    s.utime_s = (double)ut / tck, s.stime_s = (double)st / tck;
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+    FILE *fp = fopen(path, "re");
+    while (fp && fgets(line, sizeof line, fp)) {
+        unsigned long long kib;
+        if (sscanf(line, "Rss: %llu kB", &kib) == 1)
+            s.rss_kib = kib;
+        else if (sscanf(line, "AnonHugePages: %llu kB", &kib) == 1)
+            s.anon_huge_kib = kib;
+    }
+    if (fp)
+        fclose(fp);
+    s.ok = true;
+    return s;
+}
+
+/* Our own CPU time so far, s. */
+static double self_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Is pid gone (or a zombie nobody reaped yet)? */
+static bool proc_gone(pid_t pid)
+{
+    char buf[4096], *f;
+    return spawn_proc_stat(pid, buf, sizeof buf, &f) != 0 || f[1] == 'Z' || f[1] == 'X';
+}
+
+/* One sample of the calibrate workload: this machine's fault cost, ns (NAN: failed). */
+static double calibrate_fault_ns(void)
+{
+    run_opts_t o = {.timeout_s = 120, .sample_interval_s = 0.05};
+    char worker[PATH_MAX], probe[PATH_MAX];
+    if (tools_find(&o, worker, probe, sizeof worker))
+        return NAN;
+    wl_args_t a;
+    wl_defaults(wl_find("calibrate"), &a);
+    run_config_t *c = calloc(1, sizeof *c);
+    run_sample_t *s = calloc(1, sizeof *s);
+    double ns = NAN;
+    if (c && s) {
+        c->alloc = alloc_system();
+        snprintf(c->label, sizeof c->label, "%s", c->alloc->name);
+        if (!sample_run(&o, c, &a, NULL, s)) {
+            judge_status(&o, c, s);
+            const char *k = s->status == RUN_OK ? strstr(s->res.extra, "fault_ns=") : NULL;
+            if (k)
+                ns = strtod(k + 9, NULL);
+        }
+        sample_free(s);
+    } else {
+        free(s);
+    }
+    free(c);
+    return ns;
+}
+
+/* ---- the document ------------------------------------------------------ */
+
+static const char *const sys_key[PR_NSYS] = {"madvise", "munmap", "brk", "mremap", "mmap_fixed"};
+static const char *const class_key[PM_NCLASS] = {"first_touch", "refault", "lazy_reclaimed",
+                                                 "cow", "file", "other"};
+static const char *const by_key[PM_NBY] = {"madvise", "munmap", "brk"};
+static const char *const at_key[PR_NAT] = {"user", "kernel", "fault", "giveback", "tlb"};
+
+static const char *advice_name(unsigned a)
+{
+    static const char *const names[] = {
+        [0] = "MADV_NORMAL", [1] = "MADV_RANDOM", [2] = "MADV_SEQUENTIAL", [3] = "MADV_WILLNEED",
+        [4] = "MADV_DONTNEED", [8] = "MADV_FREE", [9] = "MADV_REMOVE", [10] = "MADV_DONTFORK",
+        [11] = "MADV_DOFORK", [12] = "MADV_MERGEABLE", [13] = "MADV_UNMERGEABLE",
+        [14] = "MADV_HUGEPAGE", [15] = "MADV_NOHUGEPAGE", [16] = "MADV_DONTDUMP", [17] = "MADV_DODUMP",
+        [18] = "MADV_WIPEONFORK", [19] = "MADV_KEEPONFORK", [20] = "MADV_COLD", [21] = "MADV_PAGEOUT",
+        [22] = "MADV_POPULATE_READ", [23] = "MADV_POPULATE_WRITE", [24] = "MADV_DONTNEED_LOCKED",
+        [25] = "MADV_COLLAPSE",
+    };
+    return a < sizeof names / sizeof names[0] && names[a] ? names[a] : "other";
+}
+
+static void jstr(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, "\"%s\": ", key);
+    text_json_write(f, v ? v : "");
+}
+
+static void jnum(FILE *f, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "\"%s\": %.17g", key, v);
+    else
+        fprintf(f, "\"%s\": null", key);
+}
+
+static void write_libs(FILE *f, const pm_model_t *m, const char *key, const pm_lib_t *libs)
+{
+    fprintf(f, "\"%s\": [", key);
+    for (int i = 0, n = 0; i < PM_NLIBS; i++)
+        if (libs[i].samples) {
+            fprintf(f, "%s{", n++ ? ", " : "");
+            jstr(f, "lib", libs[i].name ? pm_lib_name(m, libs[i].name) : "(anonymous or unknown)");
+            fprintf(f, ", \"samples\": %llu}", (unsigned long long)libs[i].samples);
+        }
+    fprintf(f, "]");
+}
+
+typedef struct {
+    const char *files[1024];
+    size_t n;
+} files_t;
+
+static void add_file(void *ctx, const char *path)
+{
+    files_t *fl = ctx;
+    for (size_t i = 0; i < fl->n; i++)
+        if (!strcmp(fl->files[i], path))
+            return;
+    if (fl->n < sizeof fl->files / sizeof fl->files[0])
+        fl->files[fl->n++] = path;
+}
+
+/* The allocator of image p: its files, its program, and its environment
+ * (read from /proc while it runs; a command's is ours).  The environment
+ * block never leaves ident_read, which keeps only allocator variables. */
+static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, const dopts_t *o)
+{
+    files_t fl = {.n = 0};
+    pm_files(m, p, add_file, &fl);
+    char exe[PATH_MAX] = "", link[64];
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)p->pid);
+    ssize_t n = p->ended ? -1 : readlink(link, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    if (!exe[0] && fl.n)
+        snprintf(exe, sizeof exe, "%s", fl.files[0]); /* the lowest mapping: the program */
+    ident_input_t in = {fl.files, fl.n, exe, NULL, 0};
+    char *env = NULL;
+    size_t envlen = 0;
+    const char *env_from = "none";
+    if (!p->ended && !ident_environ(p->pid, &env, &envlen))
+        in.environ = env, in.environ_len = envlen, env_from = "process";
+    /* an image of the command that ended: the environment diagnose gave it (an image that
+     * changed its own before exec is not seen) */
+    bool own_env = !in.environ && o->mode == MODE_CMD && p->pid == o->pid;
+    char ownblock[1] = "";
+    if (own_env) { /* the command got our environment: hand it over as a block */
+        size_t len = 0;
+        for (char **e = environ; *e; e++)
+            len += strlen(*e) + 1;
+        env = malloc(len ? len : 1);
+        for (char **e = environ; env && *e; e++)
+            memcpy(env + envlen, *e, strlen(*e) + 1), envlen += strlen(*e) + 1;
+        in.environ = env ? env : ownblock, in.environ_len = envlen;
+        env_from = "command";
+    }
+    ident_t id;
+    ident_read(&in, &id);
+    free(env);
+    fprintf(f, "\"allocator\": {");
+    jstr(f, "family", id.family ? id.family->name : "");
+    fprintf(f, ", \"sure\": %s, ", id.sure ? "true" : "false");
+    jstr(f, "how", id.how), fprintf(f, ", ");
+    jstr(f, "evidence", id.evidence), fprintf(f, ", ");
+    jstr(f, "path", id.path), fprintf(f, ", ");
+    jstr(f, "version", id.version), fprintf(f, ", ");
+    jstr(f, "version_how", id.version_how), fprintf(f, ", ");
+    fprintf(f, "\"environment_read\": %s, \"environment_from\": \"%s\", \"vars\": [", in.environ ? "true" : "false",
+            env_from);
+    for (size_t i = 0; i < id.nvars; i++)
+        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, id.vars[i]);
+    fprintf(f, "], ");
+    jstr(f, "malloc_conf_file", id.malloc_conf_file);
+    fprintf(f, ", \"keep\": ");
+    const alloc_info_t *a = id.family;
+    if (a && a->keep) {
+        alloc_setting_t s[8];
+        alloc_env_t envset;
+        size_t ns = 0;
+        char err[256], buf[256], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", a->keep);
+        for (char *tok = strtok_r(buf, ",", &save); tok && ns < 8; tok = strtok_r(NULL, ",", &save))
+            if (!alloc_parse_setting(a, tok, &s[ns], err, sizeof err))
+                ns++;
+        memset(&envset, 0, sizeof envset);
+        alloc_build_env(a, s, ns, &envset);
+        fprintf(f, "{");
+        jstr(f, "setting", a->keep);
+        fprintf(f, ", \"settings\": [");
+        for (size_t i = 0; i < ns; i++)
+            fprintf(f, "%s\"%s=%s\"", i ? ", " : "", s[i].t->name, s[i].value);
+        fprintf(f, "]");
+        fprintf(f, ", ");
+        jstr(f, "joined_by", a->conf.var ? a->conf.sep : ""); /* a variable the process set already gains ours */
+        fprintf(f, ", \"env\": [");
+        for (size_t i = 0; i < envset.n; i++)
+            fprintf(f, "%s", i ? ", " : ""), text_json_write(f, envset.var[i]);
+        fprintf(f, "], \"stops\": [");
+        for (int b = 0, k = 0; b < PM_NBY; b++)
+            if (a->keep_stops & (1u << b))
+                fprintf(f, "%s\"%s\"", k++ ? ", " : "", by_key[b]);
+        fprintf(f, "]}");
+    } else {
+        fprintf(f, "null");
+    }
+    fprintf(f, "}");
+}
+
+static void write_counts(FILE *f, const pm_proc_t *p)
+{
+    fprintf(f, "\"faults\": {\"minor\": %llu, \"major\": %llu", (unsigned long long)(p->faults - p->majors),
+            (unsigned long long)p->majors);
+    for (int c = 0; c < PM_NCLASS; c++)
+        fprintf(f, ", \"%s\": %llu", class_key[c], (unsigned long long)p->cls[c]);
+    fprintf(f, ", \"refault_age\": [");
+    for (int b = 0; b < PM_NAGES; b++)
+        fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)p->age[b]);
+    fprintf(f, "], \"refault_pages\": %llu, \"alloc_refault_pages\": %llu, \"refault_by\": {",
+            (unsigned long long)p->refault_pages, (unsigned long long)p->alloc_refault_pages);
+    for (int b = 0; b < PM_NBY; b++)
+        fprintf(f, "%s\"%s\": %llu", b ? ", " : "", by_key[b], (unsigned long long)p->refault_by[b]);
+    fprintf(f, "}, \"alloc_refault_by\": {");
+    for (int b = 0; b < PM_NBY; b++)
+        fprintf(f, "%s\"%s\": %llu", b ? ", " : "", by_key[b], (unsigned long long)p->alloc_refault_by[b]);
+    fprintf(f, "}}, \"calls\": {");
+    for (int s = 0; s < PR_NSYS; s++)
+        fprintf(f, "%s\"%s\": {\"calls\": %llu, \"bytes\": %llu, \"alloc_calls\": %llu, \"alloc_bytes\": %llu}",
+                s ? ", " : "", sys_key[s], (unsigned long long)p->calls[s], (unsigned long long)p->bytes[s],
+                (unsigned long long)p->alloc_calls[s], (unsigned long long)p->alloc_bytes[s]);
+    fprintf(f, "}, \"advice\": [");
+    for (unsigned a = 0, k = 0; a <= PM_NADVICE; a++)
+        if (p->advice_calls[a])
+            fprintf(f, "%s{\"advice\": \"%s\", \"calls\": %llu, \"bytes\": %llu}", k++ ? ", " : "",
+                    a == PM_NADVICE ? "other" : advice_name(a), (unsigned long long)p->advice_calls[a],
+                    (unsigned long long)p->advice_bytes[a]);
+    fprintf(f, "], \"failed_calls\": %llu, \"lazy_bytes\": %llu, \"untracked_bytes\": %llu, ",
+            (unsigned long long)p->failed, (unsigned long long)p->lazy_bytes, (unsigned long long)p->untracked_bytes);
+    fprintf(f, "\"cpu_samples\": {\"all\": %llu", (unsigned long long)p->samples);
+    for (int a = 0; a < PR_NAT; a++)
+        fprintf(f, ", \"%s\": %llu", at_key[a], (unsigned long long)p->at[a]);
+    fprintf(f, ", \"giveback_by\": {");
+    for (int s = 0; s < PR_NSYS; s++)
+        fprintf(f, "%s\"%s\": %llu", s ? ", " : "", sys_key[s], (unsigned long long)p->at_sys[s]);
+    fprintf(f, "}}");
+}
+
+static void write_replay(FILE *f, const pm_proc_t *p)
+{
+    fprintf(f, "\"kept_memory\": {\"peak_bytes\": {\"madvise\": %llu, \"any\": %llu}, "
+               "\"end_bytes\": {\"madvise\": %llu, \"any\": %llu}, \"series\": [",
+            (unsigned long long)p->peak[0], (unsigned long long)p->peak[1], (unsigned long long)p->kept[0],
+            (unsigned long long)p->kept[1]);
+    size_t step = p->nseries > SERIES_OUT ? (p->nseries + SERIES_OUT - 1) / SERIES_OUT : 1;
+    for (size_t i = 0, k = 0; i < p->nseries; i++)
+        if (i % step == 0 || i + 1 == p->nseries)
+            fprintf(f, "%s[%.6f, %llu, %llu]", k++ ? ", " : "", (double)p->series[i].t / 1e9,
+                    (unsigned long long)p->series[i].kept[0], (unsigned long long)p->series[i].kept[1]);
+    fprintf(f, "]}");
+}
+
+static void write_pstat(FILE *f, const char *key, const pstat_t *s)
+{
+    fprintf(f, "\"%s\": ", key);
+    if (!s->ok) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"utime_s\": %.3f, \"stime_s\": %.3f, \"rss_kib\": %llu, \"anon_huge_kib\": %llu}", s->utime_s,
+            s->stime_s, (unsigned long long)s->rss_kib, (unsigned long long)s->anon_huge_kib);
+}
+
+static void write_proc(FILE *f, const pm_model_t *m, const pm_proc_t *p, const dopts_t *o, const pstat_t *st0,
+                       const pstat_t *st1)
+{
+    fprintf(f, "{\"pid\": %d, \"image\": %u, ", (int)p->pid, p->idx);
+    jstr(f, "comm", p->comm);
+    fprintf(f, ", \"cmdline\": [");
+    char path[64], buf[8192];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)p->pid);
+    FILE *cf = p->ended ? NULL : fopen(path, "re");
+    size_t n = cf ? fread(buf, 1, sizeof buf - 1, cf) : 0;
+    if (cf)
+        fclose(cf);
+    buf[n] = '\0';
+    for (size_t at = 0; at < n; at += strlen(buf + at) + 1)
+        fprintf(f, "%s", at ? ", " : ""), text_json_write(f, buf + at);
+    fprintf(f, "]");
+    fprintf(f, ", \"forked\": %s, \"parent_image\": %d, \"ended\": %s, \"seconds\": %.6f, ",
+            p->forked_child ? "true" : "false", p->parent_idx, p->ended ? "true" : "false",
+            (double)(p->end_t - p->start_t) / 1e9);
+    write_counts(f, p);
+    fprintf(f, ", ");
+    write_libs(f, m, "fault_libs", p->fault_libs);
+    fprintf(f, ", ");
+    write_libs(f, m, "giveback_libs", p->giveback_libs);
+    fprintf(f, ", ");
+    write_replay(f, p);
+    fprintf(f, ", ");
+    write_allocator(f, m, p, o);
+    if (st0 && st1) {
+        fprintf(f, ", ");
+        write_pstat(f, "proc_start", st0);
+        fprintf(f, ", ");
+        write_pstat(f, "proc_end", st1);
+    }
+    fprintf(f, "}");
+}
+
+/* The order --all writes processes in: most cpu samples under faults and give-backs first. */
+static const pm_model_t *sort_model;
+static int cmp_loss(const void *a, const void *b)
+{
+    const pm_proc_t *x = pm_at(sort_model, *(const size_t *)a), *y = pm_at(sort_model, *(const size_t *)b);
+    uint64_t lx = x->at[PR_AT_FAULT] + x->at[PR_AT_GIVEBACK], ly = y->at[PR_AT_FAULT] + y->at[PR_AT_GIVEBACK];
+    if (lx != ly)
+        return lx < ly ? 1 : -1;
+    return (x->faults < y->faults) - (x->faults > y->faults);
+}
+
+typedef struct {
+    double seconds;
+    const char *end_reason;
+    int exit_status;           /* the command's: its exit code, 128+signal; -1 unknown */
+    double calib_ns;
+    double self_cpu_s;         /* diagnose's own CPU over the window */
+    pstat_t st0, st1;
+    time_t started;
+} window_t;
+
+static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const dopts_t *o, const window_t *win)
+{
+    pr_stats_t ps;
+    pr_stats(w, &ps);
+    fprintf(f, "{\"schema\": \"mallocbench-diagnose-raw/1\", \"mode\": \"%s\", ",
+            o->mode == MODE_PID ? "pid" : o->mode == MODE_ALL ? "all" : "command");
+    fprintf(f, "\"target\": {\"pid\": %d, \"children\": %s, \"command\": [", (int)o->pid, o->children ? "true" : "false");
+    for (int i = 0; i < o->ncmd; i++)
+        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, o->cmd[i]);
+    fprintf(f, "], \"exit_status\": %d}, ", win->exit_status);
+    fprintf(f, "\"window\": {\"started_unix\": %lld, \"seconds\": %.6f, \"ended\": \"%s\"}, ",
+            (long long)win->started, win->seconds, win->end_reason);
+    fprintf(f, "\"watch\": {\"cpus\": %u, \"records\": %llu, \"lost\": %llu, \"throttled\": %llu, "
+               "\"kernel_symbols\": %s, \"cpu_period_ns\": %llu, \"other_calls\": {",
+            ps.ncpus, (unsigned long long)ps.records, (unsigned long long)ps.lost, (unsigned long long)ps.throttled,
+            ps.ksyms ? "true" : "false", (unsigned long long)PR_CPU_PERIOD_NS);
+    for (int s = 0; s < PR_NSYS; s++)
+        fprintf(f, "%s\"%s\": %llu", s ? ", " : "", sys_key[s], (unsigned long long)ps.other_calls[s]);
+    fprintf(f, "}, \"tlb_other_samples\": %llu}, ", (unsigned long long)pm_tlb_other(m));
+    jnum(f, "calibrate_fault_ns", win->calib_ns);
+    fprintf(f, ", ");
+    jnum(f, "self_cpu_s", win->self_cpu_s);
+    fprintf(f, ", \"processes\": [");
+    size_t n = pm_count(m), *order = malloc((n ? n : 1) * sizeof *order), k = 0;
+    for (size_t i = 0; order && i < n; i++) {
+        const pm_proc_t *p = pm_at(m, i);
+        if (o->mode != MODE_ALL || p->faults || p->samples || p->calls[PR_SYS_MADVISE] || p->calls[PR_SYS_MUNMAP])
+            order[k++] = i;
+    }
+    sort_model = m;
+    if (o->mode == MODE_ALL)
+        qsort(order, k, sizeof *order, cmp_loss);
+    for (size_t j = 0; j < k && (o->mode != MODE_ALL || j < ALL_OUT); j++) {
+        const pm_proc_t *p = pm_at(m, order[j]);
+        fprintf(f, "%s", j ? ",\n" : "\n");
+        bool main_image = o->mode == MODE_PID && p->pid == o->pid;
+        write_proc(f, m, p, o, main_image ? &win->st0 : NULL, main_image ? &win->st1 : NULL);
+    }
+    free(order);
+    fprintf(f, "]}\n");
+}
+
+/* ---- the window ---------------------------------------------------------- */
+
+/* Starts the command as it is (our environment, its own allocator): 0 or 1. */
+static int start_command(const dopts_t *o, pid_t *pid)
+{
+    spawn_t sp = {.path = o->path, .argv = o->cmd, .envp = environ, .go_fd = -1,
+                  .exec_fail = "mallocbench: diagnose: cannot execute the command", .exec_fail_errno = true};
+    int rc = spawn_start(&sp, pid);
+    if (rc)
+        return die_io("diagnose: cannot start '%s': %s", o->cmd[0], strerror(-rc));
+    return 0;
+}
+
+/* Watches until the window ends, the target ends, or a signal: the reason. */
+static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pid_t child, uint64_t t0,
+                              int *exit_status)
+{
+    bool bounded = o->mode != MODE_CMD || o->window_given;
+    uint64_t end = t0 + (uint64_t)(o->window_s * 1e9);
+    for (;;) {
+        struct timespec ts = {0, (long)POLL_NS};
+        nanosleep(&ts, NULL);
+        uint64_t now = pr_now();
+        if (pr_poll(w, now - SETTLE_NS, pm_feed, m))
+            return "out of memory";
+        if (stop_signal)
+            return stop_signal == SIGINT ? "interrupted" : "terminated";
+        if (bounded && now >= end)
+            return "duration";
+        if (o->mode == MODE_PID && proc_gone(o->pid))
+            return "exit";
+        if (o->mode == MODE_CMD) {
+            int status;
+            if (waitpid(child, &status, WNOHANG) == child) {
+                *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                return "exit";
+            }
+        }
+    }
+}
+
+/* The document, to stdout through mallocbench.diagnose (words, or --json). */
+static int hand_over(const pm_model_t *m, const pr_watch_t *w, const dopts_t *o, const window_t *win)
+{
+    int fd = memfd_create("mallocbench-diagnose", 0); /* no file: the words' input, inherited by python */
+    FILE *f = fd >= 0 ? fdopen(dup(fd), "w") : NULL;
+    if (!f)
+        return die_io("diagnose: memfd_create: %s", strerror(errno));
+    write_doc(f, m, w, o, win);
+    if (fclose(f))
+        return die_io("diagnose: writing the document: %s", strerror(errno));
+    lseek(fd, 0, SEEK_SET);
+    char src[32];
+    snprintf(src, sizeof src, "/dev/fd/%d", fd);
+    char *args[6];
+    int n = 0;
+    args[n++] = src;
+    if (o->json)
+        args[n++] = (char *)"--json";
+    if (o->top)
+        args[n++] = (char *)"--top", args[n++] = (char *)o->top;
+    args[n] = NULL;
+    fflush(stdout);
+    return tools_exec_python("diagnose", n, args);
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+    dopts_t o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (geteuid() != 0)
+        return die_usage("diagnose needs root: it watches every CPU's page faults and system calls "
+                         "system-wide (run it with sudo)");
+    window_t win = {.exit_status = -1, .calib_ns = NAN};
+    pm_model_t *m = NULL;
+    pr_watch_t *w = NULL;
+    char err[512];
+    if (pm_new(&m, pr_now(), o.children))
+        return die_io("diagnose: out of memory");
+    if ((rc = pr_open(&w, pm_wants, m, err, sizeof err))) {
+        pm_free(m);
+        return rc == -EACCES || rc == -EPERM ? die_usage("diagnose: %s", err) : die_io("diagnose: %s", err);
+    }
+    pm_set_names(m, w);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    pid_t child = -1;
+    if (o.mode == MODE_PID) {
+        rc = pm_watch(m, o.pid, true, false);
+        win.st0 = proc_stat(o.pid);
+    } else if (o.mode == MODE_ALL) {
+        rc = pm_watch_all(m, getpid());
+    }
+    uint64_t t0 = pr_now();
+    double cpu0 = self_cpu();
+    pr_enable(w);
+    win.started = time(NULL);
+    if (!rc && o.mode == MODE_CMD && !(rc = start_command(&o, &child)))
+        o.pid = child, rc = pm_watch(m, child, false, true);
+    if (rc) {
+        pr_close(w);
+        pm_free(m);
+        return rc > 0 ? rc : die_io("diagnose: %s", strerror(-rc));
+    }
+    win.end_reason = watch_loop(w, m, &o, child, t0, &win.exit_status);
+    uint64_t t1 = pr_now();
+    if (o.mode == MODE_PID)
+        win.st1 = proc_stat(o.pid);
+    struct timespec ts = {0, (long)SETTLE_NS};
+    nanosleep(&ts, NULL);
+    pr_poll(w, UINT64_MAX, pm_feed, m);
+    pm_finish(m, t1);
+    win.self_cpu_s = self_cpu() - cpu0;
+    win.seconds = (double)(t1 - t0) / 1e9;
+    if (o.calibrate)
+        win.calib_ns = calibrate_fault_ns();
+    rc = hand_over(m, w, &o, &win);
+    pr_close(w);
+    pm_free(m);
+    return rc;
+}

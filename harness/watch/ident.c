@@ -1,0 +1,240 @@
+/* ident.c - a running process's allocator and its start-up settings, from
+ * outside (contract: ident.h).  Order of evidence: a family's library
+ * among the mapped files; else the program itself carrying a family's
+ * marks (static, or dynamic but defining malloc); else libc alone, which
+ * is glibc's malloc or an allocator we do not know. */
+#include "ident.h"
+#include "elfinfo.h"
+#include "registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SCAN_MAX (512ull << 20) /* the most of a program file searched for marks */
+
+static const char *base_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+int ident_environ(int pid, char **buf, size_t *len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap);
+    ssize_t r;
+    while (b && (r = read(fd, b + n, cap - n)) > 0) {
+        n += (size_t)r;
+        if (n == cap) {
+            char *g = realloc(b, cap *= 2);
+            if (!g) {
+                free(b);
+                b = NULL;
+            }
+            b = g;
+        }
+    }
+    close(fd);
+    if (!b)
+        return -ENOMEM;
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+/* The value of NAME in an environment block, or NULL. */
+static const char *env_get(const ident_input_t *in, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = in->environ; p && p < in->environ + in->environ_len; p += strlen(p) + 1)
+        if (!strncmp(p, name, n) && p[n] == '=')
+            return p + n + 1;
+    return NULL;
+}
+
+/* "pkg" "version" of the Debian package whose file list holds path. */
+int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen)
+{
+    char alt[PATH_MAX + 8], line[PATH_MAX + 8];
+    /* merged /usr: the list names /lib/..., the mapping /usr/lib/... (or the other way) */
+    if (!strncmp(path, "/usr/", 5))
+        snprintf(alt, sizeof alt, "%s", path + 4);
+    else
+        snprintf(alt, sizeof alt, "/usr%s", path);
+    DIR *d = opendir("/var/lib/dpkg/info");
+    if (!d)
+        return -ENOENT;
+    struct dirent *e;
+    bool found = false;
+    while (!found && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".list"))
+            continue;
+        char lp[PATH_MAX];
+        snprintf(lp, sizeof lp, "/var/lib/dpkg/info/%s", e->d_name);
+        FILE *f = fopen(lp, "re");
+        while (f && fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (!strcmp(line, path) || !strcmp(line, alt)) {
+                snprintf(pkg, pkglen, "%.*s", (int)(l - 5), e->d_name);
+                found = true;
+                break;
+            }
+        }
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+    if (!found)
+        return -ENOENT;
+    char *colon = strchr(pkg, ':'); /* libjemalloc2:amd64 */
+    size_t plen = colon ? (size_t)(colon - pkg) : strlen(pkg);
+    FILE *f = fopen("/var/lib/dpkg/status", "re");
+    bool in = false;
+    version[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "Package: ", 9))
+            in = strlen(line + 9) == plen + 1 && !strncmp(line + 9, pkg, plen);
+        else if (in && !strncmp(line, "Version: ", 9)) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(version, verlen, "%s", line + 9);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return 0;
+}
+
+/* The first family whose marks are in the file: its mark in *mark. */
+static const alloc_info_t *scan_marks(const char *path, const char **mark)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return NULL;
+    }
+    size_t len = (size_t)st.st_size < SCAN_MAX ? (size_t)st.st_size : SCAN_MAX;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return NULL;
+    const alloc_info_t *found = NULL;
+    /* the system's last: a static program carries libc's malloc beside any other */
+    for (int pass = 0; pass < 2 && !found; pass++)
+        for (size_t f = 0; f < alloc_nfamilies && !found; f++) {
+            if (alloc_is_system(alloc_families[f]) != (pass == 1))
+                continue;
+            for (const char *const *k = alloc_families[f]->marks; k && *k && !found; k++)
+                if (memmem(m, len, *k, strlen(*k) + 1) || (strlen(*k) > 8 && memmem(m, len, *k, strlen(*k))))
+                    found = alloc_families[f], *mark = *k;
+        }
+    munmap(m, len);
+    return found;
+}
+
+static void settings(const ident_input_t *in, ident_t *out)
+{
+    for (const char *p = in->environ; p && p < in->environ + in->environ_len; p += strlen(p) + 1)
+        if (alloc_env_owner(p) && out->nvars < IDENT_MAX_VARS)
+            snprintf(out->vars[out->nvars++], sizeof out->vars[0], "%s", p);
+    if (out->family && !strcmp(out->family->name, "jemalloc")) {
+        ssize_t n = readlink("/etc/malloc.conf", out->malloc_conf_file, sizeof out->malloc_conf_file - 1);
+        out->malloc_conf_file[n > 0 ? n : 0] = '\0';
+    }
+}
+
+static void version_of(ident_t *out)
+{
+    char pkg[256];
+    if (out->path[0] && !ident_package(out->path, pkg, sizeof pkg, out->version, sizeof out->version) &&
+        out->version[0]) {
+        char *colon = strchr(pkg, ':');
+        if (colon)
+            *colon = '\0';
+        snprintf(out->version_how, sizeof out->version_how, "package %s", pkg);
+        return;
+    }
+    snprintf(out->version, sizeof out->version, "unknown");
+    snprintf(out->version_how, sizeof out->version_how, "%s", out->path[0] ? "no package owns the file" : "");
+}
+
+void ident_read(const ident_input_t *in, ident_t *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *libc = NULL;
+    for (size_t i = 0; i < in->nfiles && !out->family; i++) {
+        const char *b = base_of(in->files[i]);
+        if (!strncmp(b, "libc.so", 7))
+            libc = in->files[i];
+        for (size_t f = 0; f < alloc_nfamilies && !out->family; f++)
+            for (const char *const *s = alloc_families[f]->sonames; s && *s; s++)
+                if (!strcmp(b, *s)) {
+                    out->family = alloc_families[f];
+                    out->sure = true;
+                    snprintf(out->path, sizeof out->path, "%s", in->files[i]);
+                }
+    }
+    for (size_t i = 0; i < in->nfiles && !libc; i++)
+        if (!strncmp(base_of(in->files[i]), "libc.so", 7))
+            libc = in->files[i];
+    elf_info_t ei;
+    char err[256];
+    bool elf = in->exe && in->exe[0] && !elf_inspect(in->exe, &ei, err, sizeof err) && ei.elf;
+    if (out->family) {
+        const char *pre = env_get(in, "LD_PRELOAD"); /* read to decide, never printed */
+        bool needed = false;
+        for (size_t k = 0; elf && k < ei.nneeded; k++)
+            needed |= !strcmp(ei.needed[k], base_of(out->path));
+        snprintf(out->how, sizeof out->how, "%s",
+                 pre && strstr(pre, base_of(out->path)) ? "preloaded" : needed ? "linked" : "loaded");
+        snprintf(out->evidence, sizeof out->evidence, "%s is mapped (%s)", out->path,
+                 !strcmp(out->how, "preloaded") ? "named in LD_PRELOAD"
+                 : !strcmp(out->how, "linked")  ? "the program needs it"
+                                                : "loaded by a library or dlopen");
+    } else if (elf && (!ei.dynamic || ei.defines_malloc)) {
+        const char *mark = NULL;
+        out->family = scan_marks(in->exe, &mark);
+        snprintf(out->how, sizeof out->how, "%s", ei.dynamic ? "built-in" : "static");
+        snprintf(out->path, sizeof out->path, "%s", in->exe);
+        out->sure = out->family && !alloc_is_system(out->family); /* libc's: unless it was replaced */
+        if (out->family)
+            snprintf(out->evidence, sizeof out->evidence, "%s program %s carries \"%s\"",
+                     ei.dynamic ? "the" : "the static", in->exe, mark);
+        else
+            snprintf(out->evidence, sizeof out->evidence, "%s program %s has its own malloc, of no family known here",
+                     ei.dynamic ? "the" : "the static", in->exe);
+    } else if (libc) {
+        out->family = alloc_system();
+        out->sure = false;
+        snprintf(out->how, sizeof out->how, "libc");
+        snprintf(out->path, sizeof out->path, "%s", libc);
+        snprintf(out->evidence, sizeof out->evidence,
+                 "no allocator library is mapped beside %s: glibc's malloc, or one not recognised here", libc);
+    } else {
+        snprintf(out->how, sizeof out->how, "unknown");
+        snprintf(out->evidence, sizeof out->evidence, "neither libc nor a known allocator is mapped%s",
+                 elf ? "" : " (the program file could not be read)");
+    }
+    if (out->family && strcmp(out->how, "static") && strcmp(out->how, "built-in"))
+        version_of(out);
+    else
+        snprintf(out->version, sizeof out->version, "unknown"),
+            snprintf(out->version_how, sizeof out->version_how, "%s", "no version string is read from a program");
+    settings(in, out);
+}

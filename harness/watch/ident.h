@@ -1,0 +1,53 @@
+/* ident.h - which allocator a process runs and the settings it was started
+ * with, read from outside: the files it maps (a family's library; in a
+ * static or self-allocating program, text only that family's code carries
+ * -- allocators/family.h's marks), the package that owns the file (its
+ * version), and of its environment ONLY the variables the families read
+ * (allocators' env_vars): nothing else of a process's environment is kept,
+ * printed or stored.  Settings changed at run time (mallopt, mallctl)
+ * cannot be seen from outside; ident says so rather than guess. */
+#ifndef MB_IDENT_H
+#define MB_IDENT_H
+#include "family.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define IDENT_MAX_VARS 16
+
+typedef struct {
+    const alloc_info_t *family; /* NULL: glibc or unrecognised */
+    bool sure;                  /* false: nothing but libc found ("glibc or unrecognised") */
+    char how[16];               /* preloaded | linked | loaded | static | built-in | libc | unknown */
+    char evidence[PATH_MAX + 96]; /* in words: which file or text decided it */
+    char path[PATH_MAX];        /* the library (or program) that holds it */
+    char version[64], version_how[96]; /* "5.3.0", "package libjemalloc2" | "unknown" */
+    char vars[IDENT_MAX_VARS][512]; /* its allocator variables, NAME=value, as it started */
+    size_t nvars;
+    char malloc_conf_file[PATH_MAX]; /* jemalloc: what /etc/malloc.conf names ("" none) */
+} ident_t;
+
+/* What ident reads of a process: the files it maps (each once), its
+ * program file, and its environment block (NUL-separated, as
+ * /proc/PID/environ; environ_len 0: unknown). */
+typedef struct {
+    const char *const *files;
+    size_t nfiles;
+    const char *exe;
+    const char *environ;
+    size_t environ_len;
+} ident_input_t;
+
+/* Recognises the allocator and its settings.  Never fails: what cannot be
+ * known is said in the fields. */
+void ident_read(const ident_input_t *in, ident_t *out);
+
+/* The process's environment block from /proc/PID/environ into a malloc'd
+ * buffer (*len bytes): 0 or -errno. */
+int ident_environ(int pid, char **buf, size_t *len);
+
+/* The owning Debian package and its version of a file: 0, or -ENOENT. */
+int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen);
+
+#endif

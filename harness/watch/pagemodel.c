@@ -1,0 +1,784 @@
+/* pagemodel.c - the page model of pagemodel.h.  Each 4 KiB page a watched
+ * image touched or gave back has one entry, keyed by (image, page):
+ *   state (4 bits) | detail (12 bits) | time (48 bits, ns since the window began: 78 hours)
+ * TOUCHED after a fault; GONE(by, counted) after a give-back call; LAZY
+ * after MADV_FREE; REFAULTED(age, by) after a fault on a GONE page, so the
+ * second fault of one re-touch (a read maps the zero page, the write
+ * faults again) counts with it. */
+#include "pagemodel.h"
+#include "family.h"
+#include "hashmap.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PAGE 4096ull
+#define USER_TOP 0x800000000000ull
+enum { ST_NONE, ST_TOUCHED, ST_GONE, ST_LAZY, ST_REFAULTED };
+#define TIME_MASK ((1ull << 48) - 1)
+#define PACK(st, detail, t) (((uint64_t)(st) << 60) | ((uint64_t)(detail) << 48) | ((t) & TIME_MASK))
+#define ST_OF(v) ((unsigned)((v) >> 60))
+#define DETAIL_OF(v) ((unsigned)(((v) >> 48) & 0xfff))
+#define TIME_OF(v) ((v) & TIME_MASK)
+/* GONE's detail: how (pm_by_t), whether its bytes count as kept, whether the allocator gave it */
+#define GONE_DETAIL(by, counted, alloc) ((unsigned)(by) | ((counted) ? 4u : 0u) | ((alloc) ? 8u : 0u))
+#define GONE_ALLOC(d) (((d) & 8u) != 0)
+/* REFAULTED's: the age bucket, how it had been given back, by the allocator or not */
+#define REFAULT_DETAIL(age, by, alloc) ((unsigned)(age) | ((unsigned)(by) << 3) | ((alloc) ? 32u : 0u))
+
+struct pm_map {
+    uint64_t lo, hi;
+    uint32_t name;      /* the model's own name handle */
+    bool file;          /* file-backed (faults there are page-cache work) */
+};
+
+typedef struct {
+    uint8_t sys, valid;
+    uint64_t a[8];
+} pending_t;
+
+struct pm_model {
+    uint64_t t0;
+    bool follow, all;
+    int32_t self;
+    hmap_t pages;           /* (image, page) -> state */
+    hmap_t by_pid;          /* pid -> index + 1 of its current image */
+    hmap_t others;          /* pids known not to be watched (follow mode) */
+    hmap_t by_tid;          /* tid -> index + 1 of its pending call */
+    pending_t *pend;
+    size_t npend, pend_cap;
+    pm_proc_t **procs;
+    size_t nprocs, procs_cap;
+    bool *exec_first;       /* per image: nothing counts until its exec */
+    char *names;            /* the model's own name pool */
+    size_t nnames, names_cap;
+    const pr_watch_t *w;
+    uint64_t tlb_other;     /* TLB-flush IPI samples in processes not watched (idle included) */
+};
+
+int pm_age_bucket(uint64_t ns)
+{
+    static const uint64_t limit[PM_NAGES - 1] = {10000000ull, 100000000ull, 1000000000ull, 10000000000ull};
+    for (int b = 0; b < PM_NAGES - 1; b++)
+        if (ns < limit[b])
+            return b;
+    return PM_NAGES - 1;
+}
+
+static uint32_t name_add(pm_model_t *m, const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t at = 1; at < m->nnames;) { /* names repeat: libraries in every image */
+        size_t l = strlen(m->names + at);
+        if (l == n && !memcmp(m->names + at, s, n))
+            return (uint32_t)at;
+        at += l + 1;
+        if (m->nnames > 65536)
+            break;  /* a long pool: stop looking, take the duplicate */
+    }
+    if (m->nnames + n + 1 > m->names_cap) {
+        size_t cap = (m->names_cap + n + 1) * 2;
+        char *g = realloc(m->names, cap);
+        if (!g)
+            return 0;
+        m->names = g, m->names_cap = cap;
+    }
+    uint32_t at = (uint32_t)m->nnames;
+    memcpy(m->names + at, s, n + 1);
+    m->nnames += n + 1;
+    return at;
+}
+
+const char *pm_lib_name(const pm_model_t *m, uint32_t name)
+{
+    return name && name < m->nnames ? m->names + name : "";
+}
+
+int pm_new(pm_model_t **out, uint64_t t0, bool follow)
+{
+    pm_model_t *m = calloc(1, sizeof *m);
+    if (!m || !(m->names = calloc(1, 1))) {
+        free(m);
+        return -ENOMEM;
+    }
+    m->nnames = m->names_cap = 1;
+    m->t0 = t0, m->follow = follow;
+    hmap_init(&m->pages, NULL);
+    hmap_init(&m->by_pid, NULL);
+    hmap_init(&m->others, NULL);
+    hmap_init(&m->by_tid, NULL);
+    *out = m;
+    return 0;
+}
+
+void pm_free(pm_model_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nprocs; i++) {
+        free(m->procs[i]->series);
+        free(m->procs[i]->maps);
+        free(m->procs[i]);
+    }
+    free(m->procs);
+    free(m->exec_first);
+    free(m->pend);
+    free(m->names);
+    hmap_free(&m->pages);
+    hmap_free(&m->by_pid);
+    hmap_free(&m->others);
+    hmap_free(&m->by_tid);
+    free(m);
+}
+
+void pm_set_names(pm_model_t *m, const pr_watch_t *w)
+{
+    m->w = w;
+}
+
+static uint64_t rel(const pm_model_t *m, uint64_t t)
+{
+    return t > m->t0 ? t - m->t0 : 0;
+}
+
+static pm_proc_t *proc_of(const pm_model_t *m, int32_t pid)
+{
+    uint64_t *v = hmap_get(&m->by_pid, (uint64_t)(uint32_t)pid);
+    return v ? m->procs[*v - 1] : NULL;
+}
+
+/* A new image of pid, watched from t (ns since the window began). */
+static pm_proc_t *image_new(pm_model_t *m, int32_t pid, uint64_t t, bool exec_first)
+{
+    if (m->nprocs == m->procs_cap) {
+        size_t cap = m->procs_cap ? 2 * m->procs_cap : 16;
+        pm_proc_t **g = realloc(m->procs, cap * sizeof *g);
+        bool *e = realloc(m->exec_first, cap * sizeof *e);
+        if (g)
+            m->procs = g;
+        if (e)
+            m->exec_first = e;
+        if (!g || !e)
+            return NULL;
+        m->procs_cap = cap;
+    }
+    pm_proc_t *p = calloc(1, sizeof *p);
+    if (!p || hmap_put(&m->by_pid, (uint64_t)(uint32_t)pid, m->nprocs + 1)) {
+        free(p);
+        return NULL;
+    }
+    p->pid = pid;
+    p->idx = (uint32_t)m->nprocs;
+    p->parent_idx = -1;
+    p->start_t = t;
+    p->series_step = 1;
+    m->exec_first[m->nprocs] = exec_first;
+    m->procs[m->nprocs++] = p;
+    return p;
+}
+
+/* ---- mappings ------------------------------------------------------------ */
+
+/* Removes [lo, hi) from p's mappings, splitting any that straddle it. */
+static void maps_remove(pm_proc_t *p, uint64_t lo, uint64_t hi)
+{
+    size_t o = 0;
+    struct pm_map extra = {0};
+    bool has_extra = false;
+    for (size_t i = 0; i < p->nmaps; i++) {
+        struct pm_map x = p->maps[i];
+        if (x.hi <= lo || x.lo >= hi) {
+            p->maps[o++] = x;
+            continue;
+        }
+        if (x.lo < lo) {
+            struct pm_map left = x;
+            left.hi = lo;
+            p->maps[o++] = left;
+        }
+        if (x.hi > hi) {
+            extra = x, extra.lo = hi, has_extra = true; /* at most one straddles the end */
+        }
+    }
+    p->nmaps = o;
+    if (has_extra) {
+        size_t i = 0;
+        while (i < p->nmaps && p->maps[i].lo < extra.lo)
+            i++;
+        memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps); /* room: one was removed */
+        p->maps[i] = extra;
+        p->nmaps++;
+    }
+}
+
+static void maps_add(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, const char *name)
+{
+    maps_remove(p, lo, hi);
+    bool named = name[0] == '/' && name[1] != '/'; /* perf names anonymous memory "//anon" */
+    bool file = named && strncmp(name, "/dev/zero", 9) && strncmp(name, "/memfd:", 7);
+    if (!named)
+        return; /* anonymous: the removal was the news */
+    if (p->nmaps + 2 > p->maps_cap) {
+        size_t cap = p->maps_cap ? 2 * p->maps_cap : 64;
+        struct pm_map *g = realloc(p->maps, cap * sizeof *g);
+        if (!g)
+            return;
+        p->maps = g, p->maps_cap = cap;
+    }
+    size_t i = 0;
+    while (i < p->nmaps && p->maps[i].lo < lo)
+        i++;
+    memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps);
+    p->maps[i] = (struct pm_map){lo, hi, name_add(m, name), file};
+    p->nmaps++;
+}
+
+static const struct pm_map *map_at(const pm_proc_t *p, uint64_t addr)
+{
+    size_t lo = 0, hi = p->nmaps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->maps[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->nmaps && p->maps[lo].lo <= addr ? &p->maps[lo] : NULL;
+}
+
+const char *pm_file_at(const pm_model_t *m, const pm_proc_t *p, uint64_t addr)
+{
+    const struct pm_map *x = map_at(p, addr);
+    return x ? pm_lib_name(m, x->name) : "";
+}
+
+void pm_files(const pm_model_t *m, const pm_proc_t *p, void (*fn)(void *ctx, const char *path), void *ctx)
+{
+    uint32_t last = 0;
+    for (size_t i = 0; i < p->nmaps; i++)
+        if (p->maps[i].name != last)
+            fn(ctx, pm_lib_name(m, last = p->maps[i].name));
+}
+
+/* p's mappings as /proc/PID/maps lists them now. */
+static void maps_read(pm_model_t *m, pm_proc_t *p)
+{
+    char path[64], line[4352];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        int off = 0;
+        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2 || !off)
+            continue;
+        char *name = line + off;
+        name[strcspn(name, "\n")] = '\0';
+        if (name[0] == '/')
+            maps_add(m, p, lo, hi, name);
+    }
+    fclose(f);
+}
+
+static void read_comm(pm_proc_t *p)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)p->pid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (fgets(p->comm, sizeof p->comm, f))
+            p->comm[strcspn(p->comm, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+int pm_watch(pm_model_t *m, pid_t pid, bool read_maps, bool exec_first)
+{
+    pm_proc_t *p = image_new(m, (int32_t)pid, 0, exec_first);
+    if (!p)
+        return -ENOMEM;
+    if (read_maps) {
+        maps_read(m, p);
+        read_comm(p);
+    }
+    if (m->follow) { /* every process now running and not watched stays unwatched */
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (isdigit((unsigned char)e->d_name[0])) {
+                long q = strtol(e->d_name, NULL, 10);
+                if (q != pid)
+                    hmap_put(&m->others, (uint64_t)q, 1);
+            }
+        if (d)
+            closedir(d);
+    }
+    return 0;
+}
+
+int pm_watch_all(pm_model_t *m, pid_t self)
+{
+    m->all = true;
+    m->self = (int32_t)self;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -errno;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (isdigit((unsigned char)e->d_name[0])) {
+            int32_t q = (int32_t)strtol(e->d_name, NULL, 10);
+            if (q == self)
+                continue;
+            pm_proc_t *p = image_new(m, q, 0, false);
+            if (!p) {
+                closedir(d);
+                return -ENOMEM;
+            }
+            maps_read(m, p);
+            read_comm(p);
+        }
+    closedir(d);
+    return 0;
+}
+
+bool pm_wants(void *ctx, int32_t pid)
+{
+    pm_model_t *m = ctx;
+    if (m->all)
+        return pid > 0 && pid != m->self;
+    if (hmap_get(&m->by_pid, (uint64_t)(uint32_t)pid))
+        return true;
+    return m->follow && pid > 0 && !hmap_get(&m->others, (uint64_t)(uint32_t)pid);
+}
+
+/* ---- the replay ------------------------------------------------------------ */
+
+static void series_note(pm_proc_t *p, uint64_t t)
+{
+    for (int k = 0; k < 2; k++)
+        if (p->kept[k] > p->peak[k])
+            p->peak[k] = p->kept[k];
+    if (p->nseries && t < p->series[p->nseries - 1].t + 10000000ull * p->series_step)
+        return;
+    if (!p->series && !(p->series = malloc(PM_SERIES * sizeof *p->series)))
+        return;
+    if (p->nseries == PM_SERIES) { /* keep every other point, twice as far apart from now on */
+        for (size_t i = 0; i < PM_SERIES / 2; i++)
+            p->series[i] = p->series[2 * i];
+        p->nseries = PM_SERIES / 2;
+        p->series_step *= 2;
+    }
+    p->series[p->nseries++] = (pm_point_t){t, {p->kept[0], p->kept[1]}};
+}
+
+/* ---- give-back ------------------------------------------------------------- */
+
+static uint64_t key_of(uint32_t idx, uint64_t page)
+{
+    return ((uint64_t)idx << 36) | (page & ((1ull << 36) - 1));
+}
+
+/* [lo, hi) of p given back at t, by `by` (lazy: MADV_FREE), by its allocator or other code. */
+static void give_back(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, pm_by_t by, bool lazy, bool alloc,
+                      uint64_t t)
+{
+    if (hi <= lo || lo >= USER_TOP)
+        return;
+    if (hi - lo > PM_RANGE_MAX) {
+        p->untracked_bytes += hi - lo;
+        return;
+    }
+    for (uint64_t pg = lo / PAGE; pg < (hi + PAGE - 1) / PAGE; pg++) {
+        uint64_t key = key_of(p->idx, pg), *v = hmap_get(&m->pages, key);
+        unsigned st = v ? ST_OF(*v) : ST_NONE;
+        if (lazy) {
+            if (st != ST_GONE)
+                hmap_put(&m->pages, key, PACK(ST_LAZY, 0, t));
+            continue;
+        }
+        if (st == ST_GONE) { /* given back twice: a madvise'd page now unmapped leaves the madvise-only keep */
+            unsigned d = DETAIL_OF(*v);
+            if ((d & 3u) == PM_BY_MADVISE && by != PM_BY_MADVISE && (d & 4u)) {
+                p->kept[0] -= PAGE;
+                *v = PACK(ST_GONE, GONE_DETAIL(by, 1, GONE_ALLOC(d)), TIME_OF(*v));
+            }
+            continue;
+        }
+        /* a page is kept by the setting if it was in use: all madvise'd pages (allocators
+         * advise what they dirtied), unmapped ones only where the window saw them touched */
+        bool counted = alloc && (by == PM_BY_MADVISE || st == ST_TOUCHED || st == ST_REFAULTED);
+        if (counted) {
+            p->kept[1] += PAGE;
+            if (by == PM_BY_MADVISE)
+                p->kept[0] += PAGE;
+        }
+        hmap_put(&m->pages, key, PACK(ST_GONE, GONE_DETAIL(by, counted, alloc), t));
+    }
+    series_note(p, t);
+}
+
+static void on_madvise(pm_model_t *m, pm_proc_t *p, const uint64_t *a, bool alloc, uint64_t t)
+{
+    uint64_t start = a[0], len = (a[1] + PAGE - 1) & ~(PAGE - 1);
+    unsigned adv = (unsigned)a[2];
+    unsigned slot = adv < PM_NADVICE ? adv : PM_NADVICE;
+    p->advice_calls[slot]++;
+    p->advice_bytes[slot] += len;
+    if (adv == MADV_FREE) {
+        p->lazy_bytes += len;
+        give_back(m, p, start, start + len, PM_BY_MADVISE, true, alloc, t);
+    } else if (adv == MADV_DONTNEED || adv == MADV_REMOVE || adv == 24 /* MADV_DONTNEED_LOCKED */ ||
+               adv == 21 /* MADV_PAGEOUT */) {
+        give_back(m, p, start, start + len, PM_BY_MADVISE, false, alloc, t);
+    }
+}
+
+static bool is_allocator_lib(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (!strncmp(b, "libc.so", 7))
+        return true; /* glibc's malloc; a program's own call of libc's wrapper is told apart by the caller */
+    for (size_t f = 0; f < alloc_nfamilies; f++)
+        for (const char *const *so = alloc_families[f]->sonames; so && *so; so++)
+            if (!strcmp(b, *so))
+                return true;
+    return false;
+}
+
+/* Did p's allocator make this call?  The code that entered the kernel (ip), or, where that is a
+ * libc wrapper, its caller (the return address a leaf wrapper leaves on the stack top).  In a
+ * process without libc (a static program) its own code may be the allocator: counted as it. */
+static bool by_allocator(pm_model_t *m, pm_proc_t *p, const uint64_t *a)
+{
+    const struct pm_map *at = a[6] ? map_at(p, a[6]) : NULL, *ret = a[7] ? map_at(p, a[7]) : NULL;
+    const char *lib = at ? pm_lib_name(m, at->name) : "";
+    const char *b = strrchr(lib, '/');
+    if (b && !strncmp(b + 1, "libc.so", 7) && ret && ret->name != at->name)
+        lib = pm_lib_name(m, ret->name);
+    if (!lib[0])
+        return false;
+    if (is_allocator_lib(lib))
+        return true;
+    for (size_t i = 0; i < p->nmaps; i++) /* no libc mapped: a static program */
+        if (strstr(pm_lib_name(m, p->maps[i].name), "/libc.so"))
+            return false;
+    return true;
+}
+
+/* A call that returned: apply it (failed calls are only counted). */
+static void on_call(pm_model_t *m, pm_proc_t *p, const pending_t *c, int64_t ret, uint64_t t)
+{
+    const uint64_t *a = c->a;
+    if (ret < 0 && ret > -4096 && c->sys != PR_SYS_BRK) {
+        p->failed++;
+        return;
+    }
+    bool alloc = by_allocator(m, p, a);
+    uint64_t bytes = 0;
+    switch (c->sys) {
+    case PR_SYS_MADVISE:
+        bytes = (a[1] + PAGE - 1) & ~(PAGE - 1);
+        on_madvise(m, p, a, alloc, t);
+        break;
+    case PR_SYS_MUNMAP:
+        bytes = a[1];
+        give_back(m, p, a[0], a[0] + a[1], PM_BY_MUNMAP, false, alloc, t);
+        maps_remove(p, a[0], a[0] + a[1]);
+        break;
+    case PR_SYS_BRK: {
+        uint64_t nb = (uint64_t)ret;
+        if (p->brk && nb < p->brk) {
+            uint64_t lo = (nb + PAGE - 1) & ~(PAGE - 1);
+            bytes = p->brk - lo;
+            give_back(m, p, lo, p->brk, PM_BY_BRK, false, alloc, t);
+        }
+        p->brk = nb;
+        break;
+    }
+    case PR_SYS_MREMAP: /* shrunk in place: the tail is given back; a move keeps the pages */
+        if ((uint64_t)ret == a[0] && a[2] < a[1]) {
+            bytes = a[1] - a[2];
+            give_back(m, p, a[0] + a[2], a[0] + a[1], PM_BY_MUNMAP, false, alloc, t);
+        }
+        break;
+    case PR_SYS_MMAP: /* MAP_FIXED over pages in use discards them */
+        if (a[3] & MAP_FIXED) {
+            for (uint64_t pg = a[0] / PAGE; pg < (a[0] + a[1] + PAGE - 1) / PAGE && a[1] <= PM_RANGE_MAX; pg++) {
+                uint64_t *v = hmap_get(&m->pages, key_of(p->idx, pg));
+                if (v && (ST_OF(*v) == ST_TOUCHED || ST_OF(*v) == ST_REFAULTED)) {
+                    bytes += PAGE;
+                    give_back(m, p, pg * PAGE, (pg + 1) * PAGE, PM_BY_MUNMAP, false, alloc, t);
+                }
+            }
+        }
+        break;
+    default:
+        break;
+    }
+    /* a call counts where it gave memory back (every madvise and munmap; brk, mremap and
+     * mmap only when they did) */
+    if (bytes || c->sys == PR_SYS_MADVISE || c->sys == PR_SYS_MUNMAP) {
+        p->calls[c->sys]++;
+        p->bytes[c->sys] += bytes;
+        p->alloc_calls[c->sys] += alloc;
+        p->alloc_bytes[c->sys] += alloc ? bytes : 0;
+    }
+}
+
+/* ---- faults ------------------------------------------------------------------ */
+
+static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uint64_t t)
+{
+    p->faults++;
+    p->majors += major;
+    if (addr >= USER_TOP || addr < PAGE) {
+        p->cls[PM_OTHER]++;
+        return;
+    }
+    const struct pm_map *x = map_at(p, addr);
+    if (x && x->file) {
+        p->cls[PM_FILE]++;
+        return;
+    }
+    uint64_t key = key_of(p->idx, addr / PAGE), *v = hmap_get(&m->pages, key);
+    unsigned st = v ? ST_OF(*v) : ST_NONE;
+    uint64_t vt = v ? TIME_OF(*v) : 0;
+    if (st == ST_GONE) {
+        unsigned d = DETAIL_OF(*v), by = d & 3u;
+        int b = pm_age_bucket(t - vt);
+        p->cls[PM_REFAULT]++;
+        p->age[b]++;
+        p->refault_pages++;
+        p->refault_by[by]++;
+        if (GONE_ALLOC(d))
+            p->alloc_refault_by[by]++, p->alloc_refault_pages++;
+        if (d & 4u) {
+            p->kept[1] -= PAGE;
+            if (by == PM_BY_MADVISE)
+                p->kept[0] -= PAGE;
+        }
+        *v = PACK(ST_REFAULTED, REFAULT_DETAIL(b, by, GONE_ALLOC(d)), t);
+        series_note(p, t);
+        return;
+    }
+    if (st == ST_REFAULTED && !(p->last_fork_t > vt)) {
+        unsigned d = DETAIL_OF(*v);
+        p->cls[PM_REFAULT]++;
+        p->age[d & 7u]++;
+        p->refault_by[(d >> 3) & 3u]++;
+        if (d & 32u)
+            p->alloc_refault_by[(d >> 3) & 3u]++;
+        *v = PACK(ST_REFAULTED, d, t);
+        return;
+    }
+    if (st == ST_LAZY) {
+        p->cls[PM_LAZY]++;
+    } else if ((st == ST_TOUCHED || st == ST_REFAULTED) && p->last_fork_t > vt) {
+        p->cls[PM_COW]++;
+    } else if (st == ST_TOUCHED) {
+        p->cls[PM_OTHER]++;
+    } else if (st == ST_NONE && p->parent_idx >= 0) {
+        uint64_t *pv = hmap_get(&m->pages, key_of((uint32_t)p->parent_idx, addr / PAGE));
+        bool inherited = pv && (ST_OF(*pv) == ST_TOUCHED || ST_OF(*pv) == ST_REFAULTED) && TIME_OF(*pv) < p->fork_t;
+        p->cls[inherited ? PM_COW : PM_FIRST]++;
+    } else {
+        p->cls[PM_FIRST]++;
+    }
+    if (v)
+        *v = PACK(ST_TOUCHED, 0, t);
+    else
+        hmap_put(&m->pages, key, PACK(ST_TOUCHED, 0, t));
+}
+
+/* ---- cpu samples ---------------------------------------------------------- */
+
+static void lib_count(pm_lib_t *libs, uint32_t name)
+{
+    for (int i = 0; i < PM_NLIBS; i++)
+        if (libs[i].name == name || !libs[i].samples) {
+            libs[i].name = name;
+            libs[i].samples++;
+            return;
+        }
+    libs[PM_NLIBS - 1].samples++; /* the last slot gathers the rest */
+}
+
+static uint32_t lib_of(const pm_proc_t *p, uint64_t ip)
+{
+    const struct pm_map *x = ip ? map_at(p, ip) : NULL;
+    return x ? x->name : 0;
+}
+
+static void on_cpu(pm_model_t *m, pm_proc_t *p, const pr_rec_t *r)
+{
+    p->samples++;
+    p->at[r->at]++;
+    if (r->at == PR_AT_FAULT) {
+        lib_count(p->fault_libs, lib_of(p, r->a[0]));
+    } else if (r->at == PR_AT_GIVEBACK) {
+        p->at_sys[r->sys]++;
+        /* the caller past libc's syscall wrapper, where the chain reaches it */
+        uint32_t name = lib_of(p, r->a[0]);
+        for (int k = 1; k < PR_USER_IPS && r->a[k]; k++) {
+            uint32_t n = lib_of(p, r->a[k]);
+            if (n && !strstr(pm_lib_name(m, n), "/libc.so")) {
+                name = n;
+                break;
+            }
+        }
+        lib_count(p->giveback_libs, name);
+    }
+}
+
+/* ---- records ---------------------------------------------------------------- */
+
+static pending_t *pending_for(pm_model_t *m, int32_t tid, bool make)
+{
+    uint64_t *v = hmap_get(&m->by_tid, (uint64_t)(uint32_t)tid);
+    if (v)
+        return &m->pend[*v - 1];
+    if (!make)
+        return NULL;
+    if (m->npend == m->pend_cap) {
+        size_t cap = m->pend_cap ? 2 * m->pend_cap : 256;
+        pending_t *g = realloc(m->pend, cap * sizeof *g);
+        if (!g)
+            return NULL;
+        m->pend = g, m->pend_cap = cap;
+    }
+    if (hmap_put(&m->by_tid, (uint64_t)(uint32_t)tid, m->npend + 1))
+        return NULL;
+    pending_t *c = &m->pend[m->npend++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+/* The image a record belongs to, made when a fork or --all brings a new one. */
+static pm_proc_t *image_for(pm_model_t *m, const pr_rec_t *r, uint64_t t)
+{
+    pm_proc_t *p = proc_of(m, r->pid);
+    if (r->kind == PR_FORK && r->pid != (int32_t)r->a[0]) {
+        pm_proc_t *parent = proc_of(m, (int32_t)r->a[0]);
+        if (!parent || m->exec_first[parent->idx] || (!m->follow && !m->all))
+            return NULL;
+        parent->last_fork_t = t;
+        pm_proc_t *c = image_new(m, r->pid, t, false);
+        if (!c)
+            return NULL;
+        c->forked_child = true;
+        c->parent_idx = (int32_t)parent->idx;
+        c->fork_t = t;
+        c->brk = parent->brk;
+        memcpy(c->comm, parent->comm, sizeof c->comm);
+        for (size_t i = 0; i < parent->nmaps; i++)
+            maps_add(m, c, parent->maps[i].lo, parent->maps[i].hi, pm_lib_name(m, parent->maps[i].name));
+        return NULL; /* nothing more to do with the fork itself */
+    }
+    if (!p && m->all && r->pid > 0 && r->pid != m->self)
+        p = image_new(m, r->pid, t, false);
+    return p;
+}
+
+void pm_feed(void *ctx, const pr_rec_t *r)
+{
+    pm_model_t *m = ctx;
+    uint64_t t = rel(m, r->time);
+    pm_proc_t *p = image_for(m, r, t);
+    if (!p) {
+        m->tlb_other += r->kind == PR_CPU && r->at == PR_AT_TLB;
+        return;
+    }
+    if (m->exec_first[p->idx]) {
+        if (r->kind != PR_COMM || !r->sys)
+            return;
+        m->exec_first[p->idx] = false;
+        p->start_t = t;
+    } else if (r->kind == PR_COMM && r->sys) { /* an exec: a new image of the same pid */
+        p->ended = true;
+        p->end_t = t;
+        p = image_new(m, r->pid, t, false);
+        if (!p)
+            return;
+    }
+    if (p->ended)
+        return;
+    switch (r->kind) {
+    case PR_FAULT:
+    case PR_MAJOR:
+        on_fault(m, p, r->a[0], r->kind == PR_MAJOR, t);
+        break;
+    case PR_ENTER: {
+        pending_t *c = pending_for(m, r->tid, true);
+        if (c) {
+            c->sys = r->sys, c->valid = 1;
+            memcpy(c->a, r->a, sizeof c->a);
+        }
+        break;
+    }
+    case PR_EXIT: {
+        pending_t *c = pending_for(m, r->tid, false);
+        if (c && c->valid && c->sys == r->sys) {
+            c->valid = 0;
+            on_call(m, p, c, (int64_t)r->a[0], t);
+        }
+        break;
+    }
+    case PR_CPU:
+        on_cpu(m, p, r);
+        break;
+    case PR_COMM:
+        snprintf(p->comm, sizeof p->comm, "%s", m->w ? pr_name(m->w, r->name) : "");
+        break;
+    case PR_MMAP:
+        maps_add(m, p, r->a[0], r->a[0] + r->a[1], m->w ? pr_name(m->w, r->name) : "");
+        break;
+    case PR_GONE:
+        if (r->pid == r->tid) {
+            p->ended = true;
+            p->end_t = t;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void pm_finish(pm_model_t *m, uint64_t t)
+{
+    for (size_t i = 0; i < m->nprocs; i++) {
+        pm_proc_t *p = m->procs[i];
+        if (!p->ended)
+            p->end_t = rel(m, t);
+        p->series_step = 0; /* the last point, whatever the spacing */
+        if (p->nseries < PM_SERIES && p->series)
+            p->series[p->nseries++] = (pm_point_t){p->end_t, {p->kept[0], p->kept[1]}};
+    }
+}
+
+uint64_t pm_tlb_other(const pm_model_t *m)
+{
+    return m->tlb_other;
+}
+
+size_t pm_count(const pm_model_t *m)
+{
+    return m->nprocs;
+}
+
+const pm_proc_t *pm_at(const pm_model_t *m, size_t i)
+{
+    return i < m->nprocs ? m->procs[i] : NULL;
+}
+
+bool pm_all_ended(const pm_model_t *m, pid_t pid)
+{
+    const pm_proc_t *p = proc_of(m, (int32_t)pid);
+    return p && p->ended;
+}

@@ -1,0 +1,112 @@
+/* pagemodel.h - what the records of perfring.h mean for the processes
+ * watched: every fault classified (first touch; a re-fault on a range given
+ * back, by its age; copy-on-write after fork; file-backed; other), every
+ * give-back call that succeeded counted with its bytes, the cpu-clock
+ * samples split by where they fell, and the window's give-back and
+ * re-touch stream replayed as if the memory had been kept (the extra RSS a
+ * keep setting would cost).  Each give-back call is told the allocator's or
+ * other code's by the code that made it.  Records must come in time order.  Pages are
+ * tracked at 4 KiB, keyed by process and page, so a process's exec or
+ * exit never mixes with another's. */
+#ifndef MB_PAGEMODEL_H
+#define MB_PAGEMODEL_H
+#include "perfring.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PM_NAGES 5      /* re-fault ages: <10 ms, <100 ms, <1 s, <10 s, older */
+#define PM_NADVICE 32   /* madvise advice values counted by number; larger ones as "other" */
+#define PM_NLIBS 8      /* libraries named per process for fault and give-back samples */
+#define PM_SERIES 4096  /* points of the replay kept per process (then every other one) */
+#define PM_RANGE_MAX (1ull << 30) /* a give-back above this is counted, not tracked page by page */
+
+/* What the fault breakdown sums: every fault of the window is one of these. */
+typedef enum { PM_FIRST, PM_REFAULT, PM_LAZY, PM_COW, PM_FILE, PM_OTHER, PM_NCLASS } pm_class_t;
+
+/* How memory was given back: the keep settings stop some of these. */
+typedef enum { PM_BY_MADVISE, PM_BY_MUNMAP, PM_BY_BRK, PM_NBY } pm_by_t;
+
+typedef struct {
+    uint32_t name;      /* pr_name handle of the library (0: the anonymous or unknown) */
+    uint64_t samples;
+} pm_lib_t;
+
+typedef struct {
+    uint64_t t;         /* ns since the window began */
+    uint64_t kept[2];   /* bytes given back and not re-touched: [0] by madvise only, [1] by any call */
+} pm_point_t;
+
+typedef struct pm_proc {
+    int32_t pid;
+    uint32_t idx;                 /* this image of the process (an exec starts another) */
+    char comm[16];
+    bool ended, forked_child;     /* exited in the window; born in it by fork */
+    int32_t parent_idx;           /* forked_child: the image it was copied from, else -1 */
+    uint64_t fork_t, last_fork_t; /* when it was forked, when it last forked (0: not in the window) */
+    uint64_t start_t, end_t;      /* watched from, to (ns since the window began) */
+    uint64_t brk;                 /* its break as the last brk call returned (0: not seen) */
+    /* faults */
+    uint64_t faults, majors, cls[PM_NCLASS], age[PM_NAGES], refault_pages, refault_by[PM_NBY];
+    /* give-back calls that succeeded, and their bytes; failed calls; MADV_FREE apart */
+    uint64_t calls[PR_NSYS], bytes[PR_NSYS], failed;
+    /* the part of them the allocator made (its library, or libc, called the kernel), and the
+     * re-faults on what it gave back: what its keep setting can remove */
+    uint64_t alloc_calls[PR_NSYS], alloc_bytes[PR_NSYS], alloc_refault_by[PM_NBY], alloc_refault_pages;
+    uint64_t advice_calls[PM_NADVICE + 1], advice_bytes[PM_NADVICE + 1];
+    uint64_t lazy_bytes, untracked_bytes;
+    /* cpu-clock samples by place, give-back ones by call */
+    uint64_t samples, at[PR_NAT], at_sys[PR_NSYS];
+    pm_lib_t fault_libs[PM_NLIBS], giveback_libs[PM_NLIBS];
+    /* the replay */
+    uint64_t kept[2], peak[2];
+    pm_point_t *series;
+    size_t nseries, series_step;
+    /* mappings: file-backed and executable ranges, sorted, not overlapping */
+    struct pm_map *maps;
+    size_t nmaps, maps_cap;
+} pm_proc_t;
+
+typedef struct pm_model pm_model_t;
+
+/* A model of the window that began at t0 (perfring's clock).  follow: the
+ * processes a watched one forks are watched too. */
+int pm_new(pm_model_t **out, uint64_t t0, bool follow);
+void pm_free(pm_model_t *m);
+/* Watch pid from now (its mappings read from /proc/PID/maps when
+ * read_maps: a process already running).  exec_first: count nothing of it
+ * until it execs (a command diagnose starts: its first image is ours). */
+int pm_watch(pm_model_t *m, pid_t pid, bool read_maps, bool exec_first);
+/* Every process on the host but ours, each with its mappings (--all). */
+int pm_watch_all(pm_model_t *m, pid_t self);
+/* Is pid watched (or possibly a new child of a watched one): perfring's want(). */
+bool pm_wants(void *m, int32_t pid);
+/* One record, in time order (perfring's fn). */
+void pm_feed(void *m, const pr_rec_t *r);
+/* perfring's names, for the records' name handles. */
+void pm_set_names(pm_model_t *m, const pr_watch_t *w);
+/* The window ends at t (perfring's clock): closes the replay. */
+void pm_finish(pm_model_t *m, uint64_t t);
+
+/* The images watched, in the order they appeared. */
+size_t pm_count(const pm_model_t *m);
+const pm_proc_t *pm_at(const pm_model_t *m, size_t i);
+/* The file mapped at addr in p ("" none): for a library's name. */
+const char *pm_file_at(const pm_model_t *m, const pm_proc_t *p, uint64_t addr);
+/* Every distinct file p mapped (for recognising its allocator): calls fn. */
+void pm_files(const pm_model_t *m, const pm_proc_t *p, void (*fn)(void *ctx, const char *path), void *ctx);
+/* The name of a library handle in pm_lib_t. */
+const char *pm_lib_name(const pm_model_t *m, uint32_t name);
+/* Whether every record of pid's first image ended (the process exited). */
+bool pm_all_ended(const pm_model_t *m, pid_t pid);
+
+/* TLB-flush IPI samples that fell in processes not watched (the idle task
+ * included): another CPU's flush, perhaps a watched process's. */
+uint64_t pm_tlb_other(const pm_model_t *m);
+
+/* The age bucket of a re-fault `ns` after its give-back (0..PM_NAGES-1). */
+int pm_age_bucket(uint64_t ns);
+
+#endif

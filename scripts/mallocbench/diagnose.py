@@ -1,0 +1,475 @@
+#!/usr/bin/python3
+"""diagnose.py - the words and the prediction of `mallocbench diagnose`, from the document the
+harness measured (schema mallocbench-diagnose-raw/1: every fault and give-back call of the
+window, classified; cpu-clock samples by where they fell; the allocator and the settings it
+started with).  This module only reads that document: it predicts what the allocator's keep
+setting would save and cost, says it first in one paragraph, then the tables; --json gives the
+document with the analysis added (schema mallocbench-diagnose/1).
+
+    mallocbench diagnose -p PID | --all | -- CMD     (the harness measures, then runs this)
+    python3 -m mallocbench.diagnose DOC.json [--json] [--top N]   (a document saved with --json)
+
+The prediction (docs/diagnose.md):
+  saved CPU, lower end = the samples under the fault entry x the share of faults the setting
+      removes (re-faults on memory given back by the calls it stops) + the samples under those
+      calls + the TLB-flush samples they cause (on its own CPUs, and on others in proportion to
+      its share of every give-back call of the host); each count widened to its 95% Poisson
+      interval;
+  upper end = the lower end + the removed faults x (calibrate's fault cost - the in-place cost
+      per fault), where `--calibrate` measured it (the part of a fault a guest does not see);
+  speedup 1/(1-s), s = saved / the process's CPU: "predicted" for a CPU-bound process, else
+      "up to";
+  memory = the peak, over the window, of the bytes given back (by the calls the setting stops)
+      and not yet touched again or unmapped; still growing at the window's end: its rate.
+"""
+import argparse
+import json
+import math
+import shlex
+import sys
+
+from . import cli
+
+SCHEMA_RAW = "mallocbench-diagnose-raw/1"
+SCHEMA = "mallocbench-diagnose/1"
+AGES = ("<10 ms", "<100 ms", "<1 s", "<10 s", "older")
+CLASSES = (("first_touch", "first touch"), ("refault", "re-fault on memory given back"),
+           ("lazy_reclaimed", "re-fault on lazily freed memory the kernel reclaimed"),
+           ("cow", "copy-on-write after fork"), ("file", "file-backed"), ("other", "other"))
+CALLS = ("madvise", "munmap", "brk", "mremap", "mmap_fixed")
+CALL_WORDS = {"madvise": "madvise", "munmap": "munmap", "brk": "brk (shrinking)",
+              "mremap": "mremap (shrinking)", "mmap_fixed": "mmap(MAP_FIXED) over pages in use"}
+# the calls a keep setting's `stops` entry ends (munmap also covers the other unmapping calls)
+STOPPED_CALLS = {"madvise": ("madvise",), "munmap": ("munmap", "mremap", "mmap_fixed"), "brk": ("brk",)}
+MIN_SAMPLES = 50  # cpu-clock samples (ms of CPU) below which no saving is predicted in words
+CPU_BOUND = 0.9  # of one CPU: below it, the speedup is only an upper bound
+MIB = 1 << 20
+Z95 = 1.959964
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise cli.Fail(f"diagnose: cannot read '{path}': {e.strerror}", 2)
+    except ValueError as e:
+        raise cli.Fail(f"diagnose: '{path}' is not JSON: {e}", 2)
+    if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA_RAW, SCHEMA):
+        raise cli.Fail(f"diagnose: '{path}' is not a diagnose document (schema {SCHEMA_RAW} or {SCHEMA})", 2)
+    return doc
+
+
+def poisson_ci(n):
+    """A 95% interval for a Poisson count n (Wilson-Hilferty for the ends; 0 -> [0, 3.7])."""
+    if n <= 0:
+        return 0.0, 3.689
+    lo = n * (1 - 1 / (9 * n) - Z95 / (3 * math.sqrt(n))) ** 3
+    m = n + 1
+    hi = m * (1 - 1 / (9 * m) + Z95 / (3 * math.sqrt(m))) ** 3
+    return max(lo, 0.0), hi
+
+
+def _sum_into(acc, d):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            _sum_into(acc.setdefault(k, {}), v)
+        elif isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+            cur = acc.setdefault(k, [0] * len(v))
+            acc[k] = [a + b for a, b in zip(cur, v)]
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            acc[k] = acc.get(k, 0) + v
+
+
+def combine(entries):
+    """The counts of several images (a process and its children) summed into one."""
+    tot = {}
+    for e in entries:
+        for key in ("faults", "calls", "cpu_samples"):
+            _sum_into(tot.setdefault(key, {}), e[key])
+        for key in ("lazy_bytes", "untracked_bytes", "failed_calls"):
+            tot[key] = tot.get(key, 0) + e[key]
+        for key in ("peak_bytes", "end_bytes"):
+            _sum_into(tot.setdefault(key, {}), e["kept_memory"][key])
+    adv = {}
+    for e in entries:
+        for a in e["advice"]:
+            c = adv.setdefault(a["advice"], {"advice": a["advice"], "calls": 0, "bytes": 0})
+            c["calls"] += a["calls"]
+            c["bytes"] += a["bytes"]
+    tot["advice"] = sorted(adv.values(), key=lambda a: -a["bytes"])
+    libs = {}
+    for key in ("fault_libs", "giveback_libs"):
+        agg = {}
+        for e in entries:
+            for lib in e[key]:
+                agg[lib["lib"]] = agg.get(lib["lib"], 0) + lib["samples"]
+        libs[key] = sorted(({"lib": k, "samples": v} for k, v in agg.items()), key=lambda x: -x["samples"])
+    tot.update(libs)
+    return tot
+
+
+def _main_entry(entries):
+    return max(entries, key=lambda e: (e["cpu_samples"]["all"], e["faults"]["minor"] + e["faults"]["major"]))
+
+
+def growth(entry, stops):
+    """Bytes/s the kept memory still grew by over the window's second half, or None."""
+    col = 1 if stops == ["madvise"] else 2
+    s = entry["kept_memory"]["series"]
+    if len(s) < 4:
+        return None
+    end_t, end_v = s[-1][0], s[-1][col]
+    peak = max(p[col] for p in s)
+    mid = next((p for p in s if p[0] >= end_t / 2), None)
+    if not peak or end_v < 0.9 * peak or mid is None or end_t - mid[0] <= 0 or end_v <= mid[col]:
+        return None
+    return (end_v - mid[col]) / (end_t - mid[0])
+
+
+def analyse(doc, entries):
+    """What the window says of one target (the images in entries) and what its keep setting is
+    predicted to save and cost."""
+    tot = combine(entries)
+    main = _main_entry(entries)
+    alloc = main["allocator"]
+    period_ns = doc["watch"]["cpu_period_ns"]
+    secs = max(min(max(e["seconds"] for e in entries), doc["window"]["seconds"]), 1e-9)
+    f = tot["faults"]
+    nfaults = f["minor"] + f["major"]
+    cs = tot["cpu_samples"]
+    cpu_s = cs["all"] * period_ns / 1e9
+    keep = alloc.get("keep")
+    stops = keep["stops"] if keep else []
+    # only what the allocator gave back, by the calls its keep setting stops, is removed
+    removed = sum(f["alloc_refault_by"].get(k, 0) for k in stops)
+    stopped_calls = [c for k in stops for c in STOPPED_CALLS[k]]
+    calls = tot["calls"]
+    calls_all = sum(calls[c]["calls"] for c in CALLS if c != "mmap_fixed")
+    calls_stopped = sum(calls[c]["alloc_calls"] for c in stopped_calls)
+    host_calls = calls_all + sum(v for k, v in doc["watch"]["other_calls"].items() if k != "mmap_fixed")
+    share_removed = removed / nfaults if nfaults else 0.0
+    gb_samples = sum(cs["giveback_by"].get(c, 0) * calls[c]["alloc_calls"] / calls[c]["calls"]
+                     for c in stopped_calls if calls[c]["calls"])
+    tlb = cs["tlb"] * (calls_stopped / calls_all if calls_all else 0.0)
+    tlb_other = doc["watch"]["tlb_other_samples"] * (calls_stopped / host_calls if host_calls else 0.0)
+    fault_lo, fault_hi = poisson_ci(cs["fault"])
+    gb_lo, gb_hi = poisson_ci(gb_samples)
+    lower = fault_lo * share_removed + gb_lo + tlb + tlb_other
+    upper = fault_hi * share_removed + gb_hi + tlb + tlb_other
+    inplace_ns = cs["fault"] * period_ns / nfaults if nfaults and cs["fault"] else None
+    calib = doc.get("calibrate_fault_ns")
+    vm_extra = None
+    if calib and inplace_ns is not None and removed:
+        vm_extra = removed * max(0.0, calib - inplace_ns) / period_ns
+        upper += vm_extra
+    if removed == 0 and calls_stopped == 0:
+        lower = upper = 0.0
+    all_s = cs["all"] or 0
+    s_lo = min(lower / all_s, 0.99) if all_s else 0.0
+    s_hi = min(upper / all_s, 0.99) if all_s else 0.0
+    pick = "madvise" if stops == ["madvise"] else "any"
+    extra_rss = tot["peak_bytes"].get(pick, 0)
+    lost_to_refaults = (cs["fault"] * (f["refault"] / nfaults if nfaults else 0.0) + cs["giveback"] + cs["tlb"]) \
+        * period_ns / 1e9
+    return {
+        "pid": main["pid"], "comm": main["comm"], "images": len(entries), "seconds": secs,
+        "ended": all(e["ended"] for e in entries),
+        "allocator": alloc, "lower_bounds": doc["watch"]["lost"] > 0,
+        "faults": nfaults, "faults_per_s": nfaults / secs, "major_per_s": f["major"] / secs,
+        "breakdown": {k: f[k] for k, _ in CLASSES}, "refault_age": f["refault_age"],
+        "refault_pages": f["refault_pages"], "refault_bytes": f["refault_pages"] * 4096,
+        "refault_by": f["refault_by"], "refault_share": f["refault"] / nfaults if nfaults else 0.0,
+        "alloc_refault_by": f["alloc_refault_by"],
+        "alloc_refault_share": sum(f["alloc_refault_by"].values()) / nfaults if nfaults else 0.0,
+        "calls": tot["calls"], "advice": tot["advice"], "failed_calls": tot["failed_calls"],
+        "lazy_bytes": tot["lazy_bytes"], "untracked_bytes": tot["untracked_bytes"],
+        "cpu_s": cpu_s, "cpu_of_one": cpu_s / secs, "samples": cs,
+        "fault_cpu_share": cs["fault"] / all_s if all_s else 0.0,
+        "giveback_cpu_share": cs["giveback"] / all_s if all_s else 0.0,
+        "lost_to_refaults_s": lost_to_refaults,
+        "fault_libs": tot["fault_libs"], "giveback_libs": tot["giveback_libs"],
+        "inplace_fault_ns": inplace_ns, "calibrate_fault_ns": calib,
+        "cmdline": main.get("cmdline") or [],
+        "proc_start": main.get("proc_start"), "proc_end": main.get("proc_end"),
+        "prediction": None if not keep else {
+            "setting": keep["setting"], "settings": keep["settings"], "env": keep["env"], "stops": stops,
+            "removed_faults": removed, "removed_share": share_removed,
+            "saved_cpu_s": [lower * period_ns / 1e9, upper * period_ns / 1e9],
+            "saved_share": [s_lo, s_hi],
+            "speedup": [1 / (1 - s_lo), 1 / (1 - s_hi)],
+            "cpu_bound": cpu_s / secs >= CPU_BOUND,
+            "enough_samples": cs["all"] >= MIN_SAMPLES,
+            "vm_part_s": None if vm_extra is None else vm_extra * period_ns / 1e9,
+            "extra_rss_bytes": extra_rss,
+            "growth_bytes_per_s": growth(main, stops),
+        },
+    }
+
+
+def targets(doc):
+    """The targets of the document: one (the process, with its children) for -p and a command;
+    every process (its images together) for --all, ranked by the CPU re-faults cost it."""
+    procs = doc["processes"]
+    if not procs:
+        return []
+    if doc["mode"] != "all":
+        return [analyse(doc, procs)]
+    by_pid = {}
+    for e in procs:
+        by_pid.setdefault(e["pid"], []).append(e)
+    out = [analyse(doc, es) for es in by_pid.values()]
+    out.sort(key=lambda t: (-t["lost_to_refaults_s"], -t["faults"]))
+    return out
+
+
+# ---- words -------------------------------------------------------------------------------
+
+def count(n):
+    return f"{n:,.0f}"
+
+
+def pct(x):
+    return f"{100 * x:.0f}%" if x >= 0.01 or x == 0 else f"{100 * x:.1f}%"
+
+
+def mib(b):
+    return f"{b / MIB:,.1f} MiB" if b < 100 * MIB else f"{b / MIB:,.0f} MiB"
+
+
+def mib_s(b):
+    return f"{b / MIB:,.1f} MiB/s"
+
+
+def secs_words(s):
+    return f"{s:.3g} s" if s < 100 else f"{s:,.0f} s"
+
+
+def who(t):
+    a = t["allocator"]
+    fam = a["family"]
+    if not fam:
+        name = "allocator unknown"
+    elif not a["sure"]:
+        name = f"{fam} or unrecognised"
+    else:
+        ver = "" if a["version"] in ("", "unknown") else " " + a["version"].split("-")[0].split("+")[0]
+        name = f"{fam}{ver} {a['how']}"
+    keep = (t["prediction"] or {}).get("env") or []
+    names = [v[:v.index("=")] for v in keep]  # the variables, NAME=value
+    found = [v for v in a["vars"]]
+    if not a.get("environment_read"):
+        conf = "its environment unreadable"
+    elif found:
+        conf = ", ".join(found)
+    elif names:
+        conf = " and ".join(names) + " unset"
+    else:
+        conf = "no allocator variable set"
+    return f"{t['comm'] or '?'}, {name}, {conf}"
+
+
+def verify_command(doc, t):
+    p = t["prediction"]
+    fam = t["allocator"]["family"]
+    if not p:
+        return None
+    if t["allocator"]["how"] in ("static", "built-in"):
+        return (f"exec cannot swap an allocator linked into the program: start it with "
+                f"{' '.join(p['env'])} and run diagnose again")
+    cmd = doc["target"]["command"] if doc["mode"] == "command" else (t.get("cmdline") or [])
+    sets = " ".join(f"-t keep:{s}" for s in p["settings"])
+    tail = " ".join(shlex.quote(c) for c in cmd) if cmd else "CMD ARGS"
+    return f"mallocbench exec -a default={fam},keep={fam} {sets} -- {tail}"
+
+
+def paragraph(doc, t):
+    """The first lines: the seed's question answered for this target."""
+    secs = t["seconds"]
+    lb = "at least " if t["lower_bounds"] else ""
+    fam = t["allocator"]["family"] or "its allocator"
+    head = f"PID {t['pid']} ({who(t)})"
+    window = f"in the last {secs_words(secs)}" if doc["mode"] != "command" else f"over its {secs_words(secs)} run"
+    if not t["faults"] and not t["samples"]["all"]:
+        return [f"{head}: nothing ran {window}: no fault, no give-back call, no CPU sample."]
+    gb = sum(t["calls"][c]["alloc_bytes"] for c in CALLS)
+    top_call = max(CALLS, key=lambda c: t["calls"][c]["alloc_bytes"])
+    adv = t["advice"][0]["advice"] if top_call == "madvise" and t["advice"] else None
+    how = f"madvise({adv})" if adv else CALL_WORDS[top_call]
+    ages = t["refault_age"]
+    young = next((i for i in range(len(AGES)) if sum(ages[:i + 1]) >= 0.5 * sum(ages)), len(AGES) - 1) \
+        if sum(ages) else None
+    lines = [f"{head}: {pct(t['fault_cpu_share'])} of its CPU {window} was the kernel's fault path"
+             + (f" and {pct(t['giveback_cpu_share'])} the calls that give memory back" if t["giveback_cpu_share"] >= 0.005 else "")
+             + f"; {pct(t['alloc_refault_share'])} of its {lb}{count(t['faults_per_s'])} faults/s hit pages {fam} had given back"
+             + (f" ({mib_s(gb / secs)}, most with {how})" if gb else "")
+             + (f" and {pct(t['refault_share'] - t['alloc_refault_share'])} pages its own code had given back"
+                if t["refault_share"] - t["alloc_refault_share"] >= 0.005 else "")
+             + (f", most of them less than {AGES[young][1:]} earlier" if young is not None and t["breakdown"]["refault"] else "")
+             + "."]
+    p = t["prediction"]
+    if not p:
+        lines.append(f"No keep setting is known for {fam or 'this allocator'}: nothing is predicted.")
+        return lines
+    env = " ".join(p["env"])
+    if p["removed_faults"] == 0 and p["saved_cpu_s"][1] == 0:
+        lines.append(f"`{env}` would remove none of them: {fam} gave nothing back by the calls it stops.")
+        return lines
+    if not p["enough_samples"]:
+        lines.append(f"Too little of its CPU was watched ({t['samples']['all']} ms) to predict what "
+                     f"`{env}` would save.")
+        return lines
+    lo, hi = p["saved_share"]
+    sp_lo, sp_hi = p["speedup"]
+    bound = "" if p["cpu_bound"] else "up to "
+    rss = f"+{mib(p['extra_rss_bytes'])} RSS"
+    if p["growth_bytes_per_s"]:
+        rss += f", still growing by {mib_s(p['growth_bytes_per_s'])} at the window's end"
+    lines.append(f"`{env}` is predicted to save {pct(lo)}–{pct(hi)} of its CPU "
+                 f"({bound}{sp_lo:.2f}–{sp_hi:.2f}×) for up to {rss}.")
+    if not p["cpu_bound"]:
+        lines.append(f"(It used {pct(t['cpu_of_one'])} of one CPU: the rest of its time went to waiting, so the "
+                     "speedup of its work is at most that.)")
+    v = verify_command(doc, t)
+    if v:
+        lines.append(f"Verify: {v}")
+    return lines
+
+
+def table(rows, head):
+    w = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+    out = ["  ".join(str(h).ljust(w[i]) if i == 0 else str(h).rjust(w[i]) for i, h in enumerate(head))]
+    for r in rows:
+        out.append("  ".join(str(c).ljust(w[i]) if i == 0 else str(c).rjust(w[i]) for i, c in enumerate(r)))
+    return out
+
+
+def tables(doc, t):
+    out = []
+    n = t["faults"] or 1
+    secs = t["seconds"]
+    rows = [[words, count(t["breakdown"][k]), pct(t["breakdown"][k] / n)] for k, words in CLASSES]
+    for i, a in enumerate(AGES):
+        rows.append([f"  given back {a} before", count(t["refault_age"][i]), pct(t["refault_age"][i] / n)])
+    out += ["", f"Faults ({count(t['faults'])}, {count(t['faults_per_s'])}/s, {count(t['major_per_s'])} major/s):"]
+    out += table(rows, ["kind", "faults", "share"])
+    out.append(f"re-faulted: {count(t['refault_pages'])} pages of 4 KiB ({mib(t['refault_bytes'])}); "
+               f"given back by madvise {count(t['refault_by']['madvise'])}, munmap {count(t['refault_by']['munmap'])}, "
+               f"brk {count(t['refault_by']['brk'])} faults; of them by the allocator "
+               f"{count(sum(t['alloc_refault_by'].values()))}")
+    rows = [[CALL_WORDS[c], count(t["calls"][c]["calls"] / secs), mib_s(t["calls"][c]["bytes"] / secs),
+             pct(t["calls"][c]["alloc_calls"] / t["calls"][c]["calls"]) if t["calls"][c]["calls"] else "-"]
+            for c in CALLS]
+    rows += [[f"  {a['advice']}", count(a["calls"] / secs), mib_s(a["bytes"] / secs), ""] for a in t["advice"]]
+    out += ["", "Calls that give memory back (those that succeeded):"]
+    out += table(rows, ["call", "calls/s", "bytes/s", "by the allocator"])
+    if t["lazy_bytes"]:
+        out.append(f"lazily freed (MADV_FREE): {mib_s(t['lazy_bytes'] / secs)}: a re-touch before the kernel "
+                   "reclaims it does not fault")
+    if t["failed_calls"]:
+        out.append(f"failed calls (not counted above): {count(t['failed_calls'])}")
+    s = t["samples"]
+    alls = s["all"] or 1
+    rows = [["user space", count(s["user"]), pct(s["user"] / alls)],
+            ["kernel: page-fault entry", count(s["fault"]), pct(s["fault"] / alls)],
+            ["kernel: give-back calls", count(s["giveback"]), pct(s["giveback"] / alls)],
+            ["kernel: TLB-flush IPIs", count(s["tlb"]), pct(s["tlb"] / alls)],
+            ["kernel: other", count(s["kernel"]), pct(s["kernel"] / alls)]]
+    out += ["", f"Its CPU ({secs_words(t['cpu_s'])}, {pct(t['cpu_of_one'])} of one CPU; cpu-clock samples, "
+                f"one per {doc['watch']['cpu_period_ns'] / 1e6:g} ms):"]
+    out += table(rows, ["where", "samples", "share"])
+    for key, what in (("fault_libs", "faults by the code that touched the page"),
+                      ("giveback_libs", "give-back calls by their caller")):
+        if t[key]:
+            out.append(f"{what}: " + ", ".join(f"{lib['lib'].rsplit('/', 1)[-1]} {lib['samples']}" for lib in t[key][:4]))
+    if t["inplace_fault_ns"]:
+        cal = f"; calibrate: {t['calibrate_fault_ns']:,.0f} ns" if t["calibrate_fault_ns"] else \
+            " (--calibrate adds this machine's fault cost as a cross-check)"
+        out.append(f"in-place cost of one fault: {t['inplace_fault_ns']:,.0f} ns{cal}")
+    ps, pe = t["proc_start"], t["proc_end"]
+    if pe:
+        huge = pe["anon_huge_kib"] / pe["rss_kib"] if pe["rss_kib"] else 0
+        out.append(f"RSS {mib(ps['rss_kib'] * 1024) if ps else '?'} → {mib(pe['rss_kib'] * 1024)} "
+                   f"({pct(huge)} in transparent huge pages)")
+    a = t["allocator"]
+    out += ["", f"Allocator: {a['family'] or 'unknown'} ({a['evidence']})"
+                + (f"; version {a['version']} ({a['version_how']})" if a["version"] != "unknown" else "; version unknown")]
+    out.append("Started with: " + (", ".join(a["vars"]) or "no allocator variable")
+               + (f"; /etc/malloc.conf names {a['malloc_conf_file']}" if a["malloc_conf_file"] else "")
+               + ". Settings changed at run time (mallopt, mallctl) cannot be seen from outside.")
+    return out
+
+
+def notes(doc):
+    w = doc["watch"]
+    out = []
+    if w["lost"]:
+        out.append(f"{count(w['lost'])} records were lost: the counts are lower bounds.")
+    if not w["kernel_symbols"]:
+        out.append("Kernel symbols were unreadable: CPU samples are not split by place.")
+    out.append(f"Watched {doc['window']['seconds']:.2f} s on {w['cpus']} CPUs ({doc['window']['ended']}); "
+               f"{count(w['records'])} records, {count(w['lost'])} lost; diagnose used "
+               f"{doc.get('self_cpu_s', 0):.2f} s of CPU"
+               + (f" ({doc['self_cpu_s'] * 1e9 / w['records']:,.0f} ns per record)" if w["records"] and doc.get("self_cpu_s") else "")
+               + ".")
+    return out
+
+
+def ranking(doc, ts, top):
+    rows = []
+    for i, t in enumerate(ts[:top]):
+        rows.append([str(i + 1), str(t["pid"]), t["comm"] or "?",
+                     (t["allocator"]["family"] or "?") + ("" if t["allocator"]["sure"] else "?"),
+                     f"{t['cpu_s']:.2f}", f"{t['lost_to_refaults_s']:.3f}",
+                     pct(t["lost_to_refaults_s"] / t["cpu_s"]) if t["cpu_s"] else "-",
+                     count(t["faults_per_s"]), pct(t["refault_share"])])
+    return table(rows, ["#", "pid", "comm", "allocator", "CPU s", "lost to re-faults s", "of its CPU",
+                        "faults/s", "re-faults"])
+
+
+def render(doc, top=10):
+    ts = targets(doc)
+    lines = []
+    if not ts:
+        return ["No process was watched."] + notes(doc)
+    if doc["mode"] == "all":
+        lines.append(f"Every process of the host, {doc['window']['seconds']:.2f} s, ranked by the CPU that "
+                     "re-faults and give-back calls cost them (? = glibc or unrecognised):")
+        lines += ranking(doc, ts, top)
+        for t in ts[:min(top, 3)]:
+            if t["lost_to_refaults_s"] > 0:
+                lines += [""] + paragraph(doc, t)
+    else:
+        t = ts[0]
+        lines += paragraph(doc, t)
+        lines += tables(doc, t)
+    lines += [""] + notes(doc)
+    return lines
+
+
+def full(doc, top=10):
+    """The --json document: the measurements, the analysis and the words."""
+    out = dict(doc)
+    out["schema"] = SCHEMA
+    out["analysis"] = targets(doc)
+    out["words"] = render(doc, top)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="mallocbench diagnose", description=__doc__.split("\n\n")[0])
+    ap.add_argument("doc", help="the document (the harness's, or one saved with --json)")
+    ap.add_argument("--json", action="store_true", help="the document with the analysis, not words")
+    ap.add_argument("--top", type=int, default=10, help="--all: processes shown")
+    a = ap.parse_args(argv)
+    doc = load(a.doc)
+    if a.json:
+        json.dump(full(doc, a.top), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print("\n".join(render(doc, a.top)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(main))

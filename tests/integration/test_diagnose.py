@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""test_diagnose.py - `mallocbench diagnose` end to end (root: it skips without).
+
+Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
+  exact        tests/programs/refault_prog.c writes each page of a MADV_NOHUGEPAGE
+               buffer, gives it back and writes it again ROUNDS times: with madvise
+               (MADV_DONTNEED), the re-faults are exactly PAGES x ROUNDS, all in the
+               age bucket its gap puts them in, none lost; munmap the same by munmap;
+               MADV_FREE none (lazily freed bytes exact); a read before the write
+               re-faults the same pages; the program's own calls are not its
+               allocator's; the breakdown sums to the faults.
+  attach_exit  -p on a process that exits in the middle of the window: the window
+               ends at its exit, what it did is reported, exit 0.
+  interrupt    SIGINT and SIGTERM end a 60 s window at once with the report; the
+               process watched runs on; diagnose leaves no process behind.
+  refusals     not root (as nobody): one line, exit 2, nothing watched; bad -p,
+               two modes, --top without --all, a bad duration: one line each, exit 2.
+  allocators   recognised: glibc (no library: "or unrecognised"), jemalloc preloaded
+               and linked, a static program (its libc's marks), a program with a malloc
+               of its own (no family), with the version of the owning package.
+  environment  a secret in the watched process's environment appears nowhere in the
+               words or the JSON, while its MALLOC_CONF does (-p and a command).
+  json         --json: schema mallocbench-diagnose/1, the fields and their types, and
+               the words of the document equal those a saved document renders.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from mbtest import SKIP, check, check_eq, main, run
+
+BUILD = sys.argv[3] if len(sys.argv) > 3 else ""
+PROG = os.path.join(BUILD, "refault_prog")
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+SECRET = "hunter2-secret-7f3a9"
+
+
+def diag_json(mb, *args, env=None):
+    p = subprocess.run([mb, "diagnose", "--json", *args], capture_output=True, text=True, timeout=300, env=env)
+    check_eq(p.returncode, 0, f"diagnose {' '.join(args)}: exit ({p.stderr.strip()})")
+    out = p.stdout
+    start = out.find("\n{")  # the command's own output comes first
+    doc = json.loads(out if out.startswith("{") else out[start + 1:])
+    return doc, p
+
+
+def target(doc):
+    """The process entry with the most faults (the command's last image)."""
+    return max(doc["processes"], key=lambda e: e["faults"]["minor"] + e["faults"]["major"])
+
+
+def sums(e):
+    f = e["faults"]
+    parts = sum(f[k] for k in ("first_touch", "refault", "lazy_reclaimed", "cow", "file", "other"))
+    check_eq(parts, f["minor"] + f["major"], "the breakdown sums to the faults")
+    check_eq(sum(f["refault_age"]), f["refault"], "the ages sum to the re-faults")
+
+
+def case_exact(mb, tmp):
+    pages, rounds = 256, 5
+    for mode in ("dontneed", "munmap", "free", "read"):
+        doc, _ = diag_json(mb, "--", PROG, str(pages), str(rounds), "20", mode)
+        check_eq(doc["watch"]["lost"], 0, f"{mode}: records lost")
+        e = target(doc)
+        f = e["faults"]
+        sums(e)
+        check(f["first_touch"] >= pages, f"{mode}: first touch {f['first_touch']} < {pages}")
+        want = 0 if mode == "free" else pages * rounds
+        if mode == "read":
+            check_eq(f["refault_pages"], want, "read: re-faulted pages")
+            check(f["refault"] >= want, f"read: re-faults {f['refault']} < {want}")
+        else:
+            check_eq(f["refault"], want, f"{mode}: re-faults")
+            check_eq(f["refault_pages"], want, f"{mode}: re-faulted pages")
+            check_eq(f["refault_age"][1], want, f"{mode}: re-faults 10-100 ms after the give-back (20 ms gap)")
+        by = "munmap" if mode == "munmap" else "madvise"
+        check_eq(f["refault_by"][by], 0 if mode == "free" else f["refault"], f"{mode}: re-faults by {by}")
+        check_eq(sum(f["alloc_refault_by"].values()), 0, f"{mode}: the program's own calls counted as its allocator's")
+        adv = {a["advice"]: a for a in e["advice"]}
+        if mode in ("dontneed", "read"):
+            check_eq(adv.get("MADV_DONTNEED", {}).get("calls"), rounds, f"{mode}: MADV_DONTNEED calls")
+            check_eq(adv.get("MADV_DONTNEED", {}).get("bytes"), rounds * pages * 4096, f"{mode}: MADV_DONTNEED bytes")
+        if mode == "free":
+            check_eq(e["lazy_bytes"], rounds * pages * 4096, "free: lazily freed bytes")
+            check_eq(adv.get("MADV_FREE", {}).get("calls"), rounds, "free: MADV_FREE calls")
+        if mode == "munmap":
+            check(e["calls"]["munmap"]["calls"] >= rounds, f"munmap: {e['calls']['munmap']['calls']} calls")
+
+
+def start_prog(*args, env=None):
+    p = subprocess.Popen([PROG, *args], stdout=subprocess.PIPE, text=True, env=env)
+    line = p.stdout.readline()
+    check(line.startswith("ready"), f"refault_prog did not start: {line!r}")
+    return p
+
+
+def case_attach_exit(mb, tmp):
+    # waits 300 ms, then 40 rounds of 256 pages 20 ms apart (~1 s), then exits
+    p = start_prog("256", "40", "20", "dontneed", "300", "0")
+    t = time.monotonic()
+    doc, _ = diag_json(mb, "-p", str(p.pid), "--duration", "20s")
+    took = time.monotonic() - t
+    p.wait(timeout=30)
+    check_eq(doc["window"]["ended"], "exit", "the window's end")
+    check(took < 10, f"diagnose took {took:.1f} s for a process that exited after ~1.3 s")
+    e = target(doc)
+    check(e["ended"], "the process is marked ended")
+    check_eq(e["faults"]["refault"], 256 * 40, "re-faults up to its exit")
+
+
+def procs_with_parent(ppid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == ppid:
+                        out.append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def case_interrupt(mb, tmp):
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        p = start_prog("64", "100000", "50", "dontneed", "0", "0")
+        d = subprocess.Popen([mb, "diagnose", "--json", "-p", str(p.pid), "--duration", "60s"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        t = time.monotonic()
+        d.send_signal(sig)
+        try:
+            out, err = d.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            out, err = d.communicate()
+            check(False, f"{sig.name}: diagnose did not end within 20 s")
+        check(time.monotonic() - t < 10, f"{sig.name}: ending took {time.monotonic() - t:.1f} s")
+        check_eq(d.returncode, 0, f"{sig.name}: exit ({err.strip()})")
+        try:
+            doc = json.loads(out)
+            check_eq(doc["window"]["ended"], "interrupted" if sig == signal.SIGINT else "terminated",
+                     f"{sig.name}: the window's end")
+            check(target(doc)["faults"]["refault"] > 0, f"{sig.name}: what was watched is reported")
+        except ValueError:
+            check(False, f"{sig.name}: no JSON document: {out[:200]!r}")
+        check(p.poll() is None, f"{sig.name}: the process watched was stopped")
+        check_eq(procs_with_parent(d.pid), [], f"{sig.name}: processes left by diagnose")
+        check(not os.path.exists(f"/proc/{d.pid}"), f"{sig.name}: diagnose still runs")
+        p.kill()
+        p.wait()
+
+
+def case_refusals(mb, tmp):
+    setpriv = "/usr/bin/setpriv"
+    if os.path.exists(setpriv):
+        p = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", mb, "diagnose", "--all",
+                            "--duration", "1s"], capture_output=True, text=True, timeout=60)
+        check_eq(p.returncode, 2, "not root: exit")
+        check("needs root" in p.stderr and p.stderr.count("\n") == 1, f"not root: {p.stderr!r}")
+        check_eq(p.stdout, "", "not root: nothing on stdout")
+    bad = [(["-p", "0"], "not a process id"), (["-p", "4194000"], "no such process"),
+           (["-p", "1", "--all"], "not several"), (["--all", "--top", "3x"], "--top"),
+           (["--all", "--duration", "soon"], "--duration"), (["-p", "1", "--top", "3"], "--all only"),
+           ([], "give -p PID"), (["--", "/no/such/program"], "cannot run")]
+    for args, words in bad:
+        p = subprocess.run([mb, "diagnose", *args], capture_output=True, text=True, timeout=60)
+        check_eq(p.returncode, 2, f"{args}: exit")
+        check(words in p.stderr and p.stderr.count("\n") == 1, f"{args}: {p.stderr!r} lacks {words!r}")
+
+
+def case_allocators(mb, tmp):
+    doc, _ = diag_json(mb, "--", PROG, "16", "1", "0")
+    a = target(doc)["allocator"]
+    check_eq((a["family"], a["how"], a["sure"]), ("glibc", "libc", False), "glibc: recognised as")
+    check(a["version"] not in ("", "unknown") and a["version_how"].startswith("package libc6"),
+          f"glibc: version {a['version']!r} from {a['version_how']!r}")
+    static = os.path.join(BUILD, "exec_static")
+    if os.path.exists(static):
+        doc, _ = diag_json(mb, "--", static)
+        a = target(doc)["allocator"]
+        check_eq((a["family"], a["how"]), ("glibc", "static"), "static: recognised as")
+        check("glibc.malloc" in a["evidence"], f"static: evidence {a['evidence']!r}")
+    own = os.path.join(BUILD, "own_malloc_def")
+    doc, _ = diag_json(mb, "--", own)
+    a = target(doc)["allocator"]
+    check_eq((a["family"], a["how"], a["sure"]), ("", "built-in", False), "own malloc: recognised as")
+    if not os.path.exists(JEMALLOC):
+        print("jemalloc not installed: its cases skipped", file=sys.stderr)
+        return
+    env = dict(os.environ, LD_PRELOAD=JEMALLOC, MALLOC_CONF="narenas:3")
+    env.pop("MALLOC_PERTURB_", None)  # meson sets it: an allocator variable too
+    doc, _ = diag_json(mb, "--", PROG, "16", "1", "0", env=env)
+    a = target(doc)["allocator"]
+    check_eq((a["family"], a["how"], a["sure"]), ("jemalloc", "preloaded", True), "jemalloc preloaded: recognised as")
+    check(a["version"].startswith("5.") and "libjemalloc2" in a["version_how"], f"jemalloc: version {a['version']!r}")
+    check_eq(a["vars"], ["MALLOC_CONF=narenas:3"], "jemalloc: its settings")
+    check_eq(a["keep"]["env"], ["MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"], "jemalloc: the keep setting")
+    linked = os.path.join(BUILD, "own_malloc_je")
+    if os.path.exists(linked):
+        doc, _ = diag_json(mb, "--", linked)
+        a = target(doc)["allocator"]
+        check_eq((a["family"], a["how"]), ("jemalloc", "linked"), "jemalloc linked: recognised as")
+
+
+def case_environment(mb, tmp):
+    env = dict(os.environ, SECRET_TOKEN=SECRET, GLIBC_TUNABLES="glibc.malloc.arena_max=2")
+    outputs = []
+    for words in (False, True):
+        args = [mb, "diagnose"] + ([] if words else ["--json"]) + ["--", PROG, "64", "2", "0"]
+        outputs.append(subprocess.run(args, capture_output=True, text=True, env=env, timeout=120))
+    p = start_prog("64", "100", "20", "dontneed", "0", "0", env=env)
+    for words in (False, True):
+        args = [mb, "diagnose"] + ([] if words else ["--json"]) + ["-p", str(p.pid), "--duration", "500ms"]
+        outputs.append(subprocess.run(args, capture_output=True, text=True, timeout=120))
+    p.kill()
+    p.wait()
+    for i, o in enumerate(outputs):
+        check_eq(o.returncode, 0, f"run {i}: exit ({o.stderr.strip()})")
+        check(SECRET not in o.stdout and SECRET not in o.stderr, f"run {i}: the secret is in the output")
+        check("GLIBC_TUNABLES=glibc.malloc.arena_max=2" in o.stdout, f"run {i}: the allocator variable is missing")
+
+
+def case_json(mb, tmp):
+    doc, _ = diag_json(mb, "--", PROG, "128", "3", "20")
+    check_eq(doc["schema"], "mallocbench-diagnose/1", "schema")
+    for key, typ in (("mode", str), ("target", dict), ("window", dict), ("watch", dict), ("processes", list),
+                     ("analysis", list), ("words", list)):
+        check(isinstance(doc.get(key), typ), f"{key}: {type(doc.get(key)).__name__}, not {typ.__name__}")
+    t = doc["analysis"][0]
+    for key in ("pid", "faults", "faults_per_s", "breakdown", "refault_age", "refault_share", "samples",
+                "cpu_s", "prediction", "allocator"):
+        check(key in t, f"analysis lacks {key}")
+    pred = t["prediction"]
+    check(pred and len(pred["saved_share"]) == 2 and pred["saved_share"][0] <= pred["saved_share"][1],
+          f"prediction: {pred}")
+    saved = os.path.join(tmp, "doc.json")
+    with open(saved, "w") as f:
+        json.dump(doc, f)
+    env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "mallocbench.diagnose", saved], capture_output=True, text=True,
+                       env=env, timeout=60)
+    check_eq(p.returncode, 0, f"re-render: exit ({p.stderr.strip()})")
+    check_eq(p.stdout.rstrip("\n").split("\n"), doc["words"], "the words of a saved document")
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        print("SKIP: diagnose needs root", file=sys.stderr)
+        sys.exit(SKIP)
+    if not os.path.exists("/sys/kernel/tracing/events/syscalls") and \
+            not os.path.exists("/sys/kernel/debug/tracing/events/syscalls"):
+        print("SKIP: no tracefs", file=sys.stderr)
+        sys.exit(SKIP)
+    sys.exit(main({name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}))
