@@ -127,6 +127,19 @@ def growth(entry, stops):
     return (end_v - mid[col]) / (end_t - mid[0])
 
 
+def keep_env(keep, started):
+    """The keep setting's variables, each joined to the value the process started with where it
+    set that variable already (MALLOC_CONF=narenas:2 -> MALLOC_CONF=narenas:2,dirty_decay_ms:-1,...)."""
+    had = {v[:v.index("=")]: v[v.index("=") + 1:] for v in started if "=" in v}
+    out = []
+    for v in keep["env"]:
+        name, value = v[:v.index("=")], v[v.index("=") + 1:]
+        if had.get(name) and keep.get("joined_by"):
+            value = had[name] + keep["joined_by"] + value
+        out.append(f"{name}={value}")
+    return out
+
+
 def analyse(doc, entries):
     """What the window says of one target (the images in entries) and what its keep setting is
     predicted to save and cost."""
@@ -169,6 +182,7 @@ def analyse(doc, entries):
     s_lo = min(lower / all_s, 0.99) if all_s else 0.0
     s_hi = min(upper / all_s, 0.99) if all_s else 0.0
     pick = "madvise" if stops == ["madvise"] else "any"
+    env_fix = keep_env(keep, alloc["vars"]) if keep else []
     extra_rss = tot["peak_bytes"].get(pick, 0)
     lost_to_refaults = (cs["fault"] * (f["refault"] / nfaults if nfaults else 0.0) + cs["giveback"] + cs["tlb"]) \
         * period_ns / 1e9
@@ -193,7 +207,7 @@ def analyse(doc, entries):
         "cmdline": main.get("cmdline") or [],
         "proc_start": main.get("proc_start"), "proc_end": main.get("proc_end"),
         "prediction": None if not keep else {
-            "setting": keep["setting"], "settings": keep["settings"], "env": keep["env"], "stops": stops,
+            "setting": keep["setting"], "settings": keep["settings"], "env": env_fix, "stops": stops,
             "removed_faults": removed, "removed_share": share_removed,
             "saved_cpu_s": [lower * period_ns / 1e9, upper * period_ns / 1e9],
             "saved_share": [s_lo, s_hi],
@@ -417,9 +431,9 @@ def notes(doc):
 
 def ranking(doc, ts, top):
     rows = []
-    for i, t in enumerate(ts[:top]):
+    for i, t in enumerate([t for t in ts if t["faults"] or t["cpu_s"]][:top]):
         rows.append([str(i + 1), str(t["pid"]), t["comm"] or "?",
-                     (t["allocator"]["family"] or "?") + ("" if t["allocator"]["sure"] else "?"),
+                     (t["allocator"]["family"] + ("" if t["allocator"]["sure"] else "?")) or "unknown",
                      f"{t['cpu_s']:.2f}", f"{t['lost_to_refaults_s']:.3f}",
                      pct(t["lost_to_refaults_s"] / t["cpu_s"]) if t["cpu_s"] else "-",
                      count(t["faults_per_s"]), pct(t["refault_share"])])

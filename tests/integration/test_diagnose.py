@@ -9,6 +9,10 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
                MADV_FREE none (lazily freed bytes exact); a read before the write
                re-faults the same pages; the program's own calls are not its
                allocator's; the breakdown sums to the faults.
+  fork         copy-on-write after fork, in the parent and (--children) in each child
+               it forks, counted as such; without --children only the process itself.
+  all          --all on three processes whose losses differ many times ranks them in that
+               order; a process that ends inside the window is reported to its end.
   attach_exit  -p on a process that exits in the middle of the window: the window
                ends at its exit, what it did is reported, exit 0.
   interrupt    SIGINT and SIGTERM end a 60 s window at once with the report; the
@@ -90,6 +94,27 @@ def case_exact(mb, tmp):
             check(e["calls"]["munmap"]["calls"] >= rounds, f"munmap: {e['calls']['munmap']['calls']} calls")
 
 
+def case_fork(mb, tmp):
+    pages, rounds = 256, 3
+    doc, _ = diag_json(mb, "--children", "--", PROG, str(pages), str(rounds), "0", "fork")
+    check_eq(doc["watch"]["lost"], 0, "records lost")
+    parent = [e for e in doc["processes"] if not e["forked"]]
+    kids = [e for e in doc["processes"] if e["forked"]]
+    check_eq(len(kids), rounds, "children watched")
+    e = target({"processes": parent})
+    sums(e)
+    # the parent's pages (and the few of its stack it writes) are copied on write after each fork
+    check(pages * rounds <= e["faults"]["cow"] <= pages * rounds + 16 * rounds,
+          f"parent: {e['faults']['cow']} copy-on-write faults, want {pages * rounds} and a few stack pages")
+    check_eq(e["faults"]["refault"], 0, "parent: re-faults")
+    for k in kids:
+        sums(k)
+        check(pages <= k["faults"]["cow"] <= pages + 16, f"child: {k['faults']['cow']} copy-on-write faults")
+        check_eq(k["faults"]["first_touch"] + k["faults"]["refault"] > pages, False, "child: pages it inherited taken as new")
+    doc, _ = diag_json(mb, "--", PROG, str(pages), "1", "0", "fork")
+    check_eq([e["forked"] for e in doc["processes"]], [False], "without --children: only the process itself")
+
+
 def start_prog(*args, env=None):
     p = subprocess.Popen([PROG, *args], stdout=subprocess.PIPE, text=True, env=env)
     line = p.stdout.readline()
@@ -109,6 +134,31 @@ def case_attach_exit(mb, tmp):
     e = target(doc)
     check(e["ended"], "the process is marked ended")
     check_eq(e["faults"]["refault"], 256 * 40, "re-faults up to its exit")
+
+
+def case_all(mb, tmp):
+    # losses far apart: busy, 5 ms between rounds, 50 ms between rounds; and one that ends early
+    progs = [start_prog("1000", "1000000", "0", "dontneed", "0", "0"),
+             start_prog("200", "1000000", "5", "dontneed", "0", "0"),
+             start_prog("50", "1000000", "50", "dontneed", "0", "0")]
+    short = start_prog("100", "20", "10", "dontneed", "300", "0")
+    try:
+        doc, _ = diag_json(mb, "--all", "--duration", "2s")
+    finally:
+        for p in progs + [short]:
+            p.kill()
+            p.wait()
+    check_eq(doc["mode"], "all", "mode")
+    ranked = [t["pid"] for t in doc["analysis"]]
+    want = [p.pid for p in progs]
+    got = [pid for pid in ranked if pid in want]
+    check_eq(got, want, "the three ranked by what re-faults cost them")
+    check_eq(ranked[0], progs[0].pid, "the busiest first of every process on the host")
+    ends = [e for e in doc["processes"] if e["pid"] == short.pid]
+    check(ends and ends[-1]["ended"] and ends[-1]["faults"]["refault"] == 100 * 20,
+          f"a process that ended in the window, reported to its end: {[(e['ended'], e['faults']['refault']) for e in ends]}")
+    words = "\n".join(doc["words"])
+    check(f" {progs[0].pid} " in words, "the ranking names the busiest")
 
 
 def procs_with_parent(ppid):

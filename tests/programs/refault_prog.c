@@ -7,6 +7,9 @@
  *             written: 2 x PAGES re-faults of PAGES pages a round
  *   free      madvise(MADV_FREE): lazily freed, no re-fault while memory is ample
  *   munmap    munmap and mmap again at the same address: PAGES re-faults a round
+ *   fork      nothing given back: a child is forked that writes every page and exits,
+ *             then the parent writes every page: PAGES copy-on-write faults a round
+ *             in each
  * WAIT_MS first (so that `diagnose -p` can attach; "ready PID" is printed on
  * stdout at the start), HOLD_MS after the last round before exiting.
  * Usage: refault_prog PAGES ROUNDS GAP_MS [MODE [WAIT_MS [HOLD_MS]]] */
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,7 +65,18 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < pages; i++)
         p[i * PAGE] = 1;
     for (unsigned r = 0; r < rounds; r++) {
-        if (!strcmp(mode, "munmap")) {
+        if (!strcmp(mode, "fork")) {
+            pid_t c = fork();
+            if (c == 0) {
+                for (size_t i = 0; i < pages; i++)
+                    p[i * PAGE] = (char)(r + 2);
+                _exit(0);
+            }
+            if (c < 0 || waitpid(c, NULL, 0) != c) {
+                perror("refault_prog: fork");
+                return 1;
+            }
+        } else if (!strcmp(mode, "munmap")) {
             munmap(p, len);
             p = map_at(p, len);
         } else if (madvise(p, len, !strcmp(mode, "free") ? MADV_FREE : MADV_DONTNEED)) {

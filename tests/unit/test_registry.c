@@ -152,11 +152,44 @@ static void new_families(char *err, alloc_setting_t *s, alloc_env_t *env)
     }
 }
 
+/* Every family's keep setting (diagnose's fix) is settings the family accepts, with the
+ * calls it stops named; and an environment variable is owned by the family that reads it. */
+static void test_keep(void)
+{
+    char err[512];
+    size_t with = 0;
+    for (size_t f = 0; f < alloc_count(); f++) {
+        const alloc_info_t *a = alloc_at(f);
+        if (!a->keep)
+            continue;
+        with++;
+        CHECK(a->keep_stops != 0 && (a->keep_stops & ~(ALLOC_GIVES_MADVISE | ALLOC_GIVES_MUNMAP | ALLOC_GIVES_BRK)) == 0);
+        char buf[256], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", a->keep);
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            alloc_setting_t s;
+            err[0] = '\0';
+            int rc = alloc_parse_setting(a, tok, &s, err, sizeof err);
+            if (rc)
+                fprintf(stderr, "%s keep '%s': %s\n", a->name, tok, err);
+            CHECK_INT(rc, 0);
+        }
+    }
+    CHECK(with >= 5); /* all but tbbmalloc, which caches and has no release tunable */
+    CHECK(alloc_env_owner("MALLOC_CONF=narenas:2") == alloc_find("jemalloc"));
+    CHECK(alloc_env_owner("GLIBC_TUNABLES=glibc.malloc.arena_max=2") == alloc_find("glibc"));
+    CHECK(alloc_env_owner("MIMALLOC_ALLOW_DECOMMIT=0") == alloc_find("mimalloc"));
+    CHECK(alloc_env_owner("SECRET=1") == NULL);
+    CHECK(alloc_env_owner("LD_PRELOAD=/x.so") == NULL); /* the harness's own, not a family's */
+}
+
 int main(void)
 {
     char err[512];
     alloc_setting_t s[4];
     alloc_env_t env;
+
+    test_keep();
 
     /* a name as long as the parser's buffer or longer: refused in one line, never copied past it */
     for (size_t len = 62; len <= 66; len++) {
