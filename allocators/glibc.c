@@ -87,7 +87,7 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_glibc = {
     .name = "glibc",
-    .keep = "trim_threshold=4G,mmap_max=0",
+    .keep = "mmap_threshold=32M,trim_threshold=256M",
     .keep_stops = ALLOC_GIVES_MADVISE | ALLOC_GIVES_MUNMAP | ALLOC_GIVES_BRK,
     .colour = "#0072B2",
     .sonames = NULL,

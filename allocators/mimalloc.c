@@ -171,7 +171,7 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_mimalloc = {
     .name = "mimalloc",
-    .keep = "allow_decommit=0",
+    .keep = "decommit_delay=1000000",
     .keep_stops = ALLOC_GIVES_MADVISE,
     .colour = "#CC79A7",
     .sonames = sonames,

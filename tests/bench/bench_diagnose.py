@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""bench_diagnose.py - `mallocbench diagnose` against reality, and what it costs (issue 32).
+
+    bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR overhead [PAIRS]
+    bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR validate [BLOCKS]
+
+overhead: one program run alone and run with `diagnose` attached from outside (-p, the whole
+run), in alternating pairs: the paired ratio of its wall times (Hodges-Lehmann, 95% CI, the
+project's one estimator) and the cost per recorded record.  Two programs: refault_prog re-faulting
+as fast as it can (the worst case, ~70,000 faults/s here) and a CPU-bound Python loop below
+5,000 faults/s (the goal: <= 2%).
+
+validate: each framework program (workloads/frameworks/) under each family that re-faults
+there (glibc, jemalloc, mimalloc, scudo, with their defaults), started on its own with
+diagnose attached from outside for a window after its start-up: the predicted gain of the
+family's keep setting; then `mallocbench run` of the default against the keep setting, paired
+blocks, through compare: the measured gain and its CI.  Prints the table the closing note
+quotes: predicted against measured, and whether each goal is met (issue 32's "prove it").
+Needs Debian's python3-torch (else skips); ~15 min on 2 cores.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from mallocbench import compare, stats
+
+MB = sys.argv[1] if len(sys.argv) > 1 else "build/mallocbench"
+BUILD = sys.argv[2] if len(sys.argv) > 2 else "build/tests"
+WHAT = sys.argv[3] if len(sys.argv) > 3 else "overhead"
+PY = "/usr/bin/python3"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def diag(args, timeout=600):
+    p = subprocess.run([MB, "diagnose", "--json", *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode:
+        raise SystemExit(f"diagnose {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+    out = p.stdout
+    return json.loads(out[out.index("{"):] if not out.startswith("{") else out)
+
+
+def timed(cmd, attach):
+    """Wall time of cmd run alone, or with diagnose -p attached for its whole run."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    d = None
+    if attach:
+        d = subprocess.Popen([MB, "diagnose", "--json", "-p", str(p.pid), "--duration", "10m"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    p.wait()
+    wall = time.perf_counter() - t
+    doc = None
+    if d:
+        out, _ = d.communicate(timeout=120)
+        doc = json.loads(out)
+    return wall, doc
+
+
+def overhead():
+    pairs = int(sys.argv[4]) if len(sys.argv) > 4 else 10
+    progs = [("refault_prog, busy", [os.path.join(BUILD, "refault_prog"), "1000", "300", "0"]),
+             ("python3 loop, few faults", [PY, "-c", "s = 0\nfor i in range(40_000_000): s += i * i"])]
+    print(f"diagnose attached (-p, the whole run) against the program alone: {pairs} alternating pairs each")
+    print(f"{'program':26} {'alone s':>8} {'watched s':>9} {'ratio (95% CI)':>24} {'faults/s':>9} "
+          f"{'records':>8} {'ns/record (diagnose CPU)':>25} {'ns/fault (wall)':>16}")
+    for name, cmd in progs:
+        alone, watched, docs = [], [], []
+        for i in range(pairs):
+            for attach in ((False, True) if i % 2 == 0 else (True, False)):
+                wall, doc = timed(cmd, attach)
+                (watched if attach else alone).append(wall)
+                if doc:
+                    docs.append(doc)
+        ch = stats.paired_change(alone, watched)
+        faults = sum(sum(e["faults"][k] for k in ("minor", "major")) for e in docs[-1]["processes"])
+        records = stats.median([d["watch"]["records"] for d in docs])
+        selfcpu = stats.median([d["self_cpu_s"] for d in docs])
+        extra = stats.median(watched) - stats.median(alone)
+        print(f"{name:26} {stats.median(alone):8.3f} {stats.median(watched):9.3f} "
+              f"{ch.estimate:8.4f} [{ch.lo:.4f}, {ch.hi:.4f}] {faults / stats.median(watched):9,.0f} "
+              f"{records:8,.0f} {selfcpu * 1e9 / records if records else 0:25,.0f} "
+              + (f"{extra * 1e9 / faults:16,.0f}" if faults / stats.median(watched) > 1000 else f"{'-':>16}"))
+
+
+# ---- validation ----------------------------------------------------------------------------
+
+PROGRAMS = [
+    ("elementwise", ["workloads/frameworks/elementwise.py", "--size-mib", "16", "--steps", "{n}"], 8,
+     r"steps/s: ([0-9.]+)"),
+    ("train", ["workloads/frameworks/train.py", "--steps", "{n}", "--batch", "16384", "--hidden", "128"], 5,
+     r"steps/s: ([0-9.]+)"),
+    ("infer", ["workloads/frameworks/infer.py", "--requests", "{n}", "--max-batch", "64"], 200,
+     r"samples/s: ([0-9.]+)"),
+    ("numpy", ["workloads/frameworks/numpy_pipeline.py", "--batches", "{n}", "--rows", "1024", "--cols", "1024"], 8,
+     r"batches/s: ([0-9.]+)"),
+]
+FAMILIES = ["glibc", "jemalloc", "mimalloc", "scudo"]
+STARTUP_S, WINDOW_S = 4.0, 5.0
+
+
+def libraries():
+    out = subprocess.run([MB, "list", "allocators"], capture_output=True, text=True).stdout.splitlines()[1:]
+    libs = {}
+    for line in out:
+        f = line.split()
+        if len(f) >= 3 and f[1] == "yes":
+            libs[f[0]] = "" if f[2] == "(libc)" else f[2]
+    return libs
+
+
+def predicted(name, args, n, lib):
+    """diagnose -p on the program under lib, after its start-up, for WINDOW_S."""
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith(("MALLOC_", "GLIBC_TUNABLES", "LD_PRELOAD", "MIMALLOC_", "SCUDO_", "MB_")):
+            env.pop(k)
+    if lib:
+        env["LD_PRELOAD"] = lib
+    cmd = [PY] + [a.replace("{n}", str(n * 20)) for a in args]
+    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(STARTUP_S)
+        doc = diag(["-p", str(p.pid), "--duration", f"{WINDOW_S}s"])
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    from mallocbench import diagnose
+    t = diagnose.targets(doc)[0]
+    return t
+
+
+def measured(tmp, blocks, libs, keeps):
+    ini = os.path.join(tmp, "validate.ini")
+    labels = []
+    for fam in FAMILIES:
+        if fam in libs:
+            labels += [fam, f"{fam}-keep={fam}"]
+    with open(ini, "w") as f:
+        f.write(f"[run]\nrepetitions = {blocks}\nwarmup_runs = 1\ntimeout = 5m\nallocators = {','.join(labels)}\n\n")
+        for name, args, n, metric in PROGRAMS:
+            cmd = " ".join([PY] + [a.replace("{n}", str(n)) for a in args])
+            f.write(f"[workload exec {name}]\ncmd = {cmd}\nmetric = {metric}\nunit = {metric.split(':')[0]}\n\n")
+        for fam in FAMILIES:
+            if fam in libs and keeps.get(fam):
+                f.write(f"[tunables {fam}-keep]\n" + "".join(f"{s.replace('=', ' = ', 1)}\n" for s in keeps[fam]) + "\n")
+    csv = os.path.join(tmp, "validate.csv")
+    subprocess.run([MB, "run", "-m", ini, "-o", csv, "--keep-going"], cwd=ROOT, check=False)
+    out = {}
+    for fam in FAMILIES:
+        if fam not in libs:
+            continue
+        for rec in compare.api(csv, baseline=fam, metrics=["throughput"])["cells"]:
+            if rec["config"] == f"{fam}-keep":
+                out[(rec["workload"], fam)] = rec
+    return out
+
+
+def validate():
+    blocks = int(sys.argv[4]) if len(sys.argv) > 4 else 6
+    try:
+        subprocess.run([PY, "-c", "import torch"], check=True, capture_output=True)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        print("SKIP: python3-torch is not installed")
+        return 77
+    libs = libraries()
+    preds, keeps = {}, {}
+    for name, args, n, _ in PROGRAMS:
+        for fam in FAMILIES:
+            if fam not in libs:
+                continue
+            t = predicted(name, args, n, libs[fam])
+            preds[(name, fam)] = t
+            if t["prediction"]:
+                keeps[fam] = t["prediction"]["settings"]
+            print(f"predicted {name:12} {fam:9}: allocator seen {t['allocator']['family']}, "
+                  f"{t['faults_per_s']:,.0f} faults/s, re-faults {100 * t['alloc_refault_share']:.0f}% (allocator), "
+                  f"gain {saved_gain(t)}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        meas = measured(tmp, blocks, libs, keeps)
+    print()
+    print(f"{'program':12} {'family':9} {'re-fault share':>15} {'removed (exec)':>15} {'predicted gain':>17} "
+          f"{'measured gain (95% CI)':>28} {'goal':>6}")
+    for (name, fam), t in preds.items():
+        rec = meas.get((name, fam))
+        p = t["prediction"] or {}
+        lo, hi = (p.get("speedup") or [1, 1])
+        if not rec or rec.get("estimate") is None:
+            print(f"{name:12} {fam:9} {'':>15} {'':>15} {lo - 1:+7.1%}..{hi - 1:+6.1%}   {'(not measured)':>28}")
+            continue
+        r, clo, chi = rec["estimate"], rec["lo"], rec["hi"]
+        gain = r - 1
+        if clo <= 1 <= chi:
+            ok = lo <= 1.0 + 0.005
+        elif gain > 0.10:
+            mid = (lo + hi) / 2 - 1
+            ok = abs(mid - gain) <= 0.25 * gain or (lo - 1 <= gain <= hi - 1)
+        else:
+            ok = None
+        print(f"{name:12} {fam:9} {100 * t['alloc_refault_share']:14.0f}% {'':>15} {lo - 1:+7.1%}..{hi - 1:+6.1%}   "
+              f"{gain:+8.1%} [{clo - 1:+.1%}, {chi - 1:+.1%}]  {'-' if ok is None else 'met' if ok else 'MISSED'}")
+    return 0
+
+
+def saved_gain(t):
+    p = t["prediction"]
+    if not p:
+        return "no keep setting"
+    lo, hi = p["speedup"]
+    return f"{lo - 1:+.1%}..{hi - 1:+.1%}" + ("" if p["cpu_bound"] else " (up to)")
+
+
+if __name__ == "__main__":
+    sys.exit(overhead() if WHAT == "overhead" else validate())
