@@ -272,6 +272,22 @@ bool alloc_env_is_allocator_var(const char *nv)
     return false;
 }
 
+const alloc_info_t *alloc_by_library(const char *path, const char **soname)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    for (size_t f = 0; f < alloc_nfamilies; f++)
+        for (const char *const *so = alloc_families[f]->sonames; so && *so; so++) {
+            size_t n = strlen(*so);
+            if (!strncmp(b, *so, n) && (b[n] == '\0' || b[n] == '.')) {
+                if (soname)
+                    *soname = *so;
+                return alloc_families[f];
+            }
+        }
+    return NULL;
+}
+
 const alloc_info_t *alloc_env_owner(const char *nv)
 {
     for (size_t f = 0; f < alloc_nfamilies; f++)

@@ -59,6 +59,11 @@ int alloc_build_env(const alloc_info_t *a, const alloc_setting_t *s, size_t n, a
 /* Is this variable one an allocator reads (so an inherited one must not leak in)? */
 bool alloc_env_is_allocator_var(const char *name_eq_value);
 
+/* The family whose library this file is: its name one of the family's sonames, or a
+ * soname and a further version (libmimalloc.so.2.0, the file libmimalloc.so.2 links to);
+ * the soname in *soname when not NULL.  NULL: none. */
+const alloc_info_t *alloc_by_library(const char *path, const char **soname);
+
 /* The family that reads this variable ("NAME=value"), by its env_vars; NULL: none. */
 const alloc_info_t *alloc_env_owner(const char *name_eq_value);
 

@@ -301,6 +301,36 @@ static void add_file(void *ctx, const char *path)
 /* The allocator of image p: its files, its program, and its environment
  * (read from /proc while it runs; a command's is ours).  The environment
  * block never leaves ident_read, which keeps only allocator variables. */
+/* Each image's allocator variables, captured while it ran (ident_capture_env). */
+typedef struct {
+    char *block;
+    size_t len;
+    bool done;
+} envcap_t;
+
+static envcap_t *caps;
+static size_t ncaps;
+
+static void capture_envs(const pm_model_t *m)
+{
+    size_t n = pm_count(m);
+    if (n > ncaps) {
+        envcap_t *g = realloc(caps, n * sizeof *g);
+        if (!g)
+            return;
+        memset(g + ncaps, 0, (n - ncaps) * sizeof *g);
+        caps = g, ncaps = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const pm_proc_t *p = pm_at(m, i);
+        if (caps[i].done || p->ended)
+            continue;
+        caps[i].done = true;
+        if (ident_capture_env(p->pid, &caps[i].block, &caps[i].len))
+            caps[i].block = NULL;
+    }
+}
+
 static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, const dopts_t *o)
 {
     files_t fl = {.n = 0};
@@ -315,7 +345,9 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
     char *env = NULL;
     size_t envlen = 0;
     const char *env_from = "none";
-    if (!p->ended && !ident_environ(p->pid, &env, &envlen))
+    if (p->idx < ncaps && caps[p->idx].block)
+        in.environ = caps[p->idx].block, in.environ_len = caps[p->idx].len, env_from = "process";
+    else if (!p->ended && !ident_capture_env(p->pid, &env, &envlen))
         in.environ = env, in.environ_len = envlen, env_from = "process";
     /* an image of the command that ended: the environment diagnose gave it (an image that
      * changed its own before exec is not seen) */
@@ -571,6 +603,7 @@ static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pi
         uint64_t now = pr_now();
         if (pr_poll(w, now - SETTLE_NS, pm_feed, m))
             return "out of memory";
+        capture_envs(m);
         if (stop_signal)
             return stop_signal == SIGINT ? "interrupted" : "terminated";
         if (bounded && now >= end)
@@ -653,6 +686,7 @@ int cmd_diagnose(int argc, char **argv)
         pm_free(m);
         return rc > 0 ? rc : die_io("diagnose: %s", strerror(-rc));
     }
+    capture_envs(m);
     win.end_reason = watch_loop(w, m, &o, child, t0, &win.exit_status);
     uint64_t t1 = pr_now();
     if (o.mode == MODE_PID)

@@ -54,6 +54,25 @@ int ident_environ(int pid, char **buf, size_t *len)
     return 0;
 }
 
+int ident_capture_env(int pid, char **block, size_t *len)
+{
+    char *env;
+    size_t n, out = 0;
+    int rc = ident_environ(pid, &env, &n);
+    if (rc)
+        return rc;
+    for (const char *p = env; p < env + n; p += strlen(p) + 1) /* kept entries move down, in place */
+        if (alloc_env_owner(p) || !strncmp(p, "LD_PRELOAD=", 11)) {
+            size_t l = strlen(p) + 1;
+            memmove(env + out, p, l);
+            out += l;
+        }
+    memset(env + out, 0, n - out); /* nothing else of it stays in memory */
+    *block = env;
+    *len = out;
+    return 0;
+}
+
 /* The value of NAME in an environment block, or NULL. */
 static const char *env_get(const ident_input_t *in, const char *name)
 {
@@ -177,18 +196,17 @@ static void version_of(ident_t *out)
 void ident_read(const ident_input_t *in, ident_t *out)
 {
     memset(out, 0, sizeof *out);
-    const char *libc = NULL;
+    const char *libc = NULL, *soname = NULL;
     for (size_t i = 0; i < in->nfiles && !out->family; i++) {
         const char *b = base_of(in->files[i]);
         if (!strncmp(b, "libc.so", 7))
             libc = in->files[i];
-        for (size_t f = 0; f < alloc_nfamilies && !out->family; f++)
-            for (const char *const *s = alloc_families[f]->sonames; s && *s; s++)
-                if (!strcmp(b, *s)) {
-                    out->family = alloc_families[f];
-                    out->sure = true;
-                    snprintf(out->path, sizeof out->path, "%s", in->files[i]);
-                }
+        const alloc_info_t *a = alloc_by_library(in->files[i], &soname);
+        if (a) {
+            out->family = a;
+            out->sure = true;
+            snprintf(out->path, sizeof out->path, "%s", in->files[i]);
+        }
     }
     for (size_t i = 0; i < in->nfiles && !libc; i++)
         if (!strncmp(base_of(in->files[i]), "libc.so", 7))
@@ -200,9 +218,11 @@ void ident_read(const ident_input_t *in, ident_t *out)
         const char *pre = env_get(in, "LD_PRELOAD"); /* read to decide, never printed */
         bool needed = false;
         for (size_t k = 0; elf && k < ei.nneeded; k++)
-            needed |= !strcmp(ei.needed[k], base_of(out->path));
+            needed |= !strcmp(ei.needed[k], soname) || !strcmp(ei.needed[k], base_of(out->path));
         snprintf(out->how, sizeof out->how, "%s",
-                 pre && strstr(pre, base_of(out->path)) ? "preloaded" : needed ? "linked" : "loaded");
+                 pre && (strstr(pre, soname) || strstr(pre, base_of(out->path))) ? "preloaded"
+                 : needed                                                        ? "linked"
+                                                                                 : "loaded");
         snprintf(out->evidence, sizeof out->evidence, "%s is mapped (%s)", out->path,
                  !strcmp(out->how, "preloaded") ? "named in LD_PRELOAD"
                  : !strcmp(out->how, "linked")  ? "the program needs it"

@@ -47,6 +47,13 @@ void ident_read(const ident_input_t *in, ident_t *out);
  * buffer (*len bytes): 0 or -errno. */
 int ident_environ(int pid, char **buf, size_t *len);
 
+/* The part of pid's environment ident may keep: the allocator variables and
+ * LD_PRELOAD (read to tell "preloaded", never printed), as a malloc'd
+ * NUL-separated block (*len bytes; 0 when none).  Read while the image
+ * runs, so that one which execs or exits later is still recognised.  The
+ * rest of the environment is dropped here, as it is read.  0 or -errno. */
+int ident_capture_env(int pid, char **block, size_t *len);
+
 /* The owning Debian package and its version of a file: 0, or -ENOENT. */
 int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen);
 

@@ -6,8 +6,8 @@
  * second fault of one re-touch (a read maps the zero page, the write
  * faults again) counts with it. */
 #include "pagemodel.h"
-#include "family.h"
 #include "hashmap.h"
+#include "registry.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -445,11 +445,7 @@ static bool is_allocator_lib(const char *path)
     b = b ? b + 1 : path;
     if (!strncmp(b, "libc.so", 7))
         return true; /* glibc's malloc; a program's own call of libc's wrapper is told apart by the caller */
-    for (size_t f = 0; f < alloc_nfamilies; f++)
-        for (const char *const *so = alloc_families[f]->sonames; so && *so; so++)
-            if (!strcmp(b, *so))
-                return true;
-    return false;
+    return alloc_by_library(b, NULL) != NULL;
 }
 
 /* Did p's allocator make this call?  The code that entered the kernel (ip), or, where that is a

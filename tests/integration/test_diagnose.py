@@ -249,6 +249,12 @@ def case_allocators(mb, tmp):
     check(a["version"].startswith("5.") and "libjemalloc2" in a["version_how"], f"jemalloc: version {a['version']!r}")
     check_eq(a["vars"], ["MALLOC_CONF=narenas:3"], "jemalloc: its settings")
     check_eq(a["keep"]["env"], ["MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"], "jemalloc: the keep setting")
+    mimalloc = "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2"  # a link to libmimalloc.so.2.0, the file mapped
+    if os.path.exists(mimalloc):
+        env = dict(os.environ, LD_PRELOAD=mimalloc)
+        doc, _ = diag_json(mb, "--", PROG, "16", "3", "50", env=env)
+        a = target(doc)["allocator"]
+        check_eq((a["family"], a["how"]), ("mimalloc", "preloaded"), "mimalloc preloaded (a versioned file): recognised as")
     linked = os.path.join(BUILD, "own_malloc_je")
     if os.path.exists(linked):
         doc, _ = diag_json(mb, "--", linked)
