@@ -1,6 +1,8 @@
 /* calibrate.c - the machine's own limits, with no allocator in the way:
- * memcpy bandwidth into a buffer faulted in beforehand, and the cost of one
- * minor page fault (map fresh memory, touch each page, unmap; divide).
+ * memcpy bandwidth into a buffer faulted in beforehand, the cost of one
+ * minor page fault (map fresh memory, touch each page, unmap; divide), and
+ * of one re-fault whole (a buffer written after MADV_DONTNEED against the
+ * same buffer written resident).
  * `mallocbench calibrate` runs it; tensor_copy rows carry their own limit
  * (the same copies into buffers allocated once, see wl_t.limit). */
 #include "dist.h"
@@ -11,8 +13,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #define PAGE 4096
+
+/* The process's system time so far, s (the part of a re-fault the kernel's own clock sees). */
+static double sys_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
 
 static int calibrate_run(const wl_args_t *a, wl_result_t *res)
 {
@@ -61,6 +72,24 @@ static int calibrate_run(const wl_args_t *a, wl_result_t *res)
         h += m[size / 2];
         munmap(m, size);
     }
+    /* a re-fault, whole: writing every byte of a buffer given back (MADV_DONTNEED) against
+     * writing it resident; the difference per page is all a re-fault costs the writer, the
+     * kernel's fault and what its samples do not see (a VM host's own fault, the caches) */
+    double refault_s = 0, refault_sys_s = 0;
+    uint64_t refaulted = 0;
+    for (uint64_t r = 0; r < rounds; r++) {
+        double s0 = sys_seconds(), t1 = region_now();
+        memset(dst, (int)(r & 0xff), size);
+        double resident = region_now() - t1, resident_sys = sys_seconds() - s0;
+        if (madvise(dst, size, MADV_DONTNEED))
+            break;
+        s0 = sys_seconds();
+        t1 = region_now();
+        memset(dst, (int)(r & 0xff), size);
+        refault_s += (region_now() - t1) - resident;
+        refault_sys_s += (sys_seconds() - s0) - resident_sys; /* the part the kernel's own time shows */
+        refaulted += size / PAGE;
+    }
     region_end();
     for (size_t off = 0; off < size; off += PAGE)
         h = (h ^ dst[off]) * 0x100000001b3ULL;
@@ -73,8 +102,11 @@ static int calibrate_run(const wl_args_t *a, wl_result_t *res)
     res->throughput = copy_s > 0 ? (double)res->bytes / copy_s : 0;
     res->unit = "B/s";
     res->checksum = h;
-    snprintf(res->extra, sizeof res->extra, "memcpy_Bps=%.4g;fault_ns=%.1f;faults_timed=%llu",
-             res->throughput, fault_s / (double)pages * 1e9, (unsigned long long)pages);
+    snprintf(res->extra, sizeof res->extra,
+             "memcpy_Bps=%.4g;fault_ns=%.1f;faults_timed=%llu;refault_ns=%.1f;refault_sys_ns=%.1f",
+             res->throughput, fault_s / (double)pages * 1e9, (unsigned long long)pages,
+             refaulted ? refault_s / (double)refaulted * 1e9 : 0.0,
+             refaulted ? refault_sys_s / (double)refaulted * 1e9 : 0.0);
     return 0;
 }
 

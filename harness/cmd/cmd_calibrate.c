@@ -1,5 +1,5 @@
 /* cmd_calibrate.c - `mallocbench calibrate [SIZE]`: the machine's own limits
- * (memcpy bandwidth, one minor page fault) from the calibrate workload run
+ * (memcpy bandwidth, one minor page fault, one re-fault whole) from the calibrate workload run
  * under glibc through sample_run, medians of five samples. */
 #include "cli.h"
 #include "judge.h"
@@ -33,7 +33,8 @@ int cmd_calibrate(int argc, char **argv)
         printf("usage: mallocbench calibrate [SIZE]\n"
                "the machine's limits with no allocator in the way (workload `calibrate`, glibc,\n"
                "5 samples, medians): memcpy bandwidth into a pre-faulted buffer of SIZE (64M),\n"
-               "and the cost of one minor page fault (fresh mapping, one write per page).\n");
+               "the cost of one minor page fault (fresh mapping, one write per page), and of one\n"
+               "re-fault whole (a buffer written after MADV_DONTNEED, less the same buffer written resident).\n");
         return 0;
     }
     run_opts_t o = {.timeout_s = 300, .sample_interval_s = 0.05};
@@ -57,7 +58,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     glibc->alloc = alloc_system();
     snprintf(glibc->label, sizeof glibc->label, "%s", glibc->alloc->name);
-    double bw[5], fault[5];
+    double bw[5], fault[5], refault[5], refault_sys[5];
     int n = 0;
     for (int r = 0; r < 5; r++) {
         int rc = sample_run(&o, glibc, &a, NULL, s);
@@ -70,18 +71,25 @@ int cmd_calibrate(int argc, char **argv)
             return 1;
         }
         bw[n] = s->res.throughput;
+        refault[n] = extra_value(s->res.extra, "refault_ns");
+        refault_sys[n] = extra_value(s->res.extra, "refault_sys_ns");
         fault[n++] = extra_value(s->res.extra, "fault_ns");
     }
     sample_free(s);
     free(glibc);
     qsort(bw, (size_t)n, sizeof *bw, cmp_double);
     qsort(fault, (size_t)n, sizeof *fault, cmp_double);
+    qsort(refault, (size_t)n, sizeof *refault, cmp_double);
+    qsort(refault_sys, (size_t)n, sizeof *refault_sys, cmp_double);
     char size[32];
     units_format_size(wl_get(&a, "size"), size, sizeof size);
     printf("memcpy bandwidth  %.2f GB/s  (median of %d; %s pre-faulted buffer; range %.2f..%.2f)\n",
            bw[n / 2] / 1e9, n, size, bw[0] / 1e9, bw[n - 1] / 1e9);
     printf("minor page fault  %.0f ns    (median of %d; first write to a fresh 4 KiB page, zeroing "
            "included; range %.0f..%.0f)\n", fault[n / 2], n, fault[0], fault[n - 1]);
+    printf("re-fault, whole   %.0f ns    (median of %d; a page written after MADV_DONTNEED less the same page "
+           "written resident; range %.0f..%.0f), %.0f ns of it system time\n", refault[n / 2], n, refault[0],
+           refault[n - 1], refault_sys[n / 2]);
     printf("so re-faulting a buffer costs ~%.1fx copying it once\n",
            fault[n / 2] * 1e-9 / (4096.0 / bw[n / 2]));
     return 0;

@@ -21,6 +21,7 @@
 #include "units.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@
 #define SETTLE_NS 50000000ull   /* ... handing on what is older than 50 ms (every CPU has written it) */
 #define SERIES_OUT 200          /* replay points written per process */
 #define ALL_OUT 200             /* processes written by --all (the busiest) */
+#define DEFAULT_LIGHT 16        /* --light: one fault in this many recorded */
 
 extern char **environ;
 
@@ -47,6 +50,10 @@ typedef struct {
     pid_t pid;
     double window_s;
     bool window_given, children, json, calibrate;
+    unsigned light;        /* --light: one fault record in this many (0: every one) */
+    const char *stacks;    /* --stacks PREFIX: PREFIX.folded and PREFIX.svg, by perf record */
+    bool force;
+    char perf[PATH_MAX];
     const char *top;
     char **cmd;
     int ncmd;
@@ -84,9 +91,14 @@ static int usage(FILE *out)
             "  -- CMD ARGS        run CMD as it is (its own allocator) and watch it to its end\n"
             "  --duration D       the window (default 10s; a command: until it exits)\n"
             "  --children         watch the processes it starts too\n"
-            "  --calibrate        also measure this machine's fault cost (`calibrate`, ~4 s) for\n"
-            "                     the upper end of the predicted saving\n"
+            "  --calibrate        also measure what a re-fault costs whole on this machine (calibrate,\n"
+            "                     ~1 s, after the window): the upper end of the predicted saving\n"
             "  --top N            --all: processes shown (default 10)\n"
+            "  --light[=N]        record one fault in N (16): less overhead; the re-fault figures\n"
+            "                     become estimates with a 95%% CI\n"
+            "  --stacks PREFIX    also the call stacks (perf record --call-graph dwarf, faults 1 in 16,\n"
+            "                     the give-back calls): PREFIX.folded and PREFIX.svg, a flame graph\n"
+            "  --force            replace the --stacks outputs\n"
             "  --json             the document (schema mallocbench-diagnose/1) instead of words\n"
             "docs/diagnose.md says what each figure measures and how the saving is predicted.\n");
     return out == stdout ? 0 : 2;
@@ -104,6 +116,31 @@ static int parse_pid(const char *s, pid_t *out)
         return die_usage("diagnose: -p %d: no such process", (int)v);
     if (*out == getpid())
         return die_usage("diagnose: -p %d: that is diagnose itself", (int)v);
+    return 0;
+}
+
+/* --stacks PREFIX: perf on PATH, PREFIX's folder there, its outputs new (or --force). */
+static int check_stacks(dopts_t *o)
+{
+    if (o->mode == MODE_ALL)
+        return die_usage("diagnose: --stacks follows one process (-p or a command), not --all");
+    if (elf_which("perf", o->perf, sizeof o->perf))
+        return die_usage("diagnose: --stacks needs perf (Debian's linux-perf): not found on PATH");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", o->stacks);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    if (slash && dir[0] && access(dir, W_OK))
+        return die_usage("diagnose: --stacks '%s': the folder '%s' is not there or not writable", o->stacks, dir);
+    static const char *const ext[] = {".folded", ".svg", ".perf.data", ".perf.log"};
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s%s", o->stacks, ext[i]);
+        if (!access(p, F_OK) && (i >= 2 || !o->force))
+            return die_usage("diagnose: --stacks: '%s' exists%s", p, i >= 2 ? " (a perf record of another diagnose?)"
+                                                                           : " (--force replaces it)");
+    }
     return 0;
 }
 
@@ -137,12 +174,21 @@ static int parse(int argc, char **argv, dopts_t *o)
             if (units_parse_u64(v, &n) || n == 0 || n > 10000)
                 return die_usage("diagnose: --top '%s': want a count from 1 to 10000", v);
             o->top = v;
+        } else if ((v = cli_take("--stacks", argc, argv, &i))) {
+            o->stacks = v;
+        } else if (!strcmp(argv[i], "--force")) {
+            o->force = true;
         } else if (!strcmp(argv[i], "--children")) {
             o->children = true;
         } else if (!strcmp(argv[i], "--json")) {
             o->json = true;
         } else if (!strcmp(argv[i], "--calibrate")) {
             o->calibrate = true;
+        } else if (!strcmp(argv[i], "--light") || !strncmp(argv[i], "--light=", 8)) {
+            uint64_t n = DEFAULT_LIGHT;
+            if (argv[i][7] == '=' && (units_parse_u64(argv[i] + 8, &n) || n < 2 || n > 65536))
+                return die_usage("diagnose: --light=%s: want one fault in N recorded, N from 2 to 65536", argv[i] + 8);
+            o->light = (unsigned)n;
         } else {
             return die_usage("diagnose: unknown option '%s' (see --help)", argv[i]);
         }
@@ -155,6 +201,8 @@ static int parse(int argc, char **argv, dopts_t *o)
         return die_usage("diagnose: --top ranks the processes of --all only");
     if (o->children && o->mode == MODE_ALL)
         return die_usage("diagnose: --all watches every process already; --children adds nothing");
+    if (o->stacks && check_stacks(o))
+        return 2;
     if (o->mode == MODE_CMD) {
         int rc = elf_which(o->cmd[0], o->path, sizeof o->path);
         if (rc)
@@ -206,15 +254,20 @@ static bool proc_gone(pid_t pid)
     return spawn_proc_stat(pid, buf, sizeof buf, &f) != 0 || f[1] == 'Z' || f[1] == 'X';
 }
 
-/* One sample of the calibrate workload: this machine's fault cost, ns (NAN: failed). */
-static double calibrate_fault_ns(void)
+/* One sample of the calibrate workload: this machine's fault cost and a re-fault's whole cost
+ * (*refault_ns), ns (NAN: failed). */
+static double calibrate_fault_ns(double *refault_ns, double *refault_sys_ns)
 {
+    *refault_ns = *refault_sys_ns = NAN;
     run_opts_t o = {.timeout_s = 120, .sample_interval_s = 0.05};
     char worker[PATH_MAX], probe[PATH_MAX];
     if (tools_find(&o, worker, probe, sizeof worker))
         return NAN;
     wl_args_t a;
+    char err[256];
     wl_defaults(wl_find("calibrate"), &a);
+    if (wl_set(&a, "size=16M", err, sizeof err) || wl_set(&a, "rounds=8", err, sizeof err))
+        return NAN; /* a second of it: 16 MiB, 8 rounds */
     run_config_t *c = calloc(1, sizeof *c);
     run_sample_t *s = calloc(1, sizeof *s);
     double ns = NAN;
@@ -223,9 +276,15 @@ static double calibrate_fault_ns(void)
         snprintf(c->label, sizeof c->label, "%s", c->alloc->name);
         if (!sample_run(&o, c, &a, NULL, s)) {
             judge_status(&o, c, s);
-            const char *k = s->status == RUN_OK ? strstr(s->res.extra, "fault_ns=") : NULL;
+            const char *k = s->status == RUN_OK ? strstr(s->res.extra, ";fault_ns=") : NULL;
+            const char *r = s->status == RUN_OK ? strstr(s->res.extra, "refault_ns=") : NULL;
             if (k)
-                ns = strtod(k + 9, NULL);
+                ns = strtod(k + 10, NULL);
+            const char *y = s->status == RUN_OK ? strstr(s->res.extra, "refault_sys_ns=") : NULL;
+            if (r)
+                *refault_ns = strtod(r + 11, NULL);
+            if (y)
+                *refault_sys_ns = strtod(y + 15, NULL);
         }
         sample_free(s);
     } else {
@@ -424,8 +483,10 @@ static void write_counts(FILE *f, const pm_proc_t *p)
     fprintf(f, ", \"refault_age\": [");
     for (int b = 0; b < PM_NAGES; b++)
         fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)p->age[b]);
-    fprintf(f, "], \"refault_pages\": %llu, \"alloc_refault_pages\": %llu, \"refault_by\": {",
-            (unsigned long long)p->refault_pages, (unsigned long long)p->alloc_refault_pages);
+    fprintf(f, "], \"refault_pages\": %llu, \"alloc_refault_pages\": %llu, \"first_after_unmap\": %llu, "
+               "\"refault_by\": {",
+            (unsigned long long)p->refault_pages, (unsigned long long)p->alloc_refault_pages,
+            (unsigned long long)p->first_after_unmap);
     for (int b = 0; b < PM_NBY; b++)
         fprintf(f, "%s\"%s\": %llu", b ? ", " : "", by_key[b], (unsigned long long)p->refault_by[b]);
     fprintf(f, "}, \"alloc_refault_by\": {");
@@ -530,7 +591,7 @@ typedef struct {
     double seconds;
     const char *end_reason;
     int exit_status;           /* the command's: its exit code, 128+signal; -1 unknown */
-    double calib_ns;
+    double calib_ns, calib_refault_ns, calib_refault_sys_ns;
     double self_cpu_s;         /* diagnose's own CPU over the window */
     pstat_t st0, st1;
     time_t started;
@@ -549,13 +610,17 @@ static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const d
     fprintf(f, "\"window\": {\"started_unix\": %lld, \"seconds\": %.6f, \"ended\": \"%s\"}, ",
             (long long)win->started, win->seconds, win->end_reason);
     fprintf(f, "\"watch\": {\"cpus\": %u, \"records\": %llu, \"lost\": %llu, \"throttled\": %llu, "
-               "\"kernel_symbols\": %s, \"cpu_period_ns\": %llu, \"other_calls\": {",
+               "\"kernel_symbols\": %s, \"cpu_period_ns\": %llu, \"fault_period\": %u, \"other_calls\": {",
             ps.ncpus, (unsigned long long)ps.records, (unsigned long long)ps.lost, (unsigned long long)ps.throttled,
-            ps.ksyms ? "true" : "false", (unsigned long long)PR_CPU_PERIOD_NS);
+            ps.ksyms ? "true" : "false", (unsigned long long)PR_CPU_PERIOD_NS, o->light ? o->light : 1u);
     for (int s = 0; s < PR_NSYS; s++)
         fprintf(f, "%s\"%s\": %llu", s ? ", " : "", sys_key[s], (unsigned long long)ps.other_calls[s]);
     fprintf(f, "}, \"tlb_other_samples\": %llu}, ", (unsigned long long)pm_tlb_other(m));
     jnum(f, "calibrate_fault_ns", win->calib_ns);
+    fprintf(f, ", ");
+    jnum(f, "calibrate_refault_ns", win->calib_refault_ns);
+    fprintf(f, ", ");
+    jnum(f, "calibrate_refault_sys_ns", win->calib_refault_sys_ns);
     fprintf(f, ", ");
     jnum(f, "self_cpu_s", win->self_cpu_s);
     fprintf(f, ", \"processes\": [");
@@ -581,14 +646,42 @@ static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const d
 /* ---- the window ---------------------------------------------------------- */
 
 /* Starts the command as it is (our environment, its own allocator): 0 or 1. */
-static int start_command(const dopts_t *o, pid_t *pid)
+static int start_command(const dopts_t *o, pid_t *pid, int *go)
 {
-    spawn_t sp = {.path = o->path, .argv = o->cmd, .envp = environ, .go_fd = -1,
+    int gp[2] = {-1, -1};
+    if (go && pipe2(gp, O_CLOEXEC))
+        return die_io("diagnose: pipe: %s", strerror(errno));
+    spawn_t sp = {.path = o->path, .argv = o->cmd, .envp = environ, .go_fd = go ? gp[0] : -1,
                   .exec_fail = "mallocbench: diagnose: cannot execute the command", .exec_fail_errno = true};
     int rc = spawn_start(&sp, pid);
-    if (rc)
+    if (gp[0] >= 0)
+        close(gp[0]);
+    if (rc) {
+        if (gp[1] >= 0)
+            close(gp[1]);
         return die_io("diagnose: cannot start '%s': %s", o->cmd[0], strerror(-rc));
+    }
+    if (go)
+        *go = gp[1];
     return 0;
+}
+
+/* Lets a command held before its exec go, once perf record has opened its file (its events
+ * are on the command by then) or 5 s passed. */
+static void release_command(const dopts_t *o, int go, pid_t perf)
+{
+    char data[PATH_MAX];
+    snprintf(data, sizeof data, "%s.perf.data", o->stacks);
+    struct stat st;
+    for (int i = 0; perf > 0 && i < 250 && (stat(data, &st) || st.st_size == 0); i++) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    if (write(go, "g", 1) != 1)
+        fprintf(stderr, "%s: diagnose: the command was not released: %s\n", prog, strerror(errno));
+    close(go);
 }
 
 /* Watches until the window ends, the target ends, or a signal: the reason. */
@@ -620,6 +713,45 @@ static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pi
     }
 }
 
+/* perf record of pid's stacks (faults 1 in 16, the give-back calls) into PREFIX.perf.data,
+ * its messages into PREFIX.perf.log: its pid, or -1 (the log says why). */
+static pid_t start_stacks(const dopts_t *o, pid_t pid)
+{
+    char data[PATH_MAX], log[PATH_MAX], p[32];
+    snprintf(data, sizeof data, "%s.perf.data", o->stacks);
+    snprintf(log, sizeof log, "%s.perf.log", o->stacks);
+    snprintf(p, sizeof p, "%d", (int)pid);
+    int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    char *argv[] = {(char *)o->perf, "record", "-q", "-N", "-o", data, "-m", "16M", "--call-graph", "dwarf,16384",
+                    "-c", "1", "-e", "page-faults/period=16/", "-e", "syscalls:sys_enter_madvise",
+                    "-e", "syscalls:sys_enter_munmap", "-e", "syscalls:sys_enter_brk", "-p", p, NULL};
+    const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {fd, 1}, {fd, 2}};
+    spawn_t sp = {.path = o->perf, .argv = argv, .envp = environ, .fds = fds, .nfds = 3, .group = true,
+                  .death_signal = SIGINT, .go_fd = -1};
+    pid_t perf = -1;
+    int rc = spawn_start(&sp, &perf);
+    close(fd);
+    return rc ? -1 : perf;
+}
+
+/* Ends perf record (SIGINT: it writes its data), SIGKILL after 30 s. */
+static void stop_stacks(pid_t perf)
+{
+    if (perf <= 0)
+        return;
+    kill(perf, SIGINT);
+    for (int i = 0; i < 1500; i++) {
+        if (waitpid(perf, NULL, WNOHANG) == perf)
+            return;
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(-perf, SIGKILL);
+    waitpid(perf, NULL, 0);
+}
+
 /* The document, to stdout through mallocbench.diagnose (words, or --json). */
 static int hand_over(const pm_model_t *m, const pr_watch_t *w, const dopts_t *o, const window_t *win)
 {
@@ -633,11 +765,15 @@ static int hand_over(const pm_model_t *m, const pr_watch_t *w, const dopts_t *o,
     lseek(fd, 0, SEEK_SET);
     char src[32];
     snprintf(src, sizeof src, "/dev/fd/%d", fd);
-    char *args[6];
+    char *args[10];
     int n = 0;
     args[n++] = src;
     if (o->json)
         args[n++] = (char *)"--json";
+    if (o->stacks)
+        args[n++] = (char *)"--stacks", args[n++] = (char *)o->stacks;
+    if (o->force)
+        args[n++] = (char *)"--force";
     if (o->top)
         args[n++] = (char *)"--top", args[n++] = (char *)o->top;
     args[n] = NULL;
@@ -654,13 +790,13 @@ int cmd_diagnose(int argc, char **argv)
     if (geteuid() != 0)
         return die_usage("diagnose needs root: it watches every CPU's page faults and system calls "
                          "system-wide (run it with sudo)");
-    window_t win = {.exit_status = -1, .calib_ns = NAN};
+    window_t win = {.exit_status = -1, .calib_ns = NAN, .calib_refault_ns = NAN, .calib_refault_sys_ns = NAN};
     pm_model_t *m = NULL;
     pr_watch_t *w = NULL;
     char err[512];
     if (pm_new(&m, pr_now(), o.children))
         return die_io("diagnose: out of memory");
-    if ((rc = pr_open(&w, pm_wants, m, err, sizeof err))) {
+    if ((rc = pr_open(&w, o.light ? o.light : 1, pm_wants, m, err, sizeof err))) {
         pm_free(m);
         return rc == -EACCES || rc == -EPERM ? die_usage("diagnose: %s", err) : die_io("diagnose: %s", err);
     }
@@ -679,8 +815,12 @@ int cmd_diagnose(int argc, char **argv)
     double cpu0 = self_cpu();
     pr_enable(w);
     win.started = time(NULL);
-    if (!rc && o.mode == MODE_CMD && !(rc = start_command(&o, &child)))
+    int go = -1; /* --stacks: the command waits before its exec until perf follows it */
+    if (!rc && o.mode == MODE_CMD && !(rc = start_command(&o, &child, o.stacks ? &go : NULL)))
         o.pid = child, rc = pm_watch(m, child, false, true);
+    pid_t perf = !rc && o.stacks ? start_stacks(&o, o.pid) : -1;
+    if (go >= 0)
+        release_command(&o, go, perf);
     if (rc) {
         pr_close(w);
         pm_free(m);
@@ -691,6 +831,7 @@ int cmd_diagnose(int argc, char **argv)
     uint64_t t1 = pr_now();
     if (o.mode == MODE_PID)
         win.st1 = proc_stat(o.pid);
+    stop_stacks(perf);
     struct timespec ts = {0, (long)SETTLE_NS};
     nanosleep(&ts, NULL);
     pr_poll(w, UINT64_MAX, pm_feed, m);
@@ -698,7 +839,7 @@ int cmd_diagnose(int argc, char **argv)
     win.self_cpu_s = self_cpu() - cpu0;
     win.seconds = (double)(t1 - t0) / 1e9;
     if (o.calibrate)
-        win.calib_ns = calibrate_fault_ns();
+        win.calib_ns = calibrate_fault_ns(&win.calib_refault_ns, &win.calib_refault_sys_ns);
     rc = hand_over(m, w, &o, &win);
     pr_close(w);
     pm_free(m);

@@ -485,6 +485,8 @@ static void on_call(pm_model_t *m, pm_proc_t *p, const pending_t *c, int64_t ret
         break;
     case PR_SYS_MUNMAP:
         bytes = a[1];
+        if (alloc)
+            p->unmapped_debt += (a[1] + PAGE - 1) & ~(PAGE - 1);
         give_back(m, p, a[0], a[0] + a[1], PM_BY_MUNMAP, false, alloc, t);
         maps_remove(p, a[0], a[0] + a[1]);
         break;
@@ -555,6 +557,8 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
         p->refault_by[by]++;
         if (GONE_ALLOC(d))
             p->alloc_refault_by[by]++, p->alloc_refault_pages++;
+        if (GONE_ALLOC(d) && by == PM_BY_MUNMAP && p->unmapped_debt >= PAGE)
+            p->unmapped_debt -= PAGE; /* it came back at the same address */
         if (d & 4u) {
             p->kept[1] -= PAGE;
             if (by == PM_BY_MADVISE)
@@ -586,6 +590,10 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
         p->cls[inherited ? PM_COW : PM_FIRST]++;
     } else {
         p->cls[PM_FIRST]++;
+        if (p->unmapped_debt >= PAGE) {
+            p->unmapped_debt -= PAGE;
+            p->first_after_unmap++;
+        }
     }
     if (v)
         *v = PACK(ST_TOUCHED, 0, t);

@@ -55,6 +55,10 @@ typedef struct pm_proc {
     /* the part of them the allocator made (its library, or libc, called the kernel), and the
      * re-faults on what it gave back: what its keep setting can remove */
     uint64_t alloc_calls[PR_NSYS], alloc_bytes[PR_NSYS], alloc_refault_by[PM_NBY], alloc_refault_pages;
+    /* first touches of new memory while as many bytes the allocator unmapped had not come back:
+     * memory given back returning at another address (mimalloc's huge blocks), a part of
+     * first_touch; unmapped_debt: those bytes now */
+    uint64_t first_after_unmap, unmapped_debt;
     uint64_t advice_calls[PM_NADVICE + 1], advice_bytes[PM_NADVICE + 1];
     uint64_t lazy_bytes, untracked_bytes;
     /* cpu-clock samples by place, give-back ones by call */

@@ -59,6 +59,7 @@ struct pr_watch {
     uint8_t nargs[NTP];
     pr_want_fn want;
     void *ctx;
+    unsigned fault_period;
     pr_rec_t *pend;             /* read, not yet handed on */
     size_t npend, cap;
     char *names;                /* the name pool: "\0name\0name\0..." */
@@ -195,7 +196,8 @@ static int open_cpu(pr_watch_t *w, int c, const uint64_t *tp_id, char *err, size
     for (int e = 0; e < NEV; e++) {
         if (e == EV_FAULT || e == EV_MAJOR) {
             attr_base(&a, PERF_TYPE_SOFTWARE, e == EV_FAULT ? PERF_COUNT_SW_PAGE_FAULTS_MIN
-                                                             : PERF_COUNT_SW_PAGE_FAULTS_MAJ, 1);
+                                                             : PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+                      e == EV_FAULT ? w->fault_period : 1);
             a.sample_type |= PERF_SAMPLE_ADDR;
             if (e == EV_FAULT)
                 a.task = a.comm = a.comm_exec = a.mmap = a.mmap2 = a.mmap_data = 1;
@@ -260,13 +262,14 @@ static int tp_setup(pr_watch_t *w, uint64_t *tp_id, char *err, size_t errlen)
     return 0;
 }
 
-int pr_open(pr_watch_t **out, pr_want_fn want, void *ctx, char *err, size_t errlen)
+int pr_open(pr_watch_t **out, unsigned fault_period, pr_want_fn want, void *ctx, char *err, size_t errlen)
 {
     *out = NULL;
     pr_watch_t *w = calloc(1, sizeof *w);
     if (!w)
         return -ENOMEM;
     w->want = want, w->ctx = ctx;
+    w->fault_period = fault_period ? fault_period : 1;
     w->ncpu = get_nprocs_conf();
     w->ring_len = (size_t)PR_RING_PAGES * (size_t)sysconf(_SC_PAGESIZE);
     w->fd = malloc((size_t)w->ncpu * NEV * sizeof *w->fd);

@@ -70,8 +70,10 @@ typedef struct {
 } pr_stats_t;
 
 /* Opens the events on every online CPU (disabled) and maps their rings: 0,
- * or -errno with one line in err (EACCES: not root; ENOENT: no tracefs). */
-int pr_open(pr_watch_t **out, pr_want_fn want, void *ctx, char *err, size_t errlen);
+ * or -errno with one line in err (EACCES: not root; ENOENT: no tracefs).
+ * fault_period: one record per this many faults of a CPU (1: every fault;
+ * more: --light, the re-fault figures become estimates). */
+int pr_open(pr_watch_t **out, unsigned fault_period, pr_want_fn want, void *ctx, char *err, size_t errlen);
 /* Starts counting on every CPU. */
 void pr_enable(pr_watch_t *w);
 /* Reads every ring, then hands the records stamped before `upto`, in time

@@ -25,10 +25,13 @@ The prediction (docs/diagnose.md):
 import argparse
 import json
 import math
+import os
 import shlex
 import sys
 
 from . import cli
+from . import flamegraph
+from . import mbout
 
 SCHEMA_RAW = "mallocbench-diagnose-raw/1"
 SCHEMA = "mallocbench-diagnose/1"
@@ -58,6 +61,17 @@ def load(path):
     if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA_RAW, SCHEMA):
         raise cli.Fail(f"diagnose: '{path}' is not a diagnose document (schema {SCHEMA_RAW} or {SCHEMA})", 2)
     return doc
+
+
+def wilson(k, n):
+    """A 95% interval for the proportion k/n (Wilson score); (0, 1) when n is 0."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    d = 1 + Z95 ** 2 / n
+    c = (p + Z95 ** 2 / (2 * n)) / d
+    h = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
 
 
 def poisson_ci(n):
@@ -149,7 +163,9 @@ def analyse(doc, entries):
     period_ns = doc["watch"]["cpu_period_ns"]
     secs = max(min(max(e["seconds"] for e in entries), doc["window"]["seconds"]), 1e-9)
     f = tot["faults"]
-    nfaults = f["minor"] + f["major"]
+    period = doc["watch"].get("fault_period", 1)  # --light: one minor fault in `period` recorded
+    nrec = f["minor"] + f["major"]                   # the faults recorded (and classified)
+    nfaults = f["minor"] * period + f["major"]       # the faults it had
     cs = tot["cpu_samples"]
     cpu_s = cs["all"] * period_ns / 1e9
     keep = alloc.get("keep")
@@ -161,20 +177,29 @@ def analyse(doc, entries):
     calls_all = sum(calls[c]["calls"] for c in CALLS if c != "mmap_fixed")
     calls_stopped = sum(calls[c]["alloc_calls"] for c in stopped_calls)
     host_calls = calls_all + sum(v for k, v in doc["watch"]["other_calls"].items() if k != "mmap_fixed")
-    share_removed = removed / nfaults if nfaults else 0.0
+    share_removed = removed / nrec if nrec else 0.0
+    share_lo, share_hi = wilson(removed, nrec) if period > 1 else (share_removed, share_removed)
     gb_samples = sum(cs["giveback_by"].get(c, 0) * calls[c]["alloc_calls"] / calls[c]["calls"]
                      for c in stopped_calls if calls[c]["calls"])
     tlb = cs["tlb"] * (calls_stopped / calls_all if calls_all else 0.0)
     tlb_other = doc["watch"]["tlb_other_samples"] * (calls_stopped / host_calls if host_calls else 0.0)
     fault_lo, fault_hi = poisson_ci(cs["fault"])
     gb_lo, gb_hi = poisson_ci(gb_samples)
-    lower = fault_lo * share_removed + gb_lo + tlb + tlb_other
-    upper = fault_hi * share_removed + gb_hi + tlb + tlb_other
+    lower = fault_lo * share_lo + gb_lo + tlb + tlb_other
+    upper = fault_hi * share_hi + gb_hi + tlb + tlb_other
     inplace_ns = cs["fault"] * period_ns / nfaults if nfaults and cs["fault"] else None
     calib = doc.get("calibrate_fault_ns")
+    # what one re-fault costs whole on this machine against the part of it the kernel's own
+    # time shows (calibrate: a buffer written after MADV_DONTNEED less written resident):
+    # the rest is paid where no kernel sample sees it (user time: a VM host's fault, caches)
+    whole, whole_sys = doc.get("calibrate_refault_ns"), doc.get("calibrate_refault_sys_ns")
     vm_extra = None
-    if calib and inplace_ns is not None and removed:
-        vm_extra = removed * max(0.0, calib - inplace_ns) / period_ns
+    if removed and whole and whole_sys and whole > whole_sys > 0:
+        vm_extra = fault_hi * share_hi * (whole / whole_sys - 1)
+    elif removed and calib and inplace_ns is not None:  # a calibrate without the split
+        vm_extra = share_hi * nfaults * max(0.0, calib - inplace_ns) / period_ns
+    if vm_extra is not None:
+        vm_extra = min(vm_extra, cs["user"])  # paid in its user time, which bounds it
         upper += vm_extra
     if removed == 0 and calls_stopped == 0:
         lower = upper = 0.0
@@ -184,18 +209,23 @@ def analyse(doc, entries):
     pick = "madvise" if stops == ["madvise"] else "any"
     env_fix = keep_env(keep, alloc["vars"]) if keep else []
     extra_rss = tot["peak_bytes"].get(pick, 0)
-    lost_to_refaults = (cs["fault"] * (f["refault"] / nfaults if nfaults else 0.0) + cs["giveback"] + cs["tlb"]) \
+    lost_to_refaults = (cs["fault"] * (f["refault"] / nrec if nrec else 0.0) + cs["giveback"] + cs["tlb"]) \
         * period_ns / 1e9
     return {
         "pid": main["pid"], "comm": main["comm"], "images": len(entries), "seconds": secs,
         "ended": all(e["ended"] for e in entries),
         "allocator": alloc, "lower_bounds": doc["watch"]["lost"] > 0,
         "faults": nfaults, "faults_per_s": nfaults / secs, "major_per_s": f["major"] / secs,
-        "breakdown": {k: f[k] for k, _ in CLASSES}, "refault_age": f["refault_age"],
-        "refault_pages": f["refault_pages"], "refault_bytes": f["refault_pages"] * 4096,
-        "refault_by": f["refault_by"], "refault_share": f["refault"] / nfaults if nfaults else 0.0,
-        "alloc_refault_by": f["alloc_refault_by"],
-        "alloc_refault_share": sum(f["alloc_refault_by"].values()) / nfaults if nfaults else 0.0,
+        "fault_period": period, "faults_recorded": nrec,
+        "breakdown": {k: f[k] * period for k, _ in CLASSES}, "refault_age": [a * period for a in f["refault_age"]],
+        "refault_pages": f["refault_pages"] * period, "refault_bytes": f["refault_pages"] * period * 4096,
+        "first_after_unmap": f.get("first_after_unmap", 0) * period,
+        "refault_by": {k: v * period for k, v in f["refault_by"].items()},
+        "refault_share": f["refault"] / nrec if nrec else 0.0,
+        "refault_share_ci": list(wilson(f["refault"], nrec)) if period > 1 else None,
+        "alloc_refault_by": {k: v * period for k, v in f["alloc_refault_by"].items()},
+        "alloc_refault_share": sum(f["alloc_refault_by"].values()) / nrec if nrec else 0.0,
+        "alloc_refault_share_ci": list(wilson(sum(f["alloc_refault_by"].values()), nrec)) if period > 1 else None,
         "calls": tot["calls"], "advice": tot["advice"], "failed_calls": tot["failed_calls"],
         "lazy_bytes": tot["lazy_bytes"], "untracked_bytes": tot["untracked_bytes"],
         "cpu_s": cpu_s, "cpu_of_one": cpu_s / secs, "samples": cs,
@@ -204,11 +234,13 @@ def analyse(doc, entries):
         "lost_to_refaults_s": lost_to_refaults,
         "fault_libs": tot["fault_libs"], "giveback_libs": tot["giveback_libs"],
         "inplace_fault_ns": inplace_ns, "calibrate_fault_ns": calib,
+        "calibrate_refault_ns": doc.get("calibrate_refault_ns"),
+        "calibrate_refault_sys_ns": doc.get("calibrate_refault_sys_ns"),
         "cmdline": main.get("cmdline") or [],
         "proc_start": main.get("proc_start"), "proc_end": main.get("proc_end"),
         "prediction": None if not keep else {
             "setting": keep["setting"], "settings": keep["settings"], "env": env_fix, "stops": stops,
-            "removed_faults": removed, "removed_share": share_removed,
+            "removed_faults": removed * period, "removed_share": share_removed,
             "saved_cpu_s": [lower * period_ns / 1e9, upper * period_ns / 1e9],
             "saved_share": [s_lo, s_hi],
             "speedup": [1 / (1 - s_lo), 1 / (1 - s_hi)],
@@ -257,6 +289,11 @@ def mib_s(b):
 
 def secs_words(s):
     return f"{s:.3g} s" if s < 100 else f"{s:,.0f} s"
+
+
+def share_words(x, ci):
+    """A share; under --light, with its 95% CI (from the faults recorded)."""
+    return pct(x) if not ci else f"{pct(x)} (95% CI {pct(ci[0])}–{pct(ci[1])})"
 
 
 def who(t):
@@ -315,11 +352,14 @@ def paragraph(doc, t):
         if sum(ages) else None
     lines = [f"{head}: {pct(t['fault_cpu_share'])} of its CPU {window} was the kernel's fault path"
              + (f" and {pct(t['giveback_cpu_share'])} the calls that give memory back" if t["giveback_cpu_share"] >= 0.005 else "")
-             + f"; {pct(t['alloc_refault_share'])} of its {lb}{count(t['faults_per_s'])} faults/s hit pages {fam} had given back"
+             + f"; {share_words(t['alloc_refault_share'], t['alloc_refault_share_ci'])} of its {lb}"
+             + f"{'~' if t['fault_period'] > 1 else ''}{count(t['faults_per_s'])} faults/s hit pages {fam} had given back"
              + (f" ({mib_s(gb / secs)}, most with {how})" if gb else "")
              + (f" and {pct(t['refault_share'] - t['alloc_refault_share'])} pages its own code had given back"
                 if t["refault_share"] - t["alloc_refault_share"] >= 0.005 else "")
              + (f", most of them less than {AGES[young][1:]} earlier" if young is not None and t["breakdown"]["refault"] else "")
+             + (f"; {pct(t['first_after_unmap'] / t['faults'])} touched new memory in place of memory {fam} had unmapped"
+                if t["faults"] and t["first_after_unmap"] / t["faults"] >= 0.05 else "")
              + "."]
     p = t["prediction"]
     if not p:
@@ -363,9 +403,13 @@ def tables(doc, t):
     n = t["faults"] or 1
     secs = t["seconds"]
     rows = [[words, count(t["breakdown"][k]), pct(t["breakdown"][k] / n)] for k, words in CLASSES]
+    rows.insert(1, ["  of them, new memory in place of memory the allocator unmapped",
+                    count(t["first_after_unmap"]), pct(t["first_after_unmap"] / n)])
     for i, a in enumerate(AGES):
         rows.append([f"  given back {a} before", count(t["refault_age"][i]), pct(t["refault_age"][i] / n)])
-    out += ["", f"Faults ({count(t['faults'])}, {count(t['faults_per_s'])}/s, {count(t['major_per_s'])} major/s):"]
+    light = f"; --light: one in {t['fault_period']} recorded ({count(t['faults_recorded'])}), counts scaled" \
+        if t["fault_period"] > 1 else ""
+    out += ["", f"Faults ({count(t['faults'])}, {count(t['faults_per_s'])}/s, {count(t['major_per_s'])} major/s{light}):"]
     out += table(rows, ["kind", "faults", "share"])
     out.append(f"re-faulted: {count(t['refault_pages'])} pages of 4 KiB ({mib(t['refault_bytes'])}); "
                f"given back by madvise {count(t['refault_by']['madvise'])}, munmap {count(t['refault_by']['munmap'])}, "
@@ -397,8 +441,10 @@ def tables(doc, t):
         if t[key]:
             out.append(f"{what}: " + ", ".join(f"{lib['lib'].rsplit('/', 1)[-1]} {lib['samples']}" for lib in t[key][:4]))
     if t["inplace_fault_ns"]:
-        cal = f"; calibrate: {t['calibrate_fault_ns']:,.0f} ns" if t["calibrate_fault_ns"] else \
-            " (--calibrate adds this machine's fault cost as a cross-check)"
+        cal = (f"; calibrate: {t['calibrate_fault_ns']:,.0f} ns a fault"
+               + (f", {t['calibrate_refault_ns']:,.0f} ns a re-fault whole ({t['calibrate_refault_sys_ns']:,.0f} ns of it "
+                  "system time)" if t.get("calibrate_refault_ns") and t.get("calibrate_refault_sys_ns") else "")
+               if t["calibrate_fault_ns"] else " (--calibrate measures this machine's, for the upper end)")
         out.append(f"in-place cost of one fault: {t['inplace_fault_ns']:,.0f} ns{cal}")
     ps, pe = t["proc_start"], t["proc_end"]
     if pe:
@@ -457,8 +503,70 @@ def render(doc, top=10):
         t = ts[0]
         lines += paragraph(doc, t)
         lines += tables(doc, t)
+        lines += stack_lines(doc.get("stacks"))
     lines += [""] + notes(doc)
     return lines
+
+
+def _trim(stack, keep):
+    """A folded stack 'event;root;...;leaf' cut to its frames past the kernel, libc and the
+    allocator (`keep` of them, leaf last): the program's code that touched or gave back."""
+    frames = stack.split(";")[1:]
+    while frames and flamegraph.frame_kind(frames[-1]) in (flamegraph.KERNEL, flamegraph.LIBC,
+                                                           flamegraph.MARKER):
+        frames.pop()
+    if keep == "program":
+        while frames and flamegraph.frame_kind(frames[-1]) == flamegraph.ALLOCATOR:
+            frames.pop()
+    return ";".join(frames[-4:]) or "(no frame of its own)"
+
+
+def stacks(prefix, force, alloc_lib):
+    """perf record's stacks (PREFIX.perf.data, made by the harness) folded into PREFIX.folded and
+    drawn into PREFIX.svg; perf.data and its log removed.  The top stacks that touched memory
+    (faults) and that gave it back (the calls)."""
+    data, log = prefix + ".perf.data", prefix + ".perf.log"
+    out = {"folded": prefix + ".folded", "svg": prefix + ".svg", "faults": [], "giveback": [], "error": None}
+    try:
+        if not os.path.exists(data):
+            why = open(log, errors="replace").read().strip().splitlines() if os.path.exists(log) else []
+            raise flamegraph.ProfileError(f"perf record wrote nothing: {why[-1] if why else 'no message'}")
+        for p in (out["folded"], out["svg"]):
+            mbout.check(p, force)
+        script = flamegraph.run_perf("perf", ["script", "--no-inline", "-i", data, "-F", flamegraph.SCRIPT_FIELDS])
+        folded, periods, stopped = flamegraph.fold_script(script)
+        flamegraph.write_folded(folded, out["folded"], force)
+        meta = {"periods": periods, "stopped": stopped, "lost": {}, "lost_unknown": True}
+        mbout.write(out["svg"], flamegraph.render_svg(folded, meta, "mallocbench diagnose",
+                                                      flamegraph.allocator_objects(alloc_lib)), force=force)
+        for key, events, keep in (("faults", ("page-faults",), "program"),
+                                  ("giveback", [e for e in folded if e.startswith("syscalls:")], "allocator")):
+            agg = {}
+            for ev in events:
+                for st, n in folded.get(ev, {}).items():
+                    k = _trim(st, keep)
+                    agg[k] = agg.get(k, 0) + n
+            out[key] = [{"stack": k, "samples": n} for k, n in sorted(agg.items(), key=lambda x: -x[1])[:5]]
+    except (flamegraph.ProfileError, OSError, mbout.OutputError) as e:
+        out["error"] = str(e)
+    finally:
+        for p in (data, log):
+            if os.path.exists(p):
+                os.unlink(p)  # mbout: the harness's own scratch files, named after the user's PREFIX
+    return out
+
+
+def stack_lines(st):
+    if not st:
+        return []
+    if st["error"]:
+        return ["", f"Stacks: none ({st['error']})."]
+    out = ["", f"Who (perf record --call-graph dwarf; faults 1 in 16): {st['svg']}, {st['folded']}"]
+    for key, what in (("faults", "touched memory (the program's frames past libc and the allocator)"),
+                      ("giveback", "gave memory back (past libc)")):
+        out.append(f"  stacks that {what}:")
+        out += [f"    {s['samples']:>6}  {s['stack']}" for s in st[key][:3]] or ["    none sampled"]
+    return out
 
 
 def full(doc, top=10):
@@ -475,8 +583,13 @@ def main(argv=None):
     ap.add_argument("doc", help="the document (the harness's, or one saved with --json)")
     ap.add_argument("--json", action="store_true", help="the document with the analysis, not words")
     ap.add_argument("--top", type=int, default=10, help="--all: processes shown")
+    ap.add_argument("--stacks", help="PREFIX of perf record's stacks (the harness's --stacks)")
+    ap.add_argument("--force", action="store_true", help="replace the --stacks outputs")
     a = ap.parse_args(argv)
     doc = load(a.doc)
+    if a.stacks:
+        alloc = max(doc["processes"], key=lambda e: e["cpu_samples"]["all"])["allocator"] if doc["processes"] else {}
+        doc["stacks"] = stacks(a.stacks, a.force, alloc.get("path", ""))
     if a.json:
         json.dump(full(doc, a.top), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -13,6 +13,11 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
                it forks, counted as such; without --children only the process itself.
   all          --all on three processes whose losses differ many times ranks them in that
                order; a process that ends inside the window is reported to its end.
+  light        --light=8: about an eighth of the faults recorded, the counts scaled, the
+               exact re-fault share (of a full run) inside the CI the words give.
+  stacks       --stacks PREFIX: the folded stacks and flame graph written, perf's scratch files
+               gone, fault stacks through the program's main, madvise stacks; an existing
+               output refused without --force; not with --all.
   attach_exit  -p on a process that exits in the middle of the window: the window
                ends at its exit, what it did is reported, exit 0.
   interrupt    SIGINT and SIGTERM end a 60 s window at once with the report; the
@@ -29,6 +34,7 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -113,6 +119,43 @@ def case_fork(mb, tmp):
         check_eq(k["faults"]["first_touch"] + k["faults"]["refault"] > pages, False, "child: pages it inherited taken as new")
     doc, _ = diag_json(mb, "--", PROG, str(pages), "1", "0", "fork")
     check_eq([e["forked"] for e in doc["processes"]], [False], "without --children: only the process itself")
+
+
+def case_light(mb, tmp):
+    pages, rounds = 1000, 20
+    full, _ = diag_json(mb, "--", PROG, str(pages), str(rounds), "0")
+    light, _ = diag_json(mb, "--light=8", "--", PROG, str(pages), str(rounds), "0")
+    check_eq(light["watch"]["fault_period"], 8, "the period recorded")
+    tf, tl = full["analysis"][0], light["analysis"][0]
+    recorded = tl["faults_recorded"]
+    check(tf["faults"] / 12 < recorded < tf["faults"] / 5, f"--light=8 recorded {recorded} of ~{tf['faults']} faults")
+    lo, hi = tl["refault_share_ci"]
+    check(lo <= tf["refault_share"] <= hi, f"the exact re-fault share {tf['refault_share']:.4f} outside the "
+          f"--light CI [{lo:.4f}, {hi:.4f}]")
+    check(0.7 * tf["faults"] < tl["faults"] < 1.3 * tf["faults"], f"scaled faults {tl['faults']} against {tf['faults']}")
+    check("95% CI" in "\n".join(light["words"]), "the words give the share's CI")
+
+
+def case_stacks(mb, tmp):
+    if not shutil.which("perf"):
+        print("SKIP: --stacks needs perf (linux-perf)", file=sys.stderr)
+        sys.exit(SKIP)
+    prefix = os.path.join(tmp, "who")
+    p = run(mb, "diagnose", "--stacks", prefix, "--", PROG, "500", "4", "0")
+    check("Who (perf record" in p.stdout, f"the words name the stacks: {p.stdout[-600:]!r}")
+    for ext in (".folded", ".svg"):
+        check(os.path.exists(prefix + ext), f"{ext} written")
+    for ext in (".perf.data", ".perf.log"):
+        check(not os.path.exists(prefix + ext), f"{ext} left behind")
+    folded = open(prefix + ".folded").read() if os.path.exists(prefix + ".folded") else ""
+    check(any(l.startswith("page-faults;") and "main [refault_prog]" in l for l in folded.splitlines()),
+          "a fault stack through refault_prog's main")
+    check(any(l.startswith("syscalls:sys_enter_madvise;") for l in folded.splitlines()), "the madvise stacks")
+    p = run(mb, "diagnose", "--stacks", prefix, "--", PROG, "10", "1", "0", expect_rc=2)
+    check("exists" in p.stderr and "--force" in p.stderr, f"an existing output refused: {p.stderr!r}")
+    run(mb, "diagnose", "--stacks", prefix, "--force", "--", PROG, "10", "1", "0")
+    p = run(mb, "diagnose", "--all", "--stacks", prefix, expect_rc=2)
+    check("not --all" in p.stderr, f"--stacks with --all: {p.stderr!r}")
 
 
 def start_prog(*args, env=None):

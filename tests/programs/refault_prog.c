@@ -11,7 +11,8 @@
  *             then the parent writes every page: PAGES copy-on-write faults a round
  *             in each
  * WAIT_MS first (so that `diagnose -p` can attach; "ready PID" is printed on
- * stdout at the start), HOLD_MS after the last round before exiting.
+ * stdout at the start), HOLD_MS after the last round before exiting; "elapsed S"
+ * (the rounds' own time, WAIT_MS not included) is printed before the hold.
  * Usage: refault_prog PAGES ROUNDS GAP_MS [MODE [WAIT_MS [HOLD_MS]]] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
     sleep_ms(wait);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     size_t len = pages * PAGE;
     char *p = map_at(NULL, len);
     volatile char sink = 0;
@@ -91,6 +94,9 @@ int main(int argc, char **argv)
         }
     }
     (void)sink;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("elapsed %.6f\n", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    fflush(stdout);
     sleep_ms(hold);
     return 0;
 }

@@ -88,7 +88,16 @@ def main():
     d = copy.deepcopy(base)
     d["calibrate_fault_ns"] = 15000.0  # in place: 3100 ms / 410000 faults = 7,561 ns a fault
     tc = diagnose.targets(d)[0]
-    extra = 356700 * (15000.0 - 3100e6 / 410000) / 1e9
+    extra = 356700 * (15000.0 - 3100e6 / 410000) / 1e9  # s: under its 6 s of user time
+    # with calibrate's split of a re-fault (whole, and the system time of it), the hidden part is
+    # the fault samples' share x (whole / system - 1), bounded by its user time
+    d2 = copy.deepcopy(d)
+    d2["calibrate_refault_ns"], d2["calibrate_refault_sys_ns"] = 12000.0, 6000.0
+    t2 = diagnose.targets(d2)[0]
+    check(abs(t2["prediction"]["vm_part_s"] - fhi * 356700 / 410000 * 1.0 / 1000) < 1e-6,
+          f"split: vm part {t2['prediction']['vm_part_s']}")
+    d2["calibrate_refault_ns"] = 600000.0
+    check(abs(diagnose.targets(d2)[0]["prediction"]["vm_part_s"] - 6.0) < 1e-9, "the hidden part bounded by user time")
     check(abs(tc["prediction"]["vm_part_s"] - extra) < 1e-6, f"vm part {tc['prediction']['vm_part_s']} != {extra}")
     check(abs(tc["prediction"]["saved_cpu_s"][1] - (hi * 10 + extra)) < 0.01, "the upper end adds the part a guest does not see")
     check("calibrate: 15,000 ns" in "\n".join(words(d)), "calibrate's figure shown as a cross-check")
