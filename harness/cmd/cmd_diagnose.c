@@ -424,6 +424,8 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
     }
     ident_t id;
     ident_read(&in, &id);
+    if (env)
+        memset(env, 0, envlen); /* no environment stays in memory */
     free(env);
     fprintf(f, "\"allocator\": {");
     jstr(f, "family", id.family ? id.family->name : "");
@@ -829,12 +831,14 @@ int cmd_diagnose(int argc, char **argv)
     capture_envs(m);
     win.end_reason = watch_loop(w, m, &o, child, t0, &win.exit_status);
     uint64_t t1 = pr_now();
+    pr_disable(w); /* the window ends here: nothing after it is counted */
     if (o.mode == MODE_PID)
         win.st1 = proc_stat(o.pid);
     stop_stacks(perf);
     struct timespec ts = {0, (long)SETTLE_NS};
     nanosleep(&ts, NULL);
-    pr_poll(w, UINT64_MAX, pm_feed, m);
+    if (pr_poll(w, t1, pm_feed, m))
+        win.end_reason = "out of memory (the counts are lower bounds)";
     pm_finish(m, t1);
     win.self_cpu_s = self_cpu() - cpu0;
     win.seconds = (double)(t1 - t0) / 1e9;

@@ -33,22 +33,24 @@ int ident_environ(int pid, char **buf, size_t *len)
     if (fd < 0)
         return -errno;
     size_t cap = 65536, n = 0;
-    char *b = malloc(cap);
+    char *b = malloc(cap + 1);
     ssize_t r;
     while (b && (r = read(fd, b + n, cap - n)) > 0) {
         n += (size_t)r;
-        if (n == cap) {
-            char *g = realloc(b, cap *= 2);
-            if (!g) {
-                free(b);
-                b = NULL;
-            }
+        if (n == cap) { /* grow by copy, wiping the old buffer: none of it stays behind */
+            char *g = malloc(2 * cap + 1);
+            if (g)
+                memcpy(g, b, n);
+            memset(b, 0, n);
+            free(b);
             b = g;
+            cap *= 2;
         }
     }
     close(fd);
     if (!b)
         return -ENOMEM;
+    b[n] = '\0'; /* the process wrote it: its last entry may lack its NUL */
     *buf = b;
     *len = n;
     return 0;
@@ -61,9 +63,9 @@ int ident_capture_env(int pid, char **block, size_t *len)
     int rc = ident_environ(pid, &env, &n);
     if (rc)
         return rc;
-    for (const char *p = env; p < env + n; p += strlen(p) + 1) /* kept entries move down, in place */
+    for (const char *p = env; p < env + n; p += strnlen(p, (size_t)(env + n - p)) + 1) /* kept ones move down */
         if (alloc_env_owner(p) || !strncmp(p, "LD_PRELOAD=", 11)) {
-            size_t l = strlen(p) + 1;
+            size_t l = strnlen(p, (size_t)(env + n - p)) + 1;
             memmove(env + out, p, l);
             out += l;
         }
@@ -77,8 +79,9 @@ int ident_capture_env(int pid, char **block, size_t *len)
 static const char *env_get(const ident_input_t *in, const char *name)
 {
     size_t n = strlen(name);
-    for (const char *p = in->environ; p && p < in->environ + in->environ_len; p += strlen(p) + 1)
-        if (!strncmp(p, name, n) && p[n] == '=')
+    const char *end = in->environ + in->environ_len;
+    for (const char *p = in->environ; p && p < end; p += strnlen(p, (size_t)(end - p)) + 1)
+        if ((size_t)(end - p) > n && !strncmp(p, name, n) && p[n] == '=')
             return p + n + 1;
     return NULL;
 }
@@ -169,7 +172,8 @@ static const alloc_info_t *scan_marks(const char *path, const char **mark)
 
 static void settings(const ident_input_t *in, ident_t *out)
 {
-    for (const char *p = in->environ; p && p < in->environ + in->environ_len; p += strlen(p) + 1)
+    const char *end = in->environ + in->environ_len;
+    for (const char *p = in->environ; p && p < end; p += strnlen(p, (size_t)(end - p)) + 1)
         if (alloc_env_owner(p) && out->nvars < IDENT_MAX_VARS)
             snprintf(out->vars[out->nvars++], sizeof out->vars[0], "%s", p);
     if (out->family && !strcmp(out->family->name, "jemalloc")) {

@@ -72,6 +72,8 @@ int pm_age_bucket(uint64_t ns)
 
 static uint32_t name_add(pm_model_t *m, const char *s)
 {
+    if (s >= m->names && s < m->names + m->nnames) /* one of ours already (realloc would move it) */
+        return (uint32_t)(s - m->names);
     size_t n = strlen(s);
     for (size_t at = 1; at < m->nnames;) { /* names repeat: libraries in every image */
         size_t l = strlen(m->names + at);
@@ -184,9 +186,24 @@ static pm_proc_t *image_new(pm_model_t *m, int32_t pid, uint64_t t, bool exec_fi
 
 /* ---- mappings ------------------------------------------------------------ */
 
-/* Removes [lo, hi) from p's mappings, splitting any that straddle it. */
+/* Room for two more mappings: 0, or -ENOMEM. */
+static int maps_reserve(pm_proc_t *p)
+{
+    if (p->nmaps + 2 <= p->maps_cap)
+        return 0;
+    size_t cap = p->maps_cap ? 2 * p->maps_cap : 64;
+    struct pm_map *g = realloc(p->maps, cap * sizeof *g);
+    if (!g)
+        return -ENOMEM;
+    p->maps = g, p->maps_cap = cap;
+    return 0;
+}
+
+/* Removes [lo, hi) from p's mappings, splitting any that straddle it (one may become two). */
 static void maps_remove(pm_proc_t *p, uint64_t lo, uint64_t hi)
 {
+    if (maps_reserve(p))
+        return;
     size_t o = 0;
     struct pm_map extra = {0};
     bool has_extra = false;
@@ -210,7 +227,7 @@ static void maps_remove(pm_proc_t *p, uint64_t lo, uint64_t hi)
         size_t i = 0;
         while (i < p->nmaps && p->maps[i].lo < extra.lo)
             i++;
-        memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps); /* room: one was removed */
+        memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps); /* room: maps_reserve */
         p->maps[i] = extra;
         p->nmaps++;
     }
@@ -223,18 +240,14 @@ static void maps_add(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, cons
     bool file = named && strncmp(name, "/dev/zero", 9) && strncmp(name, "/memfd:", 7);
     if (!named)
         return; /* anonymous: the removal was the news */
-    if (p->nmaps + 2 > p->maps_cap) {
-        size_t cap = p->maps_cap ? 2 * p->maps_cap : 64;
-        struct pm_map *g = realloc(p->maps, cap * sizeof *g);
-        if (!g)
-            return;
-        p->maps = g, p->maps_cap = cap;
-    }
+    uint32_t handle = name_add(m, name);
+    if (maps_reserve(p))
+        return;
     size_t i = 0;
     while (i < p->nmaps && p->maps[i].lo < lo)
         i++;
     memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps);
-    p->maps[i] = (struct pm_map){lo, hi, name_add(m, name), file};
+    p->maps[i] = (struct pm_map){lo, hi, handle, file};
     p->nmaps++;
 }
 
@@ -575,13 +588,14 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
         p->refault_by[(d >> 3) & 3u]++;
         if (d & 32u)
             p->alloc_refault_by[(d >> 3) & 3u]++;
-        *v = PACK(ST_REFAULTED, d, t);
+        *v = PACK(ST_TOUCHED, 0, t); /* one re-touch has two faults at most: later ones are other */
         return;
     }
     if (st == ST_LAZY) {
         p->cls[PM_LAZY]++;
     } else if ((st == ST_TOUCHED || st == ST_REFAULTED) && p->last_fork_t > vt) {
         p->cls[PM_COW]++;
+        return; /* its time stays the first touch's: a child forked since still inherited it */
     } else if (st == ST_TOUCHED) {
         p->cls[PM_OTHER]++;
     } else if (st == ST_NONE && p->parent_idx >= 0) {
@@ -670,9 +684,11 @@ static pm_proc_t *image_for(pm_model_t *m, const pr_rec_t *r, uint64_t t)
     pm_proc_t *p = proc_of(m, r->pid);
     if (r->kind == PR_FORK && r->pid != (int32_t)r->a[0]) {
         pm_proc_t *parent = proc_of(m, (int32_t)r->a[0]);
-        if (!parent || m->exec_first[parent->idx] || (!m->follow && !m->all))
+        if (!parent || m->exec_first[parent->idx])
             return NULL;
-        parent->last_fork_t = t;
+        parent->last_fork_t = t; /* its own copy-on-write faults count, children followed or not */
+        if (!m->follow && !m->all)
+            return NULL;
         pm_proc_t *c = image_new(m, r->pid, t, false);
         if (!c)
             return NULL;
@@ -681,8 +697,10 @@ static pm_proc_t *image_for(pm_model_t *m, const pr_rec_t *r, uint64_t t)
         c->fork_t = t;
         c->brk = parent->brk;
         memcpy(c->comm, parent->comm, sizeof c->comm);
-        for (size_t i = 0; i < parent->nmaps; i++)
-            maps_add(m, c, parent->maps[i].lo, parent->maps[i].hi, pm_lib_name(m, parent->maps[i].name));
+        if (parent->nmaps && (c->maps = malloc((parent->nmaps + 2) * sizeof *c->maps))) {
+            memcpy(c->maps, parent->maps, parent->nmaps * sizeof *c->maps);
+            c->nmaps = parent->nmaps, c->maps_cap = parent->nmaps + 2;
+        }
         return NULL; /* nothing more to do with the fork itself */
     }
     if (!p && m->all && r->pid > 0 && r->pid != m->self)
@@ -760,6 +778,8 @@ void pm_finish(pm_model_t *m, uint64_t t)
         pm_proc_t *p = m->procs[i];
         if (!p->ended)
             p->end_t = rel(m, t);
+        if (p->end_t < p->start_t)
+            p->end_t = p->start_t;
         p->series_step = 0; /* the last point, whatever the spacing */
         if (p->nseries < PM_SERIES && p->series)
             p->series[p->nseries++] = (pm_point_t){p->end_t, {p->kept[0], p->kept[1]}};

@@ -65,6 +65,7 @@ struct pr_watch {
     char *names;                /* the name pool: "\0name\0name\0..." */
     size_t nnames, names_cap;
     pr_stats_t st;
+    bool oom;                   /* a record could not be kept */
     unsigned char *scratch;     /* a record that wraps the ring's end */
 };
 
@@ -188,6 +189,28 @@ static void attr_base(struct perf_event_attr *a, uint32_t type, uint64_t config,
     a->clockid = CLOCK_MONOTONIC;
 }
 
+/* Is CPU c offline (its online file says 0; cpu0 has none and is online)? */
+static bool cpu_offline(int c)
+{
+    char path[64], v = '1';
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/online", c);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (fread(&v, 1, 1, f) != 1)
+            v = '1';
+        fclose(f);
+    }
+    return v == '0';
+}
+
+/* err gets "WHAT on CPU c: <errno's text>": -errno (never 0). */
+static int fail(char *err, size_t errlen, const char *what, int c)
+{
+    int e = errno ? errno : EIO;
+    snprintf(err, errlen, "%s on CPU %d: %s", what, c, strerror(e));
+    return -e;
+}
+
 /* One CPU's events; the fault event owns the ring, the rest write into it. */
 static int open_cpu(pr_watch_t *w, int c, const uint64_t *tp_id, char *err, size_t errlen)
 {
@@ -217,7 +240,7 @@ static int open_cpu(pr_watch_t *w, int c, const uint64_t *tp_id, char *err, size
         fd[e] = sys_open(&a, c, -1);
         if (fd[e] < 0) {
             int rc = -errno;
-            if (e == EV_FAULT && (rc == -ENODEV || rc == -EINVAL))
+            if (e == EV_FAULT && (rc == -ENODEV || rc == -EINVAL) && cpu_offline(c))
                 return 1; /* an offline CPU: nothing to watch there */
             snprintf(err, errlen, "perf_event_open (%s event on CPU %d): %s%s",
                      e == EV_FAULT ? "page-fault" : e == EV_CPU ? "cpu-clock" : "tracepoint", c,
@@ -225,15 +248,15 @@ static int open_cpu(pr_watch_t *w, int c, const uint64_t *tp_id, char *err, size
             return rc;
         }
         if (ioctl(fd[e], PERF_EVENT_IOC_ID, &w->id[(size_t)c * NEV + e]) != 0)
-            return snprintf(err, errlen, "PERF_EVENT_IOC_ID: %s", strerror(errno)), -errno;
+            return fail(err, errlen, "PERF_EVENT_IOC_ID", c);
         if (e == EV_FAULT) {
             void *m = mmap(NULL, w->ring_len + (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
                            MAP_SHARED, fd[e], 0);
             if (m == MAP_FAILED)
-                return snprintf(err, errlen, "mapping the ring of CPU %d: %s", c, strerror(errno)), -errno;
+                return fail(err, errlen, "mapping the ring", c);
             w->ring[c] = m;
         } else if (ioctl(fd[e], PERF_EVENT_IOC_SET_OUTPUT, fd[EV_FAULT]) != 0) {
-            return snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT on CPU %d: %s", c, strerror(errno)), -errno;
+            return fail(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT", c);
         }
     }
     return 0;
@@ -292,6 +315,10 @@ int pr_open(pr_watch_t **out, unsigned fault_period, pr_want_fn want, void *ctx,
             rc = r;
         else if (r == 0)
             w->st.ncpus++;
+    }
+    if (!rc && !w->st.ncpus) {
+        snprintf(err, errlen, "no CPU could be watched: every page-fault event was refused");
+        rc = -ENODEV;
     }
     if (rc) {
         pr_close(w);
@@ -360,8 +387,10 @@ static pr_rec_t *pend_new(pr_watch_t *w)
     if (w->npend == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 65536;
         pr_rec_t *g = realloc(w->pend, cap * sizeof *g);
-        if (!g)
+        if (!g) {
+            w->oom = true;
             return NULL;
+        }
         w->pend = g, w->cap = cap;
     }
     pr_rec_t *r = &w->pend[w->npend++];
@@ -418,7 +447,7 @@ static void parse_sample(pr_watch_t *w, int e, const uint64_t *p, size_t len)
     uint64_t ip = 0;
     if (e == EV_CPU)
         ip = *p++;
-    if (p + 3 > end)
+    if (p + 3 + (e == EV_FAULT || e == EV_MAJOR) > end)
         return;
     int32_t pid = (int32_t)(uint32_t)p[0], tid = (int32_t)(uint32_t)(p[0] >> 32);
     uint64_t time = p[1];
@@ -507,7 +536,8 @@ static void parse_record(pr_watch_t *w, int cpu, const struct perf_event_header 
         return;
     }
     if (h->type == PERF_RECORD_LOST) {
-        w->st.lost += ((const uint64_t *)body)[1];
+        if (size >= sizeof *h + 16)
+            w->st.lost += ((const uint64_t *)body)[1];
         return;
     }
     if (h->type == PERF_RECORD_THROTTLE) {
@@ -535,7 +565,8 @@ static void parse_record(pr_watch_t *w, int cpu, const struct perf_event_header 
         r.a[0] = u[1], r.a[1] = u[3];
         r.time = *(const uint64_t *)(u + 4);
     } else if (h->type == PERF_RECORD_MMAP2) {
-        if (!w->want(w->ctx, (int32_t)u[0]))
+        /* pid, tid, addr, len, pgoff, maj/min, ino, ino_generation, prot, flags, a name, the trailer */
+        if (size < sizeof *h + 8 + 6 * 8 + 8 + 8 + 32 || !w->want(w->ctx, (int32_t)u[0]))
             return;
         const uint64_t *q = (const uint64_t *)(u + 2);
         r.kind = PR_MMAP;
@@ -545,7 +576,8 @@ static void parse_record(pr_watch_t *w, int cpu, const struct perf_event_header 
         r.a[3] = pf[0], r.a[4] = pf[1];
         const char *fname = (const char *)(pf + 2);
         size_t room = (size_t)(rec + size - 32 - (const unsigned char *)fname);
-        r.name = name_add(w, fname, room);
+        /* anonymous memory needs no name: its record only clears what was mapped there */
+        r.name = strncmp(fname, "//anon", room < 7 ? room : 7) ? name_add(w, fname, room) : 0;
     } else {
         return;
     }
@@ -602,5 +634,12 @@ int pr_poll(pr_watch_t *w, uint64_t upto, void (*fn)(void *ctx, const pr_rec_t *
         fn(ctx, &w->pend[i++]);
     memmove(w->pend, w->pend + i, (w->npend - i) * sizeof *w->pend);
     w->npend -= i;
-    return 0;
+    return w->oom ? -ENOMEM : 0;
+}
+
+void pr_disable(pr_watch_t *w)
+{
+    for (size_t i = 0; i < (size_t)w->ncpu * NEV; i++)
+        if (w->fd[i] >= 0)
+            ioctl(w->fd[i], PERF_EVENT_IOC_DISABLE, 0);
 }

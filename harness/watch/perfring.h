@@ -74,11 +74,12 @@ typedef struct {
  * fault_period: one record per this many faults of a CPU (1: every fault;
  * more: --light, the re-fault figures become estimates). */
 int pr_open(pr_watch_t **out, unsigned fault_period, pr_want_fn want, void *ctx, char *err, size_t errlen);
-/* Starts counting on every CPU. */
+/* Starts counting on every CPU; pr_disable stops it (the window's end). */
 void pr_enable(pr_watch_t *w);
+void pr_disable(pr_watch_t *w);
 /* Reads every ring, then hands the records stamped before `upto`, in time
  * order, to fn (UINT64_MAX: all of them); the rest wait for the next call.
- * 0, or -ENOMEM. */
+ * 0, or -ENOMEM when a record could not be kept (then or before). */
 int pr_poll(pr_watch_t *w, uint64_t upto, void (*fn)(void *ctx, const pr_rec_t *r), void *ctx);
 /* A name (comm, mapped file) by its handle; "" for 0. */
 const char *pr_name(const pr_watch_t *w, uint32_t name);

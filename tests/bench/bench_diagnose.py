@@ -3,6 +3,7 @@
 
     bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR overhead [PAIRS]
     bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR validate [BLOCKS]
+    bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR rank [PAIRS]
 
 overhead: each program's own time for its work (the "elapsed S" it prints) run alone and run
 as `diagnose -- CMD` (the events open before it starts), in alternating pairs: the paired ratio
@@ -233,5 +234,65 @@ def saved_gain(t):
     return f"{lo - 1:+.1%}..{hi - 1:+.1%}" + ("" if p["cpu_bound"] else " (up to)")
 
 
+def rank():
+    """--all on a host running three framework programs at once whose losses differ many times
+    (elementwise under jemalloc's defaults, train under glibc, infer under glibc): ranked in that
+    order.  Then the worst of them (elementwise, jemalloc) alone against watched by diagnose: its
+    own steps/s, paired, the overhead on the worst framework program."""
+    try:
+        subprocess.run([PY, "-c", "import torch"], check=True, capture_output=True)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        print("SKIP: python3-torch is not installed")
+        return 77
+    libs = libraries()
+    je = libs.get("jemalloc")
+    runs = [("elementwise", je, ["workloads/frameworks/elementwise.py", "--size-mib", "16", "--steps", "400"]),
+            ("train", "", ["workloads/frameworks/train.py", "--steps", "400", "--batch", "16384", "--hidden", "128"]),
+            ("infer", "", ["workloads/frameworks/infer.py", "--requests", "40000", "--max-batch", "64"])]
+    procs = []
+    for name, lib, args in runs:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LD_PRELOAD", "MALLOC_", "MB_"))}
+        if lib:
+            env["LD_PRELOAD"] = lib
+        procs.append((name, subprocess.Popen([PY] + args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL)))
+    try:
+        time.sleep(STARTUP_S + 2)
+        doc = diag(["--all", "--duration", f"{WINDOW_S}s"])
+    finally:
+        for _, p in procs:
+            p.kill()
+            p.wait()
+    from mallocbench import diagnose
+    ts = {t["pid"]: t for t in diagnose.targets(doc)}
+    order = [t["pid"] for t in diagnose.targets(doc)]
+    print(f"--all, {WINDOW_S:g} s, three framework programs at once on 2 cores:")
+    print(f"{'program':12} {'rank of all':>11} {'CPU s':>7} {'lost to re-faults s':>20} {'faults/s':>9}")
+    for name, p in procs:
+        t = ts.get(p.pid)
+        if t:
+            print(f"{name:12} {order.index(p.pid) + 1:11d} {t['cpu_s']:7.2f} {t['lost_to_refaults_s']:20.3f} "
+                  f"{t['faults_per_s']:9,.0f}")
+    ours = [order.index(p.pid) for _, p in procs if p.pid in ts]
+    print("ranked in the expected order:", "yes" if ours == sorted(ours) and len(ours) == 3 else "NO")
+    # the overhead on the worst program: its own steps/s, alone and watched (-p after start-up)
+    pairs = int(sys.argv[4]) if len(sys.argv) > 4 else 6
+    alone, watched = [], []
+    cmd = [PY, "workloads/frameworks/elementwise.py", "--size-mib", "16", "--steps", "8"]
+    # the program preloaded through env(1) both ways: diagnose itself runs unpreloaded
+    preload = ["env", f"LD_PRELOAD={je or ''}"]
+    for i in range(pairs):
+        for attach in ((False, True) if i % 2 == 0 else (True, False)):
+            argv = ([MB, "diagnose", "--json", "--"] if attach else []) + preload + cmd
+            out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600).stdout
+            rate = float(next(l.split()[1] for l in out.splitlines() if l.startswith("steps/s:")))
+            (watched if attach else alone).append(rate)
+    ch = stats.paired_change(alone, watched)
+    print(f"elementwise under jemalloc (~60,000 faults/s), steps/s alone {stats.median(alone):.3f}, watched "
+          f"{stats.median(watched):.3f}: watched/alone {ch.estimate:.4f} [{ch.lo:.4f}, {ch.hi:.4f}] ({pairs} pairs)"
+          if ch and ch.lo is not None else f"too few pairs for a CI: {alone} {watched}")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(overhead() if WHAT == "overhead" else validate())
+    sys.exit(overhead() if WHAT == "overhead" else rank() if WHAT == "rank" else validate())

@@ -119,6 +119,8 @@ def case_fork(mb, tmp):
         check_eq(k["faults"]["first_touch"] + k["faults"]["refault"] > pages, False, "child: pages it inherited taken as new")
     doc, _ = diag_json(mb, "--", PROG, str(pages), "1", "0", "fork")
     check_eq([e["forked"] for e in doc["processes"]], [False], "without --children: only the process itself")
+    cow = target(doc)["faults"]["cow"]
+    check(pages <= cow <= pages + 16, f"without --children: the parent's {cow} copy-on-write faults, want {pages}")
 
 
 def case_light(mb, tmp):

@@ -1,0 +1,206 @@
+/* test_pagemodel.c - diagnose's page model (harness/watch/pagemodel.c) on records built by
+ * hand, no perf: every kind of fault from its history (first touch, a re-fault by its age and
+ * the call that gave the page back, the zero page's second fault, later faults as other,
+ * MADV_FREE reclaimed, copy-on-write after a fork in the parent and in a followed child,
+ * file-backed), failed calls dropped, a shrinking brk, the allocator's calls told from the
+ * program's by the code that made them, the kept-memory replay, and mappings split again and
+ * again by munmap (a heap overflow here once; the sanitizer build checks it). */
+#include "check.h"
+#include "pagemodel.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MS 1000000ull
+#define PID 100
+#define LIBC_LO 0x7f0000000000ull
+
+static pm_model_t *m;
+
+static void rec(int kind, int32_t pid, uint64_t t, int sys, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+    pr_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = (uint8_t)kind, r.pid = pid, r.tid = pid, r.time = t, r.sys = (uint8_t)sys;
+    r.a[0] = a0, r.a[1] = a1, r.a[2] = a2;
+    pm_feed(m, &r);
+}
+
+static void fault(uint64_t t, uint64_t addr)
+{
+    rec(PR_FAULT, PID, t, 0, addr, 0, 0);
+}
+
+/* A call entered and returned at t; ip: the code that made it (0: unknown), ret: its result. */
+static void call(uint64_t t, int sys, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t ip, int64_t ret)
+{
+    pr_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = PR_ENTER, r.pid = PID, r.tid = PID, r.time = t, r.sys = (uint8_t)sys;
+    r.a[0] = a0, r.a[1] = a1, r.a[2] = a2, r.a[3] = a2, r.a[6] = ip;
+    pm_feed(m, &r);
+    memset(&r, 0, sizeof r);
+    r.kind = PR_EXIT, r.pid = PID, r.tid = PID, r.time = t + 1, r.sys = (uint8_t)sys;
+    r.a[0] = (uint64_t)ret;
+    pm_feed(m, &r);
+}
+
+static const pm_proc_t *proc(int32_t pid)
+{
+    for (size_t i = pm_count(m); i-- > 0;)
+        if (pm_at(m, i)->pid == pid)
+            return pm_at(m, i);
+    return NULL;
+}
+
+int main(void)
+{
+    CHECK_INT(pm_new(&m, 0, false), 0);
+    CHECK_INT(pm_watch(m, PID, false, false), 0);
+    const pm_proc_t *p = proc(PID); /* no mappings known: every page anonymous */
+    CHECK(p != NULL);
+    uint64_t a = 0x100000;
+
+    fault(1 * MS, a);                                            /* first touch */
+    call(2 * MS, PR_SYS_MADVISE, a, 4096, MADV_DONTNEED, 0, 0);  /* given back by the program */
+    fault(7 * MS, a);                                            /* re-fault, <10 ms */
+    fault(8 * MS, a);                                            /* the zero page written: with it */
+    fault(9 * MS, a);                                            /* a later fault: other */
+    CHECK_U64(p->cls[PM_FIRST], 1);
+    CHECK_U64(p->cls[PM_REFAULT], 2);
+    CHECK_U64(p->age[0], 2);
+    CHECK_U64(p->refault_pages, 1);
+    CHECK_U64(p->refault_by[PM_BY_MADVISE], 2);
+    CHECK_U64(p->alloc_refault_by[PM_BY_MADVISE], 0); /* no code known made the call: not the allocator's */
+    CHECK_U64(p->cls[PM_OTHER], 1);
+    CHECK_U64(p->calls[PR_SYS_MADVISE], 1);
+
+    /* a failed call gives nothing back */
+    call(10 * MS, PR_SYS_MADVISE, a, 4096, MADV_DONTNEED, 0, -22);
+    fault(11 * MS, a);
+    CHECK_U64(p->failed, 1);
+    CHECK_U64(p->cls[PM_REFAULT], 2);
+    CHECK_U64(p->cls[PM_OTHER], 2);
+
+    /* ages: 50 ms and 2 s after a munmap */
+    uint64_t b = 0x200000;
+    fault(12 * MS, b);
+    fault(12 * MS, b + 4096);
+    call(20 * MS, PR_SYS_MUNMAP, b, 8192, 0, 0, 0);
+    fault(70 * MS, b);
+    fault(2020 * MS, b + 4096);
+    CHECK_U64(p->age[1], 1);
+    CHECK_U64(p->age[3], 1);
+    CHECK_U64(p->refault_by[PM_BY_MUNMAP], 2);
+
+    /* MADV_FREE: lazily freed; a fault there after the kernel reclaimed it */
+    uint64_t c = 0x300000;
+    fault(3000 * MS, c);
+    call(3001 * MS, PR_SYS_MADVISE, c, 4096, MADV_FREE, 0, 0);
+    fault(3002 * MS, c);
+    CHECK_U64(p->lazy_bytes, 4096);
+    CHECK_U64(p->cls[PM_LAZY], 1);
+
+    /* brk: the first call tells the break, a smaller one gives the difference back */
+    uint64_t brk0 = 0x400000;
+    call(3100 * MS, PR_SYS_BRK, 0, 0, 0, 0, (int64_t)(brk0 + 3 * 4096));
+    fault(3101 * MS, brk0 + 2 * 4096);
+    call(3102 * MS, PR_SYS_BRK, brk0 + 4096, 0, 0, 0, (int64_t)(brk0 + 4096));
+    fault(3103 * MS, brk0 + 2 * 4096);
+    CHECK_U64(p->calls[PR_SYS_BRK], 1);
+    CHECK_U64(p->bytes[PR_SYS_BRK], 2 * 4096);
+    CHECK_U64(p->refault_by[PM_BY_BRK], 1);
+
+    /* a fork: the parent's writes to pages it had touched are copy-on-write (children not followed) */
+    pr_rec_t f;
+    memset(&f, 0, sizeof f);
+    f.kind = PR_FORK, f.pid = 101, f.tid = 101, f.time = 3200 * MS, f.a[0] = PID, f.a[1] = PID;
+    pm_feed(m, &f);
+    fault(3201 * MS, b);
+    CHECK_U64(p->cls[PM_COW], 1);
+    CHECK(proc(101) == NULL);
+
+    /* every kind sums to the faults */
+    uint64_t sum = 0;
+    for (int k = 0; k < PM_NCLASS; k++)
+        sum += p->cls[k];
+    CHECK_U64(sum, p->faults);
+    pm_free(m);
+
+    /* followed children: their first writes to what the parent had touched are copy-on-write,
+     * even after the parent wrote the page again; the allocator's calls told by their code */
+    CHECK_INT(pm_new(&m, 0, true), 0);
+    CHECK_INT(pm_watch(m, PID, false, false), 0);
+    p = proc(PID);
+    memset(&f, 0, sizeof f);
+    f.kind = PR_MMAP, f.pid = PID, f.tid = PID, f.time = 1, f.a[0] = LIBC_LO, f.a[1] = 0x200000;
+    pm_feed(m, &f); /* no name: an anonymous mapping, which leaves nothing mapped there */
+    fault(1 * MS, a);
+    memset(&f, 0, sizeof f);
+    f.kind = PR_FORK, f.pid = 101, f.tid = 101, f.time = 2 * MS, f.a[0] = PID, f.a[1] = PID;
+    pm_feed(m, &f);
+    fault(3 * MS, a); /* the parent first: copy-on-write */
+    rec(PR_FAULT, 101, 4 * MS, 0, a, 0, 0);
+    rec(PR_FAULT, 101, 5 * MS, 0, a + 4096, 0, 0); /* a page the parent never had */
+    const pm_proc_t *kid = proc(101);
+    CHECK(kid != NULL && kid->forked_child);
+    if (kid) {
+        CHECK_U64(kid->cls[PM_COW], 1);
+        CHECK_U64(kid->cls[PM_FIRST], 1);
+    }
+    CHECK_U64(p->cls[PM_COW], 1);
+
+    pm_finish(m, 20 * MS);
+    CHECK(p->end_t >= p->start_t);
+    pm_free(m);
+
+    /* our own mappings (a running process's, from /proc): a call made from libc's code is the
+     * allocator's; munmap splitting libc's mapping again and again, each split one more entry */
+    uint64_t lo = 0, hi = 0;
+    char line[512];
+    FILE *maps = fopen("/proc/self/maps", "r");
+    while (maps && fgets(line, sizeof line, maps) && !lo) {
+        unsigned long long l, h;
+        if (strstr(line, "/libc.so") && sscanf(line, "%llx-%llx", &l, &h) == 2 && h - l >= 128 * 4096)
+            lo = l, hi = h;
+    }
+    if (maps)
+        fclose(maps);
+    CHECK(lo != 0);
+    CHECK_INT(pm_new(&m, 0, false), 0);
+    int32_t self = (int32_t)getpid();
+    CHECK_INT(pm_watch(m, self, true, false), 0);
+    p = proc(self);
+    CHECK(strstr(pm_file_at(m, p, lo), "/libc.so") != NULL);
+    pr_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = PR_ENTER, r.pid = r.tid = self, r.time = 1 * MS, r.sys = PR_SYS_MADVISE;
+    r.a[0] = a, r.a[1] = 4096, r.a[2] = MADV_DONTNEED, r.a[6] = lo + 64; /* made from libc's code */
+    pm_feed(m, &r);
+    memset(&r, 0, sizeof r);
+    r.kind = PR_EXIT, r.pid = r.tid = self, r.time = 2 * MS, r.sys = PR_SYS_MADVISE;
+    pm_feed(m, &r);
+    CHECK_U64(p->alloc_calls[PR_SYS_MADVISE], 1);
+    memset(&r, 0, sizeof r);
+    r.kind = PR_FAULT, r.pid = r.tid = self, r.time = 3 * MS, r.a[0] = a;
+    pm_feed(m, &r);
+    CHECK_U64(p->alloc_refault_by[PM_BY_MADVISE], 1);
+    size_t before = p->nmaps, splits = 0;
+    for (uint64_t i = 0; i < 200 && lo + (2 * i + 2) * 4096 < hi; i++, splits++) {
+        memset(&r, 0, sizeof r);
+        r.kind = PR_ENTER, r.pid = r.tid = self, r.time = (10 + i) * MS, r.sys = PR_SYS_MUNMAP;
+        r.a[0] = lo + (2 * i + 1) * 4096, r.a[1] = 4096;
+        pm_feed(m, &r);
+        memset(&r, 0, sizeof r);
+        r.kind = PR_EXIT, r.pid = r.tid = self, r.time = (10 + i) * MS + 1, r.sys = PR_SYS_MUNMAP;
+        pm_feed(m, &r);
+    }
+    CHECK(splits >= 60 && p->nmaps == before + splits);
+    CHECK(strstr(pm_file_at(m, p, lo), "/libc.so") != NULL);
+    CHECK_STR(pm_file_at(m, p, lo + 4096), ""); /* a hole where munmap cut */
+    CHECK(strstr(pm_file_at(m, p, lo + 2 * 4096), "/libc.so") != NULL);
+    pm_free(m);
+    return check_failures ? 1 : 0;
+}
