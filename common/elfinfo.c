@@ -76,11 +76,13 @@ static const char *str_at(const uint8_t *m, size_t size, uint64_t base, uint64_t
 }
 
 /* The same walk for 32- and 64-bit files: program headers for PT_INTERP,
- * sections for .dynamic (DT_NEEDED) and .dynsym (a defined malloc). */
+ * sections for .dynamic (DT_NEEDED), .dynsym (a defined malloc) and both
+ * symbol tables (a defined malloc_conf). */
 #define ELF_WALK(B)                                                                            \
     static void walk##B(const uint8_t *m, size_t size, elf_info_t *out)                        \
     {                                                                                          \
         const Elf##B##_Ehdr *eh = (const void *)m;                                             \
+        out->pie = eh->e_type == ET_DYN;                                                       \
         if (!in_file(size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf##B##_Phdr)))       \
             return;                                                                            \
         const Elf##B##_Phdr *ph = (const void *)(m + eh->e_phoff);                             \
@@ -105,15 +107,18 @@ static const char *str_at(const uint8_t *m, size_t size, uint64_t base, uint64_t
                     if (n && out->nneeded < ELFINFO_NEEDED_MAX)                                \
                         snprintf(out->needed[out->nneeded++], sizeof out->needed[0], "%s", n); \
                 }                                                                              \
-            } else if (sh[i].sh_type == SHT_DYNSYM &&                                          \
+            } else if ((sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB) &&           \
                        in_file(size, sh[i].sh_offset, sh[i].sh_size)) {                        \
                 const Elf##B##_Sym *s = (const void *)(m + sh[i].sh_offset);                   \
                 for (size_t k = 0; k < sh[i].sh_size / sizeof *s; k++) {                       \
                     unsigned t = ELF##B##_ST_TYPE(s[k].st_info);                               \
-                    if (s[k].st_shndx == SHN_UNDEF || (t != STT_FUNC && t != STT_GNU_IFUNC))   \
+                    if (s[k].st_shndx == SHN_UNDEF)                                            \
                         continue;                                                              \
                     const char *n = str_at(m, size, strs->sh_offset, strs->sh_size, s[k].st_name); \
-                    if (n && !strcmp(n, "malloc"))                                             \
+                    if (n && t == STT_OBJECT && !strcmp(n, "malloc_conf"))                     \
+                        out->malloc_conf = s[k].st_value;                                      \
+                    if (n && sh[i].sh_type == SHT_DYNSYM && (t == STT_FUNC || t == STT_GNU_IFUNC) && \
+                        !strcmp(n, "malloc"))                                                  \
                         out->defines_malloc = true;                                            \
                 }                                                                              \
             }                                                                                  \

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define ELFINFO_NEEDED_MAX 64
 
@@ -22,6 +23,9 @@ typedef struct {
     size_t nneeded;
     char needed[ELFINFO_NEEDED_MAX][128];
     bool defines_malloc;            /* a defined, exported malloc in .dynsym */
+    bool pie;                       /* position-independent (ET_DYN): addresses are from its load base */
+    uint64_t malloc_conf;           /* the address of a `malloc_conf` it defines (jemalloc's compiled-in
+                                     * settings, .dynsym or .symtab), relative to its base when pie; 0 none */
 } elf_info_t;
 
 /* Inspect the file at path: 0, or -errno (ENOEXEC: neither ELF nor a

@@ -365,13 +365,18 @@ typedef struct {
     char *block;
     size_t len;
     bool done;
+    char conf[256];     /* its program's own malloc_conf string ("" none) */
 } envcap_t;
 
 static envcap_t *caps;
 static size_t ncaps;
 
+/* A few images a call (CAPTURE_PER_POLL), so that --all's hundreds never hold up the
+ * reading of the rings. */
+#define CAPTURE_PER_POLL 8
 static void capture_envs(const pm_model_t *m)
 {
+    unsigned budget = CAPTURE_PER_POLL;
     size_t n = pm_count(m);
     if (n > ncaps) {
         envcap_t *g = realloc(caps, n * sizeof *g);
@@ -380,13 +385,15 @@ static void capture_envs(const pm_model_t *m)
         memset(g + ncaps, 0, (n - ncaps) * sizeof *g);
         caps = g, ncaps = n;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && budget; i++) {
         const pm_proc_t *p = pm_at(m, i);
-        if (caps[i].done || p->ended)
+        if (caps[i].done || p->ended || p->before_exec) /* before its exec it is still our copy */
             continue;
+        budget--;
         caps[i].done = true;
         if (ident_capture_env(p->pid, &caps[i].block, &caps[i].len))
             caps[i].block = NULL;
+        (void)ident_compiled_conf(p->pid, caps[i].conf, sizeof caps[i].conf);
     }
 }
 
@@ -400,7 +407,7 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
     exe[n > 0 ? n : 0] = '\0';
     if (!exe[0] && fl.n)
         snprintf(exe, sizeof exe, "%s", fl.files[0]); /* the lowest mapping: the program */
-    ident_input_t in = {fl.files, fl.n, exe, NULL, 0};
+    ident_input_t in = {fl.files, fl.n, exe, NULL, 0, p->idx < ncaps && caps[p->idx].conf[0] ? caps[p->idx].conf : NULL};
     char *env = NULL;
     size_t envlen = 0;
     const char *env_from = "none";
@@ -441,6 +448,8 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
         fprintf(f, "%s", i ? ", " : ""), text_json_write(f, id.vars[i]);
     fprintf(f, "], ");
     jstr(f, "malloc_conf_file", id.malloc_conf_file);
+    fprintf(f, ", ");
+    jstr(f, "malloc_conf_compiled", id.malloc_conf_compiled);
     fprintf(f, ", \"keep\": ");
     const alloc_info_t *a = id.family;
     if (a && a->keep) {

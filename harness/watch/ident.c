@@ -75,6 +75,54 @@ int ident_capture_env(int pid, char **block, size_t *len)
     return 0;
 }
 
+int ident_compiled_conf(int pid, char *out, size_t len)
+{
+    char link[64], exe[PATH_MAX], line[PATH_MAX + 128], err[256];
+    out[0] = '\0';
+    snprintf(link, sizeof link, "/proc/%d/exe", pid);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    if (n <= 0 || len < 2)
+        return -ENOENT;
+    exe[n] = '\0';
+    elf_info_t ei;
+    if (elf_inspect(exe, &ei, err, sizeof err) || !ei.elf || !ei.malloc_conf)
+        return -ENOENT;
+    uint64_t base = 0;
+    if (ei.pie) { /* the lowest mapping of the program file, at file offset 0 */
+        snprintf(link, sizeof link, "/proc/%d/maps", pid);
+        FILE *f = fopen(link, "re");
+        while (f && fgets(line, sizeof line, f) && !base) {
+            unsigned long long lo, off;
+            int at = 0;
+            if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off, &at) >= 2 && at && off == 0) {
+                line[strcspn(line, "\n")] = '\0';
+                if (!strcmp(line + at, exe))
+                    base = lo;
+            }
+        }
+        if (f)
+            fclose(f);
+        if (!base)
+            return -ENOENT;
+    }
+    snprintf(link, sizeof link, "/proc/%d/mem", pid);
+    int fd = open(link, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    uint64_t ptr = 0;
+    ssize_t got = pread(fd, &ptr, sizeof ptr, (off_t)(base + ei.malloc_conf));
+    if (got == (ssize_t)sizeof ptr && ptr)
+        got = pread(fd, out, len - 1, (off_t)ptr);
+    close(fd);
+    if (!ptr || got <= 0) {
+        out[0] = '\0';
+        return -ENOENT;
+    }
+    out[got] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    return 0;
+}
+
 /* The value of NAME in an environment block, or NULL. */
 static const char *env_get(const ident_input_t *in, const char *name)
 {
@@ -176,6 +224,8 @@ static void settings(const ident_input_t *in, ident_t *out)
     for (const char *p = in->environ; p && p < end; p += strnlen(p, (size_t)(end - p)) + 1)
         if (alloc_env_owner(p) && out->nvars < IDENT_MAX_VARS)
             snprintf(out->vars[out->nvars++], sizeof out->vars[0], "%s", p);
+    if (in->compiled_conf)
+        snprintf(out->malloc_conf_compiled, sizeof out->malloc_conf_compiled, "%s", in->compiled_conf);
     if (out->family && !strcmp(out->family->name, "jemalloc")) {
         ssize_t n = readlink("/etc/malloc.conf", out->malloc_conf_file, sizeof out->malloc_conf_file - 1);
         out->malloc_conf_file[n > 0 ? n : 0] = '\0';

@@ -26,6 +26,7 @@ typedef struct {
     char vars[IDENT_MAX_VARS][512]; /* its allocator variables, NAME=value, as it started */
     size_t nvars;
     char malloc_conf_file[PATH_MAX]; /* jemalloc: what /etc/malloc.conf names ("" none) */
+    char malloc_conf_compiled[256];  /* the program's own `malloc_conf` string ("" none or unread) */
 } ident_t;
 
 /* What ident reads of a process: the files it maps (each once), its
@@ -37,6 +38,7 @@ typedef struct {
     const char *exe;
     const char *environ;
     size_t environ_len;
+    const char *compiled_conf;  /* ident_compiled_conf's reading, or NULL */
 } ident_input_t;
 
 /* Recognises the allocator and its settings.  Never fails: what cannot be
@@ -53,6 +55,13 @@ int ident_environ(int pid, char **buf, size_t *len);
  * runs, so that one which execs or exits later is still recognised.  The
  * rest of the environment is dropped here, as it is read.  0 or -errno. */
 int ident_capture_env(int pid, char **block, size_t *len);
+
+/* The string a running program's own `malloc_conf` points to (jemalloc reads it before its
+ * environment): the symbol's address from the program file (elfinfo), its load base from
+ * /proc/PID/maps, the pointer and the string read through /proc/PID/mem (root; the process
+ * is not stopped).  0 with the string in out, or -ENOENT (the program defines none, or it is
+ * NULL) or -errno. */
+int ident_compiled_conf(int pid, char *out, size_t len);
 
 /* The owning Debian package and its version of a file: 0, or -ENOENT. */
 int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen);

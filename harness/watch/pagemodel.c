@@ -180,6 +180,7 @@ static pm_proc_t *image_new(pm_model_t *m, int32_t pid, uint64_t t, bool exec_fi
     p->start_t = t;
     p->series_step = 1;
     m->exec_first[m->nprocs] = exec_first;
+    p->before_exec = exec_first;
     m->procs[m->nprocs++] = p;
     return p;
 }
@@ -721,6 +722,7 @@ void pm_feed(void *ctx, const pr_rec_t *r)
         if (r->kind != PR_COMM || !r->sys)
             return;
         m->exec_first[p->idx] = false;
+        p->before_exec = false;
         p->start_t = t;
     } else if (r->kind == PR_COMM && r->sys) { /* an exec: a new image of the same pid */
         p->ended = true;

@@ -44,6 +44,7 @@ typedef struct pm_proc {
     uint32_t idx;                 /* this image of the process (an exec starts another) */
     char comm[16];
     bool ended, forked_child;     /* exited in the window; born in it by fork */
+    bool before_exec;             /* a command's first image: not its own yet (pm_watch exec_first) */
     int32_t parent_idx;           /* forked_child: the image it was copied from, else -1 */
     uint64_t fork_t, last_fork_t; /* when it was forked, when it last forked (0: not in the window) */
     uint64_t start_t, end_t;      /* watched from, to (ns since the window began) */

@@ -309,7 +309,9 @@ def who(t):
     keep = (t["prediction"] or {}).get("env") or []
     names = [v[:v.index("=")] for v in keep]  # the variables, NAME=value
     found = [v for v in a["vars"]]
-    if not a.get("environment_read"):
+    if a.get("malloc_conf_compiled"):
+        found = found + [f'malloc_conf "{a["malloc_conf_compiled"]}" compiled in']
+    if not a.get("environment_read") and not found:
         conf = "its environment unreadable"
     elif found:
         conf = ", ".join(found)
@@ -456,6 +458,7 @@ def tables(doc, t):
                 + (f"; version {a['version']} ({a['version_how']})" if a["version"] != "unknown" else "; version unknown")]
     out.append("Started with: " + (", ".join(a["vars"]) or "no allocator variable")
                + (f"; /etc/malloc.conf names {a['malloc_conf_file']}" if a["malloc_conf_file"] else "")
+               + (f"; its program's malloc_conf is \"{a['malloc_conf_compiled']}\"" if a.get("malloc_conf_compiled") else "")
                + ". Settings changed at run time (mallopt, mallctl) cannot be seen from outside.")
     return out
 

@@ -198,10 +198,14 @@ def case_all(mb, tmp):
     want = [p.pid for p in progs]
     got = [pid for pid in ranked if pid in want]
     check_eq(got, want, "the three ranked by what re-faults cost them")
-    check_eq(ranked[0], progs[0].pid, "the busiest first of every process on the host")
     ends = [e for e in doc["processes"] if e["pid"] == short.pid]
-    check(ends and ends[-1]["ended"] and ends[-1]["faults"]["refault"] == 100 * 20,
-          f"a process that ended in the window, reported to its end: {[(e['ended'], e['faults']['refault']) for e in ends]}")
+    # exact where nothing was lost (a host busy with other work can overrun the rings: then a
+    # lower bound, as the report says)
+    lost = doc["watch"]["lost"]
+    got = ends[-1]["faults"]["refault"] if ends else -1
+    check(ends and ends[-1]["ended"] and (got == 100 * 20 if not lost else 0 < got <= 100 * 20),
+          f"a process that ended in the window, reported to its end: {[(e['ended'], e['faults']['refault']) for e in ends]}"
+          f" ({lost} records lost)")
     words = "\n".join(doc["words"])
     check(f" {progs[0].pid} " in words, "the ranking names the busiest")
 
@@ -300,6 +304,13 @@ def case_allocators(mb, tmp):
         doc, _ = diag_json(mb, "--", PROG, "16", "3", "50", env=env)
         a = target(doc)["allocator"]
         check_eq((a["family"], a["how"]), ("mimalloc", "preloaded"), "mimalloc preloaded (a versioned file): recognised as")
+    compiled = os.path.join(BUILD, "refault_je")
+    if os.path.exists(compiled):
+        doc, _ = diag_json(mb, "--", compiled, "16", "4", "50")
+        a = target(doc)["allocator"]
+        check_eq((a["family"], a["how"], a["malloc_conf_compiled"]), ("jemalloc", "linked", "narenas:3"),
+                 "jemalloc linked with its malloc_conf compiled in, read from outside")
+        check("narenas:3" in "\n".join(doc["words"]), "the words give the compiled-in malloc_conf")
     linked = os.path.join(BUILD, "own_malloc_je")
     if os.path.exists(linked):
         doc, _ = diag_json(mb, "--", linked)

@@ -24,6 +24,11 @@
 
 #define PAGE 4096ul
 
+#ifdef MALLOC_CONF_TEXT
+/* built linked to jemalloc with its settings compiled in (tests/meson.build: refault_je) */
+const char *malloc_conf = MALLOC_CONF_TEXT;
+#endif
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
