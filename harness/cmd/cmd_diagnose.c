@@ -735,7 +735,7 @@ static pid_t start_stacks(const dopts_t *o, pid_t pid)
     int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    char *argv[] = {(char *)o->perf, "record", "-q", "-N", "-o", data, "-m", "16M", "--call-graph", "dwarf,16384",
+    char *argv[] = {(char *)o->perf, "record", "-q", "-N", "-d", "-o", data, "-m", "16M", "--call-graph", "dwarf,16384",
                     "-c", "1", "-e", "page-faults/period=16/", "-e", "syscalls:sys_enter_madvise",
                     "-e", "syscalls:sys_enter_munmap", "-e", "syscalls:sys_enter_brk", "-p", p, NULL};
     const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {fd, 1}, {fd, 2}};
@@ -776,13 +776,26 @@ static int hand_over(const pm_model_t *m, const pr_watch_t *w, const dopts_t *o,
     lseek(fd, 0, SEEK_SET);
     char src[32];
     snprintf(src, sizeof src, "/dev/fd/%d", fd);
-    char *args[10];
+    char *args[12];
     int n = 0;
     args[n++] = src;
     if (o->json)
         args[n++] = (char *)"--json";
-    if (o->stacks)
+    char pages_src[32];
+    if (o->stacks) { /* the re-faulted pages, "PID PAGE" lines, for the stacks that touched them */
+        int pfd = memfd_create("mallocbench-refaulted", 0);
+        FILE *pf = pfd >= 0 ? fdopen(dup(pfd), "w") : NULL;
+        size_t np = 0;
+        const uint64_t *pg = pm_refaulted_pages(m, &np);
+        for (size_t i = 0; pf && i < np; i++)
+            fprintf(pf, "%llu %llx\n", (unsigned long long)pg[2 * i], (unsigned long long)pg[2 * i + 1]);
+        if (pf && !fclose(pf)) {
+            lseek(pfd, 0, SEEK_SET);
+            snprintf(pages_src, sizeof pages_src, "/dev/fd/%d", pfd);
+            args[n++] = (char *)"--refaulted", args[n++] = pages_src;
+        }
         args[n++] = (char *)"--stacks", args[n++] = (char *)o->stacks;
+    }
     if (o->force)
         args[n++] = (char *)"--force";
     if (o->top)

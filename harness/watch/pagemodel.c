@@ -59,6 +59,9 @@ struct pm_model {
     size_t nnames, names_cap;
     const pr_watch_t *w;
     uint64_t tlb_other;     /* TLB-flush IPI samples in processes not watched (idle included) */
+    hmap_t refaulted;       /* (image, page) -> 1: re-faulted at least once */
+    uint64_t *rpages;       /* the same as pairs (pid, page address), in the order first seen */
+    size_t nrpages, rpages_cap;
 };
 
 int pm_age_bucket(uint64_t ns)
@@ -114,6 +117,7 @@ int pm_new(pm_model_t **out, uint64_t t0, bool follow)
     hmap_init(&m->by_pid, NULL);
     hmap_init(&m->others, NULL);
     hmap_init(&m->by_tid, NULL);
+    hmap_init(&m->refaulted, NULL);
     *out = m;
     return 0;
 }
@@ -135,6 +139,8 @@ void pm_free(pm_model_t *m)
     hmap_free(&m->by_pid);
     hmap_free(&m->others);
     hmap_free(&m->by_tid);
+    hmap_free(&m->refaulted);
+    free(m->rpages);
     free(m);
 }
 
@@ -546,6 +552,28 @@ static void on_call(pm_model_t *m, pm_proc_t *p, const pending_t *c, int64_t ret
 
 /* ---- faults ------------------------------------------------------------------ */
 
+/* Remembers a re-faulted page once (its first re-fault). */
+static void note_refaulted(pm_model_t *m, const pm_proc_t *p, uint64_t key, uint64_t addr)
+{
+    if (hmap_get(&m->refaulted, key) || hmap_put(&m->refaulted, key, 1))
+        return;
+    if (m->nrpages + 2 > m->rpages_cap) {
+        size_t cap = m->rpages_cap ? 2 * m->rpages_cap : 4096;
+        uint64_t *g = realloc(m->rpages, cap * sizeof *g);
+        if (!g)
+            return;
+        m->rpages = g, m->rpages_cap = cap;
+    }
+    m->rpages[m->nrpages++] = (uint64_t)(uint32_t)p->pid;
+    m->rpages[m->nrpages++] = addr & ~(PAGE - 1);
+}
+
+const uint64_t *pm_refaulted_pages(const pm_model_t *m, size_t *n)
+{
+    *n = m->nrpages / 2;
+    return m->rpages;
+}
+
 static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uint64_t t)
 {
     p->faults++;
@@ -580,6 +608,7 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
         }
         *v = PACK(ST_REFAULTED, REFAULT_DETAIL(b, by, GONE_ALLOC(d)), t);
         series_note(p, t);
+        note_refaulted(m, p, key, addr);
         return;
     }
     if (st == ST_REFAULTED && !(p->last_fork_t > vt)) {

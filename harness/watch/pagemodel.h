@@ -107,6 +107,10 @@ const char *pm_lib_name(const pm_model_t *m, uint32_t name);
 /* Whether every record of pid's first image ended (the process exited). */
 bool pm_all_ended(const pm_model_t *m, pid_t pid);
 
+/* Every page re-faulted in the window, once each: *n entries of (pid, page address), valid
+ * until the model is freed (for --stacks: which sampled faults touched re-faulted pages). */
+const uint64_t *pm_refaulted_pages(const pm_model_t *m, size_t *n);
+
 /* TLB-flush IPI samples that fell in processes not watched (the idle task
  * included): another CPU's flush, perhaps a watched process's. */
 uint64_t pm_tlb_other(const pm_model_t *m);

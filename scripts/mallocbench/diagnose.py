@@ -26,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shlex
 import sys
 
@@ -524,7 +525,46 @@ def _trim(stack, keep):
     return ";".join(frames[-4:]) or "(no frame of its own)"
 
 
-def stacks(prefix, force, alloc_lib):
+REFAULTED_EVENT = "page-faults on re-faulted pages"
+
+
+def refaulted_subset(data, script, pages):
+    """The blocks of `script` (perf script with call chains) that are faults on pages the page
+    model saw re-faulted, as a script text of their own; None when perf's two listings do not
+    line up.  pages: {(pid, page address)}; the addresses come from a second listing
+    (`-F pid,event,addr`, one line per sample, in the same order)."""
+    compact = [l for l in flamegraph.run_perf("perf", ["script", "-i", data, "-F", "pid,event,addr"]).splitlines()
+               if l.strip()]
+    blocks = [b for b in re.split(r"\n\s*\n", script) if b.strip() and not b.lstrip("\n").startswith("\t")]
+    if len(blocks) != len(compact):
+        return None
+    keep = []
+    for block, line in zip(blocks, compact):
+        f = line.split()
+        if len(f) < 3 or not f[1].startswith("page-faults"):
+            continue
+        try:
+            key = (int(f[0]), int(f[-1], 16) & ~4095)
+        except ValueError:
+            continue
+        if key in pages:
+            keep.append(block)
+    return "\n\n".join(keep) + "\n"
+
+
+def read_pages(path):
+    pages = set()
+    try:
+        with open(path) as f:
+            for line in f:
+                pid, page = line.split()
+                pages.add((int(pid), int(page, 16)))
+    except (OSError, ValueError):
+        return None
+    return pages
+
+
+def stacks(prefix, force, alloc_lib, pages=None):
     """perf record's stacks (PREFIX.perf.data, made by the harness) folded into PREFIX.folded and
     drawn into PREFIX.svg; perf.data and its log removed.  The top stacks that touched memory
     (faults) and that gave it back (the calls)."""
@@ -538,11 +578,21 @@ def stacks(prefix, force, alloc_lib):
             mbout.check(p, force)
         script = flamegraph.run_perf("perf", ["script", "--no-inline", "-i", data, "-F", flamegraph.SCRIPT_FIELDS])
         folded, periods, stopped = flamegraph.fold_script(script)
+        if pages:
+            sub = refaulted_subset(data, script, pages)
+            if sub is None:
+                out["error_refaulted"] = "perf's two listings did not line up: the stacks are of every fault"
+            else:
+                rf = flamegraph.fold_script(sub)[0].get("page-faults", {})
+                folded[REFAULTED_EVENT] = {REFAULTED_EVENT + k[len("page-faults"):]: n for k, n in rf.items()}
+                periods[REFAULTED_EVENT] = periods.get("page-faults", 1)
         flamegraph.write_folded(folded, out["folded"], force)
         meta = {"periods": periods, "stopped": stopped, "lost": {}, "lost_unknown": True}
         mbout.write(out["svg"], flamegraph.render_svg(folded, meta, "mallocbench diagnose",
                                                       flamegraph.allocator_objects(alloc_lib)), force=force)
-        for key, events, keep in (("faults", ("page-faults",), "program"),
+        touched = REFAULTED_EVENT if folded.get(REFAULTED_EVENT) else "page-faults"
+        out["faults_event"] = touched
+        for key, events, keep in (("faults", (touched,), "program"),
                                   ("giveback", [e for e in folded if e.startswith("syscalls:")], "allocator")):
             agg = {}
             for ev in events:
@@ -565,7 +615,9 @@ def stack_lines(st):
     if st["error"]:
         return ["", f"Stacks: none ({st['error']})."]
     out = ["", f"Who (perf record --call-graph dwarf; faults 1 in 16): {st['svg']}, {st['folded']}"]
-    for key, what in (("faults", "touched memory (the program's frames past libc and the allocator)"),
+    touched = "touched re-faulted pages" if st.get("faults_event") == REFAULTED_EVENT else \
+        "touched memory (of every fault: none sampled on a re-faulted page)"
+    for key, what in (("faults", f"{touched} (the program's frames past libc and the allocator)"),
                       ("giveback", "gave memory back (past libc)")):
         out.append(f"  stacks that {what}:")
         out += [f"    {s['samples']:>6}  {s['stack']}" for s in st[key][:3]] or ["    none sampled"]
@@ -588,11 +640,13 @@ def main(argv=None):
     ap.add_argument("--top", type=int, default=10, help="--all: processes shown")
     ap.add_argument("--stacks", help="PREFIX of perf record's stacks (the harness's --stacks)")
     ap.add_argument("--force", action="store_true", help="replace the --stacks outputs")
+    ap.add_argument("--refaulted", help="the harness's re-faulted pages, 'PID PAGE' lines (for --stacks)")
     a = ap.parse_args(argv)
     doc = load(a.doc)
     if a.stacks:
         alloc = max(doc["processes"], key=lambda e: e["cpu_samples"]["all"])["allocator"] if doc["processes"] else {}
-        doc["stacks"] = stacks(a.stacks, a.force, alloc.get("path", ""))
+        doc["stacks"] = stacks(a.stacks, a.force, alloc.get("path", ""),
+                               read_pages(a.refaulted) if a.refaulted else None)
     if a.json:
         json.dump(full(doc, a.top), sys.stdout, indent=1)
         sys.stdout.write("\n")

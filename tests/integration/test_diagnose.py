@@ -16,7 +16,8 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
   light        --light=8: about an eighth of the faults recorded, the counts scaled, the
                exact re-fault share (of a full run) inside the CI the words give.
   stacks       --stacks PREFIX: the folded stacks and flame graph written, perf's scratch files
-               gone, fault stacks through the program's main, madvise stacks; an existing
+               gone, fault stacks through the program's main, those on re-faulted pages apart,
+               madvise stacks; an existing
                output refused without --force; not with --all.
   attach_exit  -p on a process that exits in the middle of the window: the window
                ends at its exit, what it did is reported, exit 0.
@@ -152,6 +153,9 @@ def case_stacks(mb, tmp):
     folded = open(prefix + ".folded").read() if os.path.exists(prefix + ".folded") else ""
     check(any(l.startswith("page-faults;") and "main [refault_prog]" in l for l in folded.splitlines()),
           "a fault stack through refault_prog's main")
+    check(any(l.startswith("page-faults on re-faulted pages;") and "main [refault_prog]" in l
+              for l in folded.splitlines()), "the faults on re-faulted pages, apart")
+    check("stacks that touched re-faulted pages" in p.stdout, "the words give the re-faulted pages' stacks")
     check(any(l.startswith("syscalls:sys_enter_madvise;") for l in folded.splitlines()), "the madvise stacks")
     p = run(mb, "diagnose", "--stacks", prefix, "--", PROG, "10", "1", "0", expect_rc=2)
     check("exists" in p.stderr and "--force" in p.stderr, f"an existing output refused: {p.stderr!r}")
