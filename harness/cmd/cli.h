@@ -10,6 +10,9 @@
 #include "error.h"
 #include "spec.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* X(name, one line for usage), in the order usage() lists them. */
 #define MB_COMMANDS(X)                                                                                     \
     X(run, "measure workloads under allocators, one CSV row per process run")                            \
@@ -30,6 +33,20 @@
 #define MB_COMMAND_DECLARE(name, summary) int cmd_##name(int argc, char **argv);
 MB_COMMANDS(MB_COMMAND_DECLARE)
 #undef MB_COMMAND_DECLARE
+
+/* The calibrate workload run under glibc (cmd_calibrate.c), shared by calibrate and
+ * diagnose --calibrate: SIZE and ROUNDS over its defaults (NULL: the default), `samples`
+ * runs (1..CALIB_SAMPLES_MAX), each figure's values sorted (the median at n / 2).  0, or 2
+ * after a line (bad SIZE), 1 when a run failed (a line on stderr when report). */
+#define CALIB_SAMPLES_MAX 5
+enum { CALIB_BW, CALIB_FAULT, CALIB_REFAULT, CALIB_REFAULT_SYS, CALIB_NFIG };
+typedef struct {
+    double v[CALIB_NFIG][CALIB_SAMPLES_MAX]; /* memcpy B/s; ns: a fault, a re-fault whole, its system time */
+    int n;
+    uint64_t size;
+} calib_t;
+int calibrate_measure(const char *size, const char *rounds, int samples, double timeout_s, bool report,
+                      calib_t *c);
 
 /* The value of --NAME VALUE or --NAME=VALUE at argv[*i] (stepping *i past a
  * separate value), or NULL when argv[*i] is not that option. */

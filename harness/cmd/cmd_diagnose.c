@@ -13,8 +13,6 @@
 #include "pagemodel.h"
 #include "perfring.h"
 #include "registry.h"
-#include "sample.h"
-#include "judge.h"
 #include "spawn.h"
 #include "text.h"
 #include "tools.h"
@@ -252,46 +250,6 @@ static bool proc_gone(pid_t pid)
 {
     char buf[4096], *f;
     return spawn_proc_stat(pid, buf, sizeof buf, &f) != 0 || f[1] == 'Z' || f[1] == 'X';
-}
-
-/* One sample of the calibrate workload: this machine's fault cost and a re-fault's whole cost
- * (*refault_ns), ns (NAN: failed). */
-static double calibrate_fault_ns(double *refault_ns, double *refault_sys_ns)
-{
-    *refault_ns = *refault_sys_ns = NAN;
-    run_opts_t o = {.timeout_s = 120, .sample_interval_s = 0.05};
-    char worker[PATH_MAX], probe[PATH_MAX];
-    if (tools_find(&o, worker, probe, sizeof worker))
-        return NAN;
-    wl_args_t a;
-    char err[256];
-    wl_defaults(wl_find("calibrate"), &a);
-    if (wl_set(&a, "size=16M", err, sizeof err) || wl_set(&a, "rounds=8", err, sizeof err))
-        return NAN; /* a second of it: 16 MiB, 8 rounds */
-    run_config_t *c = calloc(1, sizeof *c);
-    run_sample_t *s = calloc(1, sizeof *s);
-    double ns = NAN;
-    if (c && s) {
-        c->alloc = alloc_system();
-        snprintf(c->label, sizeof c->label, "%s", c->alloc->name);
-        if (!sample_run(&o, c, &a, NULL, s)) {
-            judge_status(&o, c, s);
-            const char *k = s->status == RUN_OK ? strstr(s->res.extra, ";fault_ns=") : NULL;
-            const char *r = s->status == RUN_OK ? strstr(s->res.extra, "refault_ns=") : NULL;
-            if (k)
-                ns = strtod(k + 10, NULL);
-            const char *y = s->status == RUN_OK ? strstr(s->res.extra, "refault_sys_ns=") : NULL;
-            if (r)
-                *refault_ns = strtod(r + 11, NULL);
-            if (y)
-                *refault_sys_ns = strtod(y + 15, NULL);
-        }
-        sample_free(s);
-    } else {
-        free(s);
-    }
-    free(c);
-    return ns;
 }
 
 /* ---- the document ------------------------------------------------------ */
@@ -864,8 +822,12 @@ int cmd_diagnose(int argc, char **argv)
     pm_finish(m, t1);
     win.self_cpu_s = self_cpu() - cpu0;
     win.seconds = (double)(t1 - t0) / 1e9;
-    if (o.calibrate)
-        win.calib_ns = calibrate_fault_ns(&win.calib_refault_ns, &win.calib_refault_sys_ns);
+    calib_t c; /* --calibrate: one run, a second of it (16 MiB, 8 rounds), after the window */
+    if (o.calibrate && !calibrate_measure("16M", "8", 1, 120, false, &c)) {
+        win.calib_ns = c.v[CALIB_FAULT][0];
+        win.calib_refault_ns = c.v[CALIB_REFAULT][0];
+        win.calib_refault_sys_ns = c.v[CALIB_REFAULT_SYS][0];
+    }
     rc = hand_over(m, w, &o, &win);
     pr_close(w);
     pm_free(m);

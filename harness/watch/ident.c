@@ -251,20 +251,16 @@ void ident_read(const ident_input_t *in, ident_t *out)
 {
     memset(out, 0, sizeof *out);
     const char *libc = NULL, *soname = NULL;
-    for (size_t i = 0; i < in->nfiles && !out->family; i++) {
-        const char *b = base_of(in->files[i]);
-        if (!strncmp(b, "libc.so", 7))
+    for (size_t i = 0; i < in->nfiles; i++) { /* the first family library, and libc */
+        if (!libc && !strncmp(base_of(in->files[i]), "libc.so", 7))
             libc = in->files[i];
-        const alloc_info_t *a = alloc_by_library(in->files[i], &soname);
+        const alloc_info_t *a = out->family ? NULL : alloc_by_library(in->files[i], &soname);
         if (a) {
             out->family = a;
             out->sure = true;
             snprintf(out->path, sizeof out->path, "%s", in->files[i]);
         }
     }
-    for (size_t i = 0; i < in->nfiles && !libc; i++)
-        if (!strncmp(base_of(in->files[i]), "libc.so", 7))
-            libc = in->files[i];
     elf_info_t ei;
     char err[256];
     bool elf = in->exe && in->exe[0] && !elf_inspect(in->exe, &ei, err, sizeof err) && ei.elf;

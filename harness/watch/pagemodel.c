@@ -8,6 +8,7 @@
 #include "pagemodel.h"
 #include "hashmap.h"
 #include "registry.h"
+#include "strpool.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -55,8 +56,7 @@ struct pm_model {
     pm_proc_t **procs;
     size_t nprocs, procs_cap;
     bool *exec_first;       /* per image: nothing counts until its exec */
-    char *names;            /* the model's own name pool */
-    size_t nnames, names_cap;
+    strpool_t names;        /* the mapped files' names */
     const pr_watch_t *w;
     uint64_t tlb_other;     /* TLB-flush IPI samples in processes not watched (idle included) */
     hmap_t refaulted;       /* (image, page) -> 1: re-faulted at least once */
@@ -73,45 +73,17 @@ int pm_age_bucket(uint64_t ns)
     return PM_NAGES - 1;
 }
 
-static uint32_t name_add(pm_model_t *m, const char *s)
-{
-    if (s >= m->names && s < m->names + m->nnames) /* one of ours already (realloc would move it) */
-        return (uint32_t)(s - m->names);
-    size_t n = strlen(s);
-    for (size_t at = 1; at < m->nnames;) { /* names repeat: libraries in every image */
-        size_t l = strlen(m->names + at);
-        if (l == n && !memcmp(m->names + at, s, n))
-            return (uint32_t)at;
-        at += l + 1;
-        if (m->nnames > 65536)
-            break;  /* a long pool: stop looking, take the duplicate */
-    }
-    if (m->nnames + n + 1 > m->names_cap) {
-        size_t cap = (m->names_cap + n + 1) * 2;
-        char *g = realloc(m->names, cap);
-        if (!g)
-            return 0;
-        m->names = g, m->names_cap = cap;
-    }
-    uint32_t at = (uint32_t)m->nnames;
-    memcpy(m->names + at, s, n + 1);
-    m->nnames += n + 1;
-    return at;
-}
-
 const char *pm_lib_name(const pm_model_t *m, uint32_t name)
 {
-    return name && name < m->nnames ? m->names + name : "";
+    return strpool_get(&m->names, name);
 }
 
 int pm_new(pm_model_t **out, uint64_t t0, bool follow)
 {
     pm_model_t *m = calloc(1, sizeof *m);
-    if (!m || !(m->names = calloc(1, 1))) {
-        free(m);
+    if (!m)
         return -ENOMEM;
-    }
-    m->nnames = m->names_cap = 1;
+    strpool_init(&m->names);
     m->t0 = t0, m->follow = follow;
     hmap_init(&m->pages, NULL);
     hmap_init(&m->by_pid, NULL);
@@ -134,7 +106,7 @@ void pm_free(pm_model_t *m)
     free(m->procs);
     free(m->exec_first);
     free(m->pend);
-    free(m->names);
+    strpool_free(&m->names);
     hmap_free(&m->pages);
     hmap_free(&m->by_pid);
     hmap_free(&m->others);
@@ -247,7 +219,7 @@ static void maps_add(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, cons
     bool file = named && strncmp(name, "/dev/zero", 9) && strncmp(name, "/memfd:", 7);
     if (!named)
         return; /* anonymous: the removal was the news */
-    uint32_t handle = name_add(m, name);
+    uint32_t handle = strpool_add(&m->names, name, SIZE_MAX);
     if (maps_reserve(p))
         return;
     size_t i = 0;

@@ -3,6 +3,7 @@
  * page-fault event's ring), records parsed as they are read and handed on
  * sorted by their CLOCK_MONOTONIC stamps. */
 #include "perfring.h"
+#include "strpool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,8 +63,7 @@ struct pr_watch {
     unsigned fault_period;
     pr_rec_t *pend;             /* read, not yet handed on */
     size_t npend, cap;
-    char *names;                /* the name pool: "\0name\0name\0..." */
-    size_t nnames, names_cap;
+    strpool_t names;            /* comms and mapped files */
     pr_stats_t st;
     bool oom;                   /* a record could not be kept */
     unsigned char *scratch;     /* a record that wraps the ring's end */
@@ -299,9 +299,8 @@ int pr_open(pr_watch_t **out, unsigned fault_period, pr_want_fn want, void *ctx,
     w->id = calloc((size_t)w->ncpu * NEV, sizeof *w->id);
     w->ring = calloc((size_t)w->ncpu, sizeof *w->ring);
     w->scratch = malloc(65536);
-    w->names = calloc(1, 1);
-    w->nnames = 1, w->names_cap = 1;
-    if (!w->fd || !w->id || !w->ring || !w->scratch || !w->names) {
+    strpool_init(&w->names);
+    if (!w->fd || !w->id || !w->ring || !w->scratch) {
         pr_close(w);
         return -ENOMEM;
     }
@@ -350,36 +349,19 @@ void pr_close(pr_watch_t *w)
     free(w->id);
     free(w->ring);
     free(w->pend);
-    free(w->names);
+    strpool_free(&w->names);
     free(w->scratch);
     free(w);
 }
 
 const char *pr_name(const pr_watch_t *w, uint32_t name)
 {
-    return name && name < w->nnames ? w->names + name : "";
+    return strpool_get(&w->names, name);
 }
 
 void pr_stats(const pr_watch_t *w, pr_stats_t *st)
 {
     *st = w->st;
-}
-
-static uint32_t name_add(pr_watch_t *w, const char *s, size_t maxlen)
-{
-    size_t n = strnlen(s, maxlen);
-    if (w->nnames + n + 1 > w->names_cap) {
-        size_t cap = (w->names_cap + n + 1) * 2;
-        char *g = realloc(w->names, cap);
-        if (!g)
-            return 0;
-        w->names = g, w->names_cap = cap;
-    }
-    uint32_t at = (uint32_t)w->nnames;
-    memcpy(w->names + at, s, n);
-    w->names[at + n] = '\0';
-    w->nnames += n + 1;
-    return at;
 }
 
 static pr_rec_t *pend_new(pr_watch_t *w)
@@ -555,7 +537,7 @@ static void parse_record(pr_watch_t *w, int cpu, const struct perf_event_header 
         r.kind = PR_COMM;
         r.pid = (int32_t)u[0], r.tid = (int32_t)u[1];
         r.sys = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
-        r.name = name_add(w, (const char *)(u + 2), 16);
+        r.name = strpool_add(&w->names, (const char *)(u + 2), 16);
     } else if (h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_EXIT) {
         /* a new process is kept while its parent is: want() learns of it here */
         if (!w->want(w->ctx, (int32_t)u[0]) && !w->want(w->ctx, (int32_t)u[1]))
@@ -577,7 +559,7 @@ static void parse_record(pr_watch_t *w, int cpu, const struct perf_event_header 
         const char *fname = (const char *)(pf + 2);
         size_t room = (size_t)(rec + size - 32 - (const unsigned char *)fname);
         /* anonymous memory needs no name: its record only clears what was mapped there */
-        r.name = strncmp(fname, "//anon", room < 7 ? room : 7) ? name_add(w, fname, room) : 0;
+        r.name = strncmp(fname, "//anon", room < 7 ? room : 7) ? strpool_add(&w->names, fname, room) : 0;
     } else {
         return;
     }

@@ -106,6 +106,16 @@ if os.environ.get("DIAG_FAMILIES"):
 STARTUP_S, WINDOW_S = 4.0, 5.0
 
 
+def have_torch():
+    """Debian's python3-torch importable; else a line saying so (the caller skips, 77)."""
+    try:
+        subprocess.run([PY, "-c", "import torch"], check=True, capture_output=True)
+        return True
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        print("SKIP: python3-torch is not installed")
+        return False
+
+
 def libraries():
     out = subprocess.run([MB, "list", "allocators"], capture_output=True, text=True).stdout.splitlines()[1:]
     libs = {}
@@ -182,10 +192,7 @@ def measured(tmp, blocks, libs, keeps):
 
 def validate():
     blocks = int(sys.argv[4]) if len(sys.argv) > 4 else 6
-    try:
-        subprocess.run([PY, "-c", "import torch"], check=True, capture_output=True)
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        print("SKIP: python3-torch is not installed")
+    if not have_torch():
         return 77
     libs = libraries()
     preds, keeps = {}, {}
@@ -239,10 +246,7 @@ def rank():
     (elementwise under jemalloc's defaults, train under glibc, infer under glibc): ranked in that
     order.  Then the worst of them (elementwise, jemalloc) alone against watched by diagnose: its
     own steps/s, paired, the overhead on the worst framework program."""
-    try:
-        subprocess.run([PY, "-c", "import torch"], check=True, capture_output=True)
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        print("SKIP: python3-torch is not installed")
+    if not have_torch():
         return 77
     libs = libraries()
     je = libs.get("jemalloc")
