@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh [test|site|frameworks] - install the Debian packages mallocbench needs, only those
+# deps.sh [test|site|frameworks|fleet] - install the Debian packages mallocbench needs, only those
 # that are missing, so `make test` and `make compare` work on a fresh Debian 12
 # machine.
 # Needs root (or sudo) only when something is missing.
@@ -20,6 +20,12 @@ PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 # libtorch-dev is left to `deps.sh frameworks`, so its case skips with the reason) and a
 # real Debian server under `serve` (memcached loaded by libmemcached-tools' memcaslap)
 [ "${1:-}" = test ] && PKGS="$PKGS python3-torch memcached libmemcached-tools"
+# `deps.sh fleet`: a plan over several machines (docs/fleet.md): Slurm and munge (the test starts
+# a one-node cluster of its own), statsmodels for the pooled answer across machines, a YAML
+# parser for the Kubernetes manifest's test; `deps.sh test` installs them too, so CI runs that test
+FLEET="slurm-wlm munge python3-statsmodels python3-yaml"
+[ "${1:-}" = fleet ] && PKGS="$PKGS $FLEET"
+[ "${1:-}" = test ] && PKGS="$PKGS $FLEET"
 # `deps.sh frameworks`: the framework suite (workloads/frameworks/, matrices/frameworks.ini):
 # PyTorch and numpy from Debian, libtorch's C++ API for train_step, wrk as the served
 # model's load generator, and memcached with its load tools for the other server

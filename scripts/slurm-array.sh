@@ -1,24 +1,62 @@
 #!/bin/sh
-# slurm-array.sh - fan a matrix out over a Slurm job array: task K of N runs
-# shard K/N of the same plan (same matrix, same seed) on its own node; when
-# the array is done, merge the shards:
+# slurm-array.sh - one task of a plan fanned out over a job array: task K of N
+# runs shard K/N of the same plan (same matrix, same seed: whole blocks, so each
+# pair is measured on one node), into OUTDIR/slurm-SEED-K.csv; when the array
+# is done, merge the shards (docs/fleet.md):
 #
-#   sbatch --array=1-8 scripts/slurm-array.sh matrices/full.ini 42
+#   sbatch --array=1-8 scripts/slurm-array.sh matrices/full.ini 42 [OUTDIR]
 #   build/mallocbench merge -o results/full.csv results/slurm-42-*.csv
 #
-# Add --allow-mixed-hosts to the merge if the nodes differ (and know that
-# you are comparing across machines).
+# Slurm: K = SLURM_ARRAY_TASK_ID, N = SLURM_ARRAY_TASK_COUNT; the array must be
+# 1-N, contiguous (1-based K; --array=0-7 or 1,3,5 is refused).
+# Kubernetes (an Indexed Job, scripts/k8s-job.py): K = JOB_COMPLETION_INDEX + 1,
+# N = MB_SHARDS.
+# A node without build/mallocbench builds it once: tasks starting together wait
+# on a lock (flock on the checkout's folder, no file written) and find it built.
+# A requeued task (SLURM_RESTART_COUNT > 0) resumes its shard (--resume) rather
+# than run it again; otherwise an existing shard file is refused, never replaced.
+# A failed task leaves its shard missing, and merge names it.
+# MALLOCBENCH: the harness to use (default build/mallocbench, built if missing).
 #SBATCH --job-name=mallocbench
 #SBATCH --exclusive
 #SBATCH --output=results/slurm-%A-%a.log
 set -eu
-matrix=${1:?usage: sbatch --array=1-N slurm-array.sh MATRIX SEED}
-seed=${2:?usage: sbatch --array=1-N slurm-array.sh MATRIX SEED}
-k=${SLURM_ARRAY_TASK_ID:?run under sbatch --array}
-n=${SLURM_ARRAY_TASK_COUNT:?run under sbatch --array}
-cd "${SLURM_SUBMIT_DIR:-.}"
-[ -x build/mallocbench ] || make build
+usage="usage: sbatch --array=1-N slurm-array.sh MATRIX SEED [OUTDIR]"
+matrix=${1:?$usage}
+seed=${2:?$usage}
+outdir=${3:-results}
+die() { echo "slurm-array.sh: $*" >&2; exit 2; }
+
+if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then
+    k=$SLURM_ARRAY_TASK_ID
+    n=${SLURM_ARRAY_TASK_COUNT:?SLURM_ARRAY_TASK_COUNT unset: Slurm too old for job arrays}
+    min=${SLURM_ARRAY_TASK_MIN:-1} max=${SLURM_ARRAY_TASK_MAX:-$n} step=${SLURM_ARRAY_TASK_STEP:-1}
+    [ "$min" = 1 ] || die "the array starts at $min: give --array=1-$n (task K runs shard K/$n, 1-based)"
+    [ "$step" = 1 ] && [ "$max" = "$n" ] ||
+        die "the array is not contiguous ($n tasks, $min to $max, step $step): give --array=1-$n"
+    cd "${SLURM_SUBMIT_DIR:-.}"
+elif [ -n "${JOB_COMPLETION_INDEX:-}" ]; then
+    k=$((JOB_COMPLETION_INDEX + 1))
+    n=${MB_SHARDS:?MB_SHARDS unset: give the Indexed Job its completions}
+else
+    die "run under sbatch --array=1-N, or as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, MB_SHARDS)"
+fi
+case "$k$n" in *[!0-9]*) die "task $k of $n: not numbers" ;; esac
+[ "$k" -ge 1 ] && [ "$k" -le "$n" ] || die "task $k is outside 1-$n"
+[ -f "$matrix" ] || die "$matrix: no such matrix file (relative to $(pwd))"
+
+mb=${MALLOCBENCH:-build/mallocbench}
+if [ ! -x "$mb" ]; then
+    # one build per node: the others wait here, then find it built
+    flock . sh -c "[ -x '$mb' ] || make build >&2"
+fi
+mkdir -p "$outdir"
+out="$outdir/slurm-$seed-$k.csv"
+resume=""
+if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && [ -e "$out" ]; then
+    echo "slurm-array.sh: task $k/$n restarted (${SLURM_RESTART_COUNT}): resuming $out" >&2
+    resume=--resume
+fi
 # --keep-going: a configuration with no ok sample is rows with their status in this shard, not a
 # failed array task (which would keep the afterok merge from running)
-exec build/mallocbench run -m "$matrix" --seed "$seed" --shard "$k/$n" -q --keep-going \
-    -o "results/slurm-$seed-$k.csv"
+exec "$mb" run -m "$matrix" --seed "$seed" --shard "$k/$n" -q --keep-going $resume -o "$out"

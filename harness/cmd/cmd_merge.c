@@ -2,13 +2,16 @@
  * into one file, in plan order, with their sidecars: the RSS series are
  * concatenated and the .meta.json files kept inside one.  Refuses files of
  * another schema, another plan (matrix_id), samples present twice, and a
- * mixture of machines unless asked; RSS sidecars given as input (a glob
- * such as shard*.csv matches them) are recognised and left out. */
+ * split with shards missing unless asked (--partial: it names them); rows
+ * of several machines are merged (each block was measured on one; compare
+ * shows each machine and the pooled answer).  RSS sidecars given as input
+ * (a glob such as shard*.csv matches them) are recognised and left out. */
 #include "cli.h"
 #include "csv.h"
 #include "fileio.h"
 #include "outfile.h"
 #include "output.h"
+#include "plan.h"
 #include "sysinfo.h"
 
 #include <errno.h>
@@ -130,13 +133,15 @@ static int merge_rss(const char *out, char **in, int nin)
 
 static int merge_usage(FILE *out)
 {
-    fprintf(out, "usage: mallocbench merge [--force] [--allow-mixed-hosts] -o OUT.csv SHARD.csv...\n"
+    fprintf(out, "usage: mallocbench merge [--force] [--partial] -o OUT.csv SHARD.csv...\n"
                  "joins the CSVs of the shards of one plan (run with --shard K/N) into one file in\n"
                  "plan order, with OUT.meta.json (every shard's sidecar inside) and OUT.rss.csv (their\n"
-                 "RSS series); refuses other schemas, other plans, samples present twice, and rows\n"
-                 "from several hosts unless --allow-mixed-hosts.  RSS sidecars among the inputs (as\n"
-                 "`shard*.csv` matches them) are left out with a note.  An existing OUT is replaced\n"
-                 "only with --force.\n");
+                 "RSS series); refuses other schemas, other plans, samples present twice, and a\n"
+                 "split with shards missing (named) unless --partial.  Shards from several machines\n"
+                 "merge: each block was measured on one, and compare shows each machine's answer\n"
+                 "and the pooled one (docs/fleet.md).  RSS sidecars among the inputs (as `shard*.csv`\n"
+                 "matches them) are left out with a note.  An existing OUT is replaced only with\n"
+                 "--force.\n");
     return out == stdout ? 0 : 2;
 }
 
@@ -187,17 +192,62 @@ static int read_tables(char **in, int nin, csv_table_t *t, size_t *total)
     return 0;
 }
 
-/* Every row of every input, checked (one schema, one plan, one host unless
- * mixed, a block and position each) and sorted in plan order, no sample
- * twice.  *plan is the plan's matrix_id (NULL when there are no rows). */
-static int collect_rows(char **in, int nin, const csv_table_t *t, bool mixed, mrow_t *rows, size_t *n,
-                        const char **plan)
+/* The shards of one split: the N of every row's "K/N" (an unsharded row is
+ * 1/1) must agree; the K missing among them are named, and refused unless
+ * partial.  0 or the exit code. */
+static int check_shards(char **in, const csv_table_t *t, int nin, bool partial)
+{
+    int cs = csv_col(&t[0], "shard");
+    unsigned n = 0;
+    char *seen = NULL;
+    for (int i = 0; i < nin; i++)
+        for (size_t r = 0; r < t[i].nrows; r++) {
+            unsigned k = 1, m = 1;
+            const char *f = cs >= 0 ? t[i].rows[r][cs] : "";
+            if (f[0] && plan_parse_shard(f, &k, &m)) {
+                free(seen);
+                return die_usage("merge: %s: row %zu has shard '%s', not K/N", in[i], r + 1, f);
+            }
+            if (n && m != n) {
+                free(seen);
+                return die_usage("merge: '%s' holds shards of %u, another input shards of %u: not one split",
+                                 in[i], m, n);
+            }
+            if (!seen && !(seen = calloc((size_t)m + 1, 1)))
+                return die_io("out of memory");
+            n = m;
+            seen[k] = 1;
+        }
+    char missing[512] = "";
+    size_t len = 0;
+    unsigned nmiss = 0;
+    for (unsigned k = 1; k <= n; k++)
+        if (!seen[k] && ++nmiss && len + 24 < sizeof missing)
+            len += (size_t)snprintf(missing + len, sizeof missing - len, "%s%u/%u", len ? ", " : "", k, n);
+    free(seen);
+    if (!nmiss)
+        return 0;
+    if (!partial)
+        return die_usage("merge: shard%s %s %s no rows (a task that failed, or a file not given): add --partial "
+                         "to merge the %u of %u there are", nmiss > 1 ? "s" : "", missing,
+                         nmiss > 1 ? "have" : "has", n - nmiss, n);
+    fprintf(stderr, "%s: merge: warning: shard%s %s missing: the merged file holds %u of %u shards\n", prog,
+            nmiss > 1 ? "s" : "", missing, n - nmiss, n);
+    return 0;
+}
+
+/* Every row of every input, checked (one schema, one plan, a block and
+ * position each) and sorted in plan order, no sample twice.  *plan is the
+ * plan's matrix_id (NULL when there are no rows); *hosts the hosts seen. */
+static int collect_rows(char **in, int nin, const csv_table_t *t, mrow_t *rows, size_t *n, const char **plan,
+                        unsigned *hosts)
 {
     int cm = csv_col(&t[0], "matrix_id"), cb = csv_col(&t[0], "block"), cp = csv_col(&t[0], "position");
     int ch = csv_col(&t[0], "host"), cv = csv_col(&t[0], "schema_version");
     if (cm < 0 || cb < 0 || cp < 0 || ch < 0 || cv < 0)
         return die_usage("merge: '%s' is not a mallocbench CSV of schema %s", in[0], CSV_SCHEMA_VERSION);
     const char *host = NULL;
+    *hosts = 0;
     *n = 0;
     *plan = NULL;
     for (int i = 0; i < nin; i++) {
@@ -213,9 +263,7 @@ static int collect_rows(char **in, int nin, const csv_table_t *t, bool mixed, mr
             if (*plan && strcmp(*plan, f[cm]))
                 return die_usage("merge: '%s' holds plan %s, '%s' plan %s: not shards of one run", in[i],
                                  f[cm], in[0], *plan);
-            if (host && strcmp(host, f[ch]) && !mixed)
-                return die_usage("merge: rows from hosts '%s' and '%s' (use --allow-mixed-hosts to merge "
-                                 "them anyway)", host, f[ch]);
+            *hosts += !host || strcmp(host, f[ch]); /* changes of host, in input order */
             if (!f[cb][0] || *e1 || !f[cp][0] || *e2)
                 return die_usage("merge: %s: row %zu has block '%s', position '%s'", in[i], k + 1, f[cb],
                                  f[cp]);
@@ -260,18 +308,20 @@ static int write_merged(const char *out, const csv_table_t *t0, const mrow_t *ro
 int cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"allow-mixed-hosts", no_argument, NULL, 'H'},
+                                         {"allow-mixed-hosts", no_argument, NULL, 'H'}, /* the default now */
+                                         {"partial", no_argument, NULL, 'P'},
                                          {"force", no_argument, NULL, 'F'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out = NULL;
-    bool mixed = false, force = false;
+    bool partial = false, force = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
-        case 'H': mixed = true; break;
+        case 'H': break;
+        case 'P': partial = true; break;
         case 'F': force = true; break;
         case 'h': return merge_usage(stdout);
         default: return merge_usage(stderr);
@@ -285,12 +335,15 @@ int cmd_merge(int argc, char **argv)
     int nin = 0, rc = in && t ? merge_inputs(argc, argv, optind, out, force, in, &nin) : die_io("out of memory");
     size_t total = 0, n = 0;
     const char *plan = NULL;
+    unsigned hosts = 0;
     if (!rc)
         rc = read_tables(in, nin, t, &total);
     if (!rc && !(rows = calloc(total ? total : 1, sizeof *rows)))
         rc = die_io("out of memory");
     if (!rc)
-        rc = collect_rows(in, nin, t, mixed, rows, &n, &plan);
+        rc = collect_rows(in, nin, t, rows, &n, &plan, &hosts);
+    if (!rc)
+        rc = check_shards(in, t, nin, partial);
     if (!rc)
         rc = write_merged(out, &t[0], rows, n);
     if (!rc && !outfile_is_special(out)) { /* a device or FIFO gets the CSV only, as with run */
@@ -302,8 +355,8 @@ int cmd_merge(int argc, char **argv)
                     strerror(-src));
     }
     if (!rc) {
-        fprintf(stderr, "%s: merged %zu samples of plan %s from %d files into %s\n", prog, n, plan ? plan : "-",
-                nin, out);
+        fprintf(stderr, "%s: merged %zu samples of plan %s from %d files into %s%s\n", prog, n, plan ? plan : "-",
+                nin, out, hosts > 1 ? " (rows of several hosts: compare shows each machine and the pooled answer)" : "");
     }
     for (int i = 0; t && i < nin; i++)
         csv_table_free(&t[i]);

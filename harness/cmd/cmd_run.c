@@ -210,7 +210,7 @@ static void print_plan(run_ctx_t *c)
     for (unsigned b = 0; b < (unsigned)c->sp.reps; b++) {
         plan_block_order(c->sp.seed, b, r->ncells, c->order);
         for (size_t p = 0; p < r->ncells; p++) {
-            if (!plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
+            if (!plan_in_shard(b, c->cli.shard_k, c->cli.shard_n))
                 continue;
             size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
             char params[1024];
@@ -497,6 +497,10 @@ static int run_resolve(run_ctx_t *c, int argc, char **argv)
     if (choose_seed(c))
         return 2;
     c->blocks = schedule_target(sp) > 0 ? sp->max_blocks : (unsigned)sp->reps;
+    if (c->cli.shard_n > c->blocks)
+        return die_usage("--shard %u/%u: the plan has %u blocks and a shard keeps whole blocks, so %u of %u "
+                         "shards would run nothing (give -r %u or more, or fewer shards)", c->cli.shard_k,
+                         c->cli.shard_n, c->blocks, c->cli.shard_n - c->blocks, c->cli.shard_n, c->cli.shard_n);
     if (ctx_alloc(c))
         return die_io("out of memory");
     if (cnt_set_new(&c->cnt, c->r.extra, c->r.nextra, err, sizeof err)) {

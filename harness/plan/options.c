@@ -123,7 +123,8 @@ static const opt_t opts[] = {
      .metavar = "N", .help = "the most blocks --adaptive or --resolution runs (30 for the default plan)",
      SPEC(max_blocks), GIVEN(max_blocks_given)},
     {.flag = "shard", .type = OPT_SHARD, .def = "1/1", .metavar = "K/N", .set = set_shard,
-     .help = "run a deterministic 1/N of the samples (merge with `mallocbench merge`);\n"
+     .help = "run every N-th block of the plan, from block K-1 (whole blocks: a\n"
+             "block's pairs on one machine; merge with `mallocbench merge`);\n"
              "without --seed every shard derives the same seed from the plan\n"
              "(1/1: all of them)"},
     {.flag = "resume", .type = OPT_FLAG, .flag_value = true,

@@ -20,11 +20,9 @@ void plan_block_order(uint64_t seed, unsigned block, size_t ncells, size_t *orde
     }
 }
 
-bool plan_in_shard(unsigned block, size_t position, size_t ncells, unsigned k, unsigned n)
+bool plan_in_shard(unsigned block, unsigned k, unsigned n)
 {
-    if (n <= 1)
-        return true;
-    return ((uint64_t)block * ncells + position) % n == (uint64_t)(k - 1);
+    return n <= 1 || block % n == k - 1;
 }
 
 int plan_parse_shard(const char *s, unsigned *k, unsigned *n)

@@ -13,9 +13,10 @@
  * that depends only on (seed, block). */
 void plan_block_order(uint64_t seed, unsigned block, size_t ncells, size_t *order);
 
-/* Is sample (block, position) in shard k of n (1-based k)?  Round-robin
- * over the unsharded order, so every shard gets a share of every block. */
-bool plan_in_shard(unsigned block, size_t position, size_t ncells, unsigned k, unsigned n);
+/* Is block b in shard k of n (1-based k)?  Whole blocks, round-robin
+ * (block b to shard b mod n + 1): a block's pairs are measured on one
+ * machine, whichever shard it lands on. */
+bool plan_in_shard(unsigned block, unsigned k, unsigned n);
 
 /* "K/N" with 1 <= K <= N: 0, or -EINVAL. */
 int plan_parse_shard(const char *s, unsigned *k, unsigned *n);

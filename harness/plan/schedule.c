@@ -247,7 +247,7 @@ static void calibrate_cells(run_ctx_t *c)
     for (unsigned b = 0; needed && b < c->blocks; b++) {
         plan_block_order(c->sp.seed, b, r->ncells, c->order);
         for (size_t p = 0; p < r->ncells; p++)
-            if (plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) && !c->done[b * r->ncells + p] &&
+            if (plan_in_shard(b, c->cli.shard_k, c->cli.shard_n) && !c->done[b * r->ncells + p] &&
                 !needed[c->order[p]]) {
                 needed[c->order[p]] = true;
                 nneeded++;
@@ -286,7 +286,8 @@ static void calibrate_cells(run_ctx_t *c)
     free(needed);
 }
 
-/* Discarded samples, one cell at a time in block-0 order. */
+/* Discarded samples, one cell at a time in block-0 order: every cell, in
+ * every shard (each machine warms up what it measures). */
 static void warm_up(run_ctx_t *c)
 {
     bool tty = c->tty;
@@ -294,8 +295,6 @@ static void warm_up(run_ctx_t *c)
     plan_block_order(c->sp.seed, 0, r->ncells, c->order);
     for (unsigned wu = 0; wu < c->sp.warmup_runs && !sample_interrupted(); wu++)
         for (size_t p = 0; p < r->ncells && !sample_interrupted(); p++) {
-            if (!plan_in_shard(0, p, r->ncells, c->cli.shard_k, c->cli.shard_n))
-                continue;
             size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
             if (sample_run(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s))
                 break;
@@ -332,14 +331,14 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
         for (size_t w = 0; w < r->nw && sp->limit && !sample_interrupted(); w++) {
             bool used = false;
             for (size_t p = 0; p < r->ncells && !used; p++)
-                used = c->order[p] / r->ncfg == w && plan_in_shard(b, p, r->ncells, k, n) &&
+                used = c->order[p] / r->ncfg == w && plan_in_shard(b, k, n) &&
                        !c->done[b * r->ncells + p] && !c->converged[c->order[p]];
             /* every K-th block, or when none is known yet (a resumed or sharded run) */
             if (used && (b % sp->limit_every == 0 || isnan(c->st.limits[w])))
                 c->st.limits[w] = measure_limit(&c->cli.o, &r->system, &r->wl[w]);
         }
         for (size_t p = 0; p < r->ncells && !sample_interrupted(); p++) {
-            if (!plan_in_shard(b, p, r->ncells, k, n) || c->done[b * r->ncells + p] ||
+            if (!plan_in_shard(b, k, n) || c->done[b * r->ncells + p] ||
                 c->converged[c->order[p]] || c->stopped[c->order[p]])
                 continue;
             if (one_sample(c, b, p, progress)) {
@@ -361,7 +360,7 @@ int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
     warm_up(c);
     for (unsigned b = 0; b < (unsigned)c->sp.reps && b < c->blocks; b++)
         for (size_t p = 0; p < r->ncells; p++)
-            c->planned += plan_in_shard(b, p, r->ncells, c->cli.shard_k, c->cli.shard_n) &&
+            c->planned += plan_in_shard(b, c->cli.shard_k, c->cli.shard_n) &&
                           !c->done[b * r->ncells + p];
     c->t_start = mono_now();
     return run_blocks(c, progress, nblocks);

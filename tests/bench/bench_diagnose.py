@@ -96,6 +96,9 @@ PROGRAMS = [
      r"samples/s: ([0-9.]+)"),
     ("numpy", ["workloads/frameworks/numpy_pipeline.py", "--batches", "{n}", "--rows", "1024", "--cols", "1024"], 8,
      r"batches/s: ([0-9.]+)"),
+    # the served model: serve_model.py under the family, client.py (plain glibc, not counted)
+    # driving it; n: requests per measured run
+    ("serve", ["workloads/frameworks/serve_model.py", "--port", "{port}"], 200, r"requests/s: ([0-9.]+)"),
 ]
 FAMILIES = ["glibc", "jemalloc", "mimalloc", "scudo"]
 # DIAG_PROGRAMS, DIAG_FAMILIES: comma lists to keep (default all)
@@ -134,14 +137,25 @@ def predicted(name, args, n, lib):
             env.pop(k)
     if lib:
         env["LD_PRELOAD"] = lib
-    cmd = [PY] + [a.replace("{n}", str(n * 20)) for a in args]
-    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = None
+    if name == "serve":  # the server on a port of the kernel's choosing, loaded by the client
+        p = subprocess.Popen([PY] + [a.replace("{port}", "0") for a in args], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        url = p.stdout.readline().split("ready: ")[-1].strip()
+        cenv = {k: v for k, v in env.items() if k != "LD_PRELOAD"}
+        client = subprocess.Popen([PY, "workloads/frameworks/client.py", url, "--requests", str(n * 1000)],
+                                  cwd=ROOT, env=cenv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        cmd = [PY] + [a.replace("{n}", str(n * 20)) for a in args]
+        p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(STARTUP_S)
         doc = diag(["-p", str(p.pid), "--duration", f"{WINDOW_S}s", "--calibrate"])
     finally:
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        for q in (client, p):
+            if q:
+                q.send_signal(signal.SIGKILL)
+                q.wait()
     from mallocbench import diagnose
     t = diagnose.targets(doc)[0]
     return t
@@ -157,6 +171,11 @@ def measured(tmp, blocks, libs, keeps):
         f.write(f"[run]\nrepetitions = {blocks}\nwarmup_runs = 1\ntimeout = 5m\nallocators = {','.join(labels)}\n\n")
         for name, args, n, metric in PROGRAMS:
             cmd = " ".join([PY] + [a.replace("{n}", str(n)) for a in args])
+            if name == "serve":  # as matrices/frameworks.ini has it
+                f.write(f"[workload serve model]\nready = tcp:auto\nready_timeout = 60\nmetric = {metric}\n"
+                        f"unit = req/s\nclient = {PY} workloads/frameworks/client.py http://127.0.0.1:{{port}} "
+                        f"--requests {n}\ncmd = {cmd}\n\n")
+                continue
             f.write(f"[workload exec {name}]\ncmd = {cmd}\nmetric = {metric}\nunit = {metric.split(':')[0]}\n\n")
         for fam in FAMILIES:
             if fam in libs and keeps.get(fam):

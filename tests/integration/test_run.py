@@ -455,17 +455,24 @@ def case_resume(mb, tmp):
 
 
 def case_shard(mb, tmp):
-    """Shards merged cover exactly the unsharded sample set; merge refuses mixtures."""
+    """Shards merged cover exactly the unsharded sample set, each shard whole blocks (a block's
+    pairs on one machine); merge names a missing shard and refuses it without --partial, and
+    refuses mixtures; a split with more shards than blocks is refused before it runs."""
     m = os.path.join(tmp, "m.ini")
     with open(m, "w") as f:
         f.write(MATRIX)
     whole = os.path.join(tmp, "whole.csv")
-    run(mb, "run", "-q", "-m", m, "-o", whole, "--no-limit")
+    run(mb, "run", "-q", "-m", m, "-r", "4", "-o", whole, "--no-limit")
+    ncells = len({(r["workload_params"], r["config"]) for r in rows(whole)})
     parts = []
     for k in (1, 2, 3):
         parts.append(os.path.join(tmp, f"s{k}.csv"))
-        run(mb, "run", "-q", "-m", m, "-o", parts[-1], "--no-limit", "--shard", f"{k}/3")
-        check({r["shard"] for r in rows(parts[-1])} <= {f"{k}/3"}, "shard recorded")
+        run(mb, "run", "-q", "-m", m, "-r", "4", "-o", parts[-1], "--no-limit", "--shard", f"{k}/3")
+        got = rows(parts[-1])
+        check({r["shard"] for r in got} <= {f"{k}/3"}, "shard recorded")
+        blocks = {int(r["block"]) for r in got}
+        check(blocks == {b for b in range(4) if b % 3 == k - 1}, f"shard {k}/3 holds blocks {sorted(blocks)}")
+        check(len(got) == ncells * len(blocks), f"shard {k}/3: every cell of each of its blocks: {len(got)}")
     merged = os.path.join(tmp, "merged.csv")
     run(mb, "merge", "-o", merged, *parts)
     check(keys(merged) == keys(whole), "merged shards == unsharded plan")
@@ -473,12 +480,22 @@ def case_shard(mb, tmp):
           sorted((int(r["block"]), int(r["position"])) for r in rows(merged)), "merged in plan order")
     p = run(mb, "merge", "--force", "-o", merged, parts[0], parts[0], expect_rc=2)
     check("twice" in p.stderr, f"duplicate refused: {p.stderr!r}")
+    before = open(merged).read()
+    p = run(mb, "merge", "--force", "-o", merged, parts[0], parts[2], expect_rc=2)
+    check("shard 2/3 has no rows" in p.stderr and "--partial" in p.stderr, f"missing shard named: {p.stderr!r}")
+    check(open(merged).read() == before, "a refused merge leaves the output as it was")
+    p = run(mb, "merge", "--force", "--partial", "-o", merged, parts[0], parts[2])
+    check("2/3 missing" in p.stderr and len(rows(merged)) == ncells * 3, f"--partial merges the rest: {p.stderr!r}")
     other = os.path.join(tmp, "other.csv")
-    run(mb, "run", "-q", "-m", m, "-o", other, "--no-limit", "--seed", "99", "--shard", "2/3")
-    p = run(mb, "merge", "--force", "-o", merged, parts[0], other, expect_rc=2)
+    run(mb, "run", "-q", "-m", m, "-r", "4", "-o", other, "--no-limit", "--seed", "99", "--shard", "2/3")
+    p = run(mb, "merge", "--force", "-o", merged, parts[0], other, parts[2], expect_rc=2)
     check("not shards of one run" in p.stderr, f"other plan refused: {p.stderr!r}")
     p = run(mb, "run", "-q", "-m", m, "--shard", "4/3", expect_rc=2)
     check("--shard" in p.stderr, "bad shard refused")
+    few = os.path.join(tmp, "few.csv")
+    p = run(mb, "run", "-q", "-m", m, "-r", "2", "--shard", "1/3", "-o", few, expect_rc=2)
+    check("2 blocks" in p.stderr and "whole blocks" in p.stderr and not os.path.exists(few),
+          f"more shards than blocks refused before anything runs: {p.stderr!r}")
 
 
 def case_adaptive(mb, tmp):

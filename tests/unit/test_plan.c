@@ -55,15 +55,22 @@ int main(void)
     }
     CHECK_INT(distinct, 8);
 
-    /* shards: every (block, position) in exactly one of N */
-    for (unsigned n = 1; n <= 4; n++)
-        for (unsigned blk = 0; blk < 3; blk++)
-            for (size_t p = 0; p < 7; p++) {
-                int owners = 0;
-                for (unsigned k = 1; k <= n; k++)
-                    owners += plan_in_shard(blk, p, 7, k, n);
-                CHECK_INT(owners, 1);
+    /* shards: every block in exactly one of N, whole; N shards of B >= N blocks
+     * hold floor(B/N) or ceil(B/N) blocks each */
+    for (unsigned n = 1; n <= 4; n++) {
+        unsigned held[5] = {0};
+        for (unsigned blk = 0; blk < 18; blk++) {
+            int owners = 0;
+            for (unsigned k = 1; k <= n; k++) {
+                owners += plan_in_shard(blk, k, n);
+                held[k] += plan_in_shard(blk, k, n);
             }
+            CHECK_INT(owners, 1);
+        }
+        for (unsigned k = 1; k <= n; k++)
+            CHECK(held[k] == 18 / n || held[k] == (18 + n - 1) / n);
+    }
+    CHECK(plan_in_shard(0, 1, 3) && plan_in_shard(3, 1, 3) && plan_in_shard(1, 2, 3) && !plan_in_shard(2, 2, 3));
     unsigned k, n;
     CHECK_INT(plan_parse_shard("2/3", &k, &n), 0);
     CHECK_INT(k, 2);
