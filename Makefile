@@ -20,7 +20,7 @@ HISTORY ?= results/history
 SITE    ?= results/site
 NIGHTLY_MATRIX = $(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),matrices/nightly.ini)
 
-.PHONY: all deps deps-test deps-site deps-frameworks node-deps site-deps build test test-full test-part fuzz bench compare sweep calibrate clean nightly dashboard frameworks
+.PHONY: all deps deps-test deps-site deps-frameworks node-deps site-deps build test test-full test-part fuzz bench compare sweep calibrate fleet-probe clean nightly dashboard frameworks
 
 all: build
 
@@ -149,6 +149,17 @@ dashboard: deps deps-site site-deps
 
 calibrate: build
 	$(BUILD)/mallocbench calibrate
+
+# One machine's run of matrices/fleet-probe.ini kept in the fleet history
+# (tests/fixtures/fleet-history/HOST-BOOT.csv, never replaced: a machine is a host in one
+# boot); compare --fleet over the folder pools each cell across the machines there.
+FLEET_HISTORY ?= tests/fixtures/fleet-history
+fleet-probe: build
+	@mkdir -p $(FLEET_HISTORY)
+	@name=$$(hostname -s)-$$(tr -d - < /proc/sys/kernel/random/boot_id | cut -c1-6); \
+	$(BUILD)/mallocbench run -m matrices/fleet-probe.ini -o $(FLEET_HISTORY)/$$name.csv && \
+	rm -f $(FLEET_HISTORY)/$$name.rss.csv && \
+	$(PYTHON) scripts/compare.py --fleet $(FLEET_HISTORY)/*.csv --metric throughput
 
 clean:
 	rm -rf $(BUILD) $(SAN)

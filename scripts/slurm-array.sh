@@ -9,7 +9,7 @@
 #
 # Slurm: K = SLURM_ARRAY_TASK_ID, N = SLURM_ARRAY_TASK_COUNT; the array must be
 # 1-N, contiguous (1-based K; --array=0-7 or 1,3,5 is refused).
-# Kubernetes (an Indexed Job, scripts/k8s-job.py): K = JOB_COMPLETION_INDEX + 1,
+# Kubernetes (an Indexed Job, scripts/k8s.py): K = JOB_COMPLETION_INDEX + 1,
 # N = MB_SHARDS.
 # A node without build/mallocbench builds it once: tasks starting together wait
 # on a lock (flock on the checkout's folder, no file written) and find it built.

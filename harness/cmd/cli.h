@@ -9,6 +9,7 @@
 #define MB_CLI_H
 #include "error.h"
 #include "spec.h"
+#include "sysinfo.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,6 +48,12 @@ typedef struct {
 } calib_t;
 int calibrate_measure(const char *size, const char *rounds, int samples, double timeout_s, bool report,
                       calib_t *c);
+/* The machine's costs for a run's sidecar (sysinfo.h's machine_calib_t): this boot's cached
+ * calibration while it is fresh (under 24 h old, the load average within 0.5 of the one it
+ * was measured at), else measured now (3 runs of 4 MiB, ~0.5 s) and cached, in
+ * $MB_CALIBRATION_CACHE, else $XDG_RUNTIME_DIR/mallocbench, /run/mallocbench (root) or
+ * ~/.cache/mallocbench: calibration-BOOT_ID.txt.  Never fails: m->have false and m->why. */
+void calibrate_machine(machine_calib_t *m);
 
 /* The value of --NAME VALUE or --NAME=VALUE at argv[*i] (stepping *i past a
  * separate value), or NULL when argv[*i] is not that option. */

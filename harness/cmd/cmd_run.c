@@ -282,9 +282,11 @@ static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
         c->st.limits[w] = NAN; /* measured block by block, beside the samples they bound */
     if (!c->out.sidecars)
         return 0;
+    machine_calib_t cal; /* the machine's costs, cached per boot: what tells machines apart */
+    calibrate_machine(&cal);
     rc = sidecar_write(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
                        c->r.cfg, c->r.ncfg, c->st.versions, &c->cli.o, c->r.wl,
-                       c->sp.limit ? c->st.limits : NULL, c->r.nw, quiet);
+                       c->sp.limit ? c->st.limits : NULL, c->r.nw, quiet, &cal);
     if (rc)
         fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, c->out.meta, strerror(-rc));
     return 0;

@@ -33,7 +33,7 @@ void sidecar_workload_facts(FILE *f, const wl_t *w)
 int sidecar_write(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
                   const run_config_t *cfg, size_t ncfg, char versions[][128],
                   const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw,
-                  const quiet_t *quiet)
+                  const quiet_t *quiet, const machine_calib_t *cal)
 {
     char *text = NULL;
     size_t tlen = 0;
@@ -69,7 +69,7 @@ int sidecar_write(const char *path, bool keep_previous, const char *run_id, int 
         fputs("},\n", f);
     }
     fputs("  \"machine\": {\n", f);
-    sysinfo_write_machine(f);
+    sysinfo_write_machine(f, cal);
     fputs("  },\n  \"configs\": [\n", f);
     for (size_t i = 0; i < ncfg; i++) {
         fputs("    {\"config\": ", f);

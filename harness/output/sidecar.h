@@ -9,6 +9,7 @@
 #ifndef MB_SIDECAR_H
 #define MB_SIDECAR_H
 #include "quiet.h"
+#include "sysinfo.h"
 #include "types.h"
 #include "workload.h"
 
@@ -22,7 +23,7 @@
 int sidecar_write(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
                   const run_config_t *cfg, size_t ncfg, char versions[][128],
                   const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw,
-                  const quiet_t *quiet);
+                  const quiet_t *quiet, const machine_calib_t *cal);
 
 /* The members (no braces) "name", "metric" (the descriptor's own, even
  * where parameters may choose another), "lower_is_better" and "traits" (a

@@ -4,6 +4,7 @@
 #include "text.h"
 
 #include <gnu/libc-version.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -88,7 +89,100 @@ void sysinfo_hostname(char *buf, size_t len)
     buf[len - 1] = '\0';
 }
 
-void sysinfo_write_machine(FILE *out)
+void sysinfo_boot_id(char *buf, size_t len)
+{
+    if (!read_line("/proc/sys/kernel/random/boot_id", buf, len))
+        buf[0] = '\0';
+}
+
+double sysinfo_load1(void)
+{
+    char buf[128];
+    return read_line("/proc/loadavg", buf, sizeof buf) ? strtod(buf, NULL) : NAN;
+}
+
+bool sysinfo_cpu_times(unsigned long long *steal, unsigned long long *total)
+{
+    char buf[512];
+    if (!read_line("/proc/stat", buf, sizeof buf) || strncmp(buf, "cpu ", 4))
+        return false;
+    unsigned long long v[10] = {0};
+    int n = sscanf(buf + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+    if (n < 8)
+        return false;
+    *steal = v[7];
+    *total = 0;
+    for (int i = 0; i < 8; i++) /* guest time is inside user time already */
+        *total += v[i];
+    return true;
+}
+
+/* NUMA nodes online (/sys/devices/system/node/online: "0" or "0-1,3"), or -1. */
+static int numa_nodes(void)
+{
+    char buf[256];
+    if (!read_line("/sys/devices/system/node/online", buf, sizeof buf))
+        return -1;
+    int n = 0;
+    for (char *p = buf; *p;) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p)
+            return -1;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        n += (int)(b - a + 1);
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            break;
+    }
+    return n;
+}
+
+/* This process's cgroup memory limit in bytes (v2 memory.max, v1
+ * memory.limit_in_bytes; read only), or -1 when there is none or it cannot be read. */
+static long long cgroup_memory_limit(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return -1;
+    char line[1024], path[1400], buf[64];
+    long long limit = -1;
+    while (fgets(line, sizeof line, f) && limit < 0) {
+        line[strcspn(line, "\n")] = '\0';
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        const char *ctrl = c1 + 1, *cg = c2 + 1;
+        if (!strcmp(ctrl, ""))  /* v2: 0::/path */
+            snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", cg);
+        else if (strstr(ctrl, "memory"))
+            snprintf(path, sizeof path, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", cg);
+        else
+            continue;
+        if (!read_line(path, buf, sizeof buf))
+            continue;
+        char *end;
+        unsigned long long v = strtoull(buf, &end, 10);
+        /* "max", or v1's "unlimited" (a page-rounded LLONG_MAX) */
+        limit = end == buf || v >= (1ULL << 62) ? -2 : (long long)v;
+    }
+    fclose(f);
+    return limit < 0 ? -1 : limit;
+}
+
+static void number(FILE *out, const char *key, double v, const char *fmtspec)
+{
+    fprintf(out, "      \"%s\": ", key);
+    if (isfinite(v))
+        fprintf(out, fmtspec, v);
+    else
+        fputs("null", out);
+}
+
+void sysinfo_write_machine(FILE *out, const machine_calib_t *cal)
 {
     char buf[512], host[256];
     struct utsname u;
@@ -108,7 +202,43 @@ void sysinfo_write_machine(FILE *out)
     member(out, "thp_defrag", bracketed(read_line("/sys/kernel/mm/transparent_hugepage/defrag", buf, sizeof buf)), 0);
     member(out, "glibc_version", gnu_get_libc_version(), 0);
     member(out, "perf_event_paranoid", read_line("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf), 0);
-    member(out, "cpufreq_governor", read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf, sizeof buf), 1);
+    member(out, "cpufreq_governor", read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf, sizeof buf), 0);
+    char boot[64];
+    sysinfo_boot_id(boot, sizeof boot);
+    member(out, "boot_id", boot[0] ? boot : NULL, 0);
+    int nodes = numa_nodes();
+    if (nodes > 0)
+        fprintf(out, "    \"numa_nodes\": %d,\n", nodes);
+    else
+        fputs("    \"numa_nodes\": null,\n", out);
+    long long lim = cgroup_memory_limit();
+    if (lim >= 0)
+        fprintf(out, "    \"cgroup_memory_limit\": %lld,\n", lim);
+    else
+        fputs("    \"cgroup_memory_limit\": null,\n", out);
+    if (!cal || !cal->have) {
+        fputs("    \"calibration\": null", out);
+        if (cal && cal->why[0]) {
+            fputs(",\n    \"calibration_missing\": ", out);
+            sysinfo_json_string(out, cal->why);
+        }
+        fputs("\n", out);
+        return;
+    }
+    fputs("    \"calibration\": {\n", out);
+    number(out, "fault_ns", cal->fault_ns, "%.0f");
+    fputs(",\n", out);
+    number(out, "refault_ns", cal->refault_ns, "%.0f");
+    fputs(",\n", out);
+    number(out, "refault_sys_ns", cal->refault_sys_ns, "%.0f");
+    fputs(",\n", out);
+    number(out, "memcpy_bytes_per_s", cal->memcpy_bps, "%.4g");
+    fputs(",\n", out);
+    number(out, "load1", cal->load1, "%.2f");
+    fputs(",\n", out);
+    number(out, "steal", cal->steal, "%.4f");
+    fprintf(out, ",\n      \"measured_at\": %lld,\n      \"cached\": %s\n    }\n", cal->measured_at,
+            cal->cached ? "true" : "false");
 }
 
 void sysinfo_git_commit(char *buf, size_t len)

@@ -1,14 +1,38 @@
 /* sysinfo.h - the machine a run was measured on, for the JSON sidecar:
- * CPU, cores, memory, kernel, THP mode, glibc, perf_event_paranoid and the
+ * CPU, cores, memory, kernel, THP mode, NUMA nodes, the cgroup's memory limit,
+ * the boot, glibc, perf_event_paranoid, the machine's calibrated costs and the
  * project's git commit.  Missing facts are null, never guessed. */
 #ifndef MB_SYSINFO_H
 #define MB_SYSINFO_H
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Write a JSON string literal (with quotes), escaped. */
 void sysinfo_json_string(FILE *out, const char *s);
-/* Write the "machine" object's members (no braces), indented by two. */
-void sysinfo_write_machine(FILE *out);
+/* The machine's own costs, from `calibrate` (cached per boot; harness/cmd/cmd_calibrate.c):
+ * what decides an allocator's result and differs across a fleet. */
+typedef struct {
+    bool have;                /* false: not measured (why says) */
+    bool cached;              /* read from this boot's cache, not measured now */
+    double fault_ns;          /* one minor fault on fresh memory, zeroing included */
+    double refault_ns;        /* one re-fault on memory given back (MADV_DONTNEED), whole */
+    double refault_sys_ns;    /* its system time */
+    double memcpy_bps;        /* memcpy bandwidth into a resident buffer, B/s */
+    double load1;             /* the 1-minute load average when it was measured */
+    double steal;             /* the share of the CPUs' time the host stole while it was measured */
+    long long measured_at;    /* Unix time */
+    char why[160];
+} machine_calib_t;
+
+/* Write the "machine" object's members (no braces), indented by two; cal (or NULL) as its
+ * "calibration" member. */
+void sysinfo_write_machine(FILE *out, const machine_calib_t *cal);
+/* This boot's id (/proc/sys/kernel/random/boot_id), or "". */
+void sysinfo_boot_id(char *buf, size_t len);
+/* The 1-minute load average, or NAN. */
+double sysinfo_load1(void);
+/* Steal and total jiffies over all CPUs (/proc/stat); false when unreadable. */
+bool sysinfo_cpu_times(unsigned long long *steal, unsigned long long *total);
 /* The source tree's commit ("<sha>" or "<sha>-dirty"), or "" outside git. */
 void sysinfo_git_commit(char *buf, size_t len);
 void sysinfo_hostname(char *buf, size_t len);

@@ -136,7 +136,8 @@ def _unit_values(rows, fn, by_run):
                 # a block of one plan (its shards share the plan's matrix_id): two unrelated runs
                 # given together are not paired block by block
                 b = r.get("block", "")
-                groups.setdefault(("block", (r.get("matrix_id", ""), b)) if b != "" else ("row", i), []).append(v)
+                groups.setdefault(("block", (r.get("matrix_id", ""), b, _machine_of(r))) if b != "" else ("row", i),
+                                  []).append(v)
     return {u: stats.median(vs) for u, vs in groups.items()}
 
 
@@ -147,13 +148,59 @@ def _common_blocks(base, other):
     return common if common and all(u[0] == "block" for u in common) else None
 
 
-def _change(base, other, paired, level):
+def unit_machines(rows):
+    """{unit: machine label} of rows' blocks (mbdata.mark_machines; the host where a row has
+    no mark)."""
+    out = {}
+    for r in rows:
+        b = r.get("block", "")
+        if b == "":
+            continue
+        m = _machine_of(r)
+        out[("block", (r.get("matrix_id", ""), b, m))] = m
+    return out
+
+
+def _machine_of(r):
+    """A row's machine (mbdata.mark_machines), its host where it has no mark: part of its
+    block's key, so runs of one plan on several machines never share a block."""
+    return r.get("_machine") or r.get("host", "")
+
+
+def _fleet_change(base, other, common, level, machines, floor):
+    """Several machines among the common blocks: each machine's paired change over its own
+    blocks, pooled (stats.pool); None for one machine, or where a machine's change is not a
+    ratio (a count from zero)."""
+    by = {}
+    for u in common:
+        by.setdefault(machines.get(u, ""), []).append(u)
+    if len(by) < 2:
+        return None
+    per = []
+    for m in sorted(by):
+        us = by[m]
+        ch = stats.paired_change([base[u] for u in us], [other[u] for u in us], level)
+        if ch is None or ch.kind != "ratio":
+            return None
+        per.append((m, ch))
+    pl = stats.pool(per, floor, level)
+    return stats.pooled_change(pl, stats.median([base[u] for u in common]),
+                               stats.median([other[u] for u in common]))
+
+
+def _change(base, other, paired, level, machines=None, floor=0.01):
     """stats change of other {unit: v} against base {unit: v}: paired over common blocks (the
-    one estimator of a pair in one run); with fewer than 2 common blocks (a sweep's points,
-    -r 1) the ratio of the medians, marked unpaired, no CI; two runs: unpaired (Mann-Whitney)."""
+    one estimator of a pair in one run); blocks measured on several machines (machines:
+    {unit: label}): each machine's paired change, and the pooled one (stats.pool) as the
+    cell's; with fewer than 2 common blocks (a sweep's points, -r 1) the ratio of the medians,
+    marked unpaired, no CI; two runs: unpaired (Mann-Whitney)."""
     if paired:
         common = _common_blocks(base, other)
         if common and len(common) >= 2:
+            if machines and len({machines.get(u, "") for u in common}) > 1:
+                ch = _fleet_change(base, other, common, level, machines, floor)
+                if ch is not None:
+                    return ch
             return stats.paired_change([base[u] for u in common], [other[u] for u in common], level)
         if all(u[0] == "block" for u in list(base) + list(other)):
             return stats.unpaired_ratio(list(base.values()), list(other.values()))
@@ -168,9 +215,11 @@ def estimate(base_rows, rows, fn):
     if not bv or not ov:
         return None
     common = _common_blocks(bv, ov)
-    if common and len(common) >= 2:
+    machines = unit_machines(list(base_rows) + list(rows))
+    several = common and len({machines.get(u, "") for u in common}) > 1
+    if common and len(common) >= 2 and not several:
         return stats.paired_estimate([bv[u] for u in common], [ov[u] for u in common])
-    ch = _change(bv, ov, True, 0.95)
+    ch = _change(bv, ov, True, 0.95, machines)
     return (ch.kind, ch.estimate) if ch is not None else None
 
 
@@ -179,7 +228,7 @@ def change(base_rows, rows, fn, level=0.95):
     a pair: summary, report, plots, tune, frameworks, the dashboard): block medians, paired
     (_change).  None when a side has no value."""
     bv, ov = _unit_values(base_rows, fn, False), _unit_values(rows, fn, False)
-    return _change(bv, ov, True, level) if bv and ov else None
+    return _change(bv, ov, True, level, unit_machines(list(base_rows) + list(rows))) if bv and ov else None
 
 
 class Analysis(list):
@@ -192,6 +241,8 @@ class Analysis(list):
     notes = ()
     hints = ()      # what the figures cannot say (a duration-bound command's runs/s)
     precision = ()  # each workload's resolution and disturbance lines
+    unit_machine = {}  # {block unit: machine label}, one run
+    machine_desc = {}  # {machine label: its sidecar description}
 
     def tables(self, names):
         """The cells of these tables only, with everything else the comparison says."""
@@ -228,6 +279,9 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
         first = order or config_order(flat_old)
         baseline = min(first, key=first.get) if first else ""
     res.family, res.floor, res.baseline = family, floor, baseline
+    # one run: the machine of each block (several: each machine's answer and the pooled one)
+    res.unit_machine = unit_machines(flat_old) if not two_runs else {}
+    res.machine_desc = {r["_machine"]: r.get("_machine_desc") or {} for r in flat_old if r.get("_machine")}
     if two_runs:
         flat_new = [r for run in rows_new for r in run] if several else list(rows_new)
         res.mode = "several runs" if several else "two runs"
@@ -411,22 +465,23 @@ def _positive(c):
 def _levels(res, family, alpha=stats.ALPHA):
     """The CI level of each cell from the family option, and its change at that level."""
     tested = [c for c in res if not c["is_base"]]
+    m, fl = res.unit_machine, res.floor
     for c in tested:
-        c["change"] = _change(c["base_values"], c["values"], c["paired"], 1 - alpha)
+        c["change"] = _change(c["base_values"], c["values"], c["paired"], 1 - alpha, m, fl)
         c["level"] = 1 - alpha
     if family == "primary":
         fam = [c for c in tested if c["primary"] and c["change"] is not None]
         level = stats.bonferroni_level(len(fam), alpha)
         for c in fam:
             c["level"] = level
-            c["change"] = _change(c["base_values"], c["values"], c["paired"], level)
+            c["change"] = _change(c["base_values"], c["values"], c["paired"], level, m, fl)
     elif family == "bh":
-        ps = [c["change"].p for c in tested if c["change"] is not None]
+        ps = [c["change"].p for c in tested if c["change"] is not None and c["change"].p == c["change"].p]
         r, level = stats.bh_level(ps, alpha)
         for c in tested:
             if c["change"] is not None:
                 c["level"] = level
-                c["change"] = _change(c["base_values"], c["values"], c["paired"], level)
+                c["change"] = _change(c["base_values"], c["values"], c["paired"], level, m, fl)
         res.notes = (f"Benjamini-Hochberg at q = {alpha:g} over {len(ps)} cells: {r} selected; every change CI "
                      f"at {_pct(level)} (false-coverage-rate adjusted), so a CI excludes no change exactly "
                      f"where the procedure selects the cell (without ties).",)
@@ -502,14 +557,18 @@ def _ratio(x):
     return "-" if x is None else f"{x:.3f}x" if x < 10 else f"{x:.1f}x"
 
 
+def _ci_text(lo, hi):
+    """A ratio's CI as every table prints it."""
+    return "-" if lo is None else f"{lo:.3f}..{hi:.3f}" if hi < 10 else f"{lo:.2f}..{hi:.2f}"
+
+
 def fmt_change(c):
     """(change, change CI) as printed: ratios 'x', differences in the unit, '0→x' from zero."""
     ch = c["change"]
     if ch is None:
         return "-", "-"
     if ch.kind == "ratio":
-        ci = "-" if ch.lo is None else f"{ch.lo:.3f}..{ch.hi:.3f}" if ch.hi < 10 else f"{ch.lo:.2f}..{ch.hi:.2f}"
-        return _ratio(ch.estimate), ci
+        return _ratio(ch.estimate), _ci_text(ch.lo, ch.hi)
     like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
     f, u = _unit_scale(like, c["unit"])
 
@@ -546,6 +605,80 @@ def _n_text(c):
     if ch.paired:
         return f"{ch.n}" if ch.n == c["n"] == c["n_base"] else f"{ch.n} of {c['n']}/{c['n_base']}"
     return f"{ch.n}/{ch.n_base}"
+
+
+# what tells machines apart (their sidecars' `machine`): (key, words, unit scale, unit)
+MACHINE_FIGURES = (("fault_ns", "page-fault cost", 1e-3, "µs"), ("refault_ns", "re-fault cost", 1e-3, "µs"),
+                   ("memcpy_bytes_per_s", "memcpy bandwidth", 1e-9, "GB/s"))
+MACHINE_TRAITS = (("cpu_model", "CPU"), ("kernel", "kernel"), ("thp_enabled", "THP"), ("numa_nodes", "NUMA nodes"),
+                  ("cgroup_memory_limit", "cgroup memory limit"), ("cores_online", "cores"))
+
+
+def _spearman(xs, ys):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        for pos, i in enumerate(order):
+            r[i] = float(pos)
+        return r
+    a, b = ranks(xs), ranks(ys)
+    n = len(xs)
+    ma, mb = sum(a) / n, sum(b) / n
+    num = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    den = math.sqrt(sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b))
+    return num / den if den else 0.0
+
+
+def machine_differences(pl, descs):
+    """What differs between the pooled machines, from their descriptions: a calibrated figure
+    (page-fault cost, memcpy bandwidth) with whether the ratio rises or falls with it across
+    them (every machine in the same order: a description of these machines, not a test), and
+    the traits (CPU, kernel, THP, ...) that are not the same on all.  '' when nothing is known."""
+    ms = sorted(((m, ch) for m, ch in pl.machines if ch is not None), key=lambda x: -x[1].estimate)  # as the words
+    parts = []
+    for key, words, scale, unit in MACHINE_FIGURES:
+        vals = [((descs.get(m) or {}).get("calibration") or {}).get(key) for m, _ in ms]
+        if len(ms) < 2 or any(not isinstance(v, (int, float)) for v in vals) or max(vals) < 1.2 * min(vals):
+            continue
+        rho = _spearman([math.log(ch.estimate) for _, ch in ms], vals)
+        trend = " (the ratio rises with it)" if rho > 0.999 else " (the ratio falls as it rises)" if rho < -0.999 else ""
+        parts.append(f"{words} " + ", ".join(f"{v * scale:.3g} {unit} on {m}" for (m, _), v in zip(ms, vals)) + trend)
+    for key, words in MACHINE_TRAITS:
+        vals = [(descs.get(m) or {}).get(key) for m, _ in ms]
+        if any(v is None for v in vals) or len(set(map(str, vals))) < 2:
+            continue
+        by = {}
+        for (m, _), v in zip(ms, vals):
+            by.setdefault(str(v), []).append(m)
+        parts.append(f"{words} " + "; ".join(f"{v} on {', '.join(who)}" for v, who in by.items()))
+    return "; ".join(parts)
+
+
+def fleet_lines(c, descs=None):
+    """The lines under a cell measured on several machines: each machine's change, the pooled
+    one with tau and I^2, the words, and what differs between the machines."""
+    ch = c["change"]
+    pl = getattr(ch, "fleet", None)
+    if pl is None:
+        return []
+    each = ", ".join(f"{_ratio(m_ch.estimate)} [{_ci_text(m_ch.lo, m_ch.hi)}] on {m} ({m_ch.n} blocks)"
+                     for m, m_ch in pl.machines)
+    head = f"{c['workload']} ({mbdata.params_shown(c['params'])}) {c['config']} vs {c['baseline']}"
+    lines = [f"{head}, {c['metric']}, on each machine: {each}"]
+    if pl.estimate is not None:
+        lines.append(f"  pooled over {pl.k} machines: {_ratio(pl.estimate)} [{_ci_text(pl.lo, pl.hi)}] "
+                     f"(Hartung-Knapp {_pct(pl.level)} CI); tau {pl.tau:.3f} [{pl.tau_ci[0]:.3f}..{pl.tau_ci[1]:.3f}], "
+                     f"I² {pl.i2 * 100:.0f}% [{pl.i2_ci[0] * 100:.0f}..{pl.i2_ci[1] * 100:.0f}%]; "
+                     f"Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}")
+    else:
+        q = f"; Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}" if pl.q is not None else ""
+        lines.append(f"  no pooled CI: {pl.k} machine(s) with a CI, {stats.POOL_MIN} needed{q}")
+    if pl.left_out:
+        lines.append(f"  not pooled (too few blocks there for a CI): {', '.join(pl.left_out)}")
+    words = stats.machine_words(pl, _ratio)
+    diff = machine_differences(pl, descs or {}) if pl.differs else ""
+    lines.append(f"  {words}" + (f"; they differ in {diff}" if diff else ""))
+    return lines
 
 
 def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
@@ -604,6 +737,10 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
             for row in table:
                 out.write(row + "\n" if isinstance(row, str) else
                           "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
+        fleet = [line for c in mc if not c["is_base"] for line in fleet_lines(c, res.machine_desc)]
+        if fleet:
+            out.write(("\n" if markdown else "\n") + "\n".join(
+                (f"- {md(line.strip())}" if markdown else f"  {line}") for line in fleet) + "\n")
     out.write("\n" + "\n".join(map(md, footer(res).split("\n"))) + "\n")
 
 
@@ -616,6 +753,13 @@ def footer(res):
                      f"nothing changed.")
     else:
         lines.append(f"{m} cells tested.")
+    pooled = [c for c in tested if getattr(c["change"], "fleet", None) is not None]
+    if pooled:
+        ms = sorted({m for c in pooled for m, _ in c["change"].fleet.machines})
+        lines.append(f"measured on {len(ms)} machines ({', '.join(ms)}), each block on one: a cell's change pools "
+                     f"the machines' own paired changes (listed under its table) by random effects (Paule-Mandel "
+                     f"tau², Hartung-Knapp CI); with fewer than {stats.POOL_MIN} machines there is no pooled CI "
+                     f"('too few').")
     lines += list(res.notes) + list(res.hints) + list(res.precision)
     lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
     few = {}
@@ -663,6 +807,20 @@ def records(res):
             "hi": json_number(ch.hi) if ch else None, "level": c["level"], "p": json_number(ch.p) if ch else None,
             "method": ch.method if ch else None, "verdict": c["verdict"], "text": text, "ci_text": ci_text,
         })
+        pl = getattr(ch, "fleet", None)
+        if pl is not None:
+            cells[-1]["machines"] = [{"machine": m, "estimate": json_number(x.estimate), "lo": json_number(x.lo),
+                                      "hi": json_number(x.hi), "n": x.n, "p": json_number(x.p)}
+                                     for m, x in pl.machines]
+            cells[-1]["pooled"] = {
+                "k": pl.k, "estimate": json_number(pl.estimate), "lo": json_number(pl.lo), "hi": json_number(pl.hi),
+                "p": json_number(pl.p), "tau": json_number(pl.tau),
+                "tau_ci": [json_number(x) for x in pl.tau_ci] if pl.tau_ci else None,
+                "i2": json_number(pl.i2), "i2_ci": [json_number(x) for x in pl.i2_ci] if pl.i2_ci else None,
+                "q": json_number(pl.q), "q_p": json_number(pl.q_p), "differs": pl.differs,
+                "not_pooled": list(pl.left_out),
+                "words": stats.machine_words(pl, _ratio),
+                "differences": machine_differences(pl, res.machine_desc) if pl.differs else ""}
     return {"schema": JSON_SCHEMA, "mode": res.mode, "baseline": res.baseline, "floor": res.floor,
             "family": res.family, "estimator": ESTIMATOR_TEXT, "verdicts": VERDICT_TEXT.format(
                 floor=f"{res.floor * 100:g}%"),
@@ -830,6 +988,9 @@ def run(argv):
     ap = argparse.ArgumentParser(prog="mallocbench compare", description=__doc__.split("\n\n")[0],
                                  usage="%(prog)s RUN.csv | OLD.csv NEW.csv | --old CSV... --new CSV... [options]")
     ap.add_argument("csv", nargs="*", help="one run (configurations against a baseline) or old.csv new.csv")
+    ap.add_argument("--fleet", nargs="+", metavar="CSV",
+                    help="runs of one plan (or its shards) made on several machines, as one comparison: each "
+                         "machine's answer and the pooled one (docs/fleet.md)")
     ap.add_argument("--old", nargs="+", metavar="CSV", help="several runs before (with --new): the run is the unit")
     ap.add_argument("--new", nargs="+", metavar="CSV", help="several runs after (with --old)")
     ap.add_argument("--baseline", metavar="CONFIG",
@@ -851,11 +1012,13 @@ def run(argv):
     args = ap.parse_args(argv)
     if bool(args.old) != bool(args.new):
         die("--old and --new go together", 2)
+    if args.fleet and (args.old or args.csv):
+        die("--fleet takes every CSV: give no other", 2)
     if args.old and args.csv:
         die("give old.csv new.csv, or --old ... --new ..., not both", 2)
-    if not args.old and len(args.csv) not in (1, 2):
-        die("give one CSV, or two (old new), or --old A.csv ... --new B.csv ...", 2)
-    inputs = (args.csv or []) + (args.old or []) + (args.new or [])
+    if not args.old and not args.fleet and len(args.csv) not in (1, 2):
+        die("give one CSV, or two (old new), or --old A.csv ... --new B.csv ..., or --fleet A.csv B.csv ...", 2)
+    inputs = (args.csv or []) + (args.old or []) + (args.new or []) + (args.fleet or [])
     if args.csv_out:
         try:  # refused before any work: an existing file without --force, an input even with it
             mbout.check(args.csv_out, args.force, inputs)
@@ -879,6 +1042,15 @@ def run(argv):
         names = (" ".join(args.old), " ".join(args.new))
         flat = [r for run in old + new for r in run]
         order = config_order(flat, args.old + args.new)
+    elif args.fleet:
+        run = mbdata.load(args.fleet)  # one sample twice (a file given twice) is refused here
+        old, new = run.ok, None
+        names = ("old", "new")
+        order = config_order(old, args.fleet)
+        if len(run.machines) < 2:
+            print(f"mallocbench compare: note: --fleet: every row is from one machine "
+                  f"({next(iter(run.machines), '?')}): no answer across machines", file=sys.stderr)
+        args.csv = args.fleet
     elif len(args.csv) == 2:
         old, new = load(args.csv[0]), load(args.csv[1])
         names = tuple(args.csv)

@@ -199,6 +199,28 @@ def load(path):
             s["latest"] = {"night": nights[-1] if nights else None, "status": "ok"}
         if s["latest"].get("status") not in STATUS:
             raise BadInput("%s: latest.status '%s' is not one of %s" % (where, s["latest"].get("status"), ", ".join(STATUS)))
+    fleet = doc.get("fleet", [])
+    if not isinstance(fleet, list):
+        raise BadInput("'%s': 'fleet' is not a list" % path)
+    for i, f in enumerate(fleet):
+        where = "'%s': fleet entry %d" % (path, i)
+        if not isinstance(f, dict) or not all(isinstance(f.get(k), str) and f[k] for k in ("id", "workload", "config")):
+            raise BadInput(where + ": 'id', 'workload' or 'config' missing or not a string")
+        nights, ms = f.get("nights"), f.get("machines")
+        if not isinstance(nights, list) or not isinstance(ms, list) or not all(isinstance(m, str) for m in ms):
+            raise BadInput(where + ": 'nights' or 'machines' is not a list")
+        ratio = f.get("ratio")
+        if not isinstance(ratio, dict) or set(ratio) != set(ms) or any(
+                not isinstance(v, list) or len(v) != len(nights) for v in ratio.values()):
+            raise BadInput(where + ": 'ratio' is not one list per machine aligned with 'nights'")
+        f["ratio"] = {m: [num(x) for x in v] for m, v in ratio.items()}
+        for k in ("pooled", "lo", "hi", "k", "words"):
+            v = f.get(k)
+            if not isinstance(v, list) or len(v) != len(nights):
+                raise BadInput("%s: '%s' is not aligned with 'nights'" % (where, k))
+            if k != "words":
+                f[k] = [num(x) for x in v]
+    doc["fleet"] = fleet
     return doc
 
 
@@ -538,6 +560,22 @@ def overview(doc, links, report, has_alerts):
     else:
         out.append("<p>None detected.</p>")
     out.append("</section>")
+    if doc.get("fleet"):
+        out.append('<section id="fleet"><h2>Across machines</h2><p class="meta">Each workload and configuration '
+                   'measured on several machines: the latest night\u2019s ratio to the baseline pooled over '
+                   'them (random effects; a CI from three machines) and whether they agree.</p>'
+                   '<table class="list"><tr><th>workload</th><th>config</th><th>night</th><th>pooled</th>'
+                   '<th>95% CI</th><th>machines</th><th>they say</th></tr>')
+        for f in doc["fleet"]:
+            i = max((j for j, w in enumerate(f["words"]) if w), default=len(f["nights"]) - 1)
+            p, lo, hi = f["pooled"][i] if f["pooled"] else None, f["lo"][i] if f["lo"] else None, f["hi"][i] if f["hi"] else None
+            out.append('<tr><td title="%s">%s</td><td><a href="%s">%s</a></td><td>%s</td><td class="num">%s</td>'
+                       '<td class="num">%s</td><td class="num">%d</td><td>%s</td></tr>' % (
+                           esc(f.get("params", "")), esc(f["workload"]), esc(f["page"]), esc(f["config"]),
+                           esc(f["nights"][i] if f["nights"] else "?"), "%.3f\u00d7" % p if p is not None else "\u2013",
+                           "%.3f..%.3f" % (lo, hi) if lo is not None and hi is not None else "\u2013",
+                           len(f["machines"]), esc(f["words"][i] if f["words"] and f["words"][i] else "\u2013")))
+        out.append("</table></section>")
     for mi, (m, ss) in enumerate(sorted(by_m.items())):
         info = doc["machines"].get(m, {}) if isinstance(doc["machines"].get(m), dict) else {}
         fp = info.get("fingerprint", {}) if isinstance(info.get("fingerprint"), dict) else {}
@@ -584,6 +622,32 @@ def overview(doc, links, report, has_alerts):
             out.append("</table></div>")
         out.append("</section>")
     return "\n".join(out)
+
+
+def fleet_page(f, report):
+    """One workload and configuration across machines: a line per machine (its nightly ratio to
+    the baseline) and the pooled ratio with its CI as a band (site/fleet.js), then the table."""
+    h = ['<p><a href="../index.html">&larr; overview</a>%s</p>' % (' \u00b7 <a href="../%s">latest compare report</a>' % esc(report) if report else "")]
+    h.append("<h1>%s \u00b7 %s \u00b7 across machines</h1>" % (esc(f["workload"]), esc(f["config"])))
+    h.append('<p class="meta">params <code>%s</code> \u00b7 %s, %s is better \u00b7 ratio to %s on each machine, '
+             'and pooled over them (random effects, Paule-Mandel \u03c4\u00b2, Hartung-Knapp 95%% CI from 3 machines)</p>' % (
+                 esc(f.get("params", "")), esc(f.get("figure") or "throughput"), esc(f.get("better") or "?"),
+                 esc(f.get("baseline") or "the baseline")))
+    h.append('<div id="plot-fleet" class="plot"></div>')
+    h.append('<noscript><p class="note">The plot needs JavaScript; the table below does not.</p></noscript>')
+    h.append('<h2>The last %d nights, newest first</h2><table class="list nights"><tr><th>night</th>%s<th>pooled</th>'
+             '<th>95%% CI</th><th>they say</th></tr>' % (min(TABLE_NIGHTS, len(f["nights"])), "".join(
+                 "<th>%s</th>" % esc(m) for m in f["machines"])))
+    for i in range(len(f["nights"]) - 1, max(len(f["nights"]) - TABLE_NIGHTS, 0) - 1, -1):
+        lo, hi = f["lo"][i], f["hi"][i]
+        h.append("<tr><td>%s</td>%s<td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td></tr>" % (
+            esc(f["nights"][i]), "".join('<td class="num">%s</td>' % ("%.3f\u00d7" % f["ratio"][m][i] if f["ratio"][m][i] is not None
+                                                                      else "\u2013") for m in f["machines"]),
+            "%.3f\u00d7" % f["pooled"][i] if f["pooled"][i] is not None else "\u2013",
+            "%.3f..%.3f" % (lo, hi) if lo is not None and hi is not None else "\u2013",
+            esc(f["words"][i] or "\u2013")))
+    h.append("</table>")
+    return "\n".join(h)
 
 
 def series_page(s, doc, report):
@@ -646,7 +710,7 @@ def series_page(s, doc, report):
 # What a dashboard folder holds: dashboard.py's pages, assets and copies, the detector's files
 # and the night's report folder (`make dashboard`).  series/ and compare/ are emptied and
 # written again, so a folder holding anything else is refused unless --force.
-SITE_OWN = {"index.html", "data.js", ".nojekyll", "assets", "series", "compare"}
+SITE_OWN = {"index.html", "data.js", ".nojekyll", "assets", "series", "fleet", "compare"}
 SITE_SHARED = {"alerts.csv", "series.json", "report", mbout.MANIFEST}
 
 
@@ -686,7 +750,7 @@ def build(args):
     os.makedirs(os.path.join(site, "assets"), exist_ok=True)
     for f in UPLOT:
         put_copy(os.path.join(uplot_dir, f), os.path.join(site, "assets", f))
-    for f in ("site.css", "series.js", "overview.js"):
+    for f in ("site.css", "series.js", "overview.js", "fleet.js"):
         put_copy(os.path.join(STATIC, f), os.path.join(site, "assets", f))
     report = None
     if args.report:
@@ -696,14 +760,28 @@ def build(args):
         report = r[:-3] + ".html" if r.endswith(".md") and os.path.isfile(os.path.join(site, r[:-3] + ".html")) else r
     doc["report"] = report
     doc["series"] = [downsample(s, args.full_nights, args.max_weeks) for s in doc["series"]]
+    for f in doc["fleet"]:  # the fleet view: the nights kept whole only
+        keep = slice(-args.full_nights, None)
+        f.update({k: f[k][keep] for k in ("nights", "pooled", "lo", "hi", "k", "words")},
+                 ratio={m: v[keep] for m, v in f["ratio"].items()})
     colours = family_colours(doc["series"])
     for s in doc["series"]:
         s["page"] = "series/%s.html" % slug(s)
         s["colour"] = colours[str(s.get("allocator") or "")]
+    for f in doc["fleet"]:
+        f["page"] = "fleet/%s.html" % slug(dict(f, metric="throughput", machine="fleet"))
     put(os.path.join(site, "data.js"), "window.MB_DATA = " + dump(doc) + ";\n", force=True)
     sdir = os.path.join(site, "series")
     shutil.rmtree(sdir, ignore_errors=True)
     os.makedirs(sdir)
+    fdir = os.path.join(site, "fleet")
+    shutil.rmtree(fdir, ignore_errors=True)
+    if doc["fleet"]:
+        os.makedirs(fdir)
+    for f in doc["fleet"]:
+        page("%s %s across machines \u2014 mallocbench" % (f["workload"], f["config"]), fleet_page(f, report),
+             os.path.join(site, f["page"]), "../", ("data.js", "assets/uPlot.iife.min.js", "assets/fleet.js"),
+             ' data-fleet="%s"' % esc(f["id"]))
     links = {}
     for s in doc["series"]:
         links[(s["machine"], s["workload"], s.get("params", ""), s["config"], s["metric"])] = s["page"]
@@ -714,7 +792,8 @@ def build(args):
          os.path.join(site, "index.html"), "", ("data.js", "assets/overview.js"))
     put(os.path.join(site, ".nojekyll"), "", force=True)  # GitHub Pages: serve the files as they are
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site) for f in fs)
-    print("dashboard.py: %d series, %d pages, %.2f MB in %s" % (len(doc["series"]), len(doc["series"]) + 1, total / 1e6, site))
+    print("dashboard.py: %d series, %d pages, %.2f MB in %s" % (len(doc["series"]), len(doc["series"]) + len(doc["fleet"]) + 1,
+                                                                total / 1e6, site))
 
 
 def main():

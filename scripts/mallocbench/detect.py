@@ -509,6 +509,7 @@ def series_json(hist, alerts, series, history_dir, report=None):
                      "min_segment": MIN_SEG, "alpha": ALPHA, "timing_floor_pct": TIMING_FLOOR * 100},
         "machines": machines,
         "series": series,
+        "fleet": hist.get("fleet", []),  # workloads measured on several machines: each one's ratio, pooled
         "alerts": [{k: a[k] for k in dict.fromkeys(keep)} for a in alerts],
     }
     if report:

@@ -19,6 +19,7 @@ one after tomorrow (UTC); load refuses a CSV named like a night that is not a da
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -28,6 +29,7 @@ from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
+from . import stats
 
 num = mbcsv.num
 
@@ -194,7 +196,7 @@ def load(history_dir, machines=None):
     every <machine>/<NIGHT>.csv.  HistoryError / mbcsv.CsvError for input that is not one."""
     if not os.path.isdir(history_dir):
         raise HistoryError(f"cannot read '{history_dir}': not a directory")
-    out_m, out_s = {}, []
+    out_m, out_s, fleet_pairs = {}, [], {}
     for mid in sorted(os.listdir(history_dir)):
         d = os.path.join(history_dir, mid)
         if not os.path.isdir(d) or (machines and mid not in machines):
@@ -202,12 +204,53 @@ def load(history_dir, machines=None):
         nights = sorted(_nights(d))
         if not nights:
             continue
-        m, series = _load_machine(mid, d, nights)
+        m, series, pairs = _load_machine(mid, d, nights)
         out_m[mid] = m
         out_s += series
+        for key, per_night in pairs.items():
+            fleet_pairs.setdefault(key, {})[mid] = per_night
     if not out_m:
         raise HistoryError(f"'{history_dir}': no <machine>/<YYYY-MM-DD>.csv in it")
-    return {"machines": out_m, "series": out_s}
+    return {"machines": out_m, "series": out_s, "fleet": _fleet(fleet_pairs, out_s)}
+
+
+def _fleet(pairs, series):
+    """The fleet view (docs/fleet.md): for each workload, configuration and primary figure
+    measured on two machines or more, per night each machine's ratio to its baseline (compare's
+    paired change) and what they say together (stats.pool: the pooled ratio and its CI from 3
+    machines with a CI, the words)."""
+    out = []
+    meta = {(s["workload"], s["params"], s["config"]): s for s in series if s["metric"] == "throughput"}
+    for key in sorted(pairs):
+        by_m = pairs[key]
+        if len(by_m) < 2:
+            continue
+        wl, params, config = key
+        mids = sorted(by_m)
+        nights = sorted({n for per in by_m.values() for n in per})
+        ratio = {m: [] for m in mids}
+        pooled, lo, hi, k, words = [], [], [], [], []
+        for n in nights:
+            chs = [(m, by_m[m].get(n)) for m in mids]
+            for m, ch in chs:
+                ratio[m].append(_round(ch.estimate) if ch is not None and ch.kind == "ratio" else None)
+            have = [(m, ch) for m, ch in chs if ch is not None and ch.kind == "ratio"]
+            pl = stats.pool(have) if len(have) >= 2 else None
+            k.append(pl.k if pl else len(have))
+            pooled.append(_round(pl.estimate) if pl and pl.estimate is not None else None)
+            lo.append(_round(pl.lo) if pl and pl.lo is not None else None)
+            hi.append(_round(pl.hi) if pl and pl.hi is not None else None)
+            words.append(stats.machine_words(pl) if pl else None)
+        s0 = meta.get(key, {})
+        out.append({"id": f"fleet/{wl}/{params}/{config}", "workload": wl, "params": params, "config": config,
+                    "baseline": s0.get("baseline"), "figure": s0.get("figure"), "better": s0.get("better"),
+                    "machines": mids, "nights": nights, "ratio": ratio, "pooled": pooled, "lo": lo, "hi": hi,
+                    "k": k, "words": words})
+    return out
+
+
+def _round(v):
+    return float(f"{v:.6g}") if v is not None and math.isfinite(v) else None
 
 
 def _load_machine(mid, d, nights):
@@ -257,7 +300,7 @@ def _load_machine(mid, d, nights):
                "missing_counters": missing_counters, "aa": {n: list(p) if p else None for n, p in aa.items()},
                "baseline": {n: v for n, v in ((n, (metas[n].get("configs") or [{}])[0].get("config")
                                                    if metas[n].get("configs") else None) for n in nights)}}
-    series = []
+    series, pairs = [], {}
     for key in sorted(groups, key=lambda k: (k[0], k[1])):
         wl, params = key
         byc = groups[key]
@@ -285,6 +328,10 @@ def _load_machine(mid, d, nights):
                                               byc[config].get(n, []), metric) if b != config else
                                  (1.0 if s["median"][i] is not None else None))
                 baseline = next((b for b in reversed(bases) if b), None)
+                if metric[0] == "throughput" and config != baseline:
+                    pairs[(wl, params, config)] = {
+                        n: _night_change(byc.get(b, {}).get(n, []), byc[config].get(n, []), metric)
+                        for n, b in zip(nights, bases) if b and b != config and n in byc[config]}
                 series.append({
                     "id": f"{mid}/{wl}/{params}/{config}/{metric[0]}",
                     "machine": mid, "workload": wl, "params": params, "config": config,
@@ -296,7 +343,15 @@ def _load_machine(mid, d, nights):
                     "n": s["n"][sl], "ratio": ratio[sl],
                     "missing": [mm for mm in s["missing"] if mm["night"] >= nights[first]],
                 })
-    return machine, series
+    return machine, series, pairs
+
+
+def _night_change(base_rows, rows, metric):
+    """A night's paired change of a configuration against the baseline (compare.change), with
+    its CI: what the fleet view pools; None without both."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    base = [r for r in base_rows if r["status"] == "ok"]
+    return compare.change(base, ok, metric[5]) if ok and base else None
 
 
 def _night_ratio(base_rows, rows, metric):

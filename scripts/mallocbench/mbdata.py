@@ -594,6 +594,7 @@ class Run:
             for w in sidecar_workloads(meta):
                 self.workloads.setdefault(w.name, w)
         self.groups = group(self.ok)
+        self.machines = mark_machines(rows, metas)  # {label: description}; every row's _machine
 
     def to_pandas(self):
         """Every row as a pandas DataFrame, one row per sample: the schema's number columns as
@@ -726,6 +727,40 @@ def check_plan_unique(rows):
                                  f"again (first at {mbcsv.where(a.path, a.row)}, run {a['run_id']}): a sample "
                                  f"measured twice; each counts once")
         seen[key] = r
+
+
+# ---- machines: which machine measured each row ----------------------------------------------
+
+def machine_descriptions(metas):
+    """{run_id: the sidecar's `machine`} over the sidecars and, in a merged one, its shards'."""
+    out = {}
+    for meta in metas:
+        for m in [meta] + [s for s in meta.get("shards") or [] if isinstance(s, dict)]:
+            if m.get("run_id") and isinstance(m.get("machine"), dict):
+                out.setdefault(m["run_id"], m["machine"])
+    return out
+
+
+def mark_machines(rows, metas):
+    """Each row's machine: row["_machine"] its label, row["_machine_desc"] its description
+    (the sidecar's `machine`, {} without one).  A machine is a host in one boot (its
+    boot_id: machines of one image share a host name, and a reboot changes a machine's
+    state); the label is the host name, with the boot's first 6 hex digits where one host
+    name covers several boots.  Returns {label: description}."""
+    desc = machine_descriptions(metas)
+    keys = {}
+    for r in rows:
+        d = desc.get(r.get("run_id"), {})
+        keys.setdefault((r.get("host", ""), str(d.get("boot_id") or "")), d)
+    boots = {}
+    for host, boot in keys:
+        boots.setdefault(host, set()).add(boot)
+    label = {k: k[0] if len(boots[k[0]]) == 1 else f"{k[0]}/{k[1].replace('-', '')[:6] or '?'}" for k in keys}
+    for r in rows:
+        d = desc.get(r.get("run_id"), {})
+        k = (r.get("host", ""), str(d.get("boot_id") or ""))
+        r["_machine"], r["_machine_desc"] = label[k], keys[k]
+    return {label[k]: d for k, d in keys.items()}
 
 
 def load(paths):

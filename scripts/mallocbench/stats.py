@@ -352,6 +352,7 @@ class Change:
     median: float
     base_median: float
     paired: bool
+    fleet: Optional["Pooled"] = None  # several machines: each one's change and what they say together
 
     @property
     def no_change(self):
@@ -489,3 +490,135 @@ def geomean(xs):
     if not xs or any(x is None or not x > 0 or math.isinf(x) for x in xs):
         return None
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+# ---- several machines: one answer pooled from each machine's own ------------------------------
+
+POOL_MIN = 3  # machines for a pooled CI (with two, tau and a Hartung-Knapp CI are not estimable)
+POOLED = "pooled over machines (random effects: Paule-Mandel tau^2, Hartung-Knapp CI)"
+
+
+@dataclass
+class Pooled:
+    """Each machine's paired change (machines: [(label, Change)]) and what they say together,
+    on the log-ratio scale: estimate/lo/hi the pooled ratio and its Hartung-Knapp CI (None
+    with fewer than POOL_MIN machines that have a CI), tau (the machines' spread, a log-ratio
+    SD) and I^2 with their Q-profile CIs, Cochran's Q and its p, and `differs`: Q's p below
+    alpha and a spread (the largest machine estimate over the smallest) beyond the floor.
+    `left_out`: machines without a CI (too few blocks on them), shown, not pooled."""
+    machines: list
+    k: int
+    estimate: Optional[float]
+    lo: Optional[float]
+    hi: Optional[float]
+    p: Optional[float]
+    tau: Optional[float]
+    tau_ci: Optional[tuple]
+    i2: Optional[float]
+    i2_ci: Optional[tuple]
+    q: Optional[float]
+    q_p: Optional[float]
+    spread: Optional[float]
+    differs: bool
+    left_out: list
+    level: float
+
+
+def _log_se(ch):
+    """A machine's log ratio and its standard error, from its CI (the width over 2 z: the
+    usual way a meta-analysis reads a CI); None without a CI."""
+    if ch is None or ch.kind != "ratio" or ch.lo is None or ch.hi is None or not ch.lo > 0:
+        return None
+    se = (math.log(ch.hi) - math.log(ch.lo)) / (2 * _z(1 - ch.level))
+    return math.log(ch.estimate), max(se, 1e-12)
+
+
+def _q_gen(y, v, tau2):
+    w = [1 / (vi + tau2) for vi in v]
+    mu = sum(wi * yi for wi, yi in zip(w, y)) / sum(w)
+    return sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y))
+
+
+def _tau2_ci(y, v, level):
+    """Q-profile CI of tau^2 (Viechtbauer 2007): where the generalised Q meets the chi^2
+    quantiles of k-1 degrees of freedom (0 where Q at tau^2 = 0 is already below)."""
+    from scipy.optimize import brentq
+    from scipy.stats import chi2
+    k, a = len(y), 1 - level
+    out = []
+    for q in (chi2.isf(a / 2, k - 1), chi2.isf(1 - a / 2, k - 1)):
+        if _q_gen(y, v, 0.0) <= q:
+            out.append(0.0)
+            continue
+        hi = max(v) + 1e-9
+        while _q_gen(y, v, hi) > q and hi < 1e6:
+            hi *= 4
+        out.append(brentq(lambda t: _q_gen(y, v, t) - q, 0.0, hi))
+    return tuple(out)
+
+
+def pool(machines, floor=0.01, level=0.95):
+    """Pooled of [(label, Change)]: statsmodels' combine_effects (Debian's python3-statsmodels)
+    on the machines' log ratios, Paule-Mandel tau^2, the Hartung-Knapp CI (its 'random
+    effect wls' row, t with k-1 degrees of freedom)."""
+    have = [(m, ch, _log_se(ch)) for m, ch in machines]
+    used = [(m, ch, ls) for m, ch, ls in have if ls is not None]
+    left = [m for m, _, ls in have if ls is None]
+    k = len(used)
+    est = lo = hi = p = tau = tau_ci = i2 = i2_ci = q = q_p = spread = None
+    differs = False
+    if k >= 2:
+        import warnings
+        try:
+            from statsmodels.stats.meta_analysis import combine_effects
+        except ImportError as e:
+            raise ImportError("the pooled answer across machines needs statsmodels: apt-get install "
+                              "python3-statsmodels (scripts/deps.sh fleet)") from e
+        y = [ls[0] for _, _, ls in used]
+        v = [ls[1] ** 2 for _, _, ls in used]
+        import numpy
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # its per-machine CIs use the normal: we print our own
+            res = combine_effects(numpy.array(y), numpy.array(v), method_re="pm", use_t=True, alpha=1 - level)
+            frame = res.summary_frame()
+        q, q_p = (float(x) for x in res.test_homogeneity().tuple)
+        spread = math.exp(max(y) - min(y))
+        differs = q_p < 1 - level and spread > 1 + floor
+        if k >= POOL_MIN:
+            row = frame.loc["random effect wls"]
+            est, lo, hi = math.exp(row["eff"]), math.exp(row["ci_low"]), math.exp(row["ci_upp"])
+            from scipy.stats import t as t_dist
+            se = float(row["sd_eff"])
+            p = float(2 * t_dist.sf(abs(row["eff"]) / se, k - 1)) if se > 0 else (0.0 if row["eff"] else 1.0)
+            tau = math.sqrt(max(float(res.tau2), 0.0))
+            t2 = _tau2_ci(y, v, level)
+            tau_ci = (math.sqrt(t2[0]), math.sqrt(t2[1]))
+            w = [1 / vi for vi in v]
+            s2 = (k - 1) * sum(w) / (sum(w) ** 2 - sum(wi * wi for wi in w))  # a typical within-machine variance
+            i2 = float(res.tau2) / (float(res.tau2) + s2) if res.tau2 > 0 else 0.0
+            i2_ci = (t2[0] / (t2[0] + s2), t2[1] / (t2[1] + s2))
+    return Pooled(machines, k, est, lo, hi, p, tau, tau_ci, i2, i2_ci, q, q_p, spread, differs, left, level)
+
+
+def pooled_change(pl, base_med=math.nan, med=math.nan):
+    """The Change a table prints for a pooled cell: the pooled ratio and its CI; with fewer
+    than POOL_MIN machines, no CI ('too few': machines, not blocks)."""
+    n = sum(ch.n for _, ch in pl.machines if ch is not None)
+    if pl.estimate is None:
+        ys = [ls[0] for ls in (_log_se(ch) for _, ch in pl.machines) if ls]
+        est = math.exp(sum(ys) / len(ys)) if ys else math.nan
+        return Change("ratio", est, None, None, math.nan, n, n, f"{POOLED}: {pl.k} machine(s) with a CI, "
+                      f"{POOL_MIN} needed", 1.0, False, pl.level, med, base_med, True, pl)
+    return Change("ratio", pl.estimate, pl.lo, pl.hi, pl.p, n, n, POOLED, 0.0, True, pl.level, med, base_med,
+                  True, pl)
+
+
+def machine_words(pl, fmt=lambda r: f"{r:.2f}x"):
+    """'differs by machine: 1.80x on A, 1.10x on B' or 'consistent across machines', from
+    Cochran's Q (p < alpha) together with a spread beyond the floor."""
+    if pl.k < 2:
+        return f"{pl.k} machine(s) with a CI: too few to say whether machines agree"
+    if pl.differs:
+        each = sorted(((ch.estimate, m) for m, ch in pl.machines if ch is not None), reverse=True)
+        return "differs by machine: " + ", ".join(f"{fmt(e)} on {m}" for e, m in each)
+    return "consistent across machines"

@@ -17,7 +17,7 @@ Usage: test_fleet.py MALLOCBENCH CASE.  Cases:
                 shard (no sample twice); a failed task's shard is named by merge; every
                 daemon killed by pid, none left.  Prints the array's overhead against
                 one process.  Skips where slurm-wlm or munge are missing, or not root.
-  k8s           scripts/k8s-job.py's manifest parsed by a YAML parser: an Indexed Job of N
+  k8s           scripts/k8s.py's manifest parsed by a YAML parser: an Indexed Job of N
                 completions, and its pod I runs shard I+1/N (the container's own command,
                 run here with JOB_COMPLETION_INDEX = I); bad input refused, an existing
                 output kept without --force.
@@ -36,7 +36,7 @@ from mbtest import SKIP, check, check_eq, main, rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARRAY = os.path.join(ROOT, "scripts", "slurm-array.sh")
-K8S = os.path.join(ROOT, "scripts", "k8s-job.py")
+K8S = os.path.join(ROOT, "scripts", "k8s.py")
 
 # a real plan: two families, six blocks (two per shard of three)
 PLAN = """[run]
@@ -366,7 +366,7 @@ def case_k8s(mb, tmp):
         return subprocess.run([py, K8S, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
 
     p = gen("--image", "debian-mb:1", "--shards", "4", "matrices/quick.ini", SEED)
-    check_eq(p.returncode, 0, f"k8s-job.py: {p.stderr}")
+    check_eq(p.returncode, 0, f"k8s.py: {p.stderr}")
     job = yaml.safe_load(p.stdout)
     spec = job["spec"]
     check_eq((job["apiVersion"], job["kind"]), ("batch/v1", "Job"), "a batch/v1 Job")

@@ -96,7 +96,13 @@ try {
   const queue = [...linked];
   const sdir = path.join(site, "series");
   if (fs.existsSync(sdir)) for (const f of fs.readdirSync(sdir).sort()) queue.push(path.join(sdir, f));
-  let plotted = 0;
+  // the fleet view: every entry of data.js linked from the overview, each page one plot
+  const fleetN = await page.evaluate(() => (window.MB_DATA.fleet || []).length);
+  const fleetLinks = await page.evaluate(() => document.querySelectorAll('#fleet a[href^="fleet/"]').length);
+  if (fleetLinks !== fleetN) fail(index, `overview links ${fleetLinks} fleet pages for ${fleetN} fleet entries`);
+  const fdir = path.join(site, "fleet");
+  if (fs.existsSync(fdir)) for (const f of fs.readdirSync(fdir).sort()) queue.push(path.join(fdir, f));
+  let plotted = 0, fleetPlotted = 0;
   while (queue.length) {
     const f = queue.shift();
     if (seen.has(f)) continue;
@@ -106,8 +112,13 @@ try {
       const n = await page.evaluate(() => document.querySelectorAll(".uplot canvas").length);
       if (n < 2) fail(f, `${n} plots drawn, expected 2`); else plotted++;
     }
+    if (f.startsWith(fdir + path.sep)) {
+      const n = await page.evaluate(() => document.querySelectorAll(".uplot canvas").length);
+      if (n < 1) fail(f, "no fleet plot drawn"); else fleetPlotted++;
+    }
   }
-  console.log(`test_site: ${seen.size} pages, ${counts.cells} overview cells for ${counts.series} series, ${plotted} series plotted` +
+  console.log(`test_site: ${seen.size} pages, ${counts.cells} overview cells for ${counts.series} series, ${plotted} series plotted, ` +
+              `${fleetPlotted} fleet pages plotted` +
               (shotArg ? `, screenshot ${shotArg}` : ""));
 } finally {
   await browser.close();

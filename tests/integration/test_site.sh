@@ -2,7 +2,7 @@
 # test_site.sh PYTHON NODE SRCROOT OUTDIR [history|hostile] - the dashboard checked in
 # chromium.  Default: scripts/dashboard.py builds OUTDIR/site-fixture from the
 # hand-made fixture series.json (every status); with `history`, a synthetic
-# history of 30 nights x 2 machines (tests/make_history.py) goes through the
+# history of 30 nights x 3 machines (tests/make_history.py) goes through the
 # detector first (PYTHON needs scipy), as `make dashboard` does, with two
 # families no script names (scudo, tbbmalloc).  Each family's swatch must be
 # its sidecar colour (the fallback for the fixture, which has none).  With
@@ -51,7 +51,7 @@ fi
 if [ "${5:-}" = history ]; then
     rm -rf "$OUT/site-history-data" "$OUT/site-history"
     # scudo and tbbmalloc: families no script names, coloured by their sidecars only
-    "$PYTHON" "$SRC/tests/make_history.py" "$OUT/site-history-data" --nights 30 --machines 2 \
+    "$PYTHON" "$SRC/tests/make_history.py" "$OUT/site-history-data" --nights 30 --machines 3 \
         --family scudo=#E69F00 --family tbbmalloc=#56B4E9
     rc=0
     "$PYTHON" "$SRC/scripts/detect.py" "$OUT/site-history-data" --out "$OUT/site-history" || rc=$?

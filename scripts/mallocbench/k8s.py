@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""k8s-job.py - the Kubernetes equivalent of `sbatch --array=1-N scripts/slurm-array.sh`:
+"""k8s.py - the Kubernetes equivalent of `sbatch --array=1-N scripts/slurm-array.sh`:
 an Indexed Job of N completions whose pod K-1 runs shard K/N of the plan
 (JOB_COMPLETION_INDEX + 1, through the same scripts/slurm-array.sh), each
 writing OUTDIR/slurm-SEED-K.csv on a volume the pods share (docs/fleet.md).
 
-    k8s-job.py --image IMAGE --shards N [--name mallocbench] [--parallelism P]
+    k8s.py --image IMAGE --shards N [--name mallocbench] [--parallelism P]
                [--claim PVC] [--workdir /src/mallocbench] [-o job.yaml [--force]]
                MATRIX SEED
 
@@ -20,6 +20,8 @@ import json
 import os
 import re
 import sys
+
+from mallocbench import mbout
 
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
 
@@ -69,7 +71,7 @@ def manifest(name, image, shards, parallelism, matrix, seed, workdir, claim):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="k8s-job.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="k8s.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("matrix")
     ap.add_argument("seed")
     ap.add_argument("--image", required=True)
@@ -97,15 +99,10 @@ def main(argv=None):
         sys.stdout.write(text)
         return 0
     try:
-        fd = os.open(a.output, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if a.force else os.O_EXCL), 0o644)
-    except FileExistsError:
-        print(f"k8s-job.py: {a.output} exists: add --force to replace it", file=sys.stderr)
+        mbout.write(a.output, text, force=a.force)
+    except mbout.OutputError as e:
+        print(f"k8s.py: {e}", file=sys.stderr)
         return 2
-    except OSError as e:
-        print(f"k8s-job.py: cannot write {a.output}: {e.strerror}", file=sys.stderr)
-        return 2
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
     return 0
 
 

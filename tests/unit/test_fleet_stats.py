@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""test_fleet_stats.py - one answer from several machines (docs/fleet.md), on a real run.
+
+FIXTURE (18 blocks of a pair, one machine) is split over three "machines" (block b on machine
+b mod 3, as three shards would run it, or at random):
+  planted   one machine's ratios scaled by a known factor: every machine's paired estimate
+            holds its planted value (factor x the unsplit estimate) in its CI; compare says
+            "differs by machine" in its text and JSON, the pooled CI is wider than any
+            machine's, and names what differs between the machines' descriptions (their
+            page-fault cost, with the trend) where the sidecars give one.
+  aa        200 random splits with nothing planted: "differs by machine" in at most 5%.
+  formulas  the pooled estimate against an independent computation: Paule-Mandel's tau^2
+            solves Q(tau^2) = k - 1, the Hartung-Knapp CI is mu +- t(k-1) sqrt(q / sum w),
+            the Q-profile CI of tau^2 meets the chi^2 quantiles, I^2 from tau^2.
+  two       two machines: each one's answer and the words, no pooled CI ('too few').
+  runs      compare --fleet over three whole runs of one plan, a file per machine: each
+            machine's answer is its run's own; a file given twice, --fleet beside another CSV
+            refused.
+  labels    machines are hosts in one boot: one host over two boots gets two labels, and
+            shards of one merged sidecar keep their own machines.
+Exit 77 without scipy or statsmodels."""
+import copy
+import csv
+import io
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+try:
+    import scipy.stats  # noqa: F401
+    import statsmodels  # noqa: F401
+except ImportError as e:
+    print(f"SKIP: {e.name} is missing (apt-get install python3-scipy python3-statsmodels)")
+    sys.exit(77)
+
+from mallocbench import compare, mbdata, stats  # noqa: E402
+
+FIXTURE = sys.argv[1]
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def read():
+    with open(FIXTURE, newline="") as f:
+        r = csv.DictReader(f)
+        return r.fieldnames, list(r)
+
+
+HEADER, ROWS = read()
+CONFIGS = list(dict.fromkeys(r["config"] for r in ROWS))
+BASE, OTHER = CONFIGS[0], CONFIGS[1]
+BLOCKS = sorted({int(r["block"]) for r in ROWS})
+
+
+def split(assign, scale=None):
+    """The fixture's rows with host = assign[block]; scale {machine: factor} on OTHER's
+    throughput (the primary figure)."""
+    out = []
+    for r in ROWS:
+        r = dict(r)
+        m = assign[int(r["block"])]
+        r["host"] = m
+        if scale and r["config"] == OTHER and m in scale:
+            r["throughput"] = repr(float(r["throughput"]) * scale[m])
+        out.append(r)
+    return out
+
+
+def write(rows, path, metas=None):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=HEADER)
+        w.writeheader()
+        w.writerows(rows)
+    if metas is not None:
+        with open(path[:-4] + ".meta.json", "w") as f:
+            json.dump(metas, f)
+
+
+def primary_cell(run):
+    recs = compare.api(run, baseline=BASE, metrics=["throughput"])["cells"]
+    return next(c for c in recs if not c["geomean"] and c["config"] == OTHER)
+
+
+def unsplit():
+    ch = compare.change([r for r in ROWS if r["config"] == BASE and r["status"] == "ok"],
+                        [r for r in ROWS if r["config"] == OTHER and r["status"] == "ok"],
+                        lambda r: float(r["throughput"]) if r["throughput"] else None)
+    return ch.estimate
+
+
+def case_planted(tmp):
+    r_all = unsplit()
+    factor = {"A": 1.0, "B": 1.0, "C": 1.5}
+    assign = {b: "ABC"[b % 3] for b in BLOCKS}
+    path = os.path.join(tmp, "planted.csv")
+    write(split(assign, factor), path)
+    cell = primary_cell(path)
+    check("machines" in cell and "pooled" in cell, f"a cell of three machines has them: {sorted(cell)}")
+    ms = {m["machine"]: m for m in cell.get("machines", [])}
+    check(sorted(ms) == ["A", "B", "C"], f"each machine's estimate: {sorted(ms)}")
+    for m, f in factor.items():
+        e = ms.get(m, {})
+        planted = r_all * f
+        check(e.get("lo") is not None and e["lo"] <= planted <= e["hi"],
+              f"{m}: planted {planted:.4g} inside its CI [{e.get('lo')}, {e.get('hi')}] (estimate {e.get('estimate')})")
+    pl = cell.get("pooled", {})
+    check(pl.get("differs") is True and pl.get("words", "").startswith("differs by machine: "),
+          f"differs by machine: {pl.get('words')!r}")
+    check(pl.get("k") == 3 and pl["lo"] < pl["estimate"] < pl["hi"], f"a pooled estimate and CI: {pl}")
+    check(all(pl["hi"] - pl["lo"] > e["hi"] - e["lo"] for e in ms.values()),
+          "the pooled CI is wider than each machine's (the machines disagree)")
+    check(cell["estimate"] == pl["estimate"] and cell["method"] == stats.POOLED,
+          f"the cell's answer is the pooled one: {cell['estimate']} {cell['method']!r}")
+    # its words in compare's text, with what differs between the machines' descriptions
+    rows = split(assign, factor)
+    run_ids = {"A": "run-a", "B": "run-b", "C": "run-c"}
+    for r in rows:
+        r["run_id"] = run_ids[r["host"]]
+    # the machines' descriptions: page faults that cost more where the ratio is higher
+    order = sorted("ABC", key=lambda m: ms.get(m, {}).get("estimate") or 0)
+    cal = dict(zip(order, (11000, 12000, 36000)))
+    metas = {"run_id": "merged", "machine": {}, "configs": [{"config": BASE}, {"config": OTHER}],
+             "shards": [{"run_id": run_ids[m], "machine": {"host": m, "boot_id": f"boot-{m}", "thp_enabled": "madvise",
+                                                           "calibration": {"fault_ns": cal[m]}}} for m in "ABC"]}
+    path2 = os.path.join(tmp, "described.csv")
+    write(rows, path2, metas)
+    out = subprocess.run([sys.executable, "-m", "mallocbench.compare", path2, "--baseline", BASE],
+                         capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, f"compare: {out.stderr}")
+    text = out.stdout
+    check("on each machine:" in text and "pooled over 3 machines" in text and "differs by machine:" in text,
+          f"compare's text names each machine and the pooled answer: {text[:1500]}")
+    want = "page-fault cost " + ", ".join(f"{cal[m] / 1000:.3g} µs on {m}" for m in
+                                          sorted("ABC", key=lambda m: -ms[m]["estimate"])) + " (the ratio rises with it)"
+    check(want in text, f"what differs between them: {want!r} in {text[:2500]}")
+    check("THP" not in text.split("differs by machine:")[1].split("\n")[0], "a trait all share is not a difference")
+
+
+def case_aa(tmp):
+    rng = random.Random(20261206)
+    flagged = 0
+    n = 200
+    base = [r for r in ROWS if r["status"] == "ok"]
+    fn = lambda r: float(r["throughput"]) if r["throughput"] else None  # noqa: E731
+    for _ in range(n):
+        bl = BLOCKS[:]
+        rng.shuffle(bl)
+        assign = {b: "ABC"[i % 3] for i, b in enumerate(bl)}
+        rows = split(assign)
+        ch = compare.change([r for r in rows if r["config"] == BASE and r["status"] == "ok"],
+                            [r for r in rows if r["config"] == OTHER and r["status"] == "ok"], fn)
+        flagged += bool(ch.fleet and ch.fleet.differs)
+    check(len(base) > 0 and flagged <= 0.05 * n, f"A/A splits flagged 'differs by machine': {flagged} of {n}")
+    print(f"A/A: {flagged} of {n} random splits over three machines flagged")
+
+
+def case_formulas(tmp):
+    from scipy.stats import chi2, t as t_dist
+    rng = random.Random(3)
+
+    def machine(f, n=8):
+        base = [100 * (1 + rng.gauss(0, 0.03)) for _ in range(n)]
+        return stats.paired_change(base, [b * f * (1 + rng.gauss(0, 0.02)) for b in base])
+    ms = [("A", machine(1.05)), ("B", machine(1.2)), ("C", machine(1.1)), ("D", machine(1.3))]
+    pl = stats.pool(ms)
+    y = [math.log(ch.estimate) for _, ch in ms]
+    v = [((math.log(ch.hi) - math.log(ch.lo)) / (2 * 1.959963984540054)) ** 2 for _, ch in ms]
+    k = len(y)
+    tau2 = pl.tau ** 2
+
+    def q_gen(t2):
+        w = [1 / (vi + t2) for vi in v]
+        mu = sum(wi * yi for wi, yi in zip(w, y)) / sum(w)
+        return sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y)), mu, w
+    q, mu, w = q_gen(tau2)
+    check(tau2 > 0 and abs(q - (k - 1)) < 1e-3 * (k - 1), f"Paule-Mandel: Q(tau^2) = {q:.6g}, k - 1 = {k - 1}")
+    qs = q / (k - 1)
+    half = t_dist.isf(0.025, k - 1) * math.sqrt(qs / sum(w))
+    check(abs(math.log(pl.estimate) - mu) < 1e-9, f"pooled log ratio {math.log(pl.estimate)} = mu {mu}")
+    check(abs(math.log(pl.lo) - (mu - half)) < 1e-6 and abs(math.log(pl.hi) - (mu + half)) < 1e-6,
+          f"Hartung-Knapp CI [{pl.lo}, {pl.hi}] = exp(mu -+ {half:.6g})")
+    lo2, hi2 = pl.tau_ci[0] ** 2, pl.tau_ci[1] ** 2
+    check(lo2 <= tau2 <= hi2, f"tau^2 {tau2} inside its CI [{lo2}, {hi2}]")
+    check(lo2 == 0 or abs(q_gen(lo2)[0] - chi2.isf(0.025, k - 1)) < 1e-6, "the Q-profile's lower end")
+    check(abs(q_gen(hi2)[0] - chi2.isf(0.975, k - 1)) < 1e-6, "the Q-profile's upper end")
+    wf = [1 / vi for vi in v]
+    s2 = (k - 1) * sum(wf) / (sum(wf) ** 2 - sum(x * x for x in wf))
+    check(abs(pl.i2 - tau2 / (tau2 + s2)) < 1e-9, f"I^2 {pl.i2} from tau^2")
+    qf = sum(x * (yi - sum(a * b for a, b in zip(wf, y)) / sum(wf)) ** 2 for x, yi in zip(wf, y))
+    check(abs(pl.q - qf) < 1e-9 and abs(pl.q_p - chi2.sf(qf, k - 1)) < 1e-9, f"Cochran's Q {pl.q} = {qf}")
+
+
+def case_two(tmp):
+    assign = {b: "AB"[b % 2] for b in BLOCKS}
+    path = os.path.join(tmp, "two.csv")
+    write(split(assign, {"B": 1.5}), path)
+    cell = primary_cell(path)
+    pl = cell.get("pooled", {})
+    check(sorted(m["machine"] for m in cell.get("machines", [])) == ["A", "B"], "each of two machines")
+    check(pl.get("lo") is None and cell["lo"] is None and cell["verdict"] == "too few",
+          f"two machines: no pooled CI, 'too few': {cell['verdict']} {pl}")
+    check(pl.get("words", "").startswith("differs by machine"), f"the words still: {pl.get('words')!r}")
+
+
+def case_runs(tmp):
+    """compare --fleet: one plan run whole on three machines, a file each (their blocks share
+    numbers, never units)."""
+    paths = []
+    for m, f in (("A", 1.0), ("B", 1.0), ("C", 1.5)):
+        rows = split({b: m for b in BLOCKS}, {m: f})
+        for r in rows:
+            r["run_id"] = f"run-{m}"
+        paths.append(os.path.join(tmp, f"{m}.csv"))
+        write(rows, paths[-1])
+    out = subprocess.run([sys.executable, "-m", "mallocbench.compare", "--fleet", *paths, "--baseline", BASE,
+                          "--json", "--metric", "throughput"], capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, f"compare --fleet: {out.stderr}")
+    cell = next(c for c in json.loads(out.stdout)["cells"] if not c["geomean"]) if out.returncode == 0 else {}
+    ms = {m["machine"]: m for m in cell.get("machines", [])}
+    check(sorted(ms) == ["A", "B", "C"] and all(m["n"] == len(BLOCKS) for m in ms.values()),
+          f"each run is a machine with all its blocks: {[(k, v['n']) for k, v in ms.items()]}")
+    r_all = unsplit()
+    check(abs(ms["A"]["estimate"] - r_all) < 1e-9 * r_all and abs(ms["C"]["estimate"] - 1.5 * r_all) < 1e-6 * r_all,
+          f"a machine's answer is its run's own: {ms['A']['estimate']} {ms['C']['estimate']} (unsplit {r_all})")
+    check(cell.get("pooled", {}).get("differs") is True, "the scaled run differs")
+    bad = subprocess.run([sys.executable, "-m", "mallocbench.compare", "--fleet", paths[0], paths[0]],
+                         capture_output=True, text=True, timeout=120)
+    check(bad.returncode != 0 and "again" in bad.stderr, f"a run given twice is refused: {bad.stderr!r}")
+    bad = subprocess.run([sys.executable, "-m", "mallocbench.compare", paths[0], "--fleet", paths[1]],
+                         capture_output=True, text=True, timeout=120)
+    check(bad.returncode == 2 and "--fleet" in bad.stderr, f"--fleet with another CSV refused: {bad.stderr!r}")
+
+
+def case_labels(tmp):
+    rows = [dict(r) for r in ROWS]
+    for r in rows:
+        r["run_id"] = "r1" if int(r["block"]) % 2 else "r2"
+    metas = [{"run_id": "merged", "machine": {"host": "vm"},
+              "shards": [{"run_id": "r1", "machine": {"host": "vm", "boot_id": "aaaaaa11-2222"}},
+                         {"run_id": "r2", "machine": {"host": "vm", "boot_id": "bbbbbb33-4444"}}]}]
+    got = mbdata.mark_machines(rows, metas)
+    check(sorted(got) == ["vm/aaaaaa", "vm/bbbbbb"], f"one host over two boots: two machines {sorted(got)}")
+    one = [dict(r) for r in ROWS]
+    got = mbdata.mark_machines(one, [{"run_id": ROWS[0]["run_id"], "machine": {"host": "vm", "boot_id": "x"}}])
+    check(set(r["_machine"] for r in one) == {ROWS[0]["host"]}, "one machine: its host name")
+
+
+if __name__ == "__main__":
+    cases = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, fn in cases.items():
+            if len(sys.argv) > 2 and name not in sys.argv[2:]:
+                continue
+            fn(tmp)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+        sys.exit(1)
