@@ -383,13 +383,14 @@ def pair(base_rows, rows, metric=None, floor=0.01, trade_off=False):
     return next((c for c in res if not c["is_base"] and not c["geomean"] and c["config"] == rows[0]["config"]), None)
 
 
-def pair_values(base, other, better="higher", floor=0.01, unit="", trade_off=False):
+def pair_values(base, other, better="higher", floor=0.01, unit="", trade_off=False, machines=None):
     """The cell of a pair given as {block: value} on each side (tune's confirmation): the same
     estimator (_change over the common blocks) and verdict as analyse(), 'trade-off' for the
-    figure of a workload with that trait."""
+    figure of a workload with that trait; machines {block: machine} where they are several."""
     bv = {("block", k): v for k, v in base.items() if v is not None}
     ov = {("block", k): v for k, v in other.items() if v is not None}
-    ch = _change(bv, ov, True, 0.95) if bv and ov else None
+    um = {("block", k): m for k, m in (machines or {}).items()}
+    ch = _change(bv, ov, True, 0.95, um, floor) if bv and ov else None
     word = ("trade-off" if trade_off and ch is not None and ch.method != stats.UNPAIRED
             else stats.verdict(ch, better, floor))
     return _cell(change=ch, verdict=word, unit=unit, better=better, n=len(ov), n_base=len(bv))

@@ -632,13 +632,13 @@ def trade_off(confirm_csv, rows):
     return bool({r["workload"] for r in rows} & mbdata.workloads_with_trait([confirm_csv], "trade_off"))
 
 
-def change_text(vals, base, other, better="higher", trade_off=False):
+def change_text(vals, base, other, better="higher", trade_off=False, machines=None):
     """other against base as every view words a pair (compare.pair_values: the paired
     Hodges-Lehmann ratio, its verdict word at a 1% floor; trade_off: the figure of a workload
-    with that trait), with its 95% CI and n."""
+    with that trait; several machines {block: machine}: pooled), with its 95% CI and n."""
     if base not in vals or other not in vals or base == other:
         return "-"
-    cell = compare.pair_values(vals[base], vals[other], better, trade_off=trade_off)
+    cell = compare.pair_values(vals[base], vals[other], better, trade_off=trade_off, machines=machines)
     ch = cell["change"]
     if ch is None:
         return "-"

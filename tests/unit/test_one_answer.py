@@ -168,11 +168,13 @@ def check_run(path, tmp):
     run = mbdata.load(path)
     trade = set(run.with_trait("trade_off"))
     for c in prim[:6]:
-        vals = {}
+        vals, machines = {}, {}
         for r in run.ok:
             if (r["workload"], r["workload_params"]) == (c["workload"], c["params"]):
-                vals.setdefault(r["config"], {})[(r["matrix_id"], r["block"])] = mbdata.num(r, "throughput")
-        got = tune.change_text(vals, base, c["config"], c["better"], c["workload"] in trade)
+                key = (r["matrix_id"], r["block"], r["_machine"])
+                vals.setdefault(r["config"], {})[key] = mbdata.num(r, "throughput")
+                machines[key] = r["_machine"]
+        got = tune.change_text(vals, base, c["config"], c["better"], c["workload"] in trade, machines)
         check(got.startswith(words(c)), f"{name}: tune words {c['config']} on {c['workload']} as {got!r}, "
                                        f"compare as {words(c)!r}")
 
