@@ -16,6 +16,8 @@ b mod 3, as three shards would run it, or at random):
   runs      compare --fleet over three whole runs of one plan, a file per machine: each
             machine's answer is its run's own; a file given twice, --fleet beside another CSV
             refused.
+  history   tests/fixtures/fleet-history/: a run per machine, named after it and calibrated;
+            compare --fleet pools the folder.
   labels    machines are hosts in one boot: one host over two boots gets two labels, and
             shards of one merged sidecar keep their own machines.
 Exit 77 without scipy or statsmodels."""
@@ -238,6 +240,30 @@ def case_runs(tmp):
     bad = subprocess.run([sys.executable, "-m", "mallocbench.compare", paths[0], "--fleet", paths[1]],
                          capture_output=True, text=True, timeout=120)
     check(bad.returncode == 2 and "--fleet" in bad.stderr, f"--fleet with another CSV refused: {bad.stderr!r}")
+
+
+def case_history(tmp):
+    """tests/fixtures/fleet-history/ (make fleet-probe): one run per machine, each named after
+    its host and boot and describing its machine; compare --fleet pools the folder."""
+    d = os.path.join(os.path.dirname(os.path.abspath(FIXTURE)), "fleet-history")
+    files = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".csv") and not f.endswith(".rss.csv"))
+    check(files, "the fleet history has a run")
+    for f in files:
+        meta = json.load(open(f[:-4] + ".meta.json"))
+        m = meta["machine"]
+        want = f"{m['host']}-{m['boot_id'].replace('-', '')[:6]}.csv"
+        check(os.path.basename(f) == want, f"{f}: named after its machine ({want})")
+        cal = m.get("calibration") or {}
+        check(cal.get("fault_ns", 0) > 0 and cal.get("memcpy_bytes_per_s", 0) > 0, f"{f}: its machine calibrated")
+    run = mbdata.load(files)
+    check(len(run.machines) == len(files), f"one machine per run: {sorted(run.machines)}")
+    out = subprocess.run([sys.executable, "-m", "mallocbench.compare", "--fleet", *files, "--json"],
+                         capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, f"compare --fleet over the history: {out.stderr}")
+    cells = json.loads(out.stdout)["cells"] if out.returncode == 0 else []
+    if len(files) >= 2:
+        check(all(len(c.get("machines", [])) == len(files) for c in cells if c["metric"] == "throughput"),
+              "each cell on every machine of the history")
 
 
 def case_labels(tmp):
