@@ -6,6 +6,7 @@
 set -eu
 
 PKGS="gcc libc6-dev make meson ninja-build pkg-config python3 python3-numpy python3-matplotlib python3-scipy
+python3-statsmodels
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libpfm4-dev linux-perf"
 PKGS="$PKGS libclang-rt-14-dev"  # scudo (allocators/scudo.c)
 PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
@@ -20,10 +21,11 @@ PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 # libtorch-dev is left to `deps.sh frameworks`, so its case skips with the reason) and a
 # real Debian server under `serve` (memcached loaded by libmemcached-tools' memcaslap)
 [ "${1:-}" = test ] && PKGS="$PKGS python3-torch memcached libmemcached-tools"
+# (statsmodels: compare's answer pooled across machines, docs/fleet.md)
 # `deps.sh fleet`: a plan over several machines (docs/fleet.md): Slurm and munge (the test starts
-# a one-node cluster of its own), statsmodels for the pooled answer across machines, a YAML
-# parser for the Kubernetes manifest's test; `deps.sh test` installs them too, so CI runs that test
-FLEET="slurm-wlm munge python3-statsmodels python3-yaml"
+# a one-node cluster of its own), a YAML parser for the Kubernetes manifest's test; `deps.sh test`
+# installs them too, so CI runs that test
+FLEET="slurm-wlm munge python3-yaml"
 [ "${1:-}" = fleet ] && PKGS="$PKGS $FLEET"
 [ "${1:-}" = test ] && PKGS="$PKGS $FLEET"
 # `deps.sh frameworks`: the framework suite (workloads/frameworks/, matrices/frameworks.ini):

@@ -13,8 +13,9 @@
 # N = MB_SHARDS.
 # A node without build/mallocbench builds it once: tasks starting together wait
 # on a lock (flock on the checkout's folder, no file written) and find it built.
-# A requeued task (SLURM_RESTART_COUNT > 0) resumes its shard (--resume) rather
-# than run it again; otherwise an existing shard file is refused, never replaced.
+# A requeued task (SLURM_RESTART_COUNT > 0), or a retried pod, resumes its shard
+# (--resume) rather than run it again; otherwise an existing shard file is
+# refused, never replaced.
 # A failed task leaves its shard missing, and merge names it.
 # MALLOCBENCH: the harness to use (default build/mallocbench, built if missing).
 #SBATCH --job-name=mallocbench
@@ -48,13 +49,18 @@ case "$k$n" in *[!0-9]*) die "task $k of $n: not numbers" ;; esac
 mb=${MALLOCBENCH:-build/mallocbench}
 if [ ! -x "$mb" ]; then
     # one build per node: the others wait here, then find it built
-    flock . sh -c "[ -x '$mb' ] || make build >&2"
+    flock . sh -c '[ -x "$1" ] || make build >&2' sh "$mb"
+    [ -x "$mb" ] || die "$mb: not built (make build builds build/mallocbench; MALLOCBENCH names another)"
 fi
 mkdir -p "$outdir"
 out="$outdir/slurm-$seed-$k.csv"
 resume=""
 if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && [ -e "$out" ]; then
     echo "slurm-array.sh: task $k/$n restarted (${SLURM_RESTART_COUNT}): resuming $out" >&2
+    resume=--resume
+elif [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -e "$out" ]; then
+    # a Kubernetes pod retried (backoffLimit) finds its shard on the shared volume
+    echo "slurm-array.sh: pod $k/$n found $out: resuming it" >&2
     resume=--resume
 fi
 # --keep-going: a configuration with no ok sample is rows with their status in this shard, not a

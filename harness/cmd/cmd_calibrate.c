@@ -141,6 +141,13 @@ static bool cache_read(const char *path, const char *boot, machine_calib_t *m)
 static void cache_write(const char *dir, const char *path, const char *boot, const machine_calib_t *m)
 {
     char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", dir); /* its parents too (~/.cache may not exist yet) */
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            (void)mkdir(tmp, 0755);
+            *p = '/';
+        }
     if (mkdir(dir, 0755) && errno != EEXIST)
         return;
     if ((size_t)snprintf(tmp, sizeof tmp, "%s/.calibration.XXXXXX", dir) >= sizeof tmp)

@@ -197,7 +197,7 @@ static int read_tables(char **in, int nin, csv_table_t *t, size_t *total)
  * partial.  0 or the exit code. */
 static int check_shards(char **in, const csv_table_t *t, int nin, bool partial)
 {
-    int cs = csv_col(&t[0], "shard");
+    int cs = csv_col(&t[0], "shard"), cb = csv_col(&t[0], "block");
     unsigned n = 0;
     char *seen = NULL;
     for (int i = 0; i < nin; i++)
@@ -207,6 +207,13 @@ static int check_shards(char **in, const csv_table_t *t, int nin, bool partial)
             if (f[0] && plan_parse_shard(f, &k, &m)) {
                 free(seen);
                 return die_usage("merge: %s: row %zu has shard '%s', not K/N", in[i], r + 1, f);
+            }
+            unsigned long blk = cb >= 0 ? strtoul(t[i].rows[r][cb], NULL, 10) : 0;
+            if (f[0] && m > 1 && blk % m != k - 1) { /* a shard keeps whole blocks: b mod N = K - 1 */
+                free(seen);
+                return die_usage("merge: %s: row %zu is block %lu in shard %s, which holds blocks %u, %u + %u, ...: "
+                                 "not a shard of whole blocks (written before shards kept them?)", in[i], r + 1, blk,
+                                 f, k - 1, k - 1, m);
             }
             if (n && m != n) {
                 free(seen);

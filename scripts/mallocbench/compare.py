@@ -23,6 +23,7 @@ Input that is not a mallocbench CSV (scripts/mbcsv.py) is refused in one line
 naming the file and row, exit 2.
 """
 import argparse
+import dataclasses
 import csv
 import json
 import math
@@ -169,8 +170,10 @@ def _machine_of(r):
 
 def _fleet_change(base, other, common, level, machines, floor):
     """Several machines among the common blocks: each machine's paired change over its own
-    blocks, pooled (stats.pool); None for one machine, or where a machine's change is not a
-    ratio (a count from zero)."""
+    blocks and the pooled one (stats.pool) as the cell's; with fewer than stats.POOL_MIN
+    machines that have a CI, the paired change over all their blocks (every pair is still on
+    one machine) with the machines' own beside it.  None for one machine, or where a
+    machine's change is not a ratio (a count from zero: paired over all blocks)."""
     by = {}
     for u in common:
         by.setdefault(machines.get(u, ""), []).append(u)
@@ -184,8 +187,13 @@ def _fleet_change(base, other, common, level, machines, floor):
             return None
         per.append((m, ch))
     pl = stats.pool(per, floor, level)
-    return stats.pooled_change(pl, stats.median([base[u] for u in common]),
-                               stats.median([other[u] for u in common]))
+    if pl.estimate is not None:
+        return stats.pooled_change(pl, stats.median([base[u] for u in common]),
+                                   stats.median([other[u] for u in common]))
+    plain = stats.paired_change([base[u] for u in common], [other[u] for u in common], level)
+    why = pl.missing or f"{pl.k} machine(s) with a CI, {stats.POOL_MIN} needed to pool"
+    return dataclasses.replace(plain, fleet=pl, method=f"{plain.method}; over the blocks of {len(per)} machines, "
+                                                       f"not pooled ({why}): its CI leaves out their spread")
 
 
 def _change(base, other, paired, level, machines=None, floor=0.01):
@@ -641,7 +649,7 @@ def machine_differences(pl, descs):
         vals = [((descs.get(m) or {}).get("calibration") or {}).get(key) for m, _ in ms]
         if len(ms) < 2 or any(not isinstance(v, (int, float)) for v in vals) or max(vals) < 1.2 * min(vals):
             continue
-        rho = _spearman([math.log(ch.estimate) for _, ch in ms], vals)
+        rho = _spearman([math.log(ch.estimate) for _, ch in ms], vals) if len(ms) >= 3 else 0.0  # 2: always +-1
         trend = " (the ratio rises with it)" if rho > 0.999 else " (the ratio falls as it rises)" if rho < -0.999 else ""
         parts.append(f"{words} " + ", ".join(f"{v * scale:.3g} {unit} on {m}" for (m, _), v in zip(ms, vals)) + trend)
     for key, words in MACHINE_TRAITS:
@@ -673,7 +681,9 @@ def fleet_lines(c, descs=None):
                      f"Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}")
     else:
         q = f"; Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}" if pl.q is not None else ""
-        lines.append(f"  no pooled CI: {pl.k} machine(s) with a CI, {stats.POOL_MIN} needed{q}")
+        why = pl.missing or f"{pl.k} machine(s) with a CI, {stats.POOL_MIN} needed"
+        lines.append(f"  not pooled ({why}): the table gives the paired change over all their blocks, "
+                     f"whose CI leaves out the machines' spread{q}")
     if pl.left_out:
         lines.append(f"  not pooled (too few blocks there for a CI): {', '.join(pl.left_out)}")
     words = stats.machine_words(pl, _ratio)
@@ -759,8 +769,8 @@ def footer(res):
         ms = sorted({m for c in pooled for m, _ in c["change"].fleet.machines})
         lines.append(f"measured on {len(ms)} machines ({', '.join(ms)}), each block on one: a cell's change pools "
                      f"the machines' own paired changes (listed under its table) by random effects (Paule-Mandel "
-                     f"tau², Hartung-Knapp CI); with fewer than {stats.POOL_MIN} machines there is no pooled CI "
-                     f"('too few').")
+                     f"tau², Hartung-Knapp CI); with fewer than {stats.POOL_MIN} machines with a CI it is the "
+                     f"paired change over all their blocks, whose CI leaves out the machines' spread.")
     lines += list(res.notes) + list(res.hints) + list(res.precision)
     lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
     few = {}
@@ -1048,6 +1058,14 @@ def run(argv):
         old, new = run.ok, None
         names = ("old", "new")
         order = config_order(old, args.fleet)
+        seen = {}  # a machine's blocks in two files would share keys: one run per machine
+        for r in run.rows:
+            seen.setdefault(r["_machine"], {}).setdefault(r.get("run_id"), r.path)
+        for m, runs in seen.items():
+            files = sorted(set(runs.values()))
+            if len(files) > 1:
+                die(f"--fleet: {files[0]} and {files[1]} are both from machine {m}: give one run per machine "
+                    f"(merge the shards of one run first)", 2)
         if len(run.machines) < 2:
             print(f"mallocbench compare: note: --fleet: every row is from one machine "
                   f"({next(iter(run.machines), '?')}): no answer across machines", file=sys.stderr)

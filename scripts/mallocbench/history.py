@@ -262,6 +262,7 @@ def _load_machine(mid, d, nights):
         metas[night] = meta
         rows = mbcsv.read(path)[1]
         mbdata.check_unique(rows)
+        mbdata.mark_machines(rows, [meta] if meta else [])  # as compare reads them: one answer
         corder = mbcsv.config_order([path], rows)
         cfg_alloc = {}
         tun = {}

@@ -4,14 +4,13 @@ an Indexed Job of N completions whose pod K-1 runs shard K/N of the plan
 (JOB_COMPLETION_INDEX + 1, through the same scripts/slurm-array.sh), each
 writing OUTDIR/slurm-SEED-K.csv on a volume the pods share (docs/fleet.md).
 
-    k8s.py --image IMAGE --shards N [--name mallocbench] [--parallelism P]
-               [--claim PVC] [--workdir /src/mallocbench] [-o job.yaml [--force]]
-               MATRIX SEED
+    k8s.py --image IMAGE --shards N --claim PVC [--name mallocbench] [--parallelism P]
+               [--workdir /src/mallocbench] [-o job.yaml [--force]] MATRIX SEED
 
 IMAGE: a Debian 12 image holding the checkout at --workdir (a node without a
 build builds one, under the script's lock); --claim: the PersistentVolumeClaim
-mounted at WORKDIR/results (default: none, an emptyDir: copy the shards out
-before the pods go).  Pods must run privileged (perf_event_open and tracefs)
+mounted at WORKDIR/results, where every pod writes its shard (a retried pod
+resumes the one it finds there).  Pods must run privileged (perf_event_open and tracefs)
 and one to a node (a shard's blocks measured alone): the manifest asks for
 both (podAntiAffinity on the job's pods).  Prints the YAML, or writes -o
 (never replacing a file without --force)."""
@@ -35,8 +34,7 @@ def positive(text):
 
 def manifest(name, image, shards, parallelism, matrix, seed, workdir, claim):
     """The Job as a dict (JSON is YAML: the text is json.dumps of it, one key a line)."""
-    volume = {"name": "results"}
-    volume.update({"persistentVolumeClaim": {"claimName": claim}} if claim else {"emptyDir": {}})
+    volume = {"name": "results", "persistentVolumeClaim": {"claimName": claim}}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -45,7 +43,7 @@ def manifest(name, image, shards, parallelism, matrix, seed, workdir, claim):
             "completionMode": "Indexed",
             "completions": shards,
             "parallelism": parallelism,
-            "backoffLimit": shards,  # a failed pod is retried; its shard resumes
+            "backoffLimit": shards,  # a failed pod is retried: slurm-array.sh resumes the shard it finds
             "template": {
                 "metadata": {"labels": {"app": "mallocbench", "mallocbench-job": name}},
                 "spec": {
@@ -78,7 +76,8 @@ def main(argv=None):
     ap.add_argument("--shards", required=True, type=positive)
     ap.add_argument("--parallelism", type=positive)
     ap.add_argument("--name", default="mallocbench")
-    ap.add_argument("--claim")
+    ap.add_argument("--claim", required=True,
+                    help="the PersistentVolumeClaim the pods write their shards to (results/ in the pod)")
     ap.add_argument("--workdir", default="/src/mallocbench")
     ap.add_argument("-o", "--output")
     ap.add_argument("--force", action="store_true")

@@ -732,33 +732,51 @@ def check_plan_unique(rows):
 # ---- machines: which machine measured each row ----------------------------------------------
 
 def machine_descriptions(metas):
-    """{run_id: the sidecar's `machine`} over the sidecars and, in a merged one, its shards'."""
+    """{run_id: the sidecar's `machine`} over the sidecars, each one's `previous` (the run it
+    resumed) and, in a merged one, its shards' (and theirs)."""
     out = {}
-    for meta in metas:
-        for m in [meta] + [s for s in meta.get("shards") or [] if isinstance(s, dict)]:
-            if m.get("run_id") and isinstance(m.get("machine"), dict):
-                out.setdefault(m["run_id"], m["machine"])
+    todo = [m for m in metas if isinstance(m, dict)]
+    while todo:
+        m = todo.pop()
+        if m.get("run_id") and isinstance(m.get("machine"), dict):
+            out.setdefault(m["run_id"], m["machine"])
+        todo += [x for x in (m.get("shards") or []) + [m.get("previous")] if isinstance(x, dict)]
     return out
 
 
 def mark_machines(rows, metas):
     """Each row's machine: row["_machine"] its label, row["_machine_desc"] its description
-    (the sidecar's `machine`, {} without one).  A machine is a host in one boot (its
-    boot_id: machines of one image share a host name, and a reboot changes a machine's
-    state); the label is the host name, with the boot's first 6 hex digits where one host
-    name covers several boots.  Returns {label: description}."""
+    (the sidecar's `machine`, {} without one).  A machine is one boot of a host (boot_id:
+    machines of one image share a host name, a reboot changes a machine's state, and the
+    containers of one node share its boot); a row whose boot is unknown (no sidecar) is its
+    host's only known boot, or its host alone.  The label is the host name, with the boot's
+    first 6 hex digits where one host name covers several boots.  Returns {label: description}."""
     desc = machine_descriptions(metas)
-    keys = {}
+    known = {}  # host -> its known boots
     for r in rows:
-        d = desc.get(r.get("run_id"), {})
-        keys.setdefault((r.get("host", ""), str(d.get("boot_id") or "")), d)
-    boots = {}
-    for host, boot in keys:
-        boots.setdefault(host, set()).add(boot)
-    label = {k: k[0] if len(boots[k[0]]) == 1 else f"{k[0]}/{k[1].replace('-', '')[:6] or '?'}" for k in keys}
+        b = str(desc.get(r.get("run_id"), {}).get("boot_id") or "")
+        if b:
+            known.setdefault(r.get("host", ""), set()).add(b)
+
+    def key(r):
+        b = str(desc.get(r.get("run_id"), {}).get("boot_id") or "")
+        host = r.get("host", "")
+        if not b and len(known.get(host, ())) == 1:
+            b = next(iter(known[host]))
+        return ("boot", b) if b else ("host", host)
+    keys, hosts = {}, {}
     for r in rows:
-        d = desc.get(r.get("run_id"), {})
-        k = (r.get("host", ""), str(d.get("boot_id") or ""))
+        k = key(r)
+        if k not in keys or not keys[k]:
+            keys[k] = desc.get(r.get("run_id"), {})
+        hosts.setdefault(k, r.get("host", ""))
+    per_host = {}
+    for k, h in hosts.items():
+        per_host.setdefault(h, set()).add(k)
+    label = {k: h if len(per_host[h]) == 1 else f"{h}/{k[1].replace('-', '')[:6]}" if k[0] == "boot" else f"{h}/?"
+             for k, h in hosts.items()}
+    for r in rows:
+        k = key(r)
         r["_machine"], r["_machine_desc"] = label[k], keys[k]
     return {label[k]: d for k, d in keys.items()}
 

@@ -505,7 +505,8 @@ class Pooled:
     with fewer than POOL_MIN machines that have a CI), tau (the machines' spread, a log-ratio
     SD) and I^2 with their Q-profile CIs, Cochran's Q and its p, and `differs`: Q's p below
     alpha and a spread (the largest machine estimate over the smallest) beyond the floor.
-    `left_out`: machines without a CI (too few blocks on them), shown, not pooled."""
+    `left_out`: machines without a CI (too few blocks on them, or all of them one value),
+    shown, not pooled; `missing`: why nothing was pooled where a library is missing."""
     machines: list
     k: int
     estimate: Optional[float]
@@ -522,15 +523,19 @@ class Pooled:
     differs: bool
     left_out: list
     level: float
+    missing: str = ""
 
 
 def _log_se(ch):
     """A machine's log ratio and its standard error, from its CI (the width over 2 z: the
-    usual way a meta-analysis reads a CI); None without a CI."""
+    usual way a meta-analysis reads a CI); None without a CI, or with one of no width (every
+    pair one value: no standard error to weigh it by)."""
     if ch is None or ch.kind != "ratio" or ch.lo is None or ch.hi is None or not ch.lo > 0:
         return None
-    se = (math.log(ch.hi) - math.log(ch.lo)) / (2 * _z(1 - ch.level))
-    return math.log(ch.estimate), max(se, 1e-12)
+    width = math.log(ch.hi) - math.log(ch.lo)
+    if not width > 1e-9:
+        return None
+    return math.log(ch.estimate), width / (2 * _z(1 - ch.level))
 
 
 def _q_gen(y, v, tau2):
@@ -557,26 +562,38 @@ def _tau2_ci(y, v, level):
     return tuple(out)
 
 
+def _typical_var(v):
+    """Higgins and Thompson's typical within-machine variance, (k-1) sum w / ((sum w)^2 -
+    sum w^2), its denominator as 2 sum_{i<j} w_i w_j (no cancellation when one weight dwarfs
+    the rest)."""
+    w = [1 / vi for vi in v]
+    den = 2 * sum(w[i] * w[j] for i in range(len(w)) for j in range(i + 1, len(w)))
+    return (len(w) - 1) * sum(w) / den if den > 0 else math.inf
+
+
 def pool(machines, floor=0.01, level=0.95):
     """Pooled of [(label, Change)]: statsmodels' combine_effects (Debian's python3-statsmodels)
-    on the machines' log ratios, Paule-Mandel tau^2, the Hartung-Knapp CI (its 'random
-    effect wls' row, t with k-1 degrees of freedom)."""
+    on the machines' log ratios, Paule-Mandel tau^2, the Hartung-Knapp CI (t with k-1 degrees
+    of freedom) never narrower than the plain random-effects one (its scale at least 1: three
+    machines that agree closely do not make a CI narrower than each machine's evidence)."""
     have = [(m, ch, _log_se(ch)) for m, ch in machines]
     used = [(m, ch, ls) for m, ch, ls in have if ls is not None]
     left = [m for m, _, ls in have if ls is None]
     k = len(used)
     est = lo = hi = p = tau = tau_ci = i2 = i2_ci = q = q_p = spread = None
-    differs = False
+    differs, missing = False, ""
     if k >= 2:
         import warnings
         try:
+            import numpy
             from statsmodels.stats.meta_analysis import combine_effects
         except ImportError as e:
-            raise ImportError("the pooled answer across machines needs statsmodels: apt-get install "
-                              "python3-statsmodels (scripts/deps.sh fleet)") from e
+            missing = (f"{e.name or 'statsmodels'} is missing (apt-get install python3-statsmodels): "
+                       f"the machines are not pooled")
+            return Pooled(machines, k, None, None, None, None, None, None, None, None, None, None, None, False,
+                          left, level, missing)
         y = [ls[0] for _, _, ls in used]
         v = [ls[1] ** 2 for _, _, ls in used]
-        import numpy
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # its per-machine CIs use the normal: we print our own
             res = combine_effects(numpy.array(y), numpy.array(v), method_re="pm", use_t=True, alpha=1 - level)
@@ -585,30 +602,27 @@ def pool(machines, floor=0.01, level=0.95):
         spread = math.exp(max(y) - min(y))
         differs = q_p < 1 - level and spread > 1 + floor
         if k >= POOL_MIN:
-            row = frame.loc["random effect wls"]
-            est, lo, hi = math.exp(row["eff"]), math.exp(row["ci_low"]), math.exp(row["ci_upp"])
             from scipy.stats import t as t_dist
-            se = float(row["sd_eff"])
-            p = float(2 * t_dist.sf(abs(row["eff"]) / se, k - 1)) if se > 0 else (0.0 if row["eff"] else 1.0)
-            tau = math.sqrt(max(float(res.tau2), 0.0))
-            t2 = _tau2_ci(y, v, level)
-            tau_ci = (math.sqrt(t2[0]), math.sqrt(t2[1]))
-            w = [1 / vi for vi in v]
-            s2 = (k - 1) * sum(w) / (sum(w) ** 2 - sum(wi * wi for wi in w))  # a typical within-machine variance
-            i2 = float(res.tau2) / (float(res.tau2) + s2) if res.tau2 > 0 else 0.0
-            i2_ci = (t2[0] / (t2[0] + s2), t2[1] / (t2[1] + s2))
-    return Pooled(machines, k, est, lo, hi, p, tau, tau_ci, i2, i2_ci, q, q_p, spread, differs, left, level)
+            mu = float(frame.loc["random effect wls", "eff"])
+            se = max(float(frame.loc["random effect wls", "sd_eff"]), float(frame.loc["random effect", "sd_eff"]))
+            half = float(t_dist.isf((1 - level) / 2, k - 1)) * se
+            est, lo, hi = math.exp(mu), math.exp(mu - half), math.exp(mu + half)
+            p = float(2 * t_dist.sf(abs(mu) / se, k - 1)) if se > 0 else (0.0 if mu else 1.0)
+            t2 = max(float(res.tau2), 0.0)
+            tau = math.sqrt(t2)
+            t2ci = _tau2_ci(y, v, level)
+            tau_ci = (math.sqrt(t2ci[0]), math.sqrt(t2ci[1]))
+            s2 = _typical_var(v)
+            i2 = t2 / (t2 + s2)
+            i2_ci = (t2ci[0] / (t2ci[0] + s2), t2ci[1] / (t2ci[1] + s2))
+    return Pooled(machines, k, est, lo, hi, p, tau, tau_ci, i2, i2_ci, q, q_p, spread, differs, left, level,
+                  missing)
 
 
 def pooled_change(pl, base_med=math.nan, med=math.nan):
-    """The Change a table prints for a pooled cell: the pooled ratio and its CI; with fewer
-    than POOL_MIN machines, no CI ('too few': machines, not blocks)."""
+    """The Change a table prints for a pooled cell (pl.estimate not None): the pooled ratio and
+    its CI, the machines' own beside it."""
     n = sum(ch.n for _, ch in pl.machines if ch is not None)
-    if pl.estimate is None:
-        ys = [ls[0] for ls in (_log_se(ch) for _, ch in pl.machines) if ls]
-        est = math.exp(sum(ys) / len(ys)) if ys else math.nan
-        return Change("ratio", est, None, None, math.nan, n, n, f"{POOLED}: {pl.k} machine(s) with a CI, "
-                      f"{POOL_MIN} needed", 1.0, False, pl.level, med, base_med, True, pl)
     return Change("ratio", pl.estimate, pl.lo, pl.hi, pl.p, n, n, POOLED, 0.0, True, pl.level, med, base_med,
                   True, pl)
 
@@ -616,6 +630,8 @@ def pooled_change(pl, base_med=math.nan, med=math.nan):
 def machine_words(pl, fmt=lambda r: f"{r:.2f}x"):
     """'differs by machine: 1.80x on A, 1.10x on B' or 'consistent across machines', from
     Cochran's Q (p < alpha) together with a spread beyond the floor."""
+    if pl.missing:
+        return pl.missing
     if pl.k < 2:
         return f"{pl.k} machine(s) with a CI: too few to say whether machines agree"
     if pl.differs:

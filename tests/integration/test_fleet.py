@@ -18,9 +18,9 @@ Usage: test_fleet.py MALLOCBENCH CASE.  Cases:
                 daemon killed by pid, none left.  Prints the array's overhead against
                 one process.  Skips where slurm-wlm or munge are missing, or not root.
   k8s           scripts/k8s.py's manifest parsed by a YAML parser: an Indexed Job of N
-                completions, and its pod I runs shard I+1/N (the container's own command,
-                run here with JOB_COMPLETION_INDEX = I); bad input refused, an existing
-                output kept without --force.
+                completions on a claim, and its pod I runs shard I+1/N (the container's own
+                command, run here with JOB_COMPLETION_INDEX = I; run again, as a retried pod,
+                it resumes); bad input refused, an existing output kept without --force.
 """
 import json
 import os
@@ -363,7 +363,8 @@ def case_k8s(mb, tmp):
     py = sys.executable
 
     def gen(*args):
-        return subprocess.run([py, K8S, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        return subprocess.run([py, K8S, "--claim", "mb-results", *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
 
     p = gen("--image", "debian-mb:1", "--shards", "4", "matrices/quick.ini", SEED)
     check_eq(p.returncode, 0, f"k8s.py: {p.stderr}")
@@ -377,6 +378,8 @@ def case_k8s(mb, tmp):
     c = pod["containers"][0]
     check(c["securityContext"]["privileged"] is True, "privileged (perf events, tracefs)")
     check(pod["affinity"]["podAntiAffinity"], "one pod a node")
+    check(pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "mb-results" and
+          c["volumeMounts"][0]["mountPath"].endswith("/results"), "the shards on the claim, at results/")
     # the index mapping: run the container's command here as pod I: it runs shard I+1/N
     plan = write_plan(tmp)
     env_pod = {e["name"]: e["value"] for e in c["env"]}
@@ -391,6 +394,10 @@ def case_k8s(mb, tmp):
             got = rows(os.path.join(tmp, "pods", f"slurm-{SEED}-1.csv"))
             check_eq({x["shard"] for x in got}, {"1/4"}, "pod 0 runs shard 1/4")
             check_eq({int(x["block"]) for x in got}, {0, 4}, "shard 1/4's whole blocks")
+            before = det(os.path.join(tmp, "pods", f"slurm-{SEED}-1.csv"))
+            again = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+            check(again.returncode == 0 and "resuming" in again.stderr, f"a retried pod resumes: {again.stderr!r}")
+            check_eq(det(os.path.join(tmp, "pods", f"slurm-{SEED}-1.csv")), before, "the retried pod's shard, no sample twice")
         else:
             check_eq(r.returncode, 0, f"pod {index}: {r.stderr}")
             check_eq({x["shard"] for x in rows(os.path.join(tmp, "pods", f"slurm-{SEED}-4.csv"))}, {"4/4"},

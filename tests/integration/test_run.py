@@ -492,6 +492,14 @@ def case_shard(mb, tmp):
     check("not shards of one run" in p.stderr, f"other plan refused: {p.stderr!r}")
     p = run(mb, "run", "-q", "-m", m, "--shard", "4/3", expect_rc=2)
     check("--shard" in p.stderr, "bad shard refused")
+    # a shard row whose block is not its shard's (samples dealt, not blocks): refused, named
+    dealt = os.path.join(tmp, "dealt.csv")
+    with open(parts[1]) as f:
+        text = f.read()
+    with open(dealt, "w") as f:
+        f.write(text.replace(",2/3,", ",3/3,", 1))
+    p = run(mb, "merge", "--force", "-o", merged, parts[0], dealt, expect_rc=2)
+    check("not a shard of whole blocks" in p.stderr, f"a dealt shard refused: {p.stderr!r}")
     few = os.path.join(tmp, "few.csv")
     p = run(mb, "run", "-q", "-m", m, "-r", "2", "--shard", "1/3", "-o", few, expect_rc=2)
     check("2 blocks" in p.stderr and "whole blocks" in p.stderr and not os.path.exists(few),

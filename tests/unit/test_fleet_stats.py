@@ -11,15 +11,19 @@ b mod 3, as three shards would run it, or at random):
   aa        200 random splits with nothing planted: "differs by machine" in at most 5%.
   formulas  the pooled estimate against an independent computation: Paule-Mandel's tau^2
             solves Q(tau^2) = k - 1, the Hartung-Knapp CI is mu +- t(k-1) sqrt(q / sum w),
-            the Q-profile CI of tau^2 meets the chi^2 quantiles, I^2 from tau^2.
-  two       two machines: each one's answer and the words, no pooled CI ('too few').
+            the Q-profile CI of tau^2 meets the chi^2 quantiles, I^2 from tau^2; machines that
+            agree closely get a CI no narrower than the plain random-effects one; a machine
+            whose CI has no width is left out.
+  two       two machines: each one's answer and the words, no pooled CI: the cell is the
+            paired change over all their blocks, marked not pooled.
   runs      compare --fleet over three whole runs of one plan, a file per machine: each
             machine's answer is its run's own; a file given twice, --fleet beside another CSV
             refused.
   history   tests/fixtures/fleet-history/: a run per machine, named after it and calibrated;
             compare --fleet pools the folder.
-  labels    machines are hosts in one boot: one host over two boots gets two labels, and
-            shards of one merged sidecar keep their own machines.
+  labels    machines are boots of a host: one host over two boots gets two labels, shards of
+            one merged sidecar keep their own machines, a resumed run (its earlier part under
+            "previous") and rows without a sidecar stay one machine.
 Exit 77 without scipy or statsmodels."""
 import copy
 import csv
@@ -200,6 +204,19 @@ def case_formulas(tmp):
     qf = sum(x * (yi - sum(a * b for a, b in zip(wf, y)) / sum(wf)) ** 2 for x, yi in zip(wf, y))
     check(abs(pl.q - qf) < 1e-9 and abs(pl.q_p - chi2.sf(qf, k - 1)) < 1e-9, f"Cochran's Q {pl.q} = {qf}")
 
+    # machines that agree closely (tau^2 = 0): the CI no narrower than the plain random-effects one,
+    # so wider than each machine's here (t with 2 degrees of freedom)
+    def fixed(est, lo, hi, n=8):
+        return stats.Change("ratio", est, lo, hi, 0.5, n, n, "test", 0.0, True, 0.95, 1, 1, True)
+    close = [("A", fixed(1.004, 0.90, 1.12)), ("B", fixed(1.005, 0.90, 1.12)), ("C", fixed(1.006, 0.90, 1.12))]
+    pc = stats.pool(close)
+    check(pc.tau == 0 and pc.lo <= 0.90 and pc.hi >= 1.12 and pc.p > 0.5,
+          f"agreeing machines: CI [{pc.lo}, {pc.hi}] no narrower than theirs, p {pc.p}")
+    # a machine whose CI has no width (every pair one value) is shown, not pooled, and breaks nothing
+    flat = close[:2] + [("D", fixed(1.2, 1.2, 1.2))]
+    pf = stats.pool(flat)
+    check(pf.left_out == ["D"] and pf.k == 2 and pf.estimate is None, f"a CI of no width left out: {pf.left_out}")
+
 
 def case_two(tmp):
     assign = {b: "AB"[b % 2] for b in BLOCKS}
@@ -208,8 +225,14 @@ def case_two(tmp):
     cell = primary_cell(path)
     pl = cell.get("pooled", {})
     check(sorted(m["machine"] for m in cell.get("machines", [])) == ["A", "B"], "each of two machines")
-    check(pl.get("lo") is None and cell["lo"] is None and cell["verdict"] == "too few",
-          f"two machines: no pooled CI, 'too few': {cell['verdict']} {pl}")
+    rows = split(assign, {"B": 1.5})
+    plain = stats.paired_change(*[[v for _, v in sorted(
+        (int(r["block"]), float(r["throughput"])) for r in rows if r["config"] == c and r["status"] == "ok")]
+        for c in (BASE, OTHER)])
+    check(pl.get("lo") is None and cell["lo"] is not None and abs(cell["estimate"] - plain.estimate) < 1e-9 * plain.estimate
+          and "not pooled" in cell["method"],
+          f"two machines: no pooled CI; the cell is the paired change over all blocks: {cell['estimate']} "
+          f"{plain.estimate} {cell['method']!r}")
     check(pl.get("words", "").startswith("differs by machine"), f"the words still: {pl.get('words')!r}")
 
 
@@ -275,6 +298,19 @@ def case_labels(tmp):
                          {"run_id": "r2", "machine": {"host": "vm", "boot_id": "bbbbbb33-4444"}}]}]
     got = mbdata.mark_machines(rows, metas)
     check(sorted(got) == ["vm/aaaaaa", "vm/bbbbbb"], f"one host over two boots: two machines {sorted(got)}")
+    # a run resumed in the same boot: its earlier part's sidecar under "previous", one machine
+    res = [dict(r) for r in ROWS]
+    for r in res:
+        r["run_id"] = "first" if int(r["block"]) < 9 else "second"
+    got = mbdata.mark_machines(res, [{"run_id": "second", "machine": {"host": "vm", "boot_id": "b1"},
+                                      "previous": {"run_id": "first", "machine": {"host": "vm", "boot_id": "b1"}}}])
+    check(list(got) == ["vm"], f"a resumed run is one machine: {sorted(got)}")
+    # rows with no sidecar belong to their host's only known boot
+    half = [dict(r) for r in ROWS]
+    for r in half:
+        r["run_id"] = "known" if int(r["block"]) % 2 else "unknown"
+    got = mbdata.mark_machines(half, [{"run_id": "known", "machine": {"host": "vm", "boot_id": "b1"}}])
+    check(list(got) == ["vm"], f"a sidecar missing: still one machine: {sorted(got)}")
     one = [dict(r) for r in ROWS]
     got = mbdata.mark_machines(one, [{"run_id": ROWS[0]["run_id"], "machine": {"host": "vm", "boot_id": "x"}}])
     check(set(r["_machine"] for r in one) == {ROWS[0]["host"]}, "one machine: its host name")
