@@ -652,6 +652,11 @@ def machine_differences(pl, descs):
         rho = _spearman([math.log(ch.estimate) for _, ch in ms], vals) if len(ms) >= 3 else 0.0  # 2: always +-1
         trend = " (the ratio rises with it)" if rho > 0.999 else " (the ratio falls as it rises)" if rho < -0.999 else ""
         parts.append(f"{words} " + ", ".join(f"{v * scale:.3g} {unit} on {m}" for (m, _), v in zip(ms, vals)) + trend)
+    loads = [((descs.get(m) or {}).get("calibration") or {}).get("load1") for m, _ in ms]
+    if parts and all(isinstance(v, (int, float)) for v in loads) and max(loads) - min(loads) > 0.5:
+        # calibrate records its load: a figure measured busy is the machine's state, not the machine
+        parts.append("calibrated at load " + ", ".join(f"{v:.2g} on {m}" for (m, _), v in zip(ms, loads))
+                     + " (a busy machine's figures are its state as much as the machine)")
     for key, words in MACHINE_TRAITS:
         vals = [(descs.get(m) or {}).get(key) for m, _ in ms]
         if any(v is None for v in vals) or len(set(map(str, vals))) < 2:

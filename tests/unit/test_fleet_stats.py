@@ -134,9 +134,11 @@ def case_planted(tmp):
     # the machines' descriptions: page faults that cost more where the ratio is higher
     order = sorted("ABC", key=lambda m: ms.get(m, {}).get("estimate") or 0)
     cal = dict(zip(order, (11000, 12000, 36000)))
+    load = {"A": 0.2, "B": 0.3, "C": 1.9}
     metas = {"run_id": "merged", "machine": {}, "configs": [{"config": BASE}, {"config": OTHER}],
              "shards": [{"run_id": run_ids[m], "machine": {"host": m, "boot_id": f"boot-{m}", "thp_enabled": "madvise",
-                                                           "calibration": {"fault_ns": cal[m]}}} for m in "ABC"]}
+                                                           "calibration": {"fault_ns": cal[m], "load1": load[m]}}}
+                        for m in "ABC"]}
     path2 = os.path.join(tmp, "described.csv")
     write(rows, path2, metas)
     out = subprocess.run([sys.executable, "-m", "mallocbench.compare", path2, "--baseline", BASE],
@@ -148,6 +150,7 @@ def case_planted(tmp):
     want = "page-fault cost " + ", ".join(f"{cal[m] / 1000:.3g} µs on {m}" for m in
                                           sorted("ABC", key=lambda m: -ms[m]["estimate"])) + " (the ratio rises with it)"
     check(want in text, f"what differs between them: {want!r} in {text[:2500]}")
+    check("calibrated at load " in text and "1.9 on C" in text, "the load each machine was calibrated at, told apart")
     check("THP" not in text.split("differs by machine:")[1].split("\n")[0], "a trait all share is not a difference")
 
 
