@@ -262,15 +262,20 @@ def saved_gain(t):
 
 def rank():
     """--all on a host running three framework programs at once whose losses differ many times
-    (elementwise under jemalloc's defaults, train under glibc, infer under glibc): ranked in that
-    order.  Then the worst of them (elementwise, jemalloc) alone against watched by diagnose: its
+    (elementwise under jemalloc's defaults, numpy under mimalloc or train under glibc, infer under
+    glibc): ranked in that order, and how far apart their losses are.  Then the worst of them (elementwise, jemalloc) alone against watched by diagnose: its
     own steps/s, paired, the overhead on the worst framework program."""
     if not have_torch():
         return 77
     libs = libraries()
     je = libs.get("jemalloc")
+    # the middle one: DIAG_RANK_MIDDLE=train (under glibc) or numpy (under mimalloc, the default)
+    middle = os.environ.get("DIAG_RANK_MIDDLE", "numpy")
     runs = [("elementwise", je, ["workloads/frameworks/elementwise.py", "--size-mib", "16", "--steps", "400"]),
-            ("train", "", ["workloads/frameworks/train.py", "--steps", "400", "--batch", "16384", "--hidden", "128"]),
+            ("train", "", ["workloads/frameworks/train.py", "--steps", "400", "--batch", "16384", "--hidden", "128"])
+            if middle == "train" else
+            ("numpy", libs.get("mimalloc", ""), ["workloads/frameworks/numpy_pipeline.py", "--batches", "400",
+                                                 "--rows", "1024", "--cols", "1024"]),
             ("infer", "", ["workloads/frameworks/infer.py", "--requests", "40000", "--max-batch", "64"])]
     procs = []
     for name, lib, args in runs:
@@ -298,6 +303,10 @@ def rank():
                   f"{t['faults_per_s']:9,.0f}")
     ours = [order.index(p.pid) for _, p in procs if p.pid in ts]
     print("ranked in the expected order:", "yes" if ours == sorted(ours) and len(ours) == 3 else "NO")
+    lost = [ts[p.pid]["lost_to_refaults_s"] for _, p in procs if p.pid in ts]
+    if len(lost) == 3:
+        print("losses apart: " + ", ".join(f"{a / b:.1f}x" if b > 0 else "inf" for a, b in zip(lost, lost[1:]))
+              + " (the issue: >= 3x)")
     # the overhead on the worst program: its own steps/s, alone and watched (-p after start-up)
     pairs = int(sys.argv[4]) if len(sys.argv) > 4 else 6
     alone, watched = [], []
