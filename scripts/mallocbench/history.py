@@ -216,10 +216,12 @@ def load(history_dir, machines=None):
 
 def _fleet(pairs, series):
     """The fleet view (docs/fleet.md): for each workload, configuration and primary figure
-    measured on two machines or more, per night each machine's ratio to its baseline (compare's
-    paired change) and what they say together (stats.pool: the pooled ratio and its CI from 3
+    measured on two machines or more (pairs: {key: {machine: {night: (base rows, rows)}}}), per
+    night each machine's ratio to its baseline (compare's paired change, computed here only for
+    such keys) and what they say together (stats.pool: the pooled ratio and its CI from 3
     machines with a CI, the words)."""
     out = []
+    primary = next(m for m in METRICS if m[0] == "throughput")
     meta = {(s["workload"], s["params"], s["config"]): s for s in series if s["metric"] == "throughput"}
     for key in sorted(pairs):
         by_m = pairs[key]
@@ -231,7 +233,7 @@ def _fleet(pairs, series):
         ratio = {m: [] for m in mids}
         pooled, lo, hi, k, words = [], [], [], [], []
         for n in nights:
-            chs = [(m, by_m[m].get(n)) for m in mids]
+            chs = [(m, _night_change(*by_m[m][n], primary) if n in by_m[m] else None) for m in mids]
             for m, ch in chs:
                 ratio[m].append(_round(ch.estimate) if ch is not None and ch.kind == "ratio" else None)
             have = [(m, ch) for m, ch in chs if ch is not None and ch.kind == "ratio"]
@@ -329,10 +331,9 @@ def _load_machine(mid, d, nights):
                                               byc[config].get(n, []), metric) if b != config else
                                  (1.0 if s["median"][i] is not None else None))
                 baseline = next((b for b in reversed(bases) if b), None)
-                if metric[0] == "throughput" and config != baseline:
-                    pairs[(wl, params, config)] = {
-                        n: _night_change(byc.get(b, {}).get(n, []), byc[config].get(n, []), metric)
-                        for n, b in zip(nights, bases) if b and b != config and n in byc[config]}
+                if metric[0] == "throughput" and config != baseline:  # the rows; _fleet pairs them if needed
+                    pairs[(wl, params, config)] = {n: (byc.get(b, {}).get(n, []), byc[config][n])
+                                                   for n, b in zip(nights, bases) if b and b != config and n in byc[config]}
                 series.append({
                     "id": f"{mid}/{wl}/{params}/{config}/{metric[0]}",
                     "machine": mid, "workload": wl, "params": params, "config": config,
