@@ -45,6 +45,8 @@ typedef struct {
     double v[CALIB_NFIG][CALIB_SAMPLES_MAX]; /* memcpy B/s; ns: a fault, a re-fault whole, its system time */
     int n;
     uint64_t size;
+    double load1; /* the 1-minute load average as it began (NAN: unreadable) */
+    double steal; /* the share of the CPUs' time the host stole while it ran (NAN: unknown) */
 } calib_t;
 int calibrate_measure(const char *size, const char *rounds, int samples, double timeout_s, bool report,
                       calib_t *c);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,9 @@ int calibrate_measure(const char *size, const char *rounds, int samples, double 
     snprintf(glibc->label, sizeof glibc->label, "%s", glibc->alloc->name);
     static const char *const keys[CALIB_NFIG] = {NULL, "fault_ns", "refault_ns", "refault_sys_ns"};
     int rc = 0;
+    unsigned long long s0 = 0, t0 = 0, s1 = 0, t1 = 0;
+    bool times = sysinfo_cpu_times(&s0, &t0);
+    c->load1 = sysinfo_load1();
     for (int r = 0; r < samples && !rc; r++) {
         rc = sample_run(&o, glibc, &a, NULL, s);
         if (!rc)
@@ -78,6 +82,8 @@ int calibrate_measure(const char *size, const char *rounds, int samples, double 
             c->v[k][c->n] = extra_value(s->res.extra, keys[k]);
         c->n++;
     }
+    times = times && sysinfo_cpu_times(&s1, &t1) && t1 > t0;
+    c->steal = times ? (double)(s1 - s0) / (double)(t1 - t0) : NAN;
     sample_free(s);
     free(glibc);
     for (int k = 0; k < CALIB_NFIG; k++)
@@ -102,39 +108,43 @@ static bool cache_dir(char *dir, size_t len)
     return h && *h && (size_t)snprintf(dir, len, "%s/.cache/mallocbench", h) < len;
 }
 
+/* The cache's figures: the sidecar's list (sysinfo.h), by offset. */
+static const struct {
+    const char *key;
+    size_t off;
+} cache_fields[] = {
+#define X(key, member, fmtspec) {key, offsetof(machine_calib_t, member)},
+    MACHINE_CALIB_FIGURES(X)
+#undef X
+};
+#define NCACHE_FIELDS (sizeof cache_fields / sizeof cache_fields[0])
+
 static bool cache_read(const char *path, const char *boot, machine_calib_t *m)
 {
     FILE *f = fopen(path, "re");
     if (!f)
         return false;
     char line[256], b[64] = "";
-    int got = 0;
+    unsigned got = 0, all = (1u << NCACHE_FIELDS) - 1;
+    bool when = false;
     while (fgets(line, sizeof line, f)) {
         char *eq = strchr(line, '=');
         if (!eq)
             continue;
         *eq++ = '\0';
         eq[strcspn(eq, "\n")] = '\0';
-        double v = strtod(eq, NULL);
         if (!strcmp(line, "boot_id"))
             snprintf(b, sizeof b, "%s", eq);
         else if (!strcmp(line, "measured_at"))
-            m->measured_at = (long long)v, got |= 1;
-        else if (!strcmp(line, "load1"))
-            m->load1 = v, got |= 2;
-        else if (!strcmp(line, "steal"))
-            m->steal = v, got |= 4;
-        else if (!strcmp(line, "fault_ns"))
-            m->fault_ns = v, got |= 8;
-        else if (!strcmp(line, "refault_ns"))
-            m->refault_ns = v, got |= 16;
-        else if (!strcmp(line, "refault_sys_ns"))
-            m->refault_sys_ns = v, got |= 32;
-        else if (!strcmp(line, "memcpy_bytes_per_s"))
-            m->memcpy_bps = v, got |= 64;
+            m->measured_at = strtoll(eq, NULL, 10), when = true;
+        for (size_t i = 0; i < NCACHE_FIELDS; i++)
+            if (!strcmp(line, cache_fields[i].key)) {
+                *(double *)((char *)m + cache_fields[i].off) = strtod(eq, NULL);
+                got |= 1u << i;
+            }
     }
     fclose(f);
-    return got == 127 && !strcmp(b, boot) && m->fault_ns > 0 && m->memcpy_bps > 0;
+    return got == all && when && !strcmp(b, boot) && m->fault_ns > 0 && m->memcpy_bps > 0;
 }
 
 /* Written whole under a temporary name and renamed: a reader sees the old file or the new. */
@@ -162,9 +172,9 @@ static void cache_write(const char *dir, const char *path, const char *boot, con
         return;
     }
     fchmod(fd, 0644);
-    fprintf(f, "boot_id=%s\nmeasured_at=%lld\nload1=%.2f\nsteal=%.6f\nfault_ns=%.1f\nrefault_ns=%.1f\n"
-               "refault_sys_ns=%.1f\nmemcpy_bytes_per_s=%.6g\n", boot, m->measured_at, m->load1, m->steal,
-            m->fault_ns, m->refault_ns, m->refault_sys_ns, m->memcpy_bps);
+    fprintf(f, "boot_id=%s\nmeasured_at=%lld\n", boot, m->measured_at);
+    for (size_t i = 0; i < NCACHE_FIELDS; i++)
+        fprintf(f, "%s=%.9g\n", cache_fields[i].key, *(const double *)((const char *)m + cache_fields[i].off));
     if (fclose(f) || rename(tmp, path))
         unlink(tmp);
 }
@@ -184,21 +194,18 @@ void calibrate_machine(machine_calib_t *m)
         return;
     }
     memset(m, 0, sizeof *m);
-    unsigned long long s0 = 0, t0 = 0, s1 = 0, t1 = 0;
-    bool times = sysinfo_cpu_times(&s0, &t0);
     calib_t c;
     if (calibrate_measure("4M", "4", 3, 60, false, &c) || c.n < 1) {
         snprintf(m->why, sizeof m->why, "the calibrate workload did not run (mallocbench calibrate says why)");
         return;
     }
-    times = times && sysinfo_cpu_times(&s1, &t1) && t1 > t0;
     m->have = true;
     m->fault_ns = c.v[CALIB_FAULT][c.n / 2];
     m->refault_ns = c.v[CALIB_REFAULT][c.n / 2];
     m->refault_sys_ns = c.v[CALIB_REFAULT_SYS][c.n / 2];
     m->memcpy_bps = c.v[CALIB_BW][c.n / 2];
-    m->load1 = load;
-    m->steal = times ? (double)(s1 - s0) / (double)(t1 - t0) : NAN;
+    m->load1 = c.load1;
+    m->steal = c.steal;
     m->measured_at = now;
     if (cachable)
         cache_write(dir, path, boot, m);
@@ -215,13 +222,9 @@ int cmd_calibrate(int argc, char **argv)
         return 0;
     }
     calib_t c;
-    double load = sysinfo_load1();
-    unsigned long long s0 = 0, t0 = 0, s1 = 0, t1 = 0;
-    bool times = sysinfo_cpu_times(&s0, &t0);
     int rc = calibrate_measure(argc > 1 ? argv[1] : NULL, NULL, 5, 300, true, &c);
     if (rc)
         return rc;
-    times = times && sysinfo_cpu_times(&s1, &t1) && t1 > t0;
     int n = c.n;
     const double *bw = c.v[CALIB_BW], *fault = c.v[CALIB_FAULT], *refault = c.v[CALIB_REFAULT];
     char size[32];
@@ -235,10 +238,10 @@ int cmd_calibrate(int argc, char **argv)
            refault[n - 1], c.v[CALIB_REFAULT_SYS][n / 2]);
     printf("so re-faulting a buffer costs ~%.1fx copying it once\n",
            fault[n / 2] * 1e-9 / (4096.0 / bw[n / 2]));
-    if (times)
-        printf("measured at load %.2f (1-minute average), the host stealing %.1f%% of the CPUs' time\n", load,
-               100.0 * (double)(s1 - s0) / (double)(t1 - t0));
+    if (isfinite(c.steal))
+        printf("measured at load %.2f (1-minute average), the host stealing %.1f%% of the CPUs' time\n", c.load1,
+               100.0 * c.steal);
     else
-        printf("measured at load %.2f (1-minute average); steal unknown (/proc/stat unreadable)\n", load);
+        printf("measured at load %.2f (1-minute average); steal unknown (/proc/stat unreadable)\n", c.load1);
     return 0;
 }

@@ -173,6 +173,7 @@ static long long cgroup_memory_limit(void)
     return limit < 0 ? -1 : limit;
 }
 
+/* One member of the calibration object, and its comma (measured_at comes last). */
 static void number(FILE *out, const char *key, double v, const char *fmtspec)
 {
     fprintf(out, "      \"%s\": ", key);
@@ -180,6 +181,7 @@ static void number(FILE *out, const char *key, double v, const char *fmtspec)
         fprintf(out, fmtspec, v);
     else
         fputs("null", out);
+    fputs(",\n", out);
 }
 
 void sysinfo_write_machine(FILE *out, const machine_calib_t *cal)
@@ -226,18 +228,10 @@ void sysinfo_write_machine(FILE *out, const machine_calib_t *cal)
         return;
     }
     fputs("    \"calibration\": {\n", out);
-    number(out, "fault_ns", cal->fault_ns, "%.0f");
-    fputs(",\n", out);
-    number(out, "refault_ns", cal->refault_ns, "%.0f");
-    fputs(",\n", out);
-    number(out, "refault_sys_ns", cal->refault_sys_ns, "%.0f");
-    fputs(",\n", out);
-    number(out, "memcpy_bytes_per_s", cal->memcpy_bps, "%.4g");
-    fputs(",\n", out);
-    number(out, "load1", cal->load1, "%.2f");
-    fputs(",\n", out);
-    number(out, "steal", cal->steal, "%.4f");
-    fprintf(out, ",\n      \"measured_at\": %lld,\n      \"cached\": %s\n    }\n", cal->measured_at,
+#define X(key, member, fmtspec) number(out, key, cal->member, fmtspec);
+    MACHINE_CALIB_FIGURES(X)
+#undef X
+    fprintf(out, "      \"measured_at\": %lld,\n      \"cached\": %s\n    }\n", cal->measured_at,
             cal->cached ? "true" : "false");
 }
 

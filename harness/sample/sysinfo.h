@@ -24,6 +24,16 @@ typedef struct {
     char why[160];
 } machine_calib_t;
 
+/* The calibration's figures, one list for the sidecar's JSON and the per-boot cache:
+ * X(key, member of machine_calib_t, the sidecar's printf format). */
+#define MACHINE_CALIB_FIGURES(X)                                                                    \
+    X("fault_ns", fault_ns, "%.0f")                                                                 \
+    X("refault_ns", refault_ns, "%.0f")                                                             \
+    X("refault_sys_ns", refault_sys_ns, "%.0f")                                                     \
+    X("memcpy_bytes_per_s", memcpy_bps, "%.4g")                                                     \
+    X("load1", load1, "%.2f")                                                                       \
+    X("steal", steal, "%.4f")
+
 /* Write the "machine" object's members (no braces), indented by two; cal (or NULL) as its
  * "calibration" member. */
 void sysinfo_write_machine(FILE *out, const machine_calib_t *cal);
