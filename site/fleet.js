@@ -11,7 +11,7 @@
   // the Okabe-Ito palette (colour-blind safe), machine by machine
   var palette = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999"];
   function t(night) { var p = night.split("-"); return Date.UTC(+p[0], +p[1] - 1, +p[2]) / 1000; }
-  function ratio(u, v) { return v == null ? "\u2013" : v.toFixed(3) + "\u00d7"; }
+  var ratio = MB_RATIO.value;
   var xs = f.nights.map(t);
   var series = [{ label: "night", value: function (u, v) { return v == null ? "\u2013" : new Date(v * 1000).toISOString().slice(0, 10); } }];
   var data = [xs];
@@ -24,20 +24,14 @@
   series.push({ label: "pooled 95% CI hi", stroke: "transparent", spanGaps: false, value: ratio });
   series.push({ label: "pooled", stroke: "#222", width: 2.5, points: { show: true, size: 5 }, spanGaps: false, value: ratio });
   data.push(f.lo, f.hi, f.pooled);
-  var grey = "#777";
   var opts = {
     title: f.workload + " \u00b7 " + f.config + " vs " + (f.baseline || "the baseline") + " on " + f.machines.length + " machines",
     width: Math.max(480, Math.min(1100, el.clientWidth || 900)), height: 340,
     scales: { x: { time: true } },
     series: series,
     bands: [{ series: [lo + 1, lo], fill: "rgba(34,34,34,0.15)" }],
-    axes: [{}, { size: 84, values: function (u, vals) { return vals.map(function (v) { return v + "\u00d7"; }); } }],
-    hooks: { draw: [function (u) {
-      var y = u.valToPos(1, "y", true);
-      if (y < u.bbox.top || y > u.bbox.top + u.bbox.height) return;
-      var c = u.ctx; c.save(); c.strokeStyle = grey; c.setLineDash([2, 2]);
-      c.beginPath(); c.moveTo(u.bbox.left, y); c.lineTo(u.bbox.left + u.bbox.width, y); c.stroke(); c.restore();
-    }] }
+    axes: [{}, MB_RATIO.axis],
+    hooks: { draw: [MB_RATIO.unity] }
   };
   new uPlot(opts, data, el);
 })();

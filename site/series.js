@@ -83,15 +83,10 @@
     series: [
       { label: "night", value: function (u, v) { return v == null ? "\u2013" : new Date(v * 1000).toISOString().slice(0, 10); } },
       { label: "vs " + (s.baseline || "baseline"), stroke: colour, width: 2, points: { show: true, size: 4 }, spanGaps: false,
-        value: function (u, v) { return v == null ? "\u2013" : v.toFixed(3) + "\u00d7"; } }
+        value: MB_RATIO.value }
     ],
-    axes: [{}, { size: 84, values: function (u, vals) { return vals.map(function (v) { return v + "\u00d7"; }); } }],
-    hooks: { draw: [function (u) {
-      var y = u.valToPos(1, "y", true);
-      if (y < u.bbox.top || y > u.bbox.top + u.bbox.height) return;
-      var c = u.ctx; c.save(); c.strokeStyle = grey; c.setLineDash([2, 2]);
-      c.beginPath(); c.moveTo(u.bbox.left, y); c.lineTo(u.bbox.left + u.bbox.width, y); c.stroke(); c.restore();
-    }, markers] }
+    axes: [{}, MB_RATIO.axis],
+    hooks: { draw: [MB_RATIO.unity, markers] }
   };
   new uPlot(ratioOpts, [xs, s.ratio], ratioEl);
 })();

@@ -750,7 +750,7 @@ def build(args):
     os.makedirs(os.path.join(site, "assets"), exist_ok=True)
     for f in UPLOT:
         put_copy(os.path.join(uplot_dir, f), os.path.join(site, "assets", f))
-    for f in ("site.css", "series.js", "overview.js", "fleet.js"):
+    for f in ("site.css", "ratio.js", "series.js", "overview.js", "fleet.js"):
         put_copy(os.path.join(STATIC, f), os.path.join(site, "assets", f))
     report = None
     if args.report:
@@ -780,13 +780,13 @@ def build(args):
         os.makedirs(fdir)
     for f in doc["fleet"]:
         page("%s %s across machines \u2014 mallocbench" % (f["workload"], f["config"]), fleet_page(f, report),
-             os.path.join(site, f["page"]), "../", ("data.js", "assets/uPlot.iife.min.js", "assets/fleet.js"),
+             os.path.join(site, f["page"]), "../", ("data.js", "assets/uPlot.iife.min.js", "assets/ratio.js", "assets/fleet.js"),
              ' data-fleet="%s"' % esc(f["id"]))
     links = {}
     for s in doc["series"]:
         links[(s["machine"], s["workload"], s.get("params", ""), s["config"], s["metric"])] = s["page"]
         page("%s %s %s \u2014 mallocbench" % (s["workload"], s["config"], s["metric"]), series_page(s, doc, report),
-             os.path.join(site, s["page"]), "../", ("data.js", "assets/uPlot.iife.min.js", "assets/series.js"),
+             os.path.join(site, s["page"]), "../", ("data.js", "assets/uPlot.iife.min.js", "assets/ratio.js", "assets/series.js"),
              ' data-series="%s"' % esc(s["id"]))
     page("mallocbench nightly", overview(doc, links, report, os.path.isfile(os.path.join(site, "alerts.csv"))),
          os.path.join(site, "index.html"), "", ("data.js", "assets/overview.js"))
