@@ -639,30 +639,44 @@ def _spearman(xs, ys):
 
 
 def machine_differences(pl, descs):
-    """What differs between the pooled machines, from their descriptions: a calibrated figure
-    (page-fault cost, memcpy bandwidth) with whether the ratio rises or falls with it across
-    them (every machine in the same order: a description of these machines, not a test), and
-    the traits (CPU, kernel, THP, ...) that are not the same on all.  '' when nothing is known."""
+    """What differs between a cell's pooled machines, from their descriptions: a calibrated
+    figure (page-fault cost, memcpy bandwidth) with whether the ratio rises or falls with it
+    across them (every machine in the same order: a description of these machines, not a
+    test), and the traits (CPU, kernel, THP, ...) that are not the same on all.  '' when
+    nothing is known."""
     ms = sorted(((m, ch) for m, ch in pl.machines if ch is not None), key=lambda x: -x[1].estimate)  # as the words
+    return _differences([m for m, _ in ms], descs, [ch.estimate for _, ch in ms])
+
+
+def fleet_differences(res):
+    """What differs between all the machines a comparison's cells were measured on (the
+    footer's and the JSON's): the same figures and traits as a cell's, without a trend.  ''
+    for one machine, or when nothing known differs."""
+    pls = [getattr(c["change"], "fleet", None) for c in res if not c["is_base"] and c["change"] is not None]
+    ms = sorted({m for pl in pls if pl is not None for m, _ in pl.machines})
+    return _differences(ms, res.machine_desc) if len(ms) >= 2 else ""
+
+
+def _differences(ms, descs, ests=None):
     parts = []
     for key, words, scale, unit in MACHINE_FIGURES:
-        vals = [((descs.get(m) or {}).get("calibration") or {}).get(key) for m, _ in ms]
+        vals = [((descs.get(m) or {}).get("calibration") or {}).get(key) for m in ms]
         if len(ms) < 2 or any(not isinstance(v, (int, float)) for v in vals) or max(vals) < 1.2 * min(vals):
             continue
-        rho = _spearman([math.log(ch.estimate) for _, ch in ms], vals) if len(ms) >= 3 else 0.0  # 2: always +-1
+        rho = _spearman([math.log(e) for e in ests], vals) if ests and len(ms) >= 3 else 0.0  # 2: always +-1
         trend = " (the ratio rises with it)" if rho > 0.999 else " (the ratio falls as it rises)" if rho < -0.999 else ""
-        parts.append(f"{words} " + ", ".join(f"{v * scale:.3g} {unit} on {m}" for (m, _), v in zip(ms, vals)) + trend)
-    loads = [((descs.get(m) or {}).get("calibration") or {}).get("load1") for m, _ in ms]
+        parts.append(f"{words} " + ", ".join(f"{v * scale:.3g} {unit} on {m}" for m, v in zip(ms, vals)) + trend)
+    loads = [((descs.get(m) or {}).get("calibration") or {}).get("load1") for m in ms]
     if parts and all(isinstance(v, (int, float)) for v in loads) and max(loads) - min(loads) > 0.5:
         # calibrate records its load: a figure measured busy is the machine's state, not the machine
-        parts.append("calibrated at load " + ", ".join(f"{v:.2g} on {m}" for (m, _), v in zip(ms, loads))
+        parts.append("calibrated at load " + ", ".join(f"{v:.2g} on {m}" for m, v in zip(ms, loads))
                      + " (a busy machine's figures are its state as much as the machine)")
     for key, words in MACHINE_TRAITS:
-        vals = [(descs.get(m) or {}).get(key) for m, _ in ms]
+        vals = [(descs.get(m) or {}).get(key) for m in ms]
         if any(v is None for v in vals) or len(set(map(str, vals))) < 2:
             continue
         by = {}
-        for (m, _), v in zip(ms, vals):
+        for m, v in zip(ms, vals):
             by.setdefault(str(v), []).append(m)
         parts.append(f"{words} " + "; ".join(f"{v} on {', '.join(who)}" for v, who in by.items()))
     return "; ".join(parts)
@@ -776,6 +790,9 @@ def footer(res):
                      f"the machines' own paired changes (listed under its table) by random effects (Paule-Mandel "
                      f"tau², Hartung-Knapp CI); with fewer than {stats.POOL_MIN} machines with a CI it is the "
                      f"paired change over all their blocks, whose CI leaves out the machines' spread.")
+        diff = fleet_differences(res)
+        lines.append(f"the machines differ in {diff}." if diff else
+                     "nothing their descriptions record differs between the machines.")
     lines += list(res.notes) + list(res.hints) + list(res.precision)
     lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
     few = {}
@@ -840,7 +857,10 @@ def records(res):
     return {"schema": JSON_SCHEMA, "mode": res.mode, "baseline": res.baseline, "floor": res.floor,
             "family": res.family, "estimator": ESTIMATOR_TEXT, "verdicts": VERDICT_TEXT.format(
                 floor=f"{res.floor * 100:g}%"),
-            "notes": list(res.only) + list(res.notes) + list(res.hints) + list(res.precision), "cells": cells}
+            "notes": list(res.only) + list(res.notes) + list(res.hints) + list(res.precision),
+            "machines": [{"machine": m, "description": res.machine_desc.get(m) or {}} for m in
+                         sorted({x["machine"] for c in cells for x in c.get("machines", [])})],
+            "machine_differences": fleet_differences(res), "cells": cells}
 
 
 CSV_COLUMNS = ["workload", "workload_params", "metric", "figure", "unit", "better", "config", "baseline", "n", "n_base",

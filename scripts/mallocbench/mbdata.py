@@ -744,41 +744,80 @@ def machine_descriptions(metas):
     return out
 
 
+# What a machine cannot change without a reboot: a sidecar that names no boot (one written
+# before sidecars carried boot_id) and differs in one of them from its host's known boot is
+# another machine, not that boot.
+_BOOT_FIXED = ("kernel", "cpu_model", "mem_total_kib")
+
+
 def mark_machines(rows, metas):
     """Each row's machine: row["_machine"] its label, row["_machine_desc"] its description
     (the sidecar's `machine`, {} without one).  A machine is one boot of a host (boot_id:
     machines of one image share a host name, a reboot changes a machine's state, and the
-    containers of one node share its boot); a row whose boot is unknown (no sidecar) is its
-    host's only known boot, or its host alone.  The label is the host name, with the boot's
-    first 6 hex digits where one host name covers several boots.  Returns {label: description}."""
+    containers of one node share its boot).  A sidecar that names no boot is its host's only
+    known boot where it agrees with it on _BOOT_FIXED, else a machine of its own told by its
+    kernel and CPU; a row without a sidecar is the one machine its host's sidecars name, else
+    its host alone.  The label is the host name, with the boot's first 6 hex digits (or the
+    kernel, for a machine without a boot) where one host name covers several machines.
+    Returns {label: description}."""
     desc = machine_descriptions(metas)
-    known = {}  # host -> its known boots
+    known = {}  # host -> {its known boot: its description}
     for r in rows:
-        b = str(desc.get(r.get("run_id"), {}).get("boot_id") or "")
-        if b:
-            known.setdefault(r.get("host", ""), set()).add(b)
+        d = desc.get(r.get("run_id"), {})
+        if d.get("boot_id"):
+            known.setdefault(r.get("host", ""), {}).setdefault(str(d["boot_id"]), d)
+
+    def described(r):  # the machine a row's own sidecar names, None without one
+        d = desc.get(r.get("run_id"), {})
+        b, host = str(d.get("boot_id") or ""), r.get("host", "")
+        if b or not d:
+            return ("boot", b) if b else None
+        boots = known.get(host, {})
+        if len(boots) == 1:
+            (only, od), = boots.items()
+            if all(d.get(f) in (None, "") or od.get(f) in (None, "") or str(d[f]) == str(od[f])
+                   for f in _BOOT_FIXED):
+                return ("boot", only)
+        if d.get("kernel") or d.get("cpu_model"):
+            return ("desc", host, str(d.get("kernel") or ""), str(d.get("cpu_model") or ""))
+        return None
+    named = {}  # host -> the machines its sidecars name
+    for r in rows:
+        k = described(r)
+        if k:
+            named.setdefault(r.get("host", ""), set()).add(k)
 
     def key(r):
-        b = str(desc.get(r.get("run_id"), {}).get("boot_id") or "")
-        host = r.get("host", "")
-        if not b and len(known.get(host, ())) == 1:
-            b = next(iter(known[host]))
-        return ("boot", b) if b else ("host", host)
+        k = described(r)
+        if k:
+            return k
+        only = named.get(r.get("host", ""), set())
+        return next(iter(only)) if len(only) == 1 else ("host", r.get("host", ""))
     keys, hosts = {}, {}
     for r in rows:
-        k = key(r)
-        if k not in keys or not keys[k]:
-            keys[k] = desc.get(r.get("run_id"), {})
+        k, d = key(r), desc.get(r.get("run_id"), {})
+        if not keys.get(k) or (d.get("boot_id") and not keys[k].get("boot_id")):
+            keys[k] = d
         hosts.setdefault(k, r.get("host", ""))
     per_host = {}
     for k, h in hosts.items():
         per_host.setdefault(h, set()).add(k)
-    label = {k: h if len(per_host[h]) == 1 else f"{h}/{k[1].replace('-', '')[:6]}" if k[0] == "boot" else f"{h}/?"
-             for k, h in hosts.items()}
+
+    def label(k):
+        h = hosts[k]
+        if len(per_host[h]) == 1:
+            return h
+        if k[0] == "boot":
+            return f"{h}/{k[1].replace('-', '')[:6]}"
+        if k[0] == "desc":
+            same = [o for o in per_host[h] if o[0] == "desc" and o[2] == k[2]]
+            return f"{h}/{k[2]}" if len(same) == 1 else f"{h}/{k[2]}/{k[3]}"
+        return f"{h}/?"
+    labels = {k: label(k) for k in hosts}
     for r in rows:
         k = key(r)
-        r["_machine"], r["_machine_desc"] = label[k], keys[k]
-    return {label[k]: d for k, d in keys.items()}
+        r["_machine"], r["_machine_desc"] = labels[k], keys[k]
+    return {labels[k]: d for k, d in keys.items()}
 
 
 def load(paths):

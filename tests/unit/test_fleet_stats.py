@@ -21,6 +21,10 @@ b mod 3, as three shards would run it, or at random):
             refused.
   history   tests/fixtures/fleet-history/: a run per machine, named after it and calibrated;
             compare --fleet pools the folder.
+  kinds     two real machines of this kind: exec-fixed.csv (an Intel Xeon, kernel v1147, a
+            sidecar from before boot_id) and its plan rerun on an AMD EPYC (v1272): compare
+            --fleet tells them apart, gives each one's answer, pools nothing, and says what
+            differs between them (CPU, kernel) in its footer and JSON.
   labels    machines are boots of a host: one host over two boots gets two labels, shards of
             one merged sidecar keep their own machines, a resumed run (its earlier part under
             "previous") and rows without a sidecar stay one machine.
@@ -292,6 +296,35 @@ def case_history(tmp):
               "each cell on every machine of the history")
 
 
+def case_kinds(tmp):
+    d = os.path.dirname(os.path.abspath(FIXTURE))
+    files = [os.path.join(d, "exec-fixed.csv"), os.path.join(d, "exec-fixed-686f62.csv")]
+    out = subprocess.run([sys.executable, "-m", "mallocbench.compare", "--fleet", *files, "--json"],
+                         capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, f"compare --fleet over two machines' runs: {out.stderr}")
+    got = json.loads(out.stdout) if out.returncode == 0 else {"cells": [], "machines": []}
+    labels = [m["machine"] for m in got["machines"]]
+    check(labels == ["vm/6.18.44-fc-v1147", "vm/686f62"], f"two machines, told apart: {labels}")
+    cpus = sorted(str(m["description"].get("cpu_model")) for m in got["machines"])
+    check(cpus == ["AMD EPYC", "Intel(R) Xeon(R) Processor"], f"each machine's description: {cpus}")
+    diff = got.get("machine_differences", "")
+    check("Intel(R) Xeon(R) Processor on vm/6.18.44-fc-v1147" in diff and "AMD EPYC on vm/686f62" in diff
+          and "kernel" in diff, f"what differs between them: {diff!r}")
+    cells = {(c["config"], c["metric"]): c for c in got["cells"]}
+    for cfg in ("jemalloc", "tcmalloc"):
+        c = cells.get((cfg, "throughput"), {})
+        each = {m["machine"]: m["n"] for m in c.get("machines", [])}
+        check(each == {"vm/6.18.44-fc-v1147": 3, "vm/686f62": 12}, f"{cfg}: each machine's blocks {each}")
+        check((c.get("pooled") or {}).get("estimate", 0) is None and c.get("n") == 15,
+              f"{cfg}: two machines, one with a CI: nothing pooled, the paired change over all 15 blocks")
+        # page faults per run are the allocator's, not the machine's: one answer on both
+        f = [m["estimate"] for m in cells.get((cfg, "faults"), {}).get("machines", [])]
+        check(len(f) == 2 and max(f) < 1.05 * min(f), f"{cfg}: faults ratio alike on both machines {f}")
+    text = subprocess.run([sys.executable, "-m", "mallocbench.compare", "--fleet", *files],
+                          capture_output=True, text=True, timeout=120).stdout
+    check(f"the machines differ in {diff}." in text, "the footer says what differs")
+
+
 def case_labels(tmp):
     rows = [dict(r) for r in ROWS]
     for r in rows:
@@ -317,6 +350,36 @@ def case_labels(tmp):
     one = [dict(r) for r in ROWS]
     got = mbdata.mark_machines(one, [{"run_id": ROWS[0]["run_id"], "machine": {"host": "vm", "boot_id": "x"}}])
     check(set(r["_machine"] for r in one) == {ROWS[0]["host"]}, "one machine: its host name")
+    # sidecars written before they carried boot_id: one that agrees with the host's known boot
+    # is that boot; one with another kernel or CPU is another machine, and so are two old ones
+    # that differ; rows without a sidecar join the one machine their host's sidecars name
+    old = [dict(r) for r in ROWS]
+    for r in old:
+        r["run_id"] = ("new", "same", "other", "none")[int(r["block"]) % 4]
+    new = {"host": "vm", "boot_id": "686f623d-9b9b", "kernel": "6.18.44-fc-v1272", "cpu_model": "AMD EPYC"}
+    metas = [{"run_id": "new", "machine": new},
+             {"run_id": "same", "machine": {"host": "vm", "kernel": "6.18.44-fc-v1272", "cpu_model": "AMD EPYC"}},
+             {"run_id": "other", "machine": {"host": "vm", "kernel": "6.18.44-fc-v1147",
+                                             "cpu_model": "Intel(R) Xeon(R) Processor"}}]
+    got = mbdata.mark_machines(old, metas)
+    check(sorted(got) == ["vm/6.18.44-fc-v1147", "vm/686f62", "vm/?"],
+          f"an old sidecar of another kernel is another machine: {sorted(got)}")
+    by = {r["run_id"]: r["_machine"] for r in old}
+    check(by == {"new": "vm/686f62", "same": "vm/686f62", "other": "vm/6.18.44-fc-v1147", "none": by.get("none")}
+          and by.get("none") == "vm/?", f"each run's machine: {by}")
+    check((got.get("vm/686f62") or {}).get("boot_id") == new["boot_id"], "a boot's description is the one naming it")
+    two = [dict(r) for r in ROWS]
+    for r in two:
+        r["run_id"] = ("a", "b", "none")[int(r["block"]) % 3]
+    got = mbdata.mark_machines(two, [m for m in metas if m["run_id"] in ("same", "other")]
+                               + [{"run_id": "a", "machine": {"host": "vm", "kernel": "k1", "cpu_model": "c"}},
+                                  {"run_id": "b", "machine": {"host": "vm", "kernel": "k2", "cpu_model": "c"}}])
+    check(sorted(got) == ["vm/?", "vm/k1", "vm/k2"], f"two old sidecars of two kernels: {sorted(got)}")
+    solo = [dict(r) for r in ROWS]
+    for r in solo:
+        r["run_id"] = "a" if int(r["block"]) % 2 else "none"
+    got = mbdata.mark_machines(solo, [{"run_id": "a", "machine": {"host": "vm", "kernel": "k1"}}])
+    check(list(got) == ["vm"], f"rows without a sidecar join their host's one machine: {sorted(got)}")
 
 
 if __name__ == "__main__":
