@@ -12,10 +12,12 @@
 # Kubernetes (an Indexed Job, scripts/k8s.py): K = JOB_COMPLETION_INDEX + 1,
 # N = MB_SHARDS.
 # A node without build/mallocbench builds it once: tasks starting together wait
-# on a lock (flock on the checkout's folder, no file written) and find it built.
-# A requeued task (SLURM_RESTART_COUNT > 0), or a retried pod, resumes its shard
-# (--resume) rather than run it again; otherwise an existing shard file is
-# refused, never replaced.
+# on a lock (flock on build.lock in the checkout, git-ignored, opened for writing
+# so that an NFS server grants it) and find it built.
+# A requeued task (SLURM_RESTART_COUNT > 0), or a retried pod of the same Job
+# (MB_JOB_UID, the Job's uid, kept beside the shard as OUT.job), resumes its
+# shard (--resume) rather than run it again; otherwise an existing shard file is
+# refused, never replaced (a new Job does not take an old Job's shards as its own).
 # A failed task leaves its shard missing, and merge names it.
 # MALLOCBENCH: the harness to use (default build/mallocbench, built if missing).
 #SBATCH --job-name=mallocbench
@@ -39,6 +41,7 @@ if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then
 elif [ -n "${JOB_COMPLETION_INDEX:-}" ]; then
     k=$((JOB_COMPLETION_INDEX + 1))
     n=${MB_SHARDS:?MB_SHARDS unset: give the Indexed Job its completions}
+    job=${MB_JOB_UID:?MB_JOB_UID unset: give the pod the uid of its Job (scripts/k8s.py does)}
 else
     die "run under sbatch --array=1-N, or as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, MB_SHARDS)"
 fi
@@ -48,8 +51,12 @@ case "$k$n" in *[!0-9]*) die "task $k of $n: not numbers" ;; esac
 
 mb=${MALLOCBENCH:-build/mallocbench}
 if [ ! -x "$mb" ]; then
-    # one build per node: the others wait here, then find it built
-    flock . sh -c '[ -x "$1" ] || make build >&2' sh "$mb"
+    # one build per checkout: the others wait here, then find it built; the lock's file is
+    # opened for writing, as an NFS server (a shared checkout) grants a lock only to a writer
+    exec 9>>build.lock
+    flock 9
+    [ -x "$mb" ] || make build >&2
+    exec 9>&-
     [ -x "$mb" ] || die "$mb: not built (make build builds build/mallocbench; MALLOCBENCH names another)"
 fi
 mkdir -p "$outdir"
@@ -59,9 +66,15 @@ if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && [ -e "$out" ]; then
     echo "slurm-array.sh: task $k/$n restarted (${SLURM_RESTART_COUNT}): resuming $out" >&2
     resume=--resume
 elif [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -e "$out" ]; then
-    # a Kubernetes pod retried (backoffLimit) finds its shard on the shared volume
-    echo "slurm-array.sh: pod $k/$n found $out: resuming it" >&2
+    # a Kubernetes pod retried (backoffLimit) finds its shard on the shared volume; a pod of
+    # another Job (the same matrix and seed applied again) finds an old one: not its own
+    [ "$(cat "$out.job" 2>/dev/null)" = "$job" ] ||
+        die "$out was left by another Job (its uid in $out.job is not $job): move it, or give another OUTDIR or seed"
+    echo "slurm-array.sh: pod $k/$n of its Job found $out: resuming it" >&2
     resume=--resume
+fi
+if [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -z "$resume" ]; then
+    [ -e "$out" ] || printf '%s\n' "$job" > "$out.job"
 fi
 # --keep-going: a configuration with no ok sample is rows with their status in this shard, not a
 # failed array task (which would keep the afterok merge from running)

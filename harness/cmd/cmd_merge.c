@@ -50,10 +50,12 @@ static int merge_meta(const char *out, char **in, int nin)
         out_sidecar_paths(in[i], path, rss, sizeof path);
         size_t len;
         char *t;
-        if (file_read_all(path, 64u << 20, &t, &len))
-            continue;
-        if (!out_json_object(t, len)) {
-            free(t);
+        if (file_read_all(path, 64u << 20, &t, &len) || !out_json_object(t, len)) {
+            free(t); /* NULL where it could not be read */
+            /* compare reads a row's machine from its run's sidecar: without one it cannot
+             * tell this shard's machine from the others' (docs/fleet.md) */
+            fprintf(stderr, "%s: merge: warning: '%s' has no readable sidecar (%s): its rows' machine is unknown\n",
+                    prog, in[i], path);
             continue;
         }
         while (len && strchr(" \t\r\n", t[len - 1]))

@@ -179,14 +179,16 @@ def _fleet_change(base, other, common, level, machines, floor):
         by.setdefault(machines.get(u, ""), []).append(u)
     if len(by) < 2:
         return None
-    per = []
+    per, weigh = [], []
     for m in sorted(by):
         us = by[m]
         ch = stats.paired_change([base[u] for u in us], [other[u] for u in us], level)
         if ch is None or ch.kind != "ratio":
             return None
         per.append((m, ch))
-    pl = stats.pool(per, floor, level)
+        weigh.append((m, ch if level == 0.95 else
+                      stats.paired_change([base[u] for u in us], [other[u] for u in us], 0.95)))
+    pl = stats.pool(per, floor, level, weigh)
     if pl.estimate is not None:
         return stats.pooled_change(pl, stats.median([base[u] for u in common]),
                                    stats.median([other[u] for u in common]))
@@ -703,8 +705,8 @@ def fleet_lines(c, descs=None):
         why = pl.missing or f"{pl.k} machine(s) with a CI, {stats.POOL_MIN} needed"
         lines.append(f"  not pooled ({why}): the table gives the paired change over all their blocks, "
                      f"whose CI leaves out the machines' spread{q}")
-    if pl.left_out:
-        lines.append(f"  not pooled (too few blocks there for a CI): {', '.join(pl.left_out)}")
+    for why in dict.fromkeys(pl.left_why.values()):
+        lines.append(f"  not pooled ({why}): {', '.join(m for m in pl.left_out if pl.left_why.get(m) == why)}")
     words = stats.machine_words(pl, _ratio)
     diff = machine_differences(pl, descs or {}) if pl.differs else ""
     lines.append(f"  {words}" + (f"; they differ in {diff}" if diff else ""))
@@ -851,7 +853,7 @@ def records(res):
                 "tau_ci": [json_number(x) for x in pl.tau_ci] if pl.tau_ci else None,
                 "i2": json_number(pl.i2), "i2_ci": [json_number(x) for x in pl.i2_ci] if pl.i2_ci else None,
                 "q": json_number(pl.q), "q_p": json_number(pl.q_p), "differs": pl.differs,
-                "not_pooled": list(pl.left_out),
+                "not_pooled": list(pl.left_out), "not_pooled_why": [pl.left_why.get(m, "") for m in pl.left_out],
                 "words": stats.machine_words(pl, _ratio),
                 "differences": machine_differences(pl, res.machine_desc) if pl.differs else ""}
     return {"schema": JSON_SCHEMA, "mode": res.mode, "baseline": res.baseline, "floor": res.floor,

@@ -58,7 +58,10 @@ def manifest(name, image, shards, parallelism, matrix, seed, workdir, claim):
                         "securityContext": {"privileged": True},
                         # K = JOB_COMPLETION_INDEX + 1 and N = MB_SHARDS: slurm-array.sh's Kubernetes mode
                         "command": ["sh", "scripts/slurm-array.sh", matrix, str(seed), "results"],
-                        "env": [{"name": "MB_SHARDS", "value": str(shards)}],
+                        # MB_JOB_UID: a retried pod resumes its shard only where this Job wrote it
+                        "env": [{"name": "MB_SHARDS", "value": str(shards)},
+                                {"name": "MB_JOB_UID", "valueFrom": {"fieldRef": {
+                                    "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"}}}],
                         "volumeMounts": [{"name": "results", "mountPath": workdir.rstrip("/") + "/results"}],
                     }],
                     "volumes": [volume],

@@ -756,8 +756,8 @@ def mark_machines(rows, metas):
     machines of one image share a host name, a reboot changes a machine's state, and the
     containers of one node share its boot).  A sidecar that names no boot is its host's only
     known boot where it agrees with it on _BOOT_FIXED, else a machine of its own told by its
-    kernel and CPU; a row without a sidecar is the one machine its host's sidecars name, else
-    its host alone.  The label is the host name, with the boot's first 6 hex digits (or the
+    kernel and CPU; a row without a sidecar is its host alone where no sidecar names a
+    machine of that host, else an unknown machine of its own run.  The label is the host name, with the boot's first 6 hex digits (or the
     kernel, for a machine without a boot) where one host name covers several machines.
     Returns {label: description}."""
     desc = machine_descriptions(metas)
@@ -791,8 +791,10 @@ def mark_machines(rows, metas):
         k = described(r)
         if k:
             return k
-        only = named.get(r.get("host", ""), set())
-        return next(iter(only)) if len(only) == 1 else ("host", r.get("host", ""))
+        host = r.get("host", "")
+        # a run whose sidecar is lost (a shard's, a copied file's) may be any machine of that
+        # host name: its own, unknown, rather than one of theirs
+        return ("run", host, r.get("run_id", "")) if named.get(host) else ("host", host)
     keys, hosts = {}, {}
     for r in rows:
         k, d = key(r), desc.get(r.get("run_id"), {})
@@ -812,6 +814,8 @@ def mark_machines(rows, metas):
         if k[0] == "desc":
             same = [o for o in per_host[h] if o[0] == "desc" and o[2] == k[2]]
             return f"{h}/{k[2]}" if len(same) == 1 else f"{h}/{k[2]}/{k[3]}"
+        if k[0] == "run":
+            return f"{h}/? (run {k[2]}, no sidecar)"
         return f"{h}/?"
     labels = {k: label(k) for k in hosts}
     for r in rows:

@@ -13,7 +13,7 @@ import functools
 import math
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 ALPHA = 0.05
@@ -506,7 +506,10 @@ class Pooled:
     SD) and I^2 with their Q-profile CIs, Cochran's Q and its p, and `differs`: Q's p below
     alpha and a spread (the largest machine estimate over the smallest) beyond the floor.
     `left_out`: machines without a CI (too few blocks on them, or all of them one value),
-    shown, not pooled; `missing`: why nothing was pooled where a library is missing."""
+    shown, not pooled, and `left_why` {label: why}; a machine whose every block gave one
+    ratio is exact, so one lying beyond the others' CIs (or the pooled one) by more than the
+    floor makes the cell differ by machine too; `missing`: why nothing was pooled where a
+    library is missing."""
     machines: list
     k: int
     estimate: Optional[float]
@@ -524,17 +527,22 @@ class Pooled:
     left_out: list
     level: float
     missing: str = ""
+    left_why: dict = field(default_factory=dict)
+
+
+NO_CI = "too few blocks there for a CI"
+NO_SPREAD = "every block there gave one ratio: no spread to weigh it by"
 
 
 def _log_se(ch):
-    """A machine's log ratio and its standard error, from its CI (the width over 2 z: the
-    usual way a meta-analysis reads a CI); None without a CI, or with one of no width (every
-    pair one value: no standard error to weigh it by)."""
+    """(log ratio, its standard error) of a machine from its CI (the width over 2 z at the CI's
+    level: the usual way a meta-analysis reads a CI), else the reason it has none (NO_CI,
+    NO_SPREAD)."""
     if ch is None or ch.kind != "ratio" or ch.lo is None or ch.hi is None or not ch.lo > 0:
-        return None
+        return NO_CI
     width = math.log(ch.hi) - math.log(ch.lo)
     if not width > 1e-9:
-        return None
+        return NO_SPREAD
     return math.log(ch.estimate), width / (2 * _z(1 - ch.level))
 
 
@@ -571,14 +579,20 @@ def _typical_var(v):
     return (len(w) - 1) * sum(w) / den if den > 0 else math.inf
 
 
-def pool(machines, floor=0.01, level=0.95):
+def pool(machines, floor=0.01, level=0.95, weigh=None):
     """Pooled of [(label, Change)]: statsmodels' combine_effects (Debian's python3-statsmodels)
     on the machines' log ratios, Paule-Mandel tau^2, the Hartung-Knapp CI (t with k-1 degrees
     of freedom) never narrower than the plain random-effects one (its scale at least 1: three
-    machines that agree closely do not make a CI narrower than each machine's evidence)."""
-    have = [(m, ch, _log_se(ch)) for m, ch in machines]
-    used = [(m, ch, ls) for m, ch, ls in have if ls is not None]
-    left = [m for m, _, ls in have if ls is None]
+    machines that agree closely do not make a CI narrower than each machine's evidence).
+    weigh: the same machines' changes at a fixed level, whose CIs give the standard errors,
+    so that the weights, Q, tau and I^2 do not move with the family's level (the default:
+    machines' own)."""
+    se_of = dict((m, _log_se(ch)) for m, ch in (weigh or machines))
+    have = [(m, ch, se_of.get(m, NO_CI)) for m, ch in machines]
+    used = [(m, ch, ls) for m, ch, ls in have if isinstance(ls, tuple)]
+    left = [m for m, _, ls in have if not isinstance(ls, tuple)]
+    left_why = {m: ls for m, _, ls in have if not isinstance(ls, tuple)}
+    exact = [(m, ch) for m, ch in machines if left_why.get(m) == NO_SPREAD]
     k = len(used)
     est = lo = hi = p = tau = tau_ci = i2 = i2_ci = q = q_p = spread = None
     differs, missing = False, ""
@@ -591,7 +605,7 @@ def pool(machines, floor=0.01, level=0.95):
             missing = (f"{e.name or 'statsmodels'} is missing (apt-get install python3-statsmodels): "
                        f"the machines are not pooled")
             return Pooled(machines, k, None, None, None, None, None, None, None, None, None, None, None, False,
-                          left, level, missing)
+                          left, level, missing, left_why)
         y = [ls[0] for _, _, ls in used]
         v = [ls[1] ** 2 for _, _, ls in used]
         with warnings.catch_warnings():
@@ -615,14 +629,26 @@ def pool(machines, floor=0.01, level=0.95):
             s2 = _typical_var(v)
             i2 = t2 / (t2 + s2)
             i2_ci = (t2ci[0] / (t2ci[0] + s2), t2ci[1] / (t2ci[1] + s2))
+    if exact and not missing:
+        # an exact machine (every block one ratio) beyond every CI the others give, by more
+        # than the floor, is a difference Q cannot weigh: it differs by machine
+        cis = [(lo, hi)] if est is not None else [(ch.lo, ch.hi) for _, ch, _ in used]
+        for _, ch in exact:
+            if cis and all(ch.estimate > b * (1 + floor) or ch.estimate < a / (1 + floor) for a, b in cis):
+                differs = True
+        xs = [ch.estimate for _, ch in exact]
+        if not cis and max(xs) > min(xs) * (1 + floor):  # exact machines only, and they disagree
+            differs = True
+        ests = [ch.estimate for _, ch, _ in used] + [ch.estimate for _, ch in exact]
+        spread = max(ests) / min(ests)
     return Pooled(machines, k, est, lo, hi, p, tau, tau_ci, i2, i2_ci, q, q_p, spread, differs, left, level,
-                  missing)
+                  missing, left_why)
 
 
 def pooled_change(pl, base_med=math.nan, med=math.nan):
     """The Change a table prints for a pooled cell (pl.estimate not None): the pooled ratio and
     its CI, the machines' own beside it."""
-    n = sum(ch.n for _, ch in pl.machines if ch is not None)
+    n = sum(ch.n for m, ch in pl.machines if ch is not None and m not in pl.left_out)  # the blocks pooled
     return Change("ratio", pl.estimate, pl.lo, pl.hi, pl.p, n, n, POOLED, 0.0, True, pl.level, med, base_med,
                   True, pl)
 
@@ -632,9 +658,11 @@ def machine_words(pl, fmt=lambda r: f"{r:.2f}x"):
     Cochran's Q (p < alpha) together with a spread beyond the floor."""
     if pl.missing:
         return pl.missing
-    if pl.k < 2:
-        return f"{pl.k} machine(s) with a CI: too few to say whether machines agree"
     if pl.differs:
         each = sorted(((ch.estimate, m) for m, ch in pl.machines if ch is not None), reverse=True)
         return "differs by machine: " + ", ".join(f"{fmt(e)} on {m}" for e, m in each)
+    if pl.k < 2:
+        return f"{pl.k} machine(s) with a CI: too few to say whether machines agree"
+    if pl.left_out:
+        return f"consistent across the machines with a CI ({', '.join(pl.left_out)} not judged)"
     return "consistent across machines"

@@ -8,7 +8,8 @@ Usage: test_fleet.py MALLOCBENCH CASE.  Cases:
                 refused with the fix; two tasks starting together on a checkout without a
                 build build once (under the lock) and both run; a requeued task
                 (SLURM_RESTART_COUNT > 0) resumes its torn shard to the full one, a fresh
-                task refuses an existing shard and leaves it as it was.
+                task refuses an existing shard and leaves it as it was; a shard whose
+                sidecar is lost: merge warns, and its rows are a machine of their own.
   slurm         a private munged, slurmctld -D and slurmd -D -N n1 (every key, socket,
                 port, state, spool, pid and log in a temporary folder; no cgroup
                 plugin); a 3-task array of a real plan through scripts/slurm-array.sh;
@@ -20,7 +21,8 @@ Usage: test_fleet.py MALLOCBENCH CASE.  Cases:
   k8s           scripts/k8s.py's manifest parsed by a YAML parser: an Indexed Job of N
                 completions on a claim, and its pod I runs shard I+1/N (the container's own
                 command, run here with JOB_COMPLETION_INDEX = I; run again, as a retried pod,
-                it resumes); bad input refused, an existing output kept without --force.
+                it resumes; a pod of another Job (another uid) is refused the old shard);
+                bad input refused, an existing output kept without --force.
 """
 import json
 import os
@@ -128,6 +130,26 @@ def case_array_script(mb, tmp):
     p = task(slurm_env(1, 3, restart=1), "plan.ini", SEED, "res", cwd=co, mb=mb)
     check(p.returncode == 0 and "resuming" in p.stderr, f"a requeued task resumes: {p.returncode} {p.stderr!r}")
     check_eq(det(shard), full, "the resumed shard is the full one, no sample twice")
+
+    # a shard that lost its sidecar: merge says so, and its rows are a machine of their own,
+    # not merged into the machine the other shard's sidecar names
+    lost = os.path.join(tmp, "lost")
+    os.makedirs(lost)
+    for k in (1, 2):
+        for ext in (".csv", ".meta.json"):
+            shutil.copy(os.path.join(co, "res", f"slurm-{SEED}-{k}{ext}"), lost)
+    os.remove(os.path.join(lost, f"slurm-{SEED}-2.meta.json"))
+    merged = os.path.join(lost, "m.csv")
+    m = subprocess.run([mb, "merge", "--partial", "-o", merged] + [os.path.join(lost, f"slurm-{SEED}-{k}.csv")
+                                                                    for k in (1, 2)],
+                       capture_output=True, text=True, timeout=60)
+    check(m.returncode == 0 and f"slurm-{SEED}-2.csv' has no readable sidecar" in m.stderr,
+          f"merge warns of a shard without its sidecar: {m.returncode} {m.stderr!r}")
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from mallocbench import mbdata
+    got = sorted(mbdata.load(merged).machines)
+    check(len(got) == 2 and sum("no sidecar" in g for g in got) == 1,
+          f"the shard without a sidecar on a machine of its own: {got}")
 
 
 # ---- a one-node Slurm cluster of the test's own ---------------------------------------------
@@ -382,7 +404,11 @@ def case_k8s(mb, tmp):
           c["volumeMounts"][0]["mountPath"].endswith("/results"), "the shards on the claim, at results/")
     # the index mapping: run the container's command here as pod I: it runs shard I+1/N
     plan = write_plan(tmp)
-    env_pod = {e["name"]: e["value"] for e in c["env"]}
+    env_pod = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+    uid = [e for e in c["env"] if e["name"] == "MB_JOB_UID"]
+    check(uid and uid[0]["valueFrom"]["fieldRef"]["fieldPath"]
+          == "metadata.labels['batch.kubernetes.io/controller-uid']", f"the pod knows its Job's uid: {uid}")
+    env_pod["MB_JOB_UID"] = "job-1"  # as the downward API gives it
     for index in (0, 3):
         argv = [plan if a == "matrices/quick.ini" else (os.path.join(tmp, "pods") if a == "results" else a)
                 for a in c["command"]]
@@ -398,6 +424,12 @@ def case_k8s(mb, tmp):
             again = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
             check(again.returncode == 0 and "resuming" in again.stderr, f"a retried pod resumes: {again.stderr!r}")
             check_eq(det(os.path.join(tmp, "pods", f"slurm-{SEED}-1.csv")), before, "the retried pod's shard, no sample twice")
+            # the same Job applied again (another uid) finds the old shard: refused, kept
+            other = subprocess.run(argv, cwd=ROOT, env=dict(env, MB_JOB_UID="job-2"), capture_output=True,
+                                   text=True, timeout=300)
+            check(other.returncode == 2 and "another Job" in other.stderr,
+                  f"a new Job does not resume an old Job's shard: {other.returncode} {other.stderr!r}")
+            check_eq(det(os.path.join(tmp, "pods", f"slurm-{SEED}-1.csv")), before, "the old shard as it was")
         else:
             check_eq(r.returncode, 0, f"pod {index}: {r.stderr}")
             check_eq({x["shard"] for x in rows(os.path.join(tmp, "pods", f"slurm-{SEED}-4.csv"))}, {"4/4"},

@@ -27,7 +27,7 @@ b mod 3, as three shards would run it, or at random):
             differs between them (CPU, kernel) in its footer and JSON.
   labels    machines are boots of a host: one host over two boots gets two labels, shards of
             one merged sidecar keep their own machines, a resumed run (its earlier part under
-            "previous") and rows without a sidecar stay one machine.
+            "previous") stays one machine, a run whose sidecar is lost is a machine of its own.
 Exit 77 without scipy or statsmodels."""
 import copy
 import csv
@@ -223,6 +223,27 @@ def case_formulas(tmp):
     flat = close[:2] + [("D", fixed(1.2, 1.2, 1.2))]
     pf = stats.pool(flat)
     check(pf.left_out == ["D"] and pf.k == 2 and pf.estimate is None, f"a CI of no width left out: {pf.left_out}")
+    check(pf.left_why == {"D": stats.NO_SPREAD}, f"and why: {pf.left_why}")
+    # ... but it is exact: 1.2 lies beyond both CIs, so the machines differ (Q alone never sees it)
+    check(pf.differs and stats.machine_words(pf).startswith("differs by machine: 1.20x on D"),
+          f"an exact machine beyond the others' CIs: {stats.machine_words(pf)}")
+    inside = close + [("D", fixed(1.01, 1.01, 1.01))]
+    pi = stats.pool(inside)
+    check(not pi.differs and pi.estimate is not None, "an exact machine inside the pooled CI: no difference")
+    check(stats.machine_words(pi) == "consistent across the machines with a CI (D not judged)",
+          f"words that say who was not judged: {stats.machine_words(pi)}")
+    check(stats.pooled_change(pi).n == 24, f"the pooled change counts the pooled machines' blocks: {stats.pooled_change(pi).n}")
+    few = close[:2] + [("E", fixed(3.0, None, None, n=3))]
+    check(stats.pool(few).left_why == {"E": stats.NO_CI} and not stats.pool(few).differs,
+          "a machine with too few blocks: not pooled, not judged")
+    two_exact = [("A", fixed(1.4, 1.4, 1.4)), ("B", fixed(2.0, 2.0, 2.0))]
+    check(stats.pool(two_exact).differs, "two exact machines that disagree differ")
+    # the weights come from a fixed level: a family-adjusted CI does not move Q or tau
+    wide = [(m, stats.Change("ratio", ch.estimate, ch.lo * 0.98, ch.hi / 0.98, ch.p, ch.n, ch.n, "test", 0.0, True,
+                             0.99, 1, 1, True)) for m, ch in ms]
+    pw = stats.pool(wide, level=0.99, weigh=ms)
+    check(abs(pw.q - pl.q) < 1e-9 and abs(pw.tau - pl.tau) < 1e-9 and abs(pw.estimate - pl.estimate) < 1e-12,
+          f"weights from the 95% CIs: Q {pw.q} = {pl.q} at the family's 99%")
 
 
 def case_two(tmp):
@@ -341,12 +362,17 @@ def case_labels(tmp):
     got = mbdata.mark_machines(res, [{"run_id": "second", "machine": {"host": "vm", "boot_id": "b1"},
                                       "previous": {"run_id": "first", "machine": {"host": "vm", "boot_id": "b1"}}}])
     check(list(got) == ["vm"], f"a resumed run is one machine: {sorted(got)}")
-    # rows with no sidecar belong to their host's only known boot
+    # a run without its sidecar (a shard's lost) may be any machine of that host name: its own,
+    # unknown, never merged into the machine another run's sidecar names
     half = [dict(r) for r in ROWS]
     for r in half:
         r["run_id"] = "known" if int(r["block"]) % 2 else "unknown"
     got = mbdata.mark_machines(half, [{"run_id": "known", "machine": {"host": "vm", "boot_id": "b1"}}])
-    check(list(got) == ["vm"], f"a sidecar missing: still one machine: {sorted(got)}")
+    check(sorted(got) == ["vm/? (run unknown, no sidecar)", "vm/b1"],
+          f"a sidecar missing: that run's machine unknown: {sorted(got)}")
+    bare = [dict(r) for r in ROWS]
+    got = mbdata.mark_machines(bare, [])
+    check(list(got) == [ROWS[0]["host"]], f"no sidecar at all: the host alone {sorted(got)}")
     one = [dict(r) for r in ROWS]
     got = mbdata.mark_machines(one, [{"run_id": ROWS[0]["run_id"], "machine": {"host": "vm", "boot_id": "x"}}])
     check(set(r["_machine"] for r in one) == {ROWS[0]["host"]}, "one machine: its host name")
@@ -362,11 +388,11 @@ def case_labels(tmp):
              {"run_id": "other", "machine": {"host": "vm", "kernel": "6.18.44-fc-v1147",
                                              "cpu_model": "Intel(R) Xeon(R) Processor"}}]
     got = mbdata.mark_machines(old, metas)
-    check(sorted(got) == ["vm/6.18.44-fc-v1147", "vm/686f62", "vm/?"],
+    check(sorted(got) == ["vm/6.18.44-fc-v1147", "vm/686f62", "vm/? (run none, no sidecar)"],
           f"an old sidecar of another kernel is another machine: {sorted(got)}")
     by = {r["run_id"]: r["_machine"] for r in old}
-    check(by == {"new": "vm/686f62", "same": "vm/686f62", "other": "vm/6.18.44-fc-v1147", "none": by.get("none")}
-          and by.get("none") == "vm/?", f"each run's machine: {by}")
+    check(by == {"new": "vm/686f62", "same": "vm/686f62", "other": "vm/6.18.44-fc-v1147",
+                 "none": "vm/? (run none, no sidecar)"}, f"each run's machine: {by}")
     check((got.get("vm/686f62") or {}).get("boot_id") == new["boot_id"], "a boot's description is the one naming it")
     two = [dict(r) for r in ROWS]
     for r in two:
@@ -374,12 +400,8 @@ def case_labels(tmp):
     got = mbdata.mark_machines(two, [m for m in metas if m["run_id"] in ("same", "other")]
                                + [{"run_id": "a", "machine": {"host": "vm", "kernel": "k1", "cpu_model": "c"}},
                                   {"run_id": "b", "machine": {"host": "vm", "kernel": "k2", "cpu_model": "c"}}])
-    check(sorted(got) == ["vm/?", "vm/k1", "vm/k2"], f"two old sidecars of two kernels: {sorted(got)}")
-    solo = [dict(r) for r in ROWS]
-    for r in solo:
-        r["run_id"] = "a" if int(r["block"]) % 2 else "none"
-    got = mbdata.mark_machines(solo, [{"run_id": "a", "machine": {"host": "vm", "kernel": "k1"}}])
-    check(list(got) == ["vm"], f"rows without a sidecar join their host's one machine: {sorted(got)}")
+    check(sorted(got) == ["vm/? (run none, no sidecar)", "vm/k1", "vm/k2"],
+          f"two old sidecars of two kernels: {sorted(got)}")
 
 
 if __name__ == "__main__":
