@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 
+from mallocbench import mbdata
 from mbtest import SKIP, check, check_eq, main, rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -145,8 +146,6 @@ def case_array_script(mb, tmp):
                        capture_output=True, text=True, timeout=60)
     check(m.returncode == 0 and f"slurm-{SEED}-2.csv' has no readable sidecar" in m.stderr,
           f"merge warns of a shard without its sidecar: {m.returncode} {m.stderr!r}")
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from mallocbench import mbdata
     got = sorted(mbdata.load(merged).machines)
     check(len(got) == 2 and sum("no sidecar" in g for g in got) == 1,
           f"the shard without a sidecar on a machine of its own: {got}")
