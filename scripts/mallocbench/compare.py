@@ -562,15 +562,21 @@ def fmt_ci(ci, unit, like):
     return f"{fmt(ci[0] * f)}..{fmt(ci[1] * f)}"
 
 
+def _num(x, small=3, large=1):
+    """A ratio's digits: 3 decimals under 10, `large` above; under 0.01, 3 significant digits
+    (a ratio of 5.2e-05 is not 0.000: faults an allocator all but removes)."""
+    return f"{x:.3g}" if 0 < x < 0.01 else f"{x:.{small}f}" if x < 10 else f"{x:.{large}f}"
+
+
 def _ratio(x):
     if x is not None and math.isinf(x):
         return ">1.8e308x"  # past the largest double (stats._exp): a size, never 'infx'
-    return "-" if x is None else f"{x:.3f}x" if x < 10 else f"{x:.1f}x"
+    return "-" if x is None else f"{_num(x)}x"
 
 
 def _ci_text(lo, hi):
     """A ratio's CI as every table prints it."""
-    return "-" if lo is None else f"{lo:.3f}..{hi:.3f}" if hi < 10 else f"{lo:.2f}..{hi:.2f}"
+    return "-" if lo is None else f"{_num(lo)}..{_num(hi)}" if hi < 10 else f"{_num(lo, 2, 2)}..{_num(hi, 2, 2)}"
 
 
 def fmt_change(c):

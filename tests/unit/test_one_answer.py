@@ -155,6 +155,7 @@ def check_run(path, tmp):
         subprocess.run([sys.executable, os.path.join(SCRIPTS, "history.py"), "store", night, hist, "2026-01-01"],
                        check=True, capture_output=True)
         series = history.load(hist)["series"]
+        shown = []
         for c in prim:
             if c["kind"] != "ratio":
                 continue
@@ -163,6 +164,18 @@ def check_run(path, tmp):
             check(s is not None and abs(s["ratio"][-1] / c["estimate"] - 1) < 1e-9,
                   f"{name}: the dashboard's ratio of {c['config']} on {c['workload']} is compare's "
                   f"{c['estimate']}: {s and s['ratio'][-1]}")
+            if s is not None:
+                shown.append((c["text"], s["ratio"][-1]))
+        # and the dashboard writes it as compare does (site/ratio.js, run by node where there is one)
+        node = shutil.which("node") or shutil.which("nodejs")
+        if node and shown:
+            js = ("global.window = {}; require(process.argv[1]); console.log(JSON.stringify("
+                  "process.argv.slice(2).map(function (v) { return window.MB_RATIO.value(null, Number(v)); })))")
+            out = subprocess.run([node, "-e", js, os.path.join(HERE, "..", "site", "ratio.js"),
+                                  *[repr(v) for _, v in shown]], capture_output=True, text=True, timeout=60)
+            got = json.loads(out.stdout) if out.returncode == 0 else []
+            check(got == [t.replace("x", "\u00d7") for t, _ in shown],
+                  f"{name}: the dashboard's ratio text {got} is compare's {[t for t, _ in shown]} ({out.stderr})")
 
     # tune's wording of a pair over the same blocks
     run = mbdata.load(path)
