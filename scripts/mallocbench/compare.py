@@ -568,7 +568,8 @@ def _num(x, small=3, large=1):
     return f"{x:.3g}" if 0 < x < 0.01 else f"{x:.{small}f}" if x < 10 else f"{x:.{large}f}"
 
 
-def _ratio(x):
+def ratio_text(x):
+    """A ratio as every view writes it (tables, words, JSON's text, the fleet view)."""
     if x is not None and math.isinf(x):
         return ">1.8e308x"  # past the largest double (stats._exp): a size, never 'infx'
     return "-" if x is None else f"{_num(x)}x"
@@ -585,7 +586,7 @@ def fmt_change(c):
     if ch is None:
         return "-", "-"
     if ch.kind == "ratio":
-        return _ratio(ch.estimate), _ci_text(ch.lo, ch.hi)
+        return ratio_text(ch.estimate), _ci_text(ch.lo, ch.hi)
     like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
     f, u = _unit_scale(like, c["unit"])
 
@@ -697,12 +698,12 @@ def fleet_lines(c, descs=None):
     pl = getattr(ch, "fleet", None)
     if pl is None:
         return []
-    each = ", ".join(f"{_ratio(m_ch.estimate)} [{_ci_text(m_ch.lo, m_ch.hi)}] on {m} ({m_ch.n} blocks)"
+    each = ", ".join(f"{ratio_text(m_ch.estimate)} [{_ci_text(m_ch.lo, m_ch.hi)}] on {m} ({m_ch.n} blocks)"
                      for m, m_ch in pl.machines)
     head = f"{c['workload']} ({mbdata.params_shown(c['params'])}) {c['config']} vs {c['baseline']}"
     lines = [f"{head}, {c['metric']}, on each machine: {each}"]
     if pl.estimate is not None:
-        lines.append(f"  pooled over {pl.k} machines: {_ratio(pl.estimate)} [{_ci_text(pl.lo, pl.hi)}] "
+        lines.append(f"  pooled over {pl.k} machines: {ratio_text(pl.estimate)} [{_ci_text(pl.lo, pl.hi)}] "
                      f"(Hartung-Knapp {_pct(pl.level)} CI); tau {pl.tau:.3f} [{pl.tau_ci[0]:.3f}..{pl.tau_ci[1]:.3f}], "
                      f"I² {pl.i2 * 100:.0f}% [{pl.i2_ci[0] * 100:.0f}..{pl.i2_ci[1] * 100:.0f}%]; "
                      f"Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}")
@@ -713,7 +714,7 @@ def fleet_lines(c, descs=None):
                      f"whose CI leaves out the machines' spread{q}")
     for why in dict.fromkeys(pl.left_why.values()):
         lines.append(f"  not pooled ({why}): {', '.join(m for m in pl.left_out if pl.left_why.get(m) == why)}")
-    words = stats.machine_words(pl, _ratio)
+    words = stats.machine_words(pl, ratio_text)
     diff = machine_differences(pl, descs or {}) if pl.differs else ""
     lines.append(f"  {words}" + (f"; they differ in {diff}" if diff else ""))
     return lines
@@ -860,7 +861,7 @@ def records(res):
                 "i2": json_number(pl.i2), "i2_ci": [json_number(x) for x in pl.i2_ci] if pl.i2_ci else None,
                 "q": json_number(pl.q), "q_p": json_number(pl.q_p), "differs": pl.differs,
                 "not_pooled": list(pl.left_out), "not_pooled_why": [pl.left_why.get(m, "") for m in pl.left_out],
-                "words": stats.machine_words(pl, _ratio),
+                "words": stats.machine_words(pl, ratio_text),
                 "differences": machine_differences(pl, res.machine_desc) if pl.differs else ""}
     return {"schema": JSON_SCHEMA, "mode": res.mode, "baseline": res.baseline, "floor": res.floor,
             "family": res.family, "estimator": ESTIMATOR_TEXT, "verdicts": VERDICT_TEXT.format(

@@ -130,8 +130,11 @@ def num(v):
     return float(v)
 
 
-def dump(o):
-    """JSON with 4 significant digits for floats (the site's precision), NaN/inf as null."""
+def dump(o, ratio=False):
+    """JSON with 4 significant digits for floats (the site's precision), NaN/inf as null.  A
+    ratio to the baseline (a series' `ratio`, a fleet entry's ratios, pooled ratio and its CI)
+    keeps series.json's 6, so that the page writes it as compare does (site/ratio.js): 4
+    digits rounded again to 3 decimals can differ from compare in the last one."""
     if o is None or isinstance(o, bool):
         return json.dumps(o)
     if isinstance(o, int):
@@ -139,13 +142,16 @@ def dump(o):
     if isinstance(o, float):
         if not math.isfinite(o):
             return "null"
-        return "%.4g" % o
+        return ("%.6g" if ratio else "%.4g") % o
     if isinstance(o, str):
         return json.dumps(o, ensure_ascii=False).replace("</", "<\\/")
     if isinstance(o, dict):
-        return "{" + ",".join(json.dumps(str(k)) + ":" + dump(v) for k, v in o.items()) + "}"
+        fleet = "pooled" in o
+        return "{" + ",".join(json.dumps(str(k)) + ":" + dump(v, ratio or k == "ratio" or
+                                                                (fleet and k in ("pooled", "lo", "hi")))
+                              for k, v in o.items()) + "}"
     if isinstance(o, (list, tuple)):
-        return "[" + ",".join(dump(v) for v in o) + "]"
+        return "[" + ",".join(dump(v, ratio) for v in o) + "]"
     raise BadInput("unexpected value %r" % (o,))
 
 

@@ -242,7 +242,7 @@ def _fleet(pairs, series):
             pooled.append(_round(pl.estimate) if pl and pl.estimate is not None else None)
             lo.append(_round(pl.lo) if pl and pl.lo is not None else None)
             hi.append(_round(pl.hi) if pl and pl.hi is not None else None)
-            words.append(stats.machine_words(pl) if pl else None)
+            words.append(stats.machine_words(pl, compare.ratio_text) if pl else None)
         s0 = meta.get(key, {})
         out.append({"id": f"fleet/{wl}/{params}/{config}", "workload": wl, "params": params, "config": config,
                     "baseline": s0.get("baseline"), "figure": s0.get("figure"), "better": s0.get("better"),

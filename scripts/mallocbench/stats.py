@@ -653,9 +653,10 @@ def pooled_change(pl, base_med=math.nan, med=math.nan):
                   True, pl)
 
 
-def machine_words(pl, fmt=lambda r: f"{r:.2f}x"):
-    """'differs by machine: 1.80x on A, 1.10x on B' or 'consistent across machines', from
-    Cochran's Q (p < alpha) together with a spread beyond the floor."""
+def machine_words(pl, fmt):
+    """'differs by machine: 1.800x on A, 1.100x on B' or 'consistent across machines', from
+    Cochran's Q (p < alpha) together with a spread beyond the floor; fmt writes a ratio
+    (compare.ratio_text: the one way every view writes it)."""
     if pl.missing:
         return pl.missing
     if pl.differs:

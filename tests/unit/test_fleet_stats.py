@@ -25,6 +25,9 @@ b mod 3, as three shards would run it, or at random):
             sidecar from before boot_id) and its plan rerun on an AMD EPYC (v1272): compare
             --fleet tells them apart, gives each one's answer, pools nothing, and says what
             differs between them (CPU, kernel) in its footer and JSON.
+  dashboard a synthetic 6-night history of three machines (tests/make_history.py): the fleet
+            view's words write each machine's ratio as compare does, and data.js keeps a
+            ratio's 6 digits (4 elsewhere) so that the page writes it as compare does too.
   labels    machines are boots of a host: one host over two boots gets two labels, shards of
             one merged sidecar keep their own machines, a resumed run (its earlier part under
             "previous") stays one machine, a run whose sidecar is lost is a machine of its own.
@@ -225,13 +228,13 @@ def case_formulas(tmp):
     check(pf.left_out == ["D"] and pf.k == 2 and pf.estimate is None, f"a CI of no width left out: {pf.left_out}")
     check(pf.left_why == {"D": stats.NO_SPREAD}, f"and why: {pf.left_why}")
     # ... but it is exact: 1.2 lies beyond both CIs, so the machines differ (Q alone never sees it)
-    check(pf.differs and stats.machine_words(pf).startswith("differs by machine: 1.20x on D"),
-          f"an exact machine beyond the others' CIs: {stats.machine_words(pf)}")
+    check(pf.differs and stats.machine_words(pf, compare.ratio_text).startswith("differs by machine: 1.200x on D"),
+          f"an exact machine beyond the others' CIs: {stats.machine_words(pf, compare.ratio_text)}")
     inside = close + [("D", fixed(1.01, 1.01, 1.01))]
     pi = stats.pool(inside)
     check(not pi.differs and pi.estimate is not None, "an exact machine inside the pooled CI: no difference")
-    check(stats.machine_words(pi) == "consistent across the machines with a CI (D not judged)",
-          f"words that say who was not judged: {stats.machine_words(pi)}")
+    check(stats.machine_words(pi, compare.ratio_text) == "consistent across the machines with a CI (D not judged)",
+          f"words that say who was not judged: {stats.machine_words(pi, compare.ratio_text)}")
     check(stats.pooled_change(pi).n == 24, f"the pooled change counts the pooled machines' blocks: {stats.pooled_change(pi).n}")
     few = close[:2] + [("E", fixed(3.0, None, None, n=3))]
     check(stats.pool(few).left_why == {"E": stats.NO_CI} and not stats.pool(few).differs,
@@ -344,6 +347,31 @@ def case_kinds(tmp):
     text = subprocess.run([sys.executable, "-m", "mallocbench.compare", "--fleet", *files],
                           capture_output=True, text=True, timeout=120).stdout
     check(f"the machines differ in {diff}." in text, "the footer says what differs")
+
+
+def case_dashboard(tmp):
+    from mallocbench import dashboard, history
+    hist = os.path.join(tmp, "hist")
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run([sys.executable, os.path.join(here, "..", "make_history.py"), hist, "--nights", "6",
+                    "--machines", "3"], check=True, capture_output=True, timeout=120)
+    said = 0
+    for f in history.load(hist)["fleet"]:
+        for i, w in enumerate(f["words"]):
+            if not (w or "").startswith("differs by machine: "):
+                continue
+            for part in w[len("differs by machine: "):].split(", "):
+                x, m = part.split(" on ", 1)
+                said += 1
+                check(x == compare.ratio_text(f["ratio"][m][i]), f"the fleet view's {x} on {m} is compare's "
+                                                               f"{compare.ratio_text(f['ratio'][m][i])}")
+    check(said > 0, "the synthetic history has machines that differ")
+    got = json.loads(dashboard.dump({"series": [{"ratio": [1.2345678], "lo": [1.2345678]}],
+                                     "fleet": [{"ratio": {"a": [0.1235123]}, "pooled": [1.2345678],
+                                                "lo": [0.1235123], "hi": [11.152345]}]}))
+    check(got["series"][0] == {"ratio": [1.23457], "lo": [1.235]}, f"a series' ratio keeps 6 digits: {got['series']}")
+    check(got["fleet"][0] == {"ratio": {"a": [0.123512]}, "pooled": [1.23457], "lo": [0.123512], "hi": [11.1523]},
+          f"a fleet entry's ratios keep 6 digits: {got['fleet']}")
 
 
 def case_labels(tmp):
