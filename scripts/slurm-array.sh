@@ -30,7 +30,9 @@ seed=${2:?$usage}
 outdir=${3:-results}
 die() { echo "slurm-array.sh: $*" >&2; exit 2; }
 
+mode=""
 if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then
+    mode=slurm
     k=$SLURM_ARRAY_TASK_ID
     n=${SLURM_ARRAY_TASK_COUNT:?SLURM_ARRAY_TASK_COUNT unset: Slurm too old for job arrays}
     min=${SLURM_ARRAY_TASK_MIN:-1} max=${SLURM_ARRAY_TASK_MAX:-$n} step=${SLURM_ARRAY_TASK_STEP:-1}
@@ -39,9 +41,12 @@ if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then
         die "the array is not contiguous ($n tasks, $min to $max, step $step): give --array=1-$n"
     cd "${SLURM_SUBMIT_DIR:-.}"
 elif [ -n "${JOB_COMPLETION_INDEX:-}" ]; then
+    mode=k8s
     k=$((JOB_COMPLETION_INDEX + 1))
     n=${MB_SHARDS:?MB_SHARDS unset: give the Indexed Job its completions}
-    job=${MB_JOB_UID:?MB_JOB_UID unset: give the pod the uid of its Job (scripts/k8s.py does)}
+    # the Job's uid: its pods' label batch.kubernetes.io/controller-uid (1.27+), else controller-uid
+    job=${MB_JOB_UID:-${MB_JOB_UID_LEGACY:-}}
+    [ -n "$job" ] || die "MB_JOB_UID unset: give the pod the uid of its Job (scripts/k8s.py does)"
 else
     die "run under sbatch --array=1-N, or as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, MB_SHARDS)"
 fi
@@ -65,7 +70,7 @@ resume=""
 if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && [ -e "$out" ]; then
     echo "slurm-array.sh: task $k/$n restarted (${SLURM_RESTART_COUNT}): resuming $out" >&2
     resume=--resume
-elif [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -e "$out" ]; then
+elif [ "$mode" = k8s ] && [ -e "$out" ]; then
     # a Kubernetes pod retried (backoffLimit) finds its shard on the shared volume; a pod of
     # another Job (the same matrix and seed applied again) finds an old one: not its own
     [ "$(cat "$out.job" 2>/dev/null)" = "$job" ] ||
@@ -73,7 +78,7 @@ elif [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -e "$out" ]; then
     echo "slurm-array.sh: pod $k/$n of its Job found $out: resuming it" >&2
     resume=--resume
 fi
-if [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -z "$resume" ]; then
+if [ "$mode" = k8s ] && [ -z "$resume" ]; then
     [ -e "$out" ] || printf '%s\n' "$job" > "$out.job"
 fi
 # --keep-going: a configuration with no ok sample is rows with their status in this shard, not a

@@ -2,18 +2,22 @@
 // shown for a night, the axis labels, and the dashed line at 1x (no change).
 "use strict";
 window.MB_RATIO = {
-  // as compare prints a ratio (compare._num): 3 decimals under 10, 1 above, and under 0.01
-  // 3 significant digits as Python's "%.3g" writes them
+  // as every view writes a ratio (mbdata.ratio_digits): 3 decimals under 10, 1 from 10, and
+  // under 0.01 3 significant digits as Python's "%.3g" writes them; the branch on the rounded
+  // value.  data.js already holds a ratio with those digits, so nothing is rounded twice.
   value: function (u, v) {
     if (v == null) return "\u2013";
     return window.MB_RATIO.digits(v) + "\u00d7";
   },
   digits: function (v) {
-    if (!(v > 0 && v < 0.01)) return v.toFixed(v < 10 ? 3 : 1);
-    var m = v.toExponential(2).split("e"), e = parseInt(m[1], 10);
-    var strip = function (t) { return t.indexOf(".") < 0 ? t : t.replace(/0+$/, "").replace(/\.$/, ""); };
-    if (e < -4) return strip(m[0]) + "e-" + (-e < 10 ? "0" : "") + (-e);
-    return strip(v.toFixed(2 - e));
+    if (v > 0 && v < 0.01) {
+      var m = v.toExponential(2).split("e"), e = parseInt(m[1], 10);
+      var strip = function (t) { return t.indexOf(".") < 0 ? t : t.replace(/0+$/, "").replace(/\.$/, ""); };
+      var g = e < -4 ? strip(m[0]) + "e-" + (-e < 10 ? "0" : "") + (-e) : strip(v.toFixed(2 - e));
+      if (Number(g) < 0.01) return g;
+    }
+    var t = v.toFixed(3);
+    return Number(t) < 10 ? t : v.toFixed(1);
   },
   axis: { size: 84, values: function (u, vals) { return vals.map(function (v) { return v + "\u00d7"; }); } },
   unity: function (u) {

@@ -562,22 +562,18 @@ def fmt_ci(ci, unit, like):
     return f"{fmt(ci[0] * f)}..{fmt(ci[1] * f)}"
 
 
-def _num(x, small=3, large=1):
-    """A ratio's digits: 3 decimals under 10, `large` above; under 0.01, 3 significant digits
-    (a ratio of 5.2e-05 is not 0.000: faults an allocator all but removes)."""
-    return f"{x:.3g}" if 0 < x < 0.01 else f"{x:.{small}f}" if x < 10 else f"{x:.{large}f}"
-
-
 def ratio_text(x):
     """A ratio as every view writes it (tables, words, JSON's text, the fleet view)."""
     if x is not None and math.isinf(x):
         return ">1.8e308x"  # past the largest double (stats._exp): a size, never 'infx'
-    return "-" if x is None else f"{_num(x)}x"
+    return "-" if x is None else f"{mbdata.ratio_digits(x)}x"
 
 
 def _ci_text(lo, hi):
     """A ratio's CI as every table prints it."""
-    return "-" if lo is None else f"{_num(lo)}..{_num(hi)}" if hi < 10 else f"{_num(lo, 2, 2)}..{_num(hi, 2, 2)}"
+    if lo is None:
+        return "-"
+    return mbdata.ratio_ci_digits(lo, hi)
 
 
 def fmt_change(c):
@@ -800,8 +796,10 @@ def footer(res):
                      f"tau², Hartung-Knapp CI); with fewer than {stats.POOL_MIN} machines with a CI it is the "
                      f"paired change over all their blocks, whose CI leaves out the machines' spread.")
         diff = fleet_differences(res)
+        blind = [m for m in ms if not res.machine_desc.get(m)]
         lines.append(f"the machines differ in {diff}." if diff else
-                     "nothing their descriptions record differs between the machines.")
+                     "nothing their descriptions record differs between the machines." if not blind else
+                     f"no description of {', '.join(blind)} (no sidecar): what differs is not known.")
     lines += list(res.notes) + list(res.hints) + list(res.precision)
     lines.append(VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
     few = {}

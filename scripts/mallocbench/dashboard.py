@@ -133,8 +133,8 @@ def num(v):
 def dump(o, ratio=False):
     """JSON with 4 significant digits for floats (the site's precision), NaN/inf as null.  A
     ratio to the baseline (a series' `ratio`, a fleet entry's ratios, pooled ratio and its CI)
-    keeps series.json's 6, so that the page writes it as compare does (site/ratio.js): 4
-    digits rounded again to 3 decimals can differ from compare in the last one."""
+    is written with the digits every view shows (mbdata.ratio_digits), so that the page
+    (site/ratio.js) writes it as compare does: rounded twice, it could differ in the last."""
     if o is None or isinstance(o, bool):
         return json.dumps(o)
     if isinstance(o, int):
@@ -142,7 +142,10 @@ def dump(o, ratio=False):
     if isinstance(o, float):
         if not math.isfinite(o):
             return "null"
-        return ("%.6g" if ratio else "%.4g") % o
+        if ratio:  # compare's digits, less trailing zeros (the page writes them back)
+            t = mbdata.ratio_digits(o)
+            return t.rstrip("0").rstrip(".") if "." in t and "e" not in t else t
+        return "%.4g" % o
     if isinstance(o, str):
         return json.dumps(o, ensure_ascii=False).replace("</", "<\\/")
     if isinstance(o, dict):
@@ -507,7 +510,7 @@ def cell_html(s, href):
     label, glyph = STATUS[st]
     ratio = next((r for r in reversed(s["ratio"]) if r is not None), None) if st != "missing" else None
     last = s["ratio"][-1] if s["ratio"] else None
-    rtxt = ("%.3g\u00d7" % last) if last is not None else ("\u2205" if st == "missing" else "\u2013")
+    rtxt = (mbdata.ratio_digits(last) + "\u00d7") if last is not None else ("\u2205" if st == "missing" else "\u2013")
     why = ""
     if st == "missing":
         why = next((m.get("why", "") for m in s["missing"] if isinstance(m, dict) and m.get("night") == s["latest"].get("night")), "")
@@ -516,8 +519,8 @@ def cell_html(s, href):
     alert = next((c.get("status") for c in reversed(s["changes"]) if isinstance(c, dict)), None) if st != "ok" else None
     title = "%s %s %s: %s%s; latest vs %s %s%s%s" % (
         s["workload"], s["config"], s["metric"], label, (" " + pct(chg)) if num(chg) is not None else "",
-        s.get("baseline", "baseline"), ("%.3f\u00d7" % last) if last is not None else "n/a",
-        (" (last value %.3f\u00d7)" % ratio) if last is None and ratio is not None else "",
+        s.get("baseline", "baseline"), (mbdata.ratio_digits(last) + "\u00d7") if last is not None else "n/a",
+        (" (last value %s\u00d7)" % mbdata.ratio_digits(ratio)) if last is None and ratio is not None else "",
         ("; " + why) if why else "")
     lines = ['<span class="ratio">%s</span>' % esc(rtxt), sparkline(s)]
     if st not in ("ok", "missing"):
@@ -578,8 +581,8 @@ def overview(doc, links, report, has_alerts):
             out.append('<tr><td title="%s">%s</td><td><a href="%s">%s</a></td><td>%s</td><td class="num">%s</td>'
                        '<td class="num">%s</td><td class="num">%d</td><td>%s</td></tr>' % (
                            esc(f.get("params", "")), esc(f["workload"]), esc(f["page"]), esc(f["config"]),
-                           esc(f["nights"][i] if f["nights"] else "?"), "%.3f\u00d7" % p if p is not None else "\u2013",
-                           "%.3f..%.3f" % (lo, hi) if lo is not None and hi is not None else "\u2013",
+                           esc(f["nights"][i] if f["nights"] else "?"), mbdata.ratio_digits(p) + "\u00d7" if p is not None else "\u2013",
+                           mbdata.ratio_ci_digits(lo, hi) if lo is not None and hi is not None else "\u2013",
                            len(f["machines"]), esc(f["words"][i] if f["words"] and f["words"][i] else "\u2013")))
         out.append("</table></section>")
     for mi, (m, ss) in enumerate(sorted(by_m.items())):
@@ -647,10 +650,10 @@ def fleet_page(f, report):
     for i in range(len(f["nights"]) - 1, max(len(f["nights"]) - TABLE_NIGHTS, 0) - 1, -1):
         lo, hi = f["lo"][i], f["hi"][i]
         h.append("<tr><td>%s</td>%s<td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td></tr>" % (
-            esc(f["nights"][i]), "".join('<td class="num">%s</td>' % ("%.3f\u00d7" % f["ratio"][m][i] if f["ratio"][m][i] is not None
+            esc(f["nights"][i]), "".join('<td class="num">%s</td>' % (mbdata.ratio_digits(f["ratio"][m][i]) + "\u00d7" if f["ratio"][m][i] is not None
                                                                       else "\u2013") for m in f["machines"]),
-            "%.3f\u00d7" % f["pooled"][i] if f["pooled"][i] is not None else "\u2013",
-            "%.3f..%.3f" % (lo, hi) if lo is not None and hi is not None else "\u2013",
+            mbdata.ratio_digits(f["pooled"][i]) + "\u00d7" if f["pooled"][i] is not None else "\u2013",
+            mbdata.ratio_ci_digits(lo, hi) if lo is not None and hi is not None else "\u2013",
             esc(f["words"][i] or "\u2013")))
     h.append("</table>")
     return "\n".join(h)
@@ -708,7 +711,7 @@ def series_page(s, doc, report):
         lo, hi, n, r = s["lo"][i], s["hi"][i], s["n"][i], s["ratio"][i]
         h.append('<tr><td>%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td>%s</td></tr>' % (
             esc(nt), esc(fmt(s["median"][i], unit)), esc("%s..%s" % (fmt(lo, unit), fmt(hi, unit)) if lo is not None and hi is not None else "\u2013"),
-            "%d" % n if n is not None else "\u2013", "%.3f\u00d7" % r if r is not None else "\u2013", esc("; ".join(note))))
+            "%d" % n if n is not None else "\u2013", mbdata.ratio_digits(r) + "\u00d7" if r is not None else "\u2013", esc("; ".join(note))))
     h.append("</table>")
     return "\n".join(h)
 

@@ -61,7 +61,9 @@ def manifest(name, image, shards, parallelism, matrix, seed, workdir, claim):
                         # MB_JOB_UID: a retried pod resumes its shard only where this Job wrote it
                         "env": [{"name": "MB_SHARDS", "value": str(shards)},
                                 {"name": "MB_JOB_UID", "valueFrom": {"fieldRef": {
-                                    "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"}}}],
+                                    "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"}}},
+                                {"name": "MB_JOB_UID_LEGACY", "valueFrom": {"fieldRef": {  # before 1.27
+                                    "fieldPath": "metadata.labels['controller-uid']"}}}],
                         "volumeMounts": [{"name": "results", "mountPath": workdir.rstrip("/") + "/results"}],
                     }],
                     "volumes": [volume],

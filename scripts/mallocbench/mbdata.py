@@ -71,6 +71,27 @@ def params_without(params, name):
     return format_params([(k, v) for k, v in parse_params(params) if k != name])
 
 
+def ratio_digits(x, large=1):
+    """A ratio's digits as every view writes them (compare's tables and words, the reports,
+    the dashboard's pages and data.js, site/ratio.js): 3 decimals under 10, `large` from 10,
+    3 significant digits under 0.01 (a ratio of 5.2e-05 is not 0.000); the branch is chosen
+    on the rounded value, so 9.9996 is 10.0, never 10.000."""
+    if 0 < x < 0.01:
+        t = f"{x:.3g}"
+        if float(t) < 0.01:
+            return t
+    t = f"{x:.3f}"
+    return t if float(t) < 10 else f"{x:.{large}f}"
+
+
+def ratio_ci_digits(lo, hi):
+    """A ratio's CI as every view writes it: both ends as ratio_digits, or with 2 decimals where
+    the CI reaches 10 (an end under 0.01 keeps its 3 significant digits)."""
+    if float(ratio_digits(hi)) < 10:
+        return f"{ratio_digits(lo)}..{ratio_digits(hi)}"
+    return f"{lo:.2f}..{hi:.2f}" if lo >= 0.01 else f"{ratio_digits(lo)}..{hi:.2f}"
+
+
 def params_shown(params):
     """workload_params as a table heading shows it: without `better` (the heading says which
     direction is better for its own table) and without empty parameters (exec's metric=,unit=)."""

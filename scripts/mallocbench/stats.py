@@ -588,7 +588,11 @@ def pool(machines, floor=0.01, level=0.95, weigh=None):
     so that the weights, Q, tau and I^2 do not move with the family's level (the default:
     machines' own)."""
     se_of = dict((m, _log_se(ch)) for m, ch in (weigh or machines))
-    have = [(m, ch, se_of.get(m, NO_CI)) for m, ch in machines]
+
+    def weight(m, ch):  # a machine shows a CI (its own level) and has a 95% one to weigh it by
+        own = _log_se(ch)
+        return own if not isinstance(own, tuple) else se_of.get(m, NO_CI)
+    have = [(m, ch, weight(m, ch)) for m, ch in machines]
     used = [(m, ch, ls) for m, ch, ls in have if isinstance(ls, tuple)]
     left = [m for m, _, ls in have if not isinstance(ls, tuple)]
     left_why = {m: ls for m, _, ls in have if not isinstance(ls, tuple)}
@@ -664,6 +668,7 @@ def machine_words(pl, fmt):
         return "differs by machine: " + ", ".join(f"{fmt(e)} on {m}" for e, m in each)
     if pl.k < 2:
         return f"{pl.k} machine(s) with a CI: too few to say whether machines agree"
-    if pl.left_out:
-        return f"consistent across the machines with a CI ({', '.join(pl.left_out)} not judged)"
+    unjudged = [m for m in pl.left_out if pl.left_why.get(m) != NO_SPREAD]  # an exact one was held to the CIs
+    if unjudged:
+        return f"consistent across the machines with a CI ({', '.join(unjudged)} not judged)"
     return "consistent across machines"

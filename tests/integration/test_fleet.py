@@ -407,6 +407,9 @@ def case_k8s(mb, tmp):
     uid = [e for e in c["env"] if e["name"] == "MB_JOB_UID"]
     check(uid and uid[0]["valueFrom"]["fieldRef"]["fieldPath"]
           == "metadata.labels['batch.kubernetes.io/controller-uid']", f"the pod knows its Job's uid: {uid}")
+    legacy = [e for e in c["env"] if e["name"] == "MB_JOB_UID_LEGACY"]
+    check(legacy and legacy[0]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['controller-uid']",
+          f"and before Kubernetes 1.27: {legacy}")
     env_pod["MB_JOB_UID"] = "job-1"  # as the downward API gives it
     for index in (0, 3):
         argv = [plan if a == "matrices/quick.ini" else (os.path.join(tmp, "pods") if a == "results" else a)

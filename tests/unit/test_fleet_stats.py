@@ -26,8 +26,9 @@ b mod 3, as three shards would run it, or at random):
             --fleet tells them apart, gives each one's answer, pools nothing, and says what
             differs between them (CPU, kernel) in its footer and JSON.
   dashboard a synthetic 6-night history of three machines (tests/make_history.py): the fleet
-            view's words write each machine's ratio as compare does, and data.js keeps a
-            ratio's 6 digits (4 elsewhere) so that the page writes it as compare does too.
+            view's words write each machine's ratio as compare does, and data.js holds a
+            ratio with compare's digits (4 significant elsewhere), so that the page writes
+            it as compare does too.
   labels    machines are boots of a host: one host over two boots gets two labels, shards of
             one merged sidecar keep their own machines, a resumed run (its earlier part under
             "previous") stays one machine, a run whose sidecar is lost is a machine of its own.
@@ -233,12 +234,28 @@ def case_formulas(tmp):
     inside = close + [("D", fixed(1.01, 1.01, 1.01))]
     pi = stats.pool(inside)
     check(not pi.differs and pi.estimate is not None, "an exact machine inside the pooled CI: no difference")
-    check(stats.machine_words(pi, compare.ratio_text) == "consistent across the machines with a CI (D not judged)",
-          f"words that say who was not judged: {stats.machine_words(pi, compare.ratio_text)}")
+    check(stats.machine_words(pi, compare.ratio_text) == "consistent across machines",
+          f"an exact machine held to the CIs is judged: {stats.machine_words(pi, compare.ratio_text)}")
     check(stats.pooled_change(pi).n == 24, f"the pooled change counts the pooled machines' blocks: {stats.pooled_change(pi).n}")
     few = close[:2] + [("E", fixed(3.0, None, None, n=3))]
-    check(stats.pool(few).left_why == {"E": stats.NO_CI} and not stats.pool(few).differs,
-          "a machine with too few blocks: not pooled, not judged")
+    check(stats.pool(few).left_why == {"E": stats.NO_CI} and not stats.pool(few).differs
+          and stats.machine_words(stats.pool(few), compare.ratio_text)
+          == "consistent across the machines with a CI (E not judged)",
+          f"a machine with too few blocks: not pooled, not judged: {stats.machine_words(stats.pool(few), compare.ratio_text)}")
+    # at a family's level (99%) a 6-block machine shows no CI: it is left out, not weighed by its 95% one,
+    # and an exact machine beside it is held to the CIs there are (no crash on a missing one)
+    rng2 = random.Random(3)
+    base, other, where = {}, {}, {}
+    for m, r, n, noise in (("A", 1.10, 6, 0.02), ("B", 1.12, 6, 0.02), ("C", 2.0, 8, 0.0)):
+        for _ in range(n):
+            u = len(base)
+            base[u] = 1000 + rng2.randint(0, 50)
+            other[u], where[u] = base[u] * r * (1 + rng2.uniform(-noise, noise)), m
+    ch = compare._fleet_change(base, other, list(base), 0.99, where, 0.01)
+    check(ch is not None and ch.fleet.left_why == {"A": stats.NO_CI, "B": stats.NO_CI, "C": stats.NO_SPREAD},
+          f"99%: the 6-block machines show no CI and are left out: {ch and ch.fleet.left_why}")
+    ch = compare._fleet_change(base, other, list(base), 0.95, where, 0.01)
+    check(ch is not None and ch.fleet.differs and ch.fleet.k == 2, "95%: the exact 2.0x beyond both CIs: differs")
     two_exact = [("A", fixed(1.4, 1.4, 1.4)), ("B", fixed(2.0, 2.0, 2.0))]
     check(stats.pool(two_exact).differs, "two exact machines that disagree differ")
     # the weights come from a fixed level: a family-adjusted CI does not move Q or tau
@@ -366,12 +383,13 @@ def case_dashboard(tmp):
                 check(x == compare.ratio_text(f["ratio"][m][i]), f"the fleet view's {x} on {m} is compare's "
                                                                f"{compare.ratio_text(f['ratio'][m][i])}")
     check(said > 0, "the synthetic history has machines that differ")
-    got = json.loads(dashboard.dump({"series": [{"ratio": [1.2345678], "lo": [1.2345678]}],
-                                     "fleet": [{"ratio": {"a": [0.1235123]}, "pooled": [1.2345678],
-                                                "lo": [0.1235123], "hi": [11.152345]}]}))
-    check(got["series"][0] == {"ratio": [1.23457], "lo": [1.235]}, f"a series' ratio keeps 6 digits: {got['series']}")
-    check(got["fleet"][0] == {"ratio": {"a": [0.123512]}, "pooled": [1.23457], "lo": [0.123512], "hi": [11.1523]},
-          f"a fleet entry's ratios keep 6 digits: {got['fleet']}")
+    got = json.loads(dashboard.dump({"series": [{"ratio": [12.3456], "lo": [12.3456]}],
+                                     "fleet": [{"ratio": {"a": [0.1235123]}, "pooled": [12.3456],
+                                                "lo": [0.1235123], "hi": [11.152345], "k": [3]}]}))
+    check(got["series"][0] == {"ratio": [12.3], "lo": [12.35]},
+          f"a series' ratio with compare's digits, its other figures with 4: {got['series']}")
+    check(got["fleet"][0] == {"ratio": {"a": [0.124]}, "pooled": [12.3], "lo": [0.124], "hi": [11.2], "k": [3]},
+          f"a fleet entry's ratios with compare's digits: {got['fleet']}")
 
 
 def case_labels(tmp):
