@@ -2,6 +2,7 @@
  * (memcpy bandwidth, one minor page fault, one re-fault whole) from the calibrate workload run
  * under glibc through sample_run, medians of five samples. */
 #include "cli.h"
+#include "disturb.h"
 #include "judge.h"
 #include "sample.h"
 #include "tools.h"
@@ -64,8 +65,8 @@ int calibrate_measure(const char *size, const char *rounds, int samples, double 
     snprintf(glibc->label, sizeof glibc->label, "%s", glibc->alloc->name);
     static const char *const keys[CALIB_NFIG] = {NULL, "fault_ns", "refault_ns", "refault_sys_ns"};
     int rc = 0;
-    unsigned long long s0 = 0, t0 = 0, s1 = 0, t1 = 0;
-    bool times = sysinfo_cpu_times(&s0, &t0);
+    disturb_stat_t st0, st1;
+    bool times = disturb_stat(&st0) == 0;
     c->load1 = sysinfo_load1();
     for (int r = 0; r < samples && !rc; r++) {
         rc = sample_run(&o, glibc, &a, NULL, s);
@@ -82,8 +83,8 @@ int calibrate_measure(const char *size, const char *rounds, int samples, double 
             c->v[k][c->n] = extra_value(s->res.extra, keys[k]);
         c->n++;
     }
-    times = times && sysinfo_cpu_times(&s1, &t1) && t1 > t0;
-    c->steal = times ? (double)(s1 - s0) / (double)(t1 - t0) : NAN;
+    times = times && disturb_stat(&st1) == 0 && st1.total > st0.total;
+    c->steal = times ? (double)(st1.steal - st0.steal) / (double)(st1.total - st0.total) : NAN;
     sample_free(s);
     free(glibc);
     for (int k = 0; k < CALIB_NFIG; k++)

@@ -1,8 +1,10 @@
 /* quiet.c - the machine's quiet before a run (contract: quiet.h). */
 #include "quiet.h"
 #include "disturb.h"
+#include "sysinfo.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +44,8 @@ void quiet_check(quiet_t *q)
     q->load1 = q->steal_pct = -1;
     q->others_runnable = -1;
     q->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    FILE *f = fopen("/proc/loadavg", "re");
-    if (f) {
-        if (fscanf(f, "%lf", &q->load1) != 1)
-            q->load1 = -1;
-        fclose(f);
-    }
+    double load = sysinfo_load1();
+    q->load1 = isnan(load) ? -1 : load;
     disturb_stat_t s0, s1 = {0, 0, -1};
     bool have = disturb_stat(&s0) == 0;
     int least = have ? s0.running : -1;

@@ -101,23 +101,6 @@ double sysinfo_load1(void)
     return read_line("/proc/loadavg", buf, sizeof buf) ? strtod(buf, NULL) : NAN;
 }
 
-bool sysinfo_cpu_times(unsigned long long *steal, unsigned long long *total)
-{
-    char buf[512];
-    if (!read_line("/proc/stat", buf, sizeof buf) || strncmp(buf, "cpu ", 4))
-        return false;
-    unsigned long long v[10] = {0};
-    int n = sscanf(buf + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
-    if (n < 8)
-        return false;
-    *steal = v[7];
-    *total = 0;
-    for (int i = 0; i < 8; i++) /* guest time is inside user time already */
-        *total += v[i];
-    return true;
-}
-
 /* NUMA nodes online (/sys/devices/system/node/online: "0" or "0-1,3"), or -1. */
 static int numa_nodes(void)
 {
@@ -173,6 +156,15 @@ static long long cgroup_memory_limit(void)
     return limit < 0 ? -1 : limit;
 }
 
+/* A whole-number member and its comma; null where v < 0 (unknown, or none). */
+static void count(FILE *out, const char *key, long long v)
+{
+    if (v >= 0)
+        fprintf(out, "    \"%s\": %lld,\n", key, v);
+    else
+        fprintf(out, "    \"%s\": null,\n", key);
+}
+
 /* One member of the calibration object, and its comma (measured_at comes last). */
 static void number(FILE *out, const char *key, double v, const char *fmtspec)
 {
@@ -209,15 +201,8 @@ void sysinfo_write_machine(FILE *out, const machine_calib_t *cal)
     sysinfo_boot_id(boot, sizeof boot);
     member(out, "boot_id", boot[0] ? boot : NULL, 0);
     int nodes = numa_nodes();
-    if (nodes > 0)
-        fprintf(out, "    \"numa_nodes\": %d,\n", nodes);
-    else
-        fputs("    \"numa_nodes\": null,\n", out);
-    long long lim = cgroup_memory_limit();
-    if (lim >= 0)
-        fprintf(out, "    \"cgroup_memory_limit\": %lld,\n", lim);
-    else
-        fputs("    \"cgroup_memory_limit\": null,\n", out);
+    count(out, "numa_nodes", nodes > 0 ? nodes : -1);
+    count(out, "cgroup_memory_limit", cgroup_memory_limit());
     if (!cal || !cal->have) {
         fputs("    \"calibration\": null", out);
         if (cal && cal->why[0]) {

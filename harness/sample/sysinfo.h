@@ -41,8 +41,6 @@ void sysinfo_write_machine(FILE *out, const machine_calib_t *cal);
 void sysinfo_boot_id(char *buf, size_t len);
 /* The 1-minute load average, or NAN. */
 double sysinfo_load1(void);
-/* Steal and total jiffies over all CPUs (/proc/stat); false when unreadable. */
-bool sysinfo_cpu_times(unsigned long long *steal, unsigned long long *total);
 /* The source tree's commit ("<sha>" or "<sha>-dirty"), or "" outside git. */
 void sysinfo_git_commit(char *buf, size_t len);
 void sysinfo_hostname(char *buf, size_t len);
