@@ -10,10 +10,9 @@
   if (!f) { el.textContent = "fleet entry not found in data.js: " + id; return; }
   // the Okabe-Ito palette (colour-blind safe), machine by machine
   var palette = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999"];
-  function t(night) { var p = night.split("-"); return Date.UTC(+p[0], +p[1] - 1, +p[2]) / 1000; }
   var ratio = MB_RATIO.value;
-  var xs = f.nights.map(t);
-  var series = [{ label: "night", value: function (u, v) { return v == null ? "\u2013" : new Date(v * 1000).toISOString().slice(0, 10); } }];
+  var xs = f.nights.map(MB_RATIO.time);
+  var series = [MB_RATIO.night];
   var data = [xs];
   f.machines.forEach(function (m, i) {
     series.push({ label: m, stroke: palette[i % palette.length], width: 1.5, points: { show: true, size: 4 }, spanGaps: false, value: ratio });

@@ -1,7 +1,11 @@
-// ratio.js - what the plots of a ratio to the baseline share (series.js, fleet.js): the value
-// shown for a night, the axis labels, and the dashed line at 1x (no change).
+// ratio.js - what the nightly plots share (series.js, fleet.js): the night axis (a night's
+// time and its legend series) and, for a ratio to the baseline, the value shown for a night,
+// the axis labels and the dashed line at 1x (no change).
 "use strict";
 window.MB_RATIO = {
+  // "2026-11-30" as uPlot's time (s), and the legend's night column
+  time: function (night) { var p = night.split("-"); return Date.UTC(+p[0], +p[1] - 1, +p[2]) / 1000; },
+  night: { label: "night", value: function (u, v) { return v == null ? "\u2013" : new Date(v * 1000).toISOString().slice(0, 10); } },
   // as every view writes a ratio (mbdata.ratio_digits): 3 decimals under 10, 1 from 10, and
   // under 0.01 3 significant digits as Python's "%.3g" writes them; the branch on the rounded
   // value.  data.js already holds a ratio with those digits, so nothing is rounded twice.

@@ -21,8 +21,7 @@
     for (var i = 0; i < SI.length; i++) if (a >= SI[i][0]) return +(v / SI[i][0]).toPrecision(3) + " " + SI[i][1] + unit;
     return (+v.toPrecision(3) + " " + unit).trim();
   }
-  function t(night) { var p = night.split("-"); return Date.UTC(+p[0], +p[1] - 1, +p[2]) / 1000; }
-  var xs = s.nights.map(t);
+  var xs = s.nights.map(MB_RATIO.time);
   var steps = s.nights.map(function (n) {
     var seg = (s.segments || []).find(function (g) { return g.start <= n && n <= g.end; });
     return seg ? seg.mean : null;
@@ -30,7 +29,7 @@
   var ink = "#222", grey = "#777";
   function width() { return Math.max(480, Math.min(1100, absEl.clientWidth || 900)); }
   function vline(u, night, colour, dash, label, row) {
-    var x = Math.round(u.valToPos(t(night), "x", true));
+    var x = Math.round(u.valToPos(MB_RATIO.time(night), "x", true));
     if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
     var c = u.ctx, dpr = window.devicePixelRatio || 1;
     c.save();
@@ -53,7 +52,7 @@
     var ctx = u.ctx, dpr = window.devicePixelRatio || 1;
     ctx.save(); ctx.fillStyle = grey; ctx.font = (12 * dpr) + "px sans-serif"; ctx.textAlign = "center"; ctx.textBaseline = "alphabetic";
     (s.missing || []).forEach(function (m) {
-      var x = u.valToPos(t(m.night), "x", true);
+      var x = u.valToPos(MB_RATIO.time(m.night), "x", true);
       if (x >= u.bbox.left && x <= u.bbox.left + u.bbox.width) ctx.fillText("\u2205", x, u.bbox.top + u.bbox.height - 4 * dpr);
     });
     ctx.restore();
@@ -65,7 +64,7 @@
     width: width(), height: 340,
     scales: { x: { time: true } },
     series: [
-      { label: "night", value: function (u, v) { return v == null ? "\u2013" : new Date(v * 1000).toISOString().slice(0, 10); } },
+      MB_RATIO.night,
       { label: "median", stroke: colour, width: 2, points: { show: true, size: 5 }, spanGaps: false, value: function (u, v) { return fmt(v); } },
       { label: "95% CI lo", stroke: "transparent", spanGaps: false, value: function (u, v) { return fmt(v); } },
       { label: "95% CI hi", stroke: "transparent", spanGaps: false, value: function (u, v) { return fmt(v); } },
@@ -81,7 +80,7 @@
     width: width(), height: 220,
     scales: { x: { time: true } },
     series: [
-      { label: "night", value: function (u, v) { return v == null ? "\u2013" : new Date(v * 1000).toISOString().slice(0, 10); } },
+      MB_RATIO.night,
       { label: "vs " + (s.baseline || "baseline"), stroke: colour, width: 2, points: { show: true, size: 4 }, spanGaps: false,
         value: MB_RATIO.value }
     ],

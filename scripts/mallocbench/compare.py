@@ -571,9 +571,7 @@ def ratio_text(x):
 
 def _ci_text(lo, hi):
     """A ratio's CI as every table prints it."""
-    if lo is None:
-        return "-"
-    return mbdata.ratio_ci_digits(lo, hi)
+    return "-" if lo is None else mbdata.ratio_ci_digits(lo, hi)
 
 
 def fmt_change(c):
@@ -628,19 +626,12 @@ MACHINE_TRAITS = (("cpu_model", "CPU"), ("kernel", "kernel"), ("thp_enabled", "T
                   ("cgroup_memory_limit", "cgroup memory limit"), ("cores_online", "cores"))
 
 
-def _spearman(xs, ys):
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        for pos, i in enumerate(order):
-            r[i] = float(pos)
-        return r
-    a, b = ranks(xs), ranks(ys)
-    n = len(xs)
-    ma, mb = sum(a) / n, sum(b) / n
-    num = sum((x - ma) * (y - mb) for x, y in zip(a, b))
-    den = math.sqrt(sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b))
-    return num / den if den else 0.0
+def _trend(ests, vals):
+    """+1 where a figure rises with the ratio on every machine, -1 where it falls on every
+    one, 0 otherwise (ties included): a description of these machines, not a test."""
+    by = [v for _, v in sorted(zip(ests, vals))]
+    steps = [b - a for a, b in zip(by, by[1:])]
+    return 1 if all(d > 0 for d in steps) else -1 if all(d < 0 for d in steps) else 0
 
 
 def machine_differences(pl, descs):
@@ -668,8 +659,8 @@ def _differences(ms, descs, ests=None):
         vals = [((descs.get(m) or {}).get("calibration") or {}).get(key) for m in ms]
         if len(ms) < 2 or any(not isinstance(v, (int, float)) for v in vals) or max(vals) < 1.2 * min(vals):
             continue
-        rho = _spearman([math.log(e) for e in ests], vals) if ests and len(ms) >= 3 else 0.0  # 2: always +-1
-        trend = " (the ratio rises with it)" if rho > 0.999 else " (the ratio falls as it rises)" if rho < -0.999 else ""
+        t = _trend(ests, vals) if ests and len(ms) >= 3 else 0  # two machines are always in some order
+        trend = " (the ratio rises with it)" if t > 0 else " (the ratio falls as it rises)" if t < 0 else ""
         parts.append(f"{words} " + ", ".join(f"{v * scale:.3g} {unit} on {m}" for m, v in zip(ms, vals)) + trend)
     loads = [((descs.get(m) or {}).get("calibration") or {}).get("load1") for m in ms]
     if parts and all(isinstance(v, (int, float)) for v in loads) and max(loads) - min(loads) > 0.5:

@@ -19,7 +19,6 @@ one after tomorrow (UTC); load refuses a CSV named like a night that is not a da
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import sys
@@ -236,13 +235,13 @@ def _fleet(pairs, series):
             chs = [(m, _night_change(*by_m[m][n], primary) if n in by_m[m] else None) for m in mids]
             for m, ch in chs:
                 # whole, as a series' ratio: the site writes it with compare's digits, once
-                ratio[m].append(_finite(ch.estimate) if ch is not None and ch.kind == "ratio" else None)
+                ratio[m].append(compare.json_number(ch.estimate) if ch is not None and ch.kind == "ratio" else None)
             have = [(m, ch) for m, ch in chs if ch is not None and ch.kind == "ratio"]
             pl = stats.pool(have) if len(have) >= 2 else None
             k.append(pl.k if pl else len(have))
-            pooled.append(_finite(pl.estimate) if pl and pl.estimate is not None else None)
-            lo.append(_finite(pl.lo) if pl and pl.lo is not None else None)
-            hi.append(_finite(pl.hi) if pl and pl.hi is not None else None)
+            pooled.append(compare.json_number(pl.estimate) if pl and pl.estimate is not None else None)
+            lo.append(compare.json_number(pl.lo) if pl and pl.lo is not None else None)
+            hi.append(compare.json_number(pl.hi) if pl and pl.hi is not None else None)
             words.append(stats.machine_words(pl, compare.ratio_text) if pl else None)
         s0 = meta.get(key, {})
         out.append({"id": f"fleet/{wl}/{params}/{config}", "workload": wl, "params": params, "config": config,
@@ -251,9 +250,6 @@ def _fleet(pairs, series):
                     "k": k, "words": words})
     return out
 
-
-def _finite(v):
-    return float(v) if v is not None and math.isfinite(v) else None
 
 
 def _load_machine(mid, d, nights):

@@ -778,9 +778,9 @@ def mark_machines(rows, metas):
     containers of one node share its boot).  A sidecar that names no boot is its host's only
     known boot where it agrees with it on _BOOT_FIXED, else a machine of its own told by its
     kernel and CPU; a row without a sidecar is its host alone where no sidecar names a
-    machine of that host, else an unknown machine of its own run.  The label is the host name, with the boot's first 6 hex digits (or the
-    kernel, for a machine without a boot) where one host name covers several machines.
-    Returns {label: description}."""
+    machine of that host, else an unknown machine of its own run.  The label is the host
+    name, with the boot's first 6 hex digits (or the kernel, for a machine without a boot)
+    where one host name covers several machines.  Returns {label: description}."""
     desc = machine_descriptions(metas)
     known = {}  # host -> {its known boot: its description}
     for r in rows:
@@ -802,23 +802,18 @@ def mark_machines(rows, metas):
         if d.get("kernel") or d.get("cpu_model"):
             return ("desc", host, str(d.get("kernel") or ""), str(d.get("cpu_model") or ""))
         return None
+    ks = [described(r) for r in rows]
     named = {}  # host -> the machines its sidecars name
-    for r in rows:
-        k = described(r)
+    for r, k in zip(rows, ks):
         if k:
             named.setdefault(r.get("host", ""), set()).add(k)
-
-    def key(r):
-        k = described(r)
-        if k:
-            return k
-        host = r.get("host", "")
-        # a run whose sidecar is lost (a shard's, a copied file's) may be any machine of that
-        # host name: its own, unknown, rather than one of theirs
-        return ("run", host, r.get("run_id", "")) if named.get(host) else ("host", host)
+    # a run whose sidecar is lost (a shard's, a copied file's) may be any machine of that host
+    # name: its own, unknown, rather than one of theirs
+    ks = [k or (("run", r.get("host", ""), r.get("run_id", "")) if named.get(r.get("host", ""))
+                else ("host", r.get("host", ""))) for r, k in zip(rows, ks)]
     keys, hosts = {}, {}
-    for r in rows:
-        k, d = key(r), desc.get(r.get("run_id"), {})
+    for r, k in zip(rows, ks):
+        d = desc.get(r.get("run_id"), {})
         if not keys.get(k) or (d.get("boot_id") and not keys[k].get("boot_id")):
             keys[k] = d
         hosts.setdefault(k, r.get("host", ""))
@@ -835,12 +830,9 @@ def mark_machines(rows, metas):
         if k[0] == "desc":
             same = [o for o in per_host[h] if o[0] == "desc" and o[2] == k[2]]
             return f"{h}/{k[2]}" if len(same) == 1 else f"{h}/{k[2]}/{k[3]}"
-        if k[0] == "run":
-            return f"{h}/? (run {k[2]}, no sidecar)"
-        return f"{h}/?"
+        return f"{h}/? (run {k[2]}, no sidecar)"  # a "host" key is its host's only machine
     labels = {k: label(k) for k in hosts}
-    for r in rows:
-        k = key(r)
+    for r, k in zip(rows, ks):
         r["_machine"], r["_machine_desc"] = labels[k], keys[k]
     return {labels[k]: d for k, d in keys.items()}
 

@@ -594,8 +594,8 @@ def pool(machines, floor=0.01, level=0.95, weigh=None):
         return own if not isinstance(own, tuple) else se_of.get(m, NO_CI)
     have = [(m, ch, weight(m, ch)) for m, ch in machines]
     used = [(m, ch, ls) for m, ch, ls in have if isinstance(ls, tuple)]
-    left = [m for m, _, ls in have if not isinstance(ls, tuple)]
     left_why = {m: ls for m, _, ls in have if not isinstance(ls, tuple)}
+    left = list(left_why)
     exact = [(m, ch) for m, ch in machines if left_why.get(m) == NO_SPREAD]
     k = len(used)
     est = lo = hi = p = tau = tau_ci = i2 = i2_ci = q = q_p = spread = None
