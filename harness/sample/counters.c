@@ -571,12 +571,17 @@ int cnt_read(const cnt_set_t *s, cnt_value_t *out)
                      r < 0 ? strerror(errno) : "short read");
             continue;
         }
-        v->supported = true;
-        v->value = buf[0];
-        v->enabled = buf[1];
-        v->running = buf[2];
+        cnt_from_read(buf, v);
     }
     return 0;
+}
+
+void cnt_from_read(const uint64_t buf[3], cnt_value_t *v)
+{
+    v->supported = true;
+    v->value = buf[0];
+    v->enabled = buf[1];
+    v->running = buf[2];
 }
 
 void cnt_close(cnt_set_t *s)

@@ -76,6 +76,10 @@ int cnt_read(const cnt_set_t *s, cnt_value_t *out);
 /* Close the descriptors; the set can be opened again for the next child. */
 void cnt_close(cnt_set_t *s);
 
+/* One counter's read(2) as cnt_open's read_format lays it out: { value,
+ * time enabled, time running }, into v (supported).  A pure function, so
+ * the order of the fields is tested without a PMU that multiplexes. */
+void cnt_from_read(const uint64_t buf[3], cnt_value_t *v);
 /* value * enabled / running, NAN when unsupported or never running. */
 double cnt_scaled(const cnt_value_t *v);
 /* Difference of two snapshots of one counter (after - before), scaled by

@@ -164,6 +164,36 @@ eq((c.kind, c.lo, c.hi, stats.verdict(c, "lower")), ("diff", 823, 823, "regresse
 # a pair with a missing side is dropped and n says so
 eq(stats.paired_change([1, 2, None, 4, 5, 6, 7], [1, 2, 3, None, 5, 6, 7]).n, 5, "n counts complete pairs")
 
+# ---- a difference's negligible band: floor x |the BASELINE's median|, never the other side's ----
+# (idle_release's trade-off figure, counts from 0: a change that is not a ratio).  The two sides'
+# medians differ 100x here, so a band taken from the wrong side turns each word into another.
+
+
+def diff_change(lo, hi, base_median, median):
+    return stats.Change("diff", (lo + hi) / 2, lo, hi, 0.01, 8, 8, "test", 2.0 ** -7, True, 0.95, median,
+                        base_median, True)
+
+
+for lo, hi, base_med, med, higher, lower, what in [
+        (-5, 5, 1000, 10, "negligible", "negligible", "CI within +-10 (1% of the base 1000), the other side 10"),
+        (-5, 5, 10, 1000, "within noise", "within noise", "CI past +-0.1 (1% of the base 10), the other side 1000"),
+        (3, 5, 1000, 10, "negligible", "negligible", "a certain +3..5 inside the base's band of +-10"),
+        (3, 5, 10, 1000, "improved", "regressed", "a certain +3..5 beyond the base's band of +-0.1"),
+        (-5, -3, 10, -1000, "regressed", "improved", "a certain -5..-3 beyond the base's band (a negative other side)"),
+        (0.05, 30, 10, 1000, "improved?", "regressed?", "real, reaching into the base's band of +-0.1"),
+        (-9, 30, -1000, 5, "within noise", "within noise", "the band of a negative base median is +-10")]:
+    c = diff_change(lo, hi, base_med, med)
+    eq(stats.verdict(c, "higher"), higher, f"{what}, higher is better")
+    eq(stats.verdict(c, "lower"), lower, f"{what}, lower is better")
+eq(stats.verdict(diff_change(-5, 5, 1000, 10), "higher", floor=0.001), "within noise",
+   "the band is the floor's share of the base: +-1 at --floor 0.1%")
+# the sides' medians come from the right side, paired or not (a diff: a side holds a 0)
+base, other = [0, 10, 10, 10, 10, 10, 10, 10], [1000, 1000, 1001, 1002, 1000, 1003, 1000, 1000]
+for ch in (stats.paired_change(base, other), stats.unpaired_change(base, other)):
+    eq((ch.kind, ch.base_median, ch.median), ("diff", 10, 1000), f"the medians of each side ({ch.method})")
+c = stats.unpaired_ratio([0, 10, 10], [1000, 1001])
+eq((c.base_median, c.median), (10, 1000.5), "the unpaired ratio's medians of each side")
+
 # ---- multiplicity ----------------------------------------------------------------------------
 eq(stats.bonferroni_level(10), 0.995, "Bonferroni level over 10")
 # BH at q = 0.05 over 5: sorted 0.001 0.012 0.02 0.3 0.9 against 0.01 0.02 0.03 0.04 0.05: R = 3
