@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -71,6 +72,17 @@ static void pb_take_env(const char *name, char *out, size_t len)
         if (strlen(v) < len)
             memcpy(out, v, strlen(v) + 1);
     }
+}
+
+/* A variable's value from environ itself: a program may define its own
+ * getenv (bash does, and before its main it finds nothing). */
+static const char *pb_getenv(const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, name, n) && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
 }
 
 /* The secret of the process the harness started, which every image of it
@@ -137,6 +149,23 @@ static void pb_put_prefix(void)
     pb_buf[pb_len++] = ' ';
 }
 
+/* The settings digest (probe.h settings_digest): while pb_digesting, each
+ * line is hashed as written; with pb_hash_only it is hashed and not written
+ * (a descendant, which sends the digest alone). */
+static uint64_t pb_digest = 14695981039346656037ULL;
+static bool pb_digesting, pb_hash_only;
+
+static void pb_digest_line(const char *line, size_t len)
+{
+    static const char skip[] = "env:LD_PRELOAD=";
+    if (len >= sizeof skip - 1 && !memcmp(line, skip, sizeof skip - 1))
+        return; /* where the probe sits in it is not a setting */
+    for (size_t i = 0; i <= len; i++) {
+        pb_digest ^= i < len ? (unsigned char)line[i] : '\n';
+        pb_digest *= 1099511628211ULL;
+    }
+}
+
 /* Appends one "text\n" line, control characters turned into '?' so a value
  * can never break the line format; a line that does not fit is dropped. */
 __attribute__((format(printf, 1, 2)))
@@ -155,6 +184,10 @@ static void pb_line(const char *fmt, ...)
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
             line[i] = '?';
+    if (pb_digesting)
+        pb_digest_line(line, len);
+    if (pb_hash_only)
+        return;
     size_t room = sizeof pb_buf - PB_RESERVE;
     if (pb_len + pb_prefix_len() + len + 1 > room) {
         pb_truncated = true;
@@ -449,7 +482,7 @@ static void pb_report_tun(void)
 {
     static char list[4096];
     static char val[PB_VAL_MAX];
-    const char *env = getenv(MB_PROBE_READ_ENV);
+    const char *env = pb_getenv(MB_PROBE_READ_ENV);
     if (!env || !*env)
         return;
     if (strlen(env) >= sizeof list) {
@@ -497,8 +530,11 @@ static void pb_report(const char *when)
         pb.family->probe_version(&pb_ctx, ver, sizeof ver);
     pb_line("version=%s", ver);
     pb_report_apis();
+    pb_digesting = true;
     pb_report_env();
     pb_report_tun();
+    pb_digesting = false;
+    pb_line("settings_digest=%016llx", (unsigned long long)pb_digest);
     pb_close_line("probe=done\n");
     pb.state = PB_REPORTED;
 }
@@ -511,9 +547,45 @@ static void pb_report_descendant(void)
     char exe[256] = "";
     ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[l > 0 ? l : 0] = '\0';
-    pb_line("proc:%ld=%s|%s|%s", (long)getpid(), pb.family ? pb.family->name : "unknown",
-            pb.malloc_path, exe);
+    pb_digesting = pb_hash_only = true;
+    pb_report_env();
+    pb_report_tun();
+    pb_digesting = pb_hash_only = false;
+    pb_line("proc:%ld=%s|%s|%016llx|%s", (long)getpid(), pb.family ? pb.family->name : "unknown",
+            pb.malloc_path, (unsigned long long)pb_digest, exe);
     pb.state = PB_REPORTED;
+}
+
+/* ---- the pipe to the harness ------------------------------------------------- */
+/* Is fd the sample's probe pipe (MB_PROBE_PIPE's inode)?  Without the
+ * variable (a hand-run command), any writable descriptor is. */
+static bool pb_our_pipe(int fd)
+{
+    const char *v = pb_getenv(MB_PROBE_PIPE_ENV), *colon = v ? strchr(v, ':') : NULL;
+    struct stat st;
+    if (!colon)
+        return true;
+    return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+           (unsigned long long)st.st_ino == strtoull(colon + 1, NULL, 10);
+}
+
+/* A descendant whose descriptor was closed on the way (or reused) reopens
+ * the harness's end of the pipe for writing: the descriptor, or -1. */
+static int pb_open_pipe(const char *harness)
+{
+    const char *v = pb_getenv(MB_PROBE_PIPE_ENV);
+    if (!v || !harness)
+        return -1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd/%ld", strtol(harness, NULL, 10), strtol(v, NULL, 10));
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (!pb_our_pipe(fd) || fcntl(fd, F_SETFL, 0) != 0) { /* blocking writes, as on the inherited one */
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* ---- entry points ------------------------------------------------------------ */
@@ -522,7 +594,7 @@ static void pb_report_descendant(void)
 __attribute__((constructor))
 static void pb_constructor(void)
 {
-    const char *s = getenv(MB_PROBE_FD_ENV);
+    const char *s = pb_getenv(MB_PROBE_FD_ENV);
     if (!s || !*s)
         return;
     char *end;
@@ -530,14 +602,16 @@ static void pb_constructor(void)
     long fd = strtol(s, &end, 10);
     if (*end || errno || fd < 0 || fd > INT_MAX)
         return;
+    /* a process the harness did not start itself (the command's children) */
+    const char *parent = pb_getenv(MB_PROBE_PARENT_ENV);
+    pb.descendant = parent && *parent && strtol(parent, NULL, 10) != (long)getppid();
     int fl = fcntl((int)fd, F_GETFL);
-    if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
-        return;
+    if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || !pb_our_pipe((int)fd)) {
+        if (!pb.descendant || (fd = pb_open_pipe(parent)) < 0)
+            return;
+    }
     pb.fd = (int)fd;
     pb.pid = getpid();
-    /* a process the harness did not start itself (the command's children) */
-    const char *parent = getenv(MB_PROBE_PARENT_ENV);
-    pb.descendant = parent && *parent && strtol(parent, NULL, 10) != (long)getppid();
     /* the process the harness started takes its secret out of the
      * environment before main; a descendant's stays for its own children */
     if (pb.descendant)

@@ -17,6 +17,8 @@
  *   env:<NAME>=<value>   the allocator environment as the child saw it
  *   tun:<key>=<value>    an effective setting read back from the allocator
  *   tun:<key>=!<reason>  a setting that could not be read back
+ *   settings_digest=<16 hex> FNV-1a of the env: and tun: lines above (less
+ *                        env:LD_PRELOAD), so each image's settings compare in a word
  *   probe=done           last line of the start-up report
  *   stat:<name>=<value>  allocator statistics at exit, then probe=end
  *   proc:<pid>=...       from each descendant process (MB_PROBE_PARENT below)
@@ -35,9 +37,16 @@
 #define MB_PROBE_READ_ENV "MB_PROBE_READ"
 /* The harness's pid: a process whose parent it is not (one the command
  * started, which inherited the preload and the descriptor) writes only
- *   proc:<pid>=<family>|<malloc_so>|<exe>
- * in one write, and no statistics. */
+ *   proc:<pid>=<family>|<malloc_so>|<settings_digest>|<exe>
+ * in one write, and no statistics; each image of a process reports once
+ * (the harness holds the count to the kernel's count of execs). */
 #define MB_PROBE_PARENT_ENV "MB_PROBE_PARENT"
+/* "<harness fd>:<inode>": the probe pipe's read end in the harness and its
+ * inode.  A descendant whose MB_PROBE_FD is not that pipe (a parent that
+ * closed its descriptors before exec, as Python's subprocess does) opens
+ * /proc/<MB_PROBE_PARENT>/fd/<harness fd> for writing instead, once fstat
+ * gives the same inode. */
+#define MB_PROBE_PIPE_ENV "MB_PROBE_PIPE"
 /* Every line the probe writes starts with "<token> ": the secret of the
  * sample (MB_PROBE_TOKEN, moved by the first image of the process started
  * into a memfd, its value overwritten with "@<fd>" before main, so that a

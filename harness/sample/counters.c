@@ -217,6 +217,18 @@ static int cnt_tp_id(const char *cat, size_t catlen, const char *name, uint64_t 
     return 0;
 }
 
+const char *cnt_tracefs_dir(void)
+{
+    return cnt_tracefs_path();
+}
+
+int cnt_tracepoint_id(const char *cat, const char *name, uint64_t *id)
+{
+    if (!cnt_tp_token(cat, strlen(cat)) || !cnt_tp_token(name, strlen(name)))
+        return -EINVAL;
+    return cnt_tp_id(cat, strlen(cat), name, id);
+}
+
 #if MB_HAVE_LIBPFM
 static void cnt_pfm_init(void)
 {

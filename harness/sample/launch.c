@@ -408,13 +408,101 @@ int launch_window_metric(const launch_window_t *w, const char *re, double *value
 
 /* ---- before any run ---------------------------------------------------------- */
 
+/* The variable NAME (len bytes) is one an allocator or the probe reads? */
+static bool allocator_var(const char *name, size_t len)
+{
+    char nv[256];
+    if (len >= sizeof nv - 1)
+        return false;
+    snprintf(nv, sizeof nv, "%.*s=", (int)len, name);
+    return alloc_env_is_allocator_var(nv);
+}
+
+static int env_refuse(char *err, size_t errlen, const char *how, const char *what)
+{
+    snprintf(err, errlen, "the command %s %s through env(1): the harness sets the allocator's "
+             "variables itself (-a names the allocator, -t its settings), and a program started "
+             "without them would not run the configuration measured", how, what);
+    return -EINVAL;
+}
+
+/* An option of GNU env(1) that takes a value, in argv[*i]: its value (the
+ * next word, or what follows it in the word) and *i moved past it. */
+static const char *env_option_value(char **argv, size_t *i, const char *shrt, const char *lng)
+{
+    const char *w = argv[*i];
+    size_t ll = strlen(lng);
+    if (!strcmp(w, shrt) || !strcmp(w, lng))
+        return argv[*i + 1] ? argv[++*i] : "";
+    if (!strncmp(w, lng, ll) && w[ll] == '=')
+        return w + ll + 1;
+    if (w[0] == '-' && w[1] != '-' && w[1] == shrt[1])
+        return w + 2;
+    return NULL;
+}
+
+/* A command that runs env(1) (however nested, `env A=1 env -i prog`) must
+ * not set, unset or clear a variable an allocator or the probe reads: 0,
+ * or -EINVAL with the one-line reason.  The program env runs in the end
+ * is returned in *prog (an index into argv). */
+static int launch_check_env(char **argv, size_t *prog, char *err, size_t errlen)
+{
+    size_t i = 0;
+    for (;;) {
+        const char *base = strrchr(argv[i], '/');
+        base = base ? base + 1 : argv[i];
+        if (strcmp(base, "env") != 0)
+            break;
+        for (i++; argv[i]; i++) {
+            const char *w = argv[i], *v;
+            if (!strcmp(w, "--")) {
+                i++;
+                break;
+            }
+            if (!strcmp(w, "-") || !strcmp(w, "-i") || !strcmp(w, "--ignore-environment") ||
+                (w[0] == '-' && w[1] != '-' && strchr(w, 'i') && !strchr("uCS", w[1])))
+                return env_refuse(err, errlen, "clears the environment (LD_PRELOAD included)", "with -i");
+            if ((v = env_option_value(argv, &i, "-u", "--unset"))) {
+                if (allocator_var(v, strlen(v)))
+                    return env_refuse(err, errlen, "unsets", v);
+                continue;
+            }
+            if ((v = env_option_value(argv, &i, "-S", "--split-string"))) {
+                if (strchr(v, '='))
+                    return env_refuse(err, errlen, "splits a string of assignments", "(-S)");
+                continue;
+            }
+            if (env_option_value(argv, &i, "-C", "--chdir") || w[0] == '-')
+                continue; /* -0, -v, --debug, --*-signal...: no variable */
+            const char *eq = strchr(w, '=');
+            if (!eq)
+                break;
+            if (allocator_var(w, (size_t)(eq - w))) {
+                char what[200];
+                snprintf(what, sizeof what, "%.*s", (int)(eq - w), w);
+                return env_refuse(err, errlen, "sets", what);
+            }
+        }
+        if (!argv[i]) {
+            snprintf(err, errlen, "the command runs env(1) with no program: it would only print the "
+                     "environment");
+            return -EINVAL;
+        }
+    }
+    *prog = i;
+    return 0;
+}
+
 int launch_check_command(const char *cmd, const char *metric, char *err, size_t errlen)
 {
     char **argv;
+    size_t prog = 0;
     int rc = launch_split(cmd, &argv, err, errlen);
     if (rc)
         return rc;
-    rc = launch_check_program(argv[0], err, errlen);
+    rc = launch_check_env(argv, &prog, err, errlen);
+    if (!rc)
+        rc = launch_check_program(argv[prog], err, errlen);
     launch_free_words(argv);
     return rc ? rc : launch_check_regex("exec:metric", metric, err, errlen);
 }

@@ -13,6 +13,7 @@
 #include "probe_report.h"
 #include "server.h"
 #include "disturb.h"
+#include "execs.h"
 #include "mb_config.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -135,6 +137,9 @@ typedef struct child {
     disturb_machine_t m0;           /* the machine's steal, collapses, compactions at the start */
     unsigned ticks;                 /* RSS readings so far: the threads are read every 10th */
     double next_tree;               /* when the process tree's PSS is read next (INFINITY: never) */
+    execs_t *ex;                    /* the tree's program images, from the kernel (NULL: not counted) */
+    struct { pid_t pid; unsigned n; } rep[64]; /* images that reported the probe, per process */
+    size_t nrep;
 } child_t;
 
 /* A command's or server's whole tree (tree.h): its summed Pss, the peak kept. */
@@ -306,12 +311,51 @@ static void probe_read(child_t *ch, int fd, int *eof)
     ch->probe_buf[ch->probe_len] = '\0';
 }
 
-/* The probe's lines: the process's own under its token, descendants'
- * proc: lines under theirs; any other line is a forgery. */
+/* One more image of pid reported the probe. */
+static void count_report(child_t *ch, pid_t pid)
+{
+    ch->s->images_reported++;
+    for (size_t i = 0; i < ch->nrep; i++)
+        if (ch->rep[i].pid == pid) {
+            ch->rep[i].n++;
+            return;
+        }
+    if (ch->nrep < sizeof ch->rep / sizeof *ch->rep) {
+        ch->rep[ch->nrep].pid = pid;
+        ch->rep[ch->nrep++].n = 1;
+    }
+}
+
+/* A key of a later image of the process started (a wrapper that execs its
+ * program: `sh -c 'exec prog'`, env): its allocator, library and settings
+ * must be the first image's, which verify.c holds to the configuration. */
+static void later_image_key(run_sample_t *s, const char *key, const char *val, const char *exe)
+{
+    static const char *const held[] = {"family", "malloc_so", "settings_digest"};
+    for (size_t i = 0; i < sizeof held / sizeof *held; i++) {
+        const char *first = probe_report_get(s, held[i]);
+        if (strcmp(key, held[i]) || (first && !strcmp(first, val)) || s->proc_mismatch[0])
+            continue;
+        if (i < 2)
+            snprintf(s->proc_mismatch, sizeof s->proc_mismatch, "the process started exec'd %.200s, "
+                     "whose malloc came from %.200s (%s was %.80s in the image before it)",
+                     exe, val, held[i], first ? first : "unknown");
+        else
+            snprintf(s->proc_mismatch, sizeof s->proc_mismatch, "the process started exec'd %.200s "
+                     "with other allocator settings than the image before it (an allocator's "
+                     "variable was set or unset on the way: a wrapper script?)", exe);
+    }
+}
+
+/* The probe's lines: the process's own under its token (one report for
+ * each of its images), descendants' proc: lines under theirs; any other
+ * line is a forgery. */
 static void probe_parse(child_t *ch, char *buf)
 {
     run_sample_t *s = ch->s;
-    char *save = NULL;
+    char *save = NULL, exe[200] = "?";
+    unsigned images = 0; /* reports of the process started: one per image */
+    bool later = false;  /* within a later image's report */
     s->nproc = 1;
     for (char *raw = strtok_r(buf, "\n", &save); raw; raw = strtok_r(NULL, "\n", &save)) {
         char *line = untoken(raw, ch->tok->probe);
@@ -323,12 +367,63 @@ static void probe_parse(child_t *ch, char *buf)
         if (eq && !strncmp(line, "proc:", 5)) {
             *eq = '\0';
             probe_report_descendant(s, line + 5, eq + 1);
+            count_report(ch, (pid_t)strtol(line + 5, NULL, 10));
             continue;
         }
         if (!eq)
             continue;
         *eq = '\0';
-        probe_report_add(s, line, eq + 1);
+        const char *val = eq + 1;
+        if (!strcmp(line, "probe_at"))
+            later = ++images > 1;
+        bool done = !strcmp(line, "probe") && !strcmp(val, "done");
+        if (done)
+            count_report(ch, ch->pid);
+        if (later) {
+            /* a later image's report, to its probe=done: held to the first, not added */
+            if (!strcmp(line, "exe"))
+                snprintf(exe, sizeof exe, "%s", val);
+            later_image_key(s, line, val, exe);
+            later = !done;
+            continue;
+        }
+        probe_report_add(s, line, val);
+    }
+}
+
+/* The first image the kernel saw start that did not report the probe: the
+ * k-th image of a process beyond the reports that process sent (the first
+ * image of the process started is the launcher, env(1), which never
+ * loads it). */
+static void name_unproven(child_t *ch)
+{
+    size_t n;
+    const execs_image_t *im = execs_images(ch->ex, &n);
+    struct { pid_t pid; unsigned n; } seen[64];
+    size_t nseen = 0;
+    bool launcher = true;
+    for (size_t i = 0; i < n; i++) {
+        if (launcher && im[i].pid == ch->pid) {
+            launcher = false;
+            continue;
+        }
+        size_t j = 0;
+        while (j < nseen && seen[j].pid != im[i].pid)
+            j++;
+        if (j == nseen) {
+            if (nseen == sizeof seen / sizeof *seen)
+                return;
+            seen[nseen].pid = im[i].pid, seen[nseen++].n = 0;
+        }
+        unsigned reported = 0;
+        for (size_t r = 0; r < ch->nrep; r++)
+            if (ch->rep[r].pid == im[i].pid)
+                reported = ch->rep[r].n;
+        if (++seen[j].n > reported) {
+            snprintf(ch->s->image_unproven, sizeof ch->s->image_unproven, "%s (pid %d)", im[i].file,
+                     (int)im[i].pid);
+            return;
+        }
     }
 }
 
@@ -400,6 +495,7 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
             if (next_sample < t)
                 next_sample = t + o->sample_interval_s;
         }
+        execs_drain(ch->ex);
         if (t >= ch->next_tree) {
             tree_sample(ch);
             ch->next_tree = fmax(ch->next_tree + o->tree_interval_s, now_s());
@@ -482,6 +578,16 @@ static int window_metric(const launch_window_t *w, const char *re, const char *w
     return rc;
 }
 
+/* processes=N (those that loaded the probe) and, where the kernel counted
+ * them, images=N (the program images the tree started, the launcher not
+ * included: one more for each exec), for a command's or server's row. */
+static void extra_procs(const run_sample_t *s, char *out, size_t len)
+{
+    int n = snprintf(out, len, "processes=%u", s->nproc);
+    if (s->images_started >= 0 && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, ";images=%ld", s->images_started);
+}
+
 /* A command's result, made here (no worker sends one): the region is
  * the whole process tree unless the command marked one; the figure is 1 /
  * its wall time, or the number metric=REGEX finds in the output. */
@@ -517,7 +623,7 @@ static void command_result(child_t *ch, const ending_t *e)
         snprintf(r->unit, sizeof r->unit, "runs/s");
     }
     r->region_s = region;
-    snprintf(r->extra, sizeof r->extra, "processes=%u", s->nproc);
+    extra_procs(s, r->extra, sizeof r->extra);
     r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
     s->have_result = true;
 }
@@ -569,7 +675,9 @@ static void server_result(child_t *ch, const ending_t *e)
             if (!isnan(us[i])) /* a latency not asked for is not measured: an empty field */
                 r->present |= WLR_BIT(bits[i]);
     }
-    snprintf(r->extra, sizeof r->extra, "processes=%u;stop=%s", s->nproc, s->stop_killed ? "kill" : "term");
+    extra_procs(s, r->extra, sizeof r->extra);
+    size_t len = strlen(r->extra);
+    snprintf(r->extra + len, sizeof r->extra - len, ";stop=%s", s->stop_killed ? "kill" : "term");
     s->have_result = true;
 }
 
@@ -603,6 +711,15 @@ static void collect(child_t *ch, const ending_t *e)
     out->minflt = e->ru.ru_minflt;
     out->majflt = e->ru.ru_majflt;
     probe_parse(ch, ch->probe_buf);
+    if (ch->ex) {
+        execs_drain(ch->ex);
+        long n = execs_count(ch->ex);
+        out->images_started = n > 0 ? n - 1 : n; /* less the launcher */
+        if (out->images_started > (long)out->images_reported)
+            name_unproven(ch);
+        execs_close(ch->ex);
+        ch->ex = NULL;
+    }
     output_keys(ch);
     if (ch->l->kind == LAUNCH_COMMAND)
         command_result(ch, e);
@@ -651,6 +768,8 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
 
     if (ch->cnt)
         cnt_open(ch->cnt, pid); /* per-counter failures are recorded in the set */
+    if (execs_open(&ch->ex, pid, ch->s->images_why, sizeof ch->s->images_why))
+        ch->ex = NULL;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
     ch->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -682,6 +801,28 @@ void sample_free(run_sample_t *s)
     free(s);
 }
 
+/* MB_PROBE_PIPE (probe.h): the probe pipe's read end here and its inode,
+ * for a descendant whose inherited descriptor was closed: 0 or -errno. */
+static int env_add_pipe(char ***envp, int rfd)
+{
+    struct stat st;
+    size_t n = 0;
+    if (fstat(rfd, &st))
+        return -errno;
+    while ((*envp)[n])
+        n++;
+    char **more = realloc(*envp, (n + 2) * sizeof **envp);
+    if (!more)
+        return -ENOMEM;
+    *envp = more;
+    char nv[96];
+    snprintf(nv, sizeof nv, "%s=%d:%llu", MB_PROBE_PIPE_ENV, rfd, (unsigned long long)st.st_ino);
+    if (!(more[n] = strdup(nv)))
+        return -ENOMEM;
+    more[n + 1] = NULL;
+    return 0;
+}
+
 /* One child for the sample in out (sv: a server's, else NULL). */
 static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, cnt_set_t *cnt,
                         run_sample_t *out, serve_t *sv)
@@ -709,7 +850,7 @@ static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_arg
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
         pipe2(p.pp, O_CLOEXEC) || pipe2(p.op, O_CLOEXEC) || pipe2(p.gp, O_CLOEXEC))
         rc = ch.probe_buf ? -errno : -ENOMEM;
-    else {
+    else if (!(rc = env_add_pipe(&envp, p.pp[0]))) {
         ch.probe_buf[0] = '\0';
         rc = start_and_watch(&ch, &p, argv, envp);
     }
@@ -738,6 +879,7 @@ int sample_run(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     out->rss_cap = cap;
     out->rss_final_kib = -1;
     out->tree_pss_peak_kib = -1;
+    out->images_started = -1;
     out->region_run_delay_s = NAN;
     out->region_nivcsw = -1;
     out->steal_s = -1;

@@ -112,6 +112,13 @@ typedef struct {
      * first descendant whose malloc came from another allocator */
     unsigned nproc;
     char proc_mismatch[512];
+    /* program images (execs.h): how many the tree started, less the launcher
+     * env(1) (-1: not counted, images_why says why), how many reported the
+     * probe, and the first that did not (its file; "" when not named) */
+    long images_started;
+    unsigned images_reported;
+    char image_unproven[160];
+    char images_why[160];
     /* the probe's report: key=value lines */
     size_t nprobe;
     char probe_key[RUN_PROBE_MAX][96];

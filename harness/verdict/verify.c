@@ -87,6 +87,17 @@ int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_
         return fail(s, "the probe did not report from inside the child (is %s preloadable?)%s%s",
                     c->lib[0] ? c->lib : "libmbprobe.so", "", "");
     }
+    if (s->images_started >= 0 && (long)s->images_reported < s->images_started) {
+        /* the kernel saw more program images start than reported the probe */
+        s->status = RUN_ERROR;
+        s->untrusted = true;
+        snprintf(s->message, sizeof s->message, "program image %s ran without the probe (%ld images "
+                 "started, %u reported it): its LD_PRELOAD was changed or cleared on the way (a "
+                 "wrapper that sets it, env -i, a static or setuid program), so nothing proves it "
+                 "ran %s", s->image_unproven[0] ? s->image_unproven : "(not named: too many to "
+                 "follow)", s->images_started, s->images_reported, a->name);
+        return -1;
+    }
     const char *so = probe_report_get(s, "malloc_so");
     const char *family = probe_report_get(s, "family");
     so = so ? so : "(unknown)";
