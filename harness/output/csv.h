@@ -89,8 +89,8 @@
     X(rss_final_kib, CSV_NUM, "KiB", "RSS at the end of the measured region (what the allocator kept)") \
     X(rss_samples, CSV_NUM, "count", "RSS samples taken (time series in <output>.rss.csv)") \
     X(tree_pss_peak_kib, CSV_NUM, "KiB", "commands and servers: peak of the process tree's memory, the Pss of the process started and its descendants summed (/proc/PID/smaps_rollup, the tree listed again at each reading, every --tree-interval); a peak between two readings is missed; empty for workloads (one process: rss_peak_kib)") \
-    X(region_run_delay_s, CSV_NUM, "s", "measured region: time the child's threads waited on a run queue for a CPU (/proc/PID/task/*/schedstat), summed over threads; a thread that ended early counts to its last reading (every 10th RSS sample); the whole process for a command without a region") \
-    X(region_involuntary_switches, CSV_NUM, "count", "measured region: the child's threads' involuntary context switches (preempted: /proc/PID/task/*/status), summed as region_run_delay_s") \
+    X(region_run_delay_s, CSV_NUM, "s", "measured region: time the child's threads waited on a run queue for a CPU (/proc/PID/task/*/schedstat), summed over threads, for commands and servers over every process of the tree at each reading of the tree (--tree-interval); a thread that ended early counts to its last reading (every 10th RSS sample); the whole process for a command without a region") \
+    X(region_involuntary_switches, CSV_NUM, "count", "measured region: the child's threads' involuntary context switches (preempted: /proc/PID/task/*/status), summed as region_run_delay_s (over the tree for commands and servers)") \
     X(steal_s, CSV_NUM, "s", "over the sample, machine-wide: CPU time the hypervisor gave to others (/proc/stat steal, all CPUs)") \
     X(khugepaged_collapses, CSV_NUM, "count", "over the sample, machine-wide: huge pages khugepaged collapsed (/proc/vmstat thp_collapse_alloc)") \
     X(compactions, CSV_NUM, "count", "over the sample, machine-wide: memory compactions (/proc/vmstat compact_stall + compact_daemon_wake)") \

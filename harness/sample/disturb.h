@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DISTURB_TASKS 256
+#define DISTURB_TASKS 1024
 
 /* The last reading of each thread seen: a thread that ends keeps its last. */
 typedef struct {
@@ -21,7 +21,9 @@ typedef struct {
     size_t n;
 } disturb_tasks_t;
 
-/* Reads every thread of pid now into d (new threads added, known ones updated). */
+/* Reads every thread of pid now into d (new threads added, known ones
+ * updated): the process started and, for commands and servers, every
+ * process of its tree at each reading of the tree (tree.h). */
 void disturb_scan(pid_t pid, disturb_tasks_t *d);
 /* Sums over the threads of d: run-queue delay (ns) and involuntary switches. */
 void disturb_sums(const disturb_tasks_t *d, uint64_t *delay_ns, uint64_t *nivcsw);

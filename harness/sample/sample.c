@@ -142,13 +142,18 @@ typedef struct child {
     size_t nrep;
 } child_t;
 
-/* A command's or server's whole tree (tree.h): its summed Pss, the peak kept. */
+/* A command's or server's whole tree (tree.h): its summed Pss, the peak
+ * kept, and the run-queue wait of every thread in it (a compiler driver's
+ * cc1, a shell's program: the work is often not in the first process). */
 static void tree_sample(child_t *ch)
 {
     long kib;
     unsigned n;
-    if (tree_pss_kib(ch->pid, &kib, &n))
+    pid_t pids[DISTURB_TASKS];
+    if (tree_pss_kib(ch->pid, &kib, &n, pids, DISTURB_TASKS))
         return;
+    for (unsigned i = 1; i < n && i < DISTURB_TASKS; i++)
+        disturb_scan(pids[i], &ch->tasks); /* root's threads: every 10th RSS reading */
     if (kib > ch->s->tree_pss_peak_kib)
         ch->s->tree_pss_peak_kib = kib;
     if (n > ch->s->tree_procs_max)

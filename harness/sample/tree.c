@@ -50,7 +50,7 @@ static long pss_of(pid_t pid)
     return kib;
 }
 
-int tree_pss_kib(pid_t root, long *kib, unsigned *nproc)
+int tree_pss_kib(pid_t root, long *kib, unsigned *nproc, pid_t *pids, size_t maxpids)
 {
     *kib = 0;
     *nproc = 0;
@@ -98,6 +98,8 @@ int tree_pss_kib(pid_t root, long *kib, unsigned *nproc)
         if (k < 0)
             continue; /* gone between the listing and the read, or a kernel thread */
         *kib += k;
+        if (pids && *nproc < maxpids)
+            pids[*nproc] = in[i];
         (*nproc)++;
         rc = 0;
     }

@@ -16,8 +16,9 @@
 #include <sys/types.h>
 
 /* The summed Pss of root and its live descendants in *kib and how many
- * processes it read in *nproc: 0, -ESRCH when none could be read (root is
+ * processes it read in *nproc, the first maxpids of them in pids (root
+ * first; pids may be NULL): 0, -ESRCH when none could be read (root is
  * gone), or -errno. */
-int tree_pss_kib(pid_t root, long *kib, unsigned *nproc);
+int tree_pss_kib(pid_t root, long *kib, unsigned *nproc, pid_t *pids, size_t maxpids);
 
 #endif
