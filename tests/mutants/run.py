@@ -36,7 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 HEADER = re.compile(r"^(Area|Build|Bug):\s*(.*?)\s*$", re.M)
-AREAS = ("sample", "probe", "replay", "stats", "writers")
+AREAS = ("sample", "probe", "replay", "stats", "writers", "counters", "matrix", "merge", "verdict")
 # what `make test` (fast) and the rest of `make test-full` (slow) run in each build (Makefile's SUITES_*)
 SUITES = {
     ("fast", "plain"): ["--suite", "fast"],
