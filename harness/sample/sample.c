@@ -602,6 +602,7 @@ static void command_result(child_t *ch, const ending_t *e)
     if (e->timed_out || !WIFEXITED(e->wstatus) || WEXITSTATUS(e->wstatus) != 0)
         return; /* judge_status says why */
     double region = ch->t_end - ch->t_begin;
+    bool marked = s->have_region; /* the program marked its region (region.h) */
     if (!s->have_region) {
         for (size_t i = 0; i < CNT_MAX; i++) {
             s->begin[i] = s->end[i] = s->total[i];
@@ -629,6 +630,8 @@ static void command_result(child_t *ch, const ending_t *e)
     }
     r->region_s = region;
     extra_procs(s, r->extra, sizeof r->extra);
+    size_t len = strlen(r->extra); /* what the counts cover: mbdata.same_window */
+    snprintf(r->extra + len, sizeof r->extra - len, ";region=%s", marked ? "marked" : "whole");
     r->present = WLR_BIT(WLR_throughput) | WLR_BIT(WLR_unit) | WLR_BIT(WLR_region_s) | WLR_BIT(WLR_extra);
     s->have_result = true;
 }

@@ -246,14 +246,15 @@ def work(r):
       run      a command's runs (runs/s: each run does the same work);
       UNIT     where the figure is a rate, UNIT/s (a program's own --metric, ops/s, requests/s),
                the figure times the region's wall time: per unit of the figure, so a program that
-               runs for a set time is not charged for doing more work in it;
+               runs for a set time is not charged for doing more work in it; only where the
+               figure and the counts share one window (same_window), else per run;
       sample   otherwise (a share such as idle_release's): the sample's one measured region.
     amount None when the row lacks what it needs."""
     b = num(r, "region_bytes")
     if b:
         return b / MiB, "MiB"
     unit = r.get("throughput_unit") or ""
-    if unit == "runs/s":
+    if unit == "runs/s" or (unit.endswith("/s") and not same_window(r)):
         return 1.0, "run"
     if unit.endswith("/s") and len(unit) > 2:
         t, wall = num(r, "throughput"), num(r, "region_wall_s")
@@ -262,6 +263,23 @@ def work(r):
             return (amount / MiB if amount else None), "MiB"
         return amount, _singular(unit[:-2])
     return 1.0, "sample"
+
+
+def same_window(r):
+    """Do the figure and the counts cover one window?  A built-in workload times and counts its
+    own region, a server's figure is its client's run, which the counts cover; a command's
+    printed rate is timed by the program over a window of its own, which the counts cover only
+    where it marked that region (workload_metrics region=marked).  Otherwise the counts are the
+    whole process's (start-up, imports) and the rate times the whole wall time is no count of
+    its units: they are per run.  A command's row from before region= was written: marked
+    where its region is shorter than the whole process."""
+    if r.get("workload") != "exec":
+        return True
+    region = parse_metrics(r.get("workload_metrics") or "").get("region")
+    if region:
+        return region == "marked"
+    reg, whole = num(r, "region_wall_s"), num(r, "total_wall_s")
+    return reg is not None and whole is not None and reg < whole
 
 
 def work_unit(rows):
