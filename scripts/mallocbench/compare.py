@@ -93,7 +93,7 @@ def metric_of(metric, rows):
     if better is None:
         better = r.get("metric_better") or "higher"
     if name == PRIMARY:
-        name = r.get("metric") or PRIMARY
+        name = mbdata.figure_name(r) or PRIMARY
     return name, unit, better
 
 
@@ -366,7 +366,7 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
     for (wl, params), configs in g_new.items():
         why = mbdata.duration_bound(configs)
         if why:
-            res.hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations "
+            res.hints.append(f"{mbdata.workload_title(wl, params)}: its runs/s cannot tell the configurations "
                              f"apart: {why}. Give `mallocbench exec --metric REGEX` a figure the command prints "
                              f"(work done in its time).")
     _levels(res, family)
@@ -516,6 +516,8 @@ def _unit_scale(v, unit):
     """(factor, unit text) to print values near v in unit readably: B/s as GB/s..., us as
     us/ms/s, s as us/ms/s, other rates with k/M/G."""
     a = abs(v) if v is not None and v == v else 0.0
+    if unit == "fraction":  # a share (idle_release's): in percent, as the summary shows it
+        return 100.0, "%"
     if unit.startswith("s/"):  # CPU time per unit of work: as s/ms/µs per it
         f, u = _unit_scale(v, "s")
         return f, u + unit[1:]
@@ -528,7 +530,7 @@ def _unit_scale(v, unit):
             if a >= f:
                 return 1 / f, p + unit
         return 1.0, unit
-    if unit not in ("MiB", "fraction", "") and a >= 1e4:
+    if unit not in ("MiB", "") and a >= 1e4:
         for f, p in _PREFIX:
             if a >= f:
                 return 1 / f, p + (" " + unit if not unit.startswith("/") else unit)
@@ -550,9 +552,12 @@ def fmt_value(v, unit, like=None):
     f, u = _unit_scale(v if like is None else like, unit)
     if v is None:
         return "-"
-    u = "" if u == "fraction" else u
-    sep = "" if u.startswith("/") or u == "" else " "
-    return f"{fmt(v * f)}{sep}{u}"
+    return f"{fmt(v * f)}{_sep(u)}{u}"
+
+
+def _sep(u):
+    """What stands between a number and its unit: nothing before '/run', '%' or no unit."""
+    return "" if u.startswith("/") or u in ("", "%") else " "
 
 
 def fmt_ci(ci, unit, like):
@@ -574,30 +579,67 @@ def _ci_text(lo, hi):
     return "-" if lo is None else mbdata.ratio_ci_digits(lo, hi)
 
 
+def _diff_unit(like, unit):
+    """(factor, unit text) of a difference in unit: the unit's own scale (ms/sample, /run), a
+    share's in percentage points ('pp': 98% to 0% is -98.2 pp, never '-0.982'); a value with
+    no unit in the registry says so ('(no unit)'), never a bare number beside a ratio."""
+    f, u = _unit_scale(like, unit)
+    return (f, "pp") if u == "%" else (f, u or "(no unit)")
+
+
 def fmt_change(c):
-    """(change, change CI) as printed: ratios 'x', differences in the unit, '0→x' from zero."""
+    """(change, change CI) as every view writes them (the one place): a ratio '0.291x'; a
+    difference (a change that is not a ratio: a side with a value <= 0) signed, '+' up and '-'
+    down, in its metric's unit (mbdata.unit_of: '+5.00 ms/sample', '-98.2 pp' for a share); from
+    a baseline of zero, '0→823/run'.  The CI is written in the same scale, without the unit."""
     ch = c["change"]
     if ch is None:
         return "-", "-"
     if ch.kind == "ratio":
         return ratio_text(ch.estimate), _ci_text(ch.lo, ch.hi)
     like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
-    f, u = _unit_scale(like, c["unit"])
+    f, u = _diff_unit(like, c["unit"])
 
     def signed(v):
         return "-" if v is None else ("+" if v > 0 else "") + fmt(v * f)
-    sep = "" if u.startswith("/") or u in ("", "fraction") else " "
-    u = "" if u == "fraction" else u
     if ch.base_median == 0:
-        text = f"0→{fmt(ch.median * f)}{sep}{u}"
+        text = f"0→{fmt(ch.median * f)}{_sep(u)}{u}"
     else:
-        text = f"{signed(ch.estimate)}{sep}{u}"
+        text = f"{signed(ch.estimate)}{_sep(u)}{u}"
     return text, "-" if ch.lo is None else f"{signed(ch.lo)}..{signed(ch.hi)}"
+
+
+def change_unit(c):
+    """The unit of a change's numbers in JSON (estimate, lo, hi): 'ratio', or for a
+    difference its metric's unit (c['unit']: 'fraction', 's/sample', '/run'); None without one."""
+    ch = c["change"]
+    if ch is None:
+        return None
+    return "ratio" if ch.kind == "ratio" else c["unit"]
+
+
+def resolution_text(c):
+    """The resolution a comparison reached (the smallest change its blocks could flag: its
+    paired CI's half-width) as every line writes it: a ratio's as a share ('±9.6%'), a
+    difference's in its unit as fmt_change writes it ('±0.05 pp', '±5.00 ms/sample'); None
+    without a CI."""
+    ch = c["change"]
+    r = mbdata.resolution(ch)
+    if r is not None:
+        return f"±{r * 100:.1f}%"
+    if ch is None or ch.kind != "diff" or ch.lo is None or ch.hi is None:
+        return None
+    half = (ch.hi - ch.lo) / 2
+    like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
+    f, u = _diff_unit(like, c["unit"])
+    return f"±{fmt(half * f)}{_sep(u)}{u}"
 
 
 def quantity(name, unit):
     """A quantity with its unit as every view words it: 'faults per MiB', 'user CPU, s per run',
     'copy bandwidth, B/s'."""
+    if unit == "fraction":
+        return f"{name}, a share in %"
     if unit.startswith("/"):
         return f"{name} per {unit[1:]}"
     if "/" in unit and not unit.endswith("/s"):
@@ -687,7 +729,7 @@ def fleet_lines(c, descs=None):
         return []
     each = ", ".join(f"{ratio_text(m_ch.estimate)} [{_ci_text(m_ch.lo, m_ch.hi)}] on {m} ({m_ch.n} blocks)"
                      for m, m_ch in pl.machines)
-    head = f"{c['workload']} ({mbdata.params_shown(c['params'])}) {c['config']} vs {c['baseline']}"
+    head = f"{mbdata.workload_title(c['workload'], c['params'])} {c['config']} vs {c['baseline']}"
     lines = [f"{head}, {c['metric']}, on each machine: {each}"]
     if pl.estimate is not None:
         lines.append(f"  pooled over {pl.k} machines: {ratio_text(pl.estimate)} [{_ci_text(pl.lo, pl.hi)}] "
@@ -739,7 +781,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                 continue
             if (c["workload"], c["params"]) != last:
                 last = (c["workload"], c["params"])
-                table.append(f"{c['workload']} ({mbdata.params_shown(c['params'])}): {quantity(c['metric'], c['unit'])}, "
+                table.append(f"{mbdata.workload_title(c['workload'], c['params'])}: {quantity(c['metric'], c['unit'])}, "
                              f"{c['better']} is better")
             med = fmt_value(c["median"], c["unit"])
             ci = fmt_ci(c["median_ci"], c["unit"], c["median"]) if c["median_ci"] else f"(n={c['n']})"
@@ -833,7 +875,8 @@ def records(res):
             "primary": bool(c["primary"]), "config": c["config"], "baseline": c["baseline"],
             "n": ch.n if ch else c["n"], "n_base": ch.n_base if ch else c["n_base"],
             "median": json_number(c["median"]), "median_ci": [json_number(ci[0]), json_number(ci[1])], "base_median": json_number(c["base_median"]),
-            "kind": ch.kind if ch else None, "paired": bool(ch.paired) if ch else None,
+            "kind": ch.kind if ch else None, "change_unit": change_unit(c),
+            "paired": bool(ch.paired) if ch else None,
             "estimate": json_number(ch.estimate) if ch else None, "lo": json_number(ch.lo) if ch else None,
             "hi": json_number(ch.hi) if ch else None, "level": c["level"], "p": json_number(ch.p) if ch else None,
             "method": ch.method if ch else None, "verdict": c["verdict"], "text": text, "ci_text": ci_text,
@@ -898,11 +941,11 @@ def precision_lines(res, rows, dropped):
     fn = next((m[3] for m in METRICS if m[0] == PRIMARY), None)
     for key in dict.fromkeys((c["workload"], c["params"]) for c in prim):
         cells = [c for c in prim if (c["workload"], c["params"]) == key]
-        head = f"{key[0]} ({mbdata.params_shown(key[1])})"
-        reach = [(c["config"], mbdata.resolution(c["change"])) for c in cells if not c["is_base"] and c.get("paired")]
+        head = mbdata.workload_title(*key)
+        reach = [(c["config"], resolution_text(c)) for c in cells if not c["is_base"] and c.get("paired")]
         if reach:
             lines.append(f"resolution, {head}: " + ", ".join(
-                f"{cfg} {'+-%.1f%%' % (r * 100) if r is not None else 'none (too few blocks)'}" for cfg, r in reach)
+                f"{cfg} {r or 'none (too few blocks)'}" for cfg, r in reach)
                 + " (the smallest change these blocks could flag: the paired CI's half-width)")
         parts, expl = [], []
         for c in cells:
@@ -951,19 +994,16 @@ def first_lines(run, res):
         parts, none = [], {}
         for c in cells:
             ch = c["change"]
-            r = mbdata.resolution(ch)
+            r = resolution_text(c)
             if r is not None:
-                parts.append(f"{c['config']} ±{r * 100:.1f}%")
-                continue
-            if ch.kind == "diff" and ch.lo is not None and ch.hi is not None:  # from 0: in the unit
-                parts.append(f"{c['config']} ±{fmt_value((ch.hi - ch.lo) / 2, c['unit'])}")
+                parts.append(f"{c['config']} {r}")
                 continue
             why = ("unpaired: fewer than 2 blocks" if ch.method == stats.UNPAIRED
                    else f"{ch.n} pairs; a 95% CI needs 6: add blocks")
             none.setdefault(why, []).append(c["config"])
         for why, cfgs in none.items():
             parts.append(("none" if len(cfgs) == len(cells) else "none for " + ", ".join(cfgs)) + f" ({why})")
-        lines.append(f"resolution reached, {key[0]} ({mbdata.params_shown(key[1])}) vs {cells[0]['baseline']}: "
+        lines.append(f"resolution reached, {mbdata.workload_title(*key)} vs {cells[0]['baseline']}: "
                      + ", ".join(parts))
     return lines
 

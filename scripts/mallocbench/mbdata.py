@@ -100,6 +100,32 @@ def params_shown(params):
     return format_params(keep) if len(keep) < len(pairs) else params
 
 
+# what the harness writes as the figure's name when the command printed it (exec --metric)
+PRINTED_FIGURE = "the figure the command printed (metric=REGEX)"
+
+
+def figure_name(row):
+    """The primary figure's name as every view heads it: the workload's own (the row's
+    `metric`); for a figure the command printed (exec --metric), the unit the user gave
+    (`--unit req/s`: 'req/s'), else 'the figure the command printed', never its regex."""
+    name = (row or {}).get("metric") or ""
+    if name == PRINTED_FIGURE:
+        return row.get("throughput_unit") or "the figure the command printed"
+    return name
+
+
+def workload_title(workload, params):
+    """A workload's heading in every view: 'NAME (PARAMS)' (params_shown); a command's (exec)
+    is the program and its arguments once, 'exec: python3 prog.py', without its regex,
+    unit or direction (the column and the quantity say those)."""
+    if workload == "exec":
+        cmd = param_of(params, "cmd")
+        if cmd:
+            return f"exec: {cmd}"
+    shown = params_shown(params)
+    return f"{workload} ({shown})" if shown else workload
+
+
 def parse_metrics(text):
     """workload_metrics / alloc_stats 'a=1;b=2' -> {'a': '1', 'b': '2'}."""
     out = {}
@@ -711,8 +737,7 @@ def no_ok_sample(run):
         if any(r["status"] == "ok" for r in rs):
             continue
         n, top = commonest_failure(rs)
-        shown = params_shown(params)
-        out.append(f"{cfg} on {wl}{f' ({shown})' if shown else ''}: none of its {len(rs)} samples was ok "
+        out.append(f"{cfg} on {workload_title(wl, params)}: none of its {len(rs)} samples was ok "
                    f"({n} {top})")
     return out
 

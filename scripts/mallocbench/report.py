@@ -110,7 +110,7 @@ def what_it_shows(run, baseline):
             sign = -1 if mbcsv.better(next(iter(configs.values()))[0]) == "lower" else 1
             best = max(good, key=lambda c: (sign * meds[c], -rank(c)[0]))
             if "trade_off" in run.traits(wl) or "idle_region" in run.traits(wl):
-                parts = [f"{c} {meds[c]:.2f}" for c in sorted(good, key=rank)]
+                parts = [f"{c} {compare.fmt_value(meds[c], unit)}" for c in sorted(good, key=rank)]
                 text.append("Share of the freed memory given back to the kernel by the end of the idle: "
                             + ", ".join(parts) + " (a trade-off, not better or worse: memory kept is not "
                             "faulted in again, memory given back is).")
@@ -142,7 +142,7 @@ def what_it_shows(run, baseline):
                 cfg = run.configs[c]
                 text.append(f"{cfg.tunables} on {cfg.family}: " + ", ".join(bits) + " against its defaults.")
         if text:
-            out.append((f"{wl} ({params})", " ".join(text)))
+            out.append((mbdata.workload_title(wl, params), " ".join(text)))
     return out
 
 
@@ -285,8 +285,10 @@ def summary_record(line):
             "cpu_s_per_work": line.get("_CPU"), "faults_per_work": line.get("_faults"),
             "madvise_per_work": line.get("_madvise"), "munmap_per_work": line.get("_munmap"),
             "brk_per_work": line.get("_brk"), "sys_share": line.get("_share"), "peak_rss_mib": line.get("_rss"),
+            "time_s": None if not line.get("_time") else dict(zip(("median", "min", "max"), line["_time"])),
             "change": None if ch is None else {"estimate": compare.json_number(ch.estimate), "lo": compare.json_number(ch.lo),
-                                               "hi": compare.json_number(ch.hi), "kind": ch.kind, "paired": ch.paired,
+                                               "hi": compare.json_number(ch.hi), "kind": ch.kind,
+                                               "unit": compare.change_unit(cell), "paired": ch.paired,
                                                "verdict": cell["verdict"]},
             "text": {k: line.get(k) for k in SUMMARY_KEYS}}
 STAT_TABLES = ("throughput", "user CPU", "sys CPU", "faults", "peak RSS", "peak PSS of the process tree",

@@ -10,9 +10,11 @@ through mbcsv, which refuses a schema it does not know and any malformed row (on
 file and row, exit 2).  The verdicts need numpy and scipy (Debian's python3 is used when this
 interpreter lacks them).
 
-    scripts/summary.py results/run.csv [--markdown] [--baseline CONFIG]
+    scripts/summary.py results/run.csv [--markdown] [--baseline CONFIG] [--runs-per-s]
 
-The ratios are against the run's first configuration unless --baseline names another.
+The ratios are against the run's first configuration unless --baseline names another.  A
+command's runs/s is shown as the time of one run, '7.20 s [6.90..8.10]' (median [fastest..
+slowest], as hyperfine shows a time); --runs-per-s shows the runs/s themselves.
 """
 import argparse
 import statistics
@@ -65,9 +67,23 @@ def throughput_text(vals, unit):
     if m is None:
         return "-"
     s = spread(vals)
-    if unit == "fraction":   # a share, not a rate: as a percentage, never '0 fraction'
-        return f"{m * 100:.0f}%" + (f" ±{s:.0f}%" if s is not None else "")
+    # a share (unit fraction) as a percentage, as compare writes it, never '0 fraction'
     return compare.fmt_value(m, unit) + (f" ±{s:.0f}%" if s is not None else "")
+
+
+def time_text(times):
+    """A command's time of one run as the summary shows it (hyperfine's form): the median
+    over the ok samples and [fastest..slowest] in the median's scale, '7.20 s [6.90..8.10]'."""
+    m = med(times)
+    if m is None:
+        return "-"
+    t = [v for v in times if v is not None]
+    return compare.fmt_value(m, "s") + (f" [{compare.fmt_ci((min(t), max(t)), 's', m)}]" if len(t) > 1 else "")
+
+
+def as_time(unit):
+    """Is a figure in this unit shown as a time (a command's runs/s: 1 / the time of a run)?"""
+    return unit == "runs/s"
 
 
 # the counts per unit of work, each column named as its metric's key in compare.METRICS (CPU beside them
@@ -75,10 +91,11 @@ def throughput_text(vals, unit):
 COUNTS = ("faults", "madvise", "munmap", "brk")
 
 
-def summarize(rows, baseline, order=None, trade_offs=(), res=None):
+def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=False):
     """One line per workload and configuration; configurations in `order` (as the run
     was asked for: mbcsv.config_order), others after by name.  The vs column and every
-    per-work median come from compare.analyse (res: one already made for these rows)."""
+    per-work median come from compare.analyse (res: one already made for these rows).  A
+    command's runs/s is shown as the time of a run (time_text) unless runs_per_s."""
     ok_rows = [r for r in rows if r["status"] == "ok"]
     if res is None:
         res = compare.analyse(ok_rows, baseline=baseline, order={c: i for i, c in enumerate(order or [])} or None,
@@ -102,11 +119,15 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None):
             x = c(table)
             return x["median"] if x else None
         prim = cell(compare.PRIMARY)
+        timed = as_time(unit) and not runs_per_s
+        times = [1 / v if v else None for v in t] if timed else []
         line = {
             "workload": wl, "params": params, "config": config, "_per": per,
             "n": f"{len(ok)}/{len(rs)}",
-            "throughput": throughput_text(t, unit),
-            "_t": med(t), "_unit": unit, "_figure": ok[0]["metric"] if ok else "",
+            "throughput": time_text(times) if timed else throughput_text(t, unit),
+            "_t": med(t), "_unit": unit, "_figure": TIME_HEAD if timed else mbdata.figure_name(ok[0]) if ok else "",
+            "_time": (med(times), min(x for x in times if x is not None), max(x for x in times if x is not None))
+            if timed and any(x is not None for x in times) else None,
             "vs": "baseline" if config == baseline and ok else compare.change_words(prim),
             "_cell": prim,
         }
@@ -136,6 +157,8 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None):
     return out
 
 
+# the head of a command's time column (its runs/s shown as the time of a run)
+TIME_HEAD = "time of a run"
 COLS = ["config", "n", "throughput", "vs", "of limit", "CPU", "sys%", "faults", "madvise", "munmap", "brk",
         "peak RSS MiB", "tree PSS MiB", "p50", "p99", "p99.9", "notes"]
 OPTIONAL = {"notes", "tree PSS MiB", "of limit", "p50", "p99", "p99.9"}
@@ -143,6 +166,10 @@ PER_COLS = {"CPU", "faults", "madvise", "munmap", "brk"}  # headed per the workl
 # the footer's line for each column, printed only for the columns a table has
 EXPLAIN = [
     ("throughput", "{figure}: median over ok samples, ±half the range"),
+    ("time", TIME_HEAD + ": one run's time (of the region a command marks, else of the whole command; a server's "
+             "client's run): median over ok "
+             "samples [fastest..slowest]; its runs/s (1 / time, higher is better) are what vs compares, so 0.5x "
+             "takes twice as long (--runs-per-s, compare and every JSON give the runs/s)"),
     ("vs", "vs {baseline}: " + compare.ESTIMATOR_TEXT + "; the word is compare's verdict at a 1% floor"),
     ("of limit", "of limit: share of the same work with buffers allocated once (the machine's memcpy limit)"),
     ("CPU", "CPU, faults, madvise, munmap, brk: median user + sys CPU time, minor page faults and calls in the measured "
@@ -174,10 +201,12 @@ def render(lines, baseline, markdown, out, idle=(), hints=()):
         return (key[0], size_key(size) if size else 0, key[1])
 
     for (wl, params), ls in sorted(by_wl.items(), key=lambda kv: order(kv[0])):
-        title = f"{wl} ({mbdata.params_shown(params)})"
+        title = mbdata.workload_title(wl, params)
         used = [c for c in cols if c not in OPTIONAL or any(l[c] for l in ls)]
         shown.update(used)
-        figures.update(l["_figure"] for l in ls if l["_figure"])
+        figures.update(l["_figure"] for l in ls if l["_figure"] and l["_figure"] != TIME_HEAD)
+        if any(l["_figure"] == TIME_HEAD for l in ls):
+            shown.add("time")
         fig = {l["_figure"] for l in ls if l["_figure"]}
         per = next((l["_per"] for l in ls if l["_per"]), "")
         if per == "MiB":
@@ -202,7 +231,7 @@ def render(lines, baseline, markdown, out, idle=(), hints=()):
     idle_here = sorted({l["workload"] for l in lines} & set(idle))
     window = IDLE_WINDOW.format(workloads=", ".join(idle_here)) if idle_here else ""
     notes = [text.format(figure=", ".join(sorted(figures)) or "throughput", baseline=baseline, window=window)
-             for col, text in EXPLAIN if col in shown]
+             for col, text in EXPLAIN if col in shown and (col != "throughput" or figures)]
     out.write("\n" + "".join(f"{n}.\n" for n in notes + list(hints)))
 
 
@@ -254,6 +283,8 @@ def main():
                     help="configuration the ratios are against (default: the run's first configuration, "
                          "as its .meta.json lists them - like hyperfine's reference, its first command)")
     ap.add_argument("--markdown", action="store_true", help="Markdown tables instead of text")
+    ap.add_argument("--runs-per-s", action="store_true",
+                    help="a command's figure as runs/s (1 / its time), not as the time of a run")
     ap.add_argument("--curve", metavar="PARAM",
                     help="one row per value of a swept workload parameter (e.g. size), allocators across")
     args = ap.parse_args()
@@ -274,7 +305,7 @@ def main():
         die(mbcsv.missing_dependency(e))
     res = compare.analyse(run.ok, baseline=args.baseline, order={c: i for i, c in enumerate(order)},
                           trade_offs=set(run.with_trait("trade_off")))
-    lines = summarize(rows, args.baseline, order, res=res)
+    lines = summarize(rows, args.baseline, order, res=res, runs_per_s=args.runs_per_s)
     if args.curve:
         render_curve(lines, args.curve, args.markdown, sys.stdout)
         return
@@ -287,7 +318,7 @@ def main():
     for (wl, params), by_config in run.groups.items():
         why = mbdata.duration_bound(by_config)
         if why:
-            hints.append(f"{wl} ({mbdata.params_shown(params)}): its runs/s cannot tell the configurations apart: "
+            hints.append(f"{mbdata.workload_title(wl, params)}: its runs/s cannot tell the configurations apart: "
                          f"{why}; give `mallocbench exec --metric REGEX` a figure the command prints")
     render(lines, args.baseline, args.markdown, sys.stdout, run.with_trait("idle_region"), hints)
 

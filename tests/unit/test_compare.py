@@ -284,9 +284,9 @@ mad = table(out, "madvise calls")
 check(any(line.split()[:2] == ["jemalloc", "79.0/run"] for line in mad), f"madvise per run (jemalloc 79): {mad}")
 check("/s" not in " ".join(mad), "no per-second calls for a fixed-work command")
 for title in ("primary figure of each workload", "user CPU", "peak RSS", "faults"):
-    head = [line for line in table(out, title) if line.startswith("exec (")]
-    check(head and "better=" not in head[0] and "metric=," not in head[0],
-          f"{title}: the heading does not repeat better=higher or empty params: {head}")
+    head = [line for line in table(out, title) if line.startswith("exec: ")]
+    check(head and "better=" not in head[0] and "metric=" not in head[0] and "cmd=" not in head[0],
+          f"{title}: the heading names the program and its arguments, no parameter: {head}")
 check("runs/s cannot tell" not in out, "a fixed-work command gets no --metric hint")
 sout = script("summary.py", fixed)
 # summary's peak RSS in MiB of 1024 KiB: 102400 KiB is 100, not 102
@@ -312,7 +312,7 @@ check(rows and all("0.00x" not in r and " 1.00x" not in r for r in rows.values()
 check(rows and all(w not in r for r in rows.values() for w in ("improved", "regressed")) and
       all("trade-off" in r for c, r in rows.items() if c != "glibc"),
       f"idle_release, a trade-off: no better/worse, the word trade-off: {rows}")
-check(rows.get("glibc", "").split()[2:3] == ["98%"], f"glibc gives back 98%: {rows.get('glibc')}")
+check(rows.get("glibc", "").split()[2:3] == ["98.2%"], f"glibc gives back 98.2%: {rows.get('glibc')}")
 check("idle window after the free only" in text, "the footer says the calls cover the idle window only")
 
 # disturbance (schema 6): marked samples, the variance they explain, --drop-disturbed; resolution
@@ -341,9 +341,64 @@ with tempfile.TemporaryDirectory() as tmp:
     text = script("compare.py", path)
     check("disturbed samples, tensor_copy" in text and "glibc 2/10" in text, f"marked in the footer: {text[-900:]}")
     check("variance explained by CPU waits and steal, tensor_copy" in text, "the variance they explain is shown")
-    check("resolution, tensor_copy (p): jemalloc +-" in text, f"the resolution reached is shown: {text[-900:]}")
+    check("resolution, tensor_copy (p): jemalloc ±" in text, f"the resolution reached is shown: {text[-900:]}")
     text = script("compare.py", "--drop-disturbed", path)
     check("glibc 0/8 (+2 dropped)" in text, f"--drop-disturbed leaves them out and says so: {text[-900:]}")
+
+# issue 42, item 7: every change carries its unit, written in one place (compare.fmt_change)
+diff = stats.Change("diff", -0.979, -0.99, -0.97, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.003, 0.982, True)
+rat = stats.Change("ratio", 0.291, 0.28, 0.30, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.29, 1.0, True)
+for unit, want, res in (("fraction", "-97.9 pp", "±1.00 pp"), ("s/sample", "-979 ms/sample", "±10.0 ms/sample"),
+                        ("/run", "-0.979/run", "±0.0100/run"), ("", "-0.979 (no unit)", "±0.0100 (no unit)")):
+    c = {"change": diff, "unit": unit}
+    check(compare.fmt_change(c)[0] == want and compare.resolution_text(c) == res and compare.change_unit(c) == unit,
+          f"a difference in {unit!r}: {compare.fmt_change(c)} {compare.resolution_text(c)!r}, want {want!r} {res!r}")
+c = {"change": rat, "unit": "fraction"}
+check(compare.fmt_change(c)[0] == "0.291x" and compare.resolution_text(c) == "±3.4%"
+      and compare.change_unit(c) == "ratio", f"a ratio: {compare.fmt_change(c)} {compare.resolution_text(c)}")
+up = stats.Change("diff", 0.005, 0.004, 0.006, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.01, 0.005, True)
+check(compare.fmt_change({"change": up, "unit": "s/run"})[0] == "+5.00 ms/run", "a rise is signed '+'")
+
+# issue 42, item 8: exec reads like hyperfine.  A command's time, not its runs/s, with the
+# range; its runs/s with --runs-per-s and in the JSON
+import statistics  # noqa: E402
+with open(fixed, newline="") as f:
+    frs = [r for r in csv.DictReader(f) if r["status"] == "ok"]
+for cfg in ("glibc", "tcmalloc"):
+    t = [1 / float(r["throughput"]) for r in frs if r["config"] == cfg]
+    want = f"{compare.fmt_value(statistics.median(t), 's')} [{compare.fmt_ci((min(t), max(t)), 's', statistics.median(t))}]"
+    got = [l for l in sout.split("\n") if l.split()[:1] == [cfg]]
+    check(got and f" {want} " in got[0], f"summary: {cfg}'s time of a run {want!r}: {got}")
+check("time of a run" in sout and "runs/s ±" not in sout, f"summary: a command's time, not its runs/s: {sout[:500]}")
+check("runs/s ±" in script("summary.py", fixed, "--runs-per-s"), "summary --runs-per-s: the runs/s")
+import json  # noqa: E402
+rjs = json.loads(script("report.py", fixed, "--json"))
+line = next(x for x in rjs["summary"] if x["config"] == "glibc")
+t = sorted(1 / float(r["throughput"]) for r in frs if r["config"] == "glibc")
+check(line["unit"] == "runs/s" and line["time_s"] == {"median": statistics.median(t), "min": t[0], "max": t[-1]},
+      f"report --json: the runs/s and the time of a run: {line['unit']} {line['time_s']}")
+# a printed figure with --unit: the unit names the column; no title holds the regex or cmd=
+with tempfile.TemporaryDirectory() as tmp:
+    for unit, head in (("req/s", "req/s"), ("", "the figure the command printed")):
+        path = os.path.join(tmp, f"printed{len(unit)}.csv")
+        with open(fixed, newline="") as f:
+            rd = csv.DictReader(f)
+            fields, rs = rd.fieldnames, list(rd)
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            for r in rs:
+                cmd = compare.mbdata.param_of(r["workload_params"], "cmd")
+                w.writerow(dict(r, metric="the figure the command printed (metric=REGEX)", throughput_unit=unit,
+                                workload_params=f"metric=rate: ([0-9.]+),unit={unit},better=higher,cmd={cmd}"))
+        st = script("summary.py", path)
+        ct = script("compare.py", path)
+        heads = [l for l in st.split("\n") if l.startswith("config")]
+        check(heads and heads[0].split("  ")[2:3] != [] and head in heads[0] and "metric=REGEX" not in st + ct
+              and "rate: (" not in st + ct and "cmd=" not in st + ct,
+              f"--unit {unit!r}: the column is {head!r}, no regex or cmd= in any title: {heads} {ct[:400]}")
+        check(ct.count("exec: python3 -c 'd = {i: str(i) for i in range(200000)}': ") >= 3,
+              f"compare's headings name the program and its arguments: {ct[:400]}")
 
 if FAILS:
     print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
