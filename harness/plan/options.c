@@ -48,7 +48,7 @@ struct opt {
     opt_setter_t *set;   /* stores instead of off/size */
 };
 
-static opt_setter_t set_workload, set_tunable, set_seed, set_shard, set_nothing;
+static opt_setter_t set_workload, set_tunable, set_seed, set_shard, set_nothing, set_hook;
 
 #define SPEC(f) .off = offsetof(run_spec_t, f), .size = sizeof(((run_spec_t *)0)->f)
 #define CLI(f) .in_cli = true, .off = offsetof(run_cli_t, f), .size = sizeof(((run_cli_t *)0)->f)
@@ -156,6 +156,15 @@ static const opt_t opts[] = {
      .help = "then one more, unmeasured sample per cell under perf record: where the page faults\n"
              "and madvise/munmap/brk calls come from, as OUTPUT.profile/*.svg flame graphs",
      CLI(profile)},
+    {.flag = "prepare", .type = OPT_STRING, .metavar = "CMD", .set = set_hook,
+     .help = "run CMD (/bin/sh -c) before each sample, outside its measurement; a\n"
+             "failing CMD makes that sample an error row (hyperfine's --prepare)", CLI(prepare)},
+    {.flag = "conclude", .type = OPT_STRING, .metavar = "CMD", .set = set_hook,
+     .help = "run CMD after each sample, outside its measurement; a failing CMD\n"
+             "makes that sample an error row (hyperfine's --conclude)", CLI(conclude)},
+    {.flag = "cleanup", .type = OPT_STRING, .metavar = "CMD", .set = set_hook,
+     .help = "run CMD once per configuration, after its last sample (hyperfine's --cleanup)",
+     CLI(cleanup)},
     {.flag = "print-commands", .type = OPT_FLAG, .flag_value = true,
      .help = "print each sample's environment and command line; run nothing", CLI(print_only)},
     {.flag = "worker", .type = OPT_STRING, .metavar = "PATH", .help = "use another mallocbench-worker",
@@ -419,6 +428,28 @@ static int set_shard(const opt_t *o, const char *v, run_spec_t *sp, run_cli_t *c
 }
 
 /* -m is read in a pass of its own, before the other options. */
+/* --prepare, --conclude, --cleanup: one line of shell for /bin/sh -c, not blank, no
+ * control character but a tab (a newline would hide a second command in one option). */
+static int set_hook(const opt_t *o, const char *v, run_spec_t *sp, run_cli_t *cli, char *why, size_t len)
+{
+    (void)sp;
+    if (check_text(o, v, o->size, why, len))
+        return -EINVAL;
+    if (!v[strspn(v, " \t")]) {
+        snprintf(why, len, "an empty command (give a shell command, e.g. 'sync')");
+        return -EINVAL;
+    }
+    for (const unsigned char *q = (const unsigned char *)v; *q; q++)
+        if ((*q < 0x20 && *q != '\t') || *q == 0x7f) {
+            snprintf(why, len, "a control character (0x%02x) at byte %zu: the command must be one line", *q,
+                     (size_t)(q - (const unsigned char *)v));
+            return -EINVAL;
+        }
+    if (cli)
+        memcpy((char *)cli + o->off, v, strlen(v) + 1);
+    return 0;
+}
+
 static int set_nothing(const opt_t *o, const char *v, run_spec_t *sp, run_cli_t *cli, char *why, size_t len)
 {
     (void)o, (void)v, (void)sp, (void)cli, (void)why, (void)len;

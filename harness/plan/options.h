@@ -27,6 +27,11 @@ typedef struct {
     char sidecars[PATH_MAX];
     char worker[PATH_MAX], probe[PATH_MAX];  /* --worker, --probe; "" = found beside the program */
     bool w_given, t_given;                   /* -w and -t replace the matrix's lists on first use */
+    /* hyperfine's hooks, run by the schedule through /bin/sh -c outside every sample's
+     * counters, without the probe or the allocator's environment; "" = none */
+    char prepare[SPEC_TEXT];                 /* --prepare: before each sample */
+    char conclude[SPEC_TEXT];                /* --conclude: after each sample */
+    char cleanup[SPEC_TEXT];                 /* --cleanup: once per configuration, after its last */
     run_opts_t o;
 } run_cli_t;
 

@@ -2,11 +2,13 @@
  * one fresh child per sample through sample.c, judged by judge.c, its RSS
  * lines and row written by output.c whole or not at all, each workload's
  * limit measured at the start of every K-th block that uses it, adaptive runs
- * stopped once every cell has converged. */
+ * stopped once every cell has converged; the hooks (--prepare, --conclude,
+ * --cleanup) run here, between samples, outside every measured window. */
 #include "error.h"
 #include "judge.h"
 #include "schedule.h"
 #include "sample.h"
+#include "spawn.h"
 #include "verify.h"
 #include "plan.h"
 #include "registry.h"
@@ -14,11 +16,18 @@
 #include "workload.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+extern char **environ;
 
 /* The workload's own upper bound (wl_t.limit): one sample of the same spec
  * with the allocator taken out of the loop, run under the plan's system
@@ -136,6 +145,164 @@ static bool cells_converged(run_ctx_t *c, unsigned blocks_done)
     return all;
 }
 
+/* A hook (--prepare, --conclude, --cleanup: flag without "--"): CMD through
+ * /bin/sh -c in the harness's own environment (no probe, no allocator
+ * variables), stdin /dev/null, its output kept for the message and never on
+ * the harness's stdout (the CSV may stream there), in its own process group
+ * (killed whole at --timeout or when the run is interrupted).  0 when it
+ * exited 0; else -1 with why: "the --prepare command 'CMD' exited with status 3: LINE". */
+static int hook_run(const char *flag, const char *cmd, double timeout_s, char *why, size_t len)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC)) {
+        snprintf(why, len, "the --%s command '%.200s' could not start: %s", flag, cmd, strerror(errno));
+        return -1;
+    }
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+    const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {p[1], 1}, {p[1], 2}};
+    spawn_t sp = {.path = "/bin/sh", .argv = argv, .envp = environ, .fds = fds, .nfds = 3, .group = true,
+                  .death_signal = SIGKILL, .go_fd = -1};
+    pid_t pid;
+    int rc = spawn_start(&sp, &pid);
+    close(p[1]);
+    if (rc) {
+        close(p[0]);
+        snprintf(why, len, "the --%s command '%.200s' could not start: %s", flag, cmd, strerror(-rc));
+        return -1;
+    }
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    char tail[512] = "";         /* the last bytes of its output */
+    size_t nt = 0;
+    int st = 0;
+    bool ended = false, timed_out = false, open_ = true;
+    double t0 = mono_now();
+    while (!ended) {
+        struct pollfd pf = {.fd = p[0], .events = POLLIN};
+        if (open_ && poll(&pf, 1, 50) > 0) {
+            char buf[4096];
+            ssize_t n = read(p[0], buf, sizeof buf);
+            if (n == 0)
+                open_ = false;
+            for (ssize_t i = 0; i < n; i++) {
+                if (nt + 1 >= sizeof tail) {
+                    memmove(tail, tail + sizeof tail / 2, nt - sizeof tail / 2);
+                    nt -= sizeof tail / 2;
+                }
+                tail[nt++] = buf[i];
+            }
+        } else if (!open_) {
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        /* its end, not its output's: a process it left behind may hold the pipe */
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            ended = true;
+        else if (w < 0 && errno != EINTR)
+            break;
+        else if (!timed_out && (sample_interrupted() || (timeout_s > 0 && mono_now() - t0 > timeout_s))) {
+            timed_out = !sample_interrupted();
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            ended = true;
+        }
+    }
+    char buf[4096];
+    ssize_t n;
+    while (nt + 1 < sizeof tail && (n = read(p[0], buf, sizeof tail - 1 - nt)) > 0) {
+        memcpy(tail + nt, buf, (size_t)n);
+        nt += (size_t)n;
+    }
+    close(p[0]);
+    tail[nt] = '\0';
+    if (ended && !timed_out && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    /* the last line of its output, one line of printable text */
+    while (nt && (tail[nt - 1] == '\n' || tail[nt - 1] == '\r' || tail[nt - 1] == ' '))
+        tail[--nt] = '\0';
+    char *last = strrchr(tail, '\n');
+    last = last ? last + 1 : tail;
+    for (char *q = last; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = ' ';
+    char how[96];
+    if (timed_out)
+        snprintf(how, sizeof how, "was killed after %.3g s (--timeout)", timeout_s);
+    else if (!ended)
+        snprintf(how, sizeof how, "could not be waited for: %s", strerror(errno));
+    else if (WIFSIGNALED(st))
+        snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(st));
+    snprintf(why, len, "the --%s command '%.200s' %s%s%.200s", flag, cmd, how, *last ? ": " : "", last);
+    return -1;
+}
+
+/* A sample that was never started (its --prepare failed): an error row that
+ * says why, with no figures and nothing left from the sample before. */
+static void hook_not_run(run_sample_t *s, const char *why)
+{
+    run_rss_point_t *rss = s->rss; /* the readings' room is kept, as sample_run keeps it */
+    size_t cap = s->rss_cap;
+    memset(s, 0, sizeof *s);
+    s->rss = rss;
+    s->rss_cap = cap;
+    s->status = RUN_ERROR;
+    s->untrusted = true; /* nothing was measured: no figures */
+    snprintf(s->message, sizeof s->message, "%s", why);
+}
+
+/* One sample between the hooks: --prepare, the sample, its verdict, then
+ * --conclude.  A failing --prepare leaves the sample not run, an error that
+ * names it; a failing --conclude makes the sample an error that names it (its
+ * own failure, if any, first).  effective NULL: judged without the proof (a
+ * warm-up).  0, or sample_run's -errno. */
+static int hooked_sample(run_ctx_t *c, const run_config_t *cfg, const wl_args_t *a, char *effective,
+                         size_t efflen)
+{
+    char why[640];
+    if (c->cli.prepare[0] && hook_run("prepare", c->cli.prepare, c->cli.o.timeout_s, why, sizeof why)) {
+        hook_not_run(c->s, why);
+        if (effective)
+            effective[0] = '\0';
+        return 0;
+    }
+    int rc = sample_run(&c->cli.o, cfg, a, c->cnt, c->s);
+    if (rc || sample_interrupted())
+        return rc;
+    if (effective)
+        judge_sample(&c->cli.o, cfg, c->s, effective, efflen);
+    else
+        judge_status(&c->cli.o, cfg, c->s);
+    if (c->cli.conclude[0] && hook_run("conclude", c->cli.conclude, c->cli.o.timeout_s, why, sizeof why)) {
+        run_sample_t *s = c->s;
+        if (s->status == RUN_OK)
+            snprintf(s->message, sizeof s->message, "%s", why);
+        else {
+            size_t n = strlen(s->message);
+            snprintf(s->message + n, sizeof s->message - n, "; %s", why);
+        }
+        s->status = RUN_ERROR;
+    }
+    return 0;
+}
+
+/* --cleanup: once for every cell this invocation ran a sample of, after the
+ * last block (the blocks interleave the configurations, so a configuration's
+ * last sample is in the run's last block); a failure is a warning, since the
+ * rows are written. */
+static void cleanup_cells(run_ctx_t *c)
+{
+    const resolved_t *r = &c->r;
+    char why[640];
+    for (size_t i = 0; c->cli.cleanup[0] && i < r->ncells && !sample_interrupted(); i++)
+        if (c->cell_run[i] &&
+            hook_run("cleanup", c->cli.cleanup, c->cli.o.timeout_s, why, sizeof why) && !sample_interrupted())
+            fprintf(stderr, "%s%s: warning: %s on %s: %s\n", c->tty ? "\n" : "", prog, r->cfg[i % r->ncfg].label,
+                    r->wl[i / r->ncfg].wl->name, why);
+}
+
 /* One sample of the plan, its row written whole or not at all.  0 to go
  * on, 1 when the run must stop (the harness could not start a child, or
  * the output cannot take another row). */
@@ -150,7 +317,8 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&rt.tv_sec));
     snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03ldZ", rt.tv_nsec / 1000000);
     double t0 = mono_now();
-    int rc = sample_run(&c->cli.o, &r->cfg[k], &c->cell_args[cell], c->cnt, c->s);
+    char effective[CSV_FIELD_MAX];
+    int rc = hooked_sample(c, &r->cfg[k], &c->cell_args[cell], effective, sizeof effective);
     if (rc) {
         fprintf(stderr, "%s%s: cannot start a sample: %s\n", tty ? "\n" : "", prog, strerror(-rc));
         return 1;
@@ -158,8 +326,6 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
     if (sample_interrupted())
         return 0; /* the sample cut short is dropped whole */
     c->spent += mono_now() - t0;
-    char effective[CSV_FIELD_MAX];
-    judge_sample(&c->cli.o, &r->cfg[k], c->s, effective, sizeof effective);
     row_fill(c->row, &c->x, c->nrun, b, p, &r->wl[w], &r->cfg[k], c->st.versions[k], (int)b, c->s, effective,
              c->cnt, ts, c->st.limits[w], c->cell_scale[cell]);
     /* the RSS lines first, then the row: a row is there only when all of
@@ -296,11 +462,10 @@ static void warm_up(run_ctx_t *c)
     for (unsigned wu = 0; wu < c->sp.warmup_runs && !sample_interrupted(); wu++)
         for (size_t p = 0; p < r->ncells && !sample_interrupted(); p++) {
             size_t w = c->order[p] / r->ncfg, k = c->order[p] % r->ncfg;
-            if (sample_run(&c->cli.o, &r->cfg[k], &c->cell_args[c->order[p]], c->cnt, c->s))
+            if (hooked_sample(c, &r->cfg[k], &c->cell_args[c->order[p]], NULL, 0))
                 break;
             if (sample_interrupted())
                 break;
-            judge_status(&c->cli.o, &r->cfg[k], c->s);
             if (c->s->status != RUN_OK && !c->warm_failed[c->order[p]]) {
                 /* its first block runs (a row with its status); failing the same way, it stops */
                 c->warm_failed[c->order[p]] = (int)c->s->status + 1;
@@ -363,7 +528,9 @@ int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
             c->planned += plan_in_shard(b, c->cli.shard_k, c->cli.shard_n) &&
                           !c->done[b * r->ncells + p];
     c->t_start = mono_now();
-    return run_blocks(c, progress, nblocks);
+    int rc = run_blocks(c, progress, nblocks);
+    cleanup_cells(c);
+    return rc;
 }
 
 int schedule_preflight(const run_opts_t *o, const run_config_t *c, char *version, size_t vlen, char *err,

@@ -31,6 +31,18 @@ forged       a command that writes its own proc:/key=value lines to fd 4 or a
              result line to fd 3 is not taken as proof or result: the row is
              an error "forged report on fd N"; the probe's secret is not in
              the command's environment nor in /proc/PID/environ.
+hooks        --prepare before and --conclude after each sample (warm-ups too), --cleanup
+             once per configuration after its last: in that order, outside the sample's
+             counters (a prepare that faults 64 MiB in is not in the row, and not a
+             process of it), without the probe or the allocator's environment; a failing
+             or killed prepare makes the sample an error row naming the command and its
+             status (the command not run, no figures), a failing conclude the same for
+             its sample only, a failing cleanup a warning; a hook that leaves a process
+             behind does not hold the run; bad hooks refused before any work in one
+             line; the sidecar records them.
+readable     exec's views read like hyperfine: the summary shows a command's time,
+             'N s [LO..HI]', --runs-per-s its runs/s; --unit names the column; a
+             title names the program and its arguments once, never the regex.
 diagnostics  each failure says what it is: under RLIMIT_NOFILE 16 the child's
              set-up errno (not "exit code 126: (no output)") and a failed
              run; a non-executable file and a directory named as such; a
@@ -425,6 +437,112 @@ def case_diagnostics(mb, tmp):
     check(r["status"] == "error" and r["message"].startswith("stopped (SIGSTOP)"),
           f"a stopped child: {r['status']}: {r['message']}")
     check(float(r["total_wall_s"] or 99) < 10, f"a stopped child is not waited out: {r['total_wall_s']} s")
+
+
+def case_hooks(mb, tmp):
+    log = os.path.join(tmp, "hooks.log")
+    allocs = [a for a in installed(mb) if a in ("glibc", "jemalloc", "tcmalloc", "mimalloc")][:2]
+    out = os.path.join(tmp, "hooks.csv")
+    p = run(mb, "exec", "-q", "-o", out, "-a", ",".join(allocs), "-r", "2", "--warmup-runs", "1", "--no-limit",
+            "--prepare", f"echo p >> {log}", "--conclude", f"echo c >> {log}", "--cleanup", f"echo z >> {log}",
+            "--", "sh", "-c", f"echo run >> {log}")
+    got = open(log).read().split()
+    n = len(allocs) * 3  # a warm-up and two blocks each
+    check_eq(got, ["p", "run", "c"] * n + ["z"] * len(allocs),
+             "hooks: prepare before and conclude after every sample, cleanup once per configuration at the end")
+    check(all(r["status"] == "ok" for r in rows(out)), f"hooks: ok rows: {[r['message'] for r in rows(out)]}")
+    cmd = json.load(open(os.path.join(tmp, "hooks.meta.json")))["command"]
+    check("--prepare" in cmd and f"echo p >> {log}" in cmd and "--cleanup" in cmd,
+          f"hooks: the sidecar records them: {cmd}")
+
+    # outside the sample: its faults, its processes, the probe's environment
+    env = os.path.join(tmp, "prep.env")
+    touch = "python3 -c \"b = b'x' * (64 << 20)\""
+    r = exec_rows(mb, tmp, "outside", ["true"], "-a", allocs[-1], "-r", "1", "--warmup-runs", "0", "--no-limit",
+                  "--prepare", f"env > {env}; {touch}", "--conclude", touch)[0]
+    check(r["status"] == "ok" and int(r["total_minor_faults"]) < 8000,
+          f"hooks: 64 MiB faulted in by the hooks (16384 faults) are not the sample's: {r['total_minor_faults']}")
+    check_eq(metrics(r).get("processes"), "1", "hooks: the hooks are no process of the sample")
+    seen = open(env).read()
+    check("libmbprobe" not in seen and "LD_PRELOAD" not in seen and "MB_SYNC_FD" not in seen
+          and "MALLOC_CONF" not in seen, f"hooks: no probe or allocator variable in a hook: {seen[-400:]!r}")
+
+    # a failing prepare: the sample is not run, a row says why; variants: a signal, --timeout
+    ran = os.path.join(tmp, "ran")
+    for prep, want in (("echo oops >&2; exit 3", "exited with status 3: oops"),
+                       ("kill -9 $$", "was killed by signal 9"),
+                       ("sleep 30", "was killed after 1 s (--timeout)")):
+        rs = exec_rows(mb, tmp, "prepfail", ["touch", ran], "-a", allocs[0], "-r", "2", "--warmup-runs", "0",
+                       "--no-limit", "--timeout", "1", "--prepare", prep)
+        check(rs and all(x["status"] == "error" and x["message"].startswith(f"the --prepare command '{prep}' {want}")
+                         and x["total_wall_s"] == "" for x in rs),
+              f"hooks: a failing prepare ({prep}): error rows naming it, no figures: "
+              f"{[(x['status'], x['message'], x['total_wall_s']) for x in rs]}")
+        check(not os.path.exists(ran), f"hooks: the command did not run after a failing prepare ({prep})")
+
+    # a conclude that fails after the second sample only: that row alone
+    cnt = os.path.join(tmp, "cnt")
+    conc = f"echo x >> {cnt}; test $(wc -l < {cnt}) -ne 2 || {{ echo bad; exit 5; }}"
+    rs = exec_rows(mb, tmp, "concfail", ["true"], "-a", allocs[0], "-r", "3", "--warmup-runs", "0", "--no-limit",
+                   "--conclude", conc)
+    check_eq([x["status"] for x in rs], ["ok", "error", "ok"], "hooks: a failing conclude fails its sample only")
+    check(len(rs) == 3 and rs[1]["message"] == f"the --conclude command '{conc}' exited with status 5: bad"
+          and rs[1]["total_wall_s"] != "", f"hooks: its row names it, with what was measured: {rs[1:2]}")
+
+    # a failing cleanup is a warning: the rows are written
+    out2 = os.path.join(tmp, "clean.csv")
+    p = run(mb, "exec", "-q", "-o", out2, "-a", allocs[0], "-r", "1", "--warmup-runs", "0", "--no-limit",
+            "--cleanup", "exit 7", "--", "true")
+    check("warning" in p.stderr and "the --cleanup command 'exit 7' exited with status 7" in p.stderr
+          and rows(out2)[0]["status"] == "ok", f"hooks: a failing cleanup warns: {p.stderr!r}")
+
+    # a hook that leaves a process holding its output does not hold the run (it goes with the stragglers)
+    q = subprocess.run([mb, "exec", "-q", "-o", os.path.join(tmp, "bg.csv"), "-a", allocs[0], "-r", "1",
+                        "--warmup-runs", "0", "--no-limit", "--prepare", "sleep 300 & echo started", "--", "true"],
+                       capture_output=True, text=True, timeout=200)
+    check(q.returncode == 0, f"hooks: a background process of a hook: exit {q.returncode}: {q.stderr!r}")
+
+    # bad hooks: one line, exit 2, before any work
+    for opt, val, why in (("--prepare", "", "an empty command"), ("--conclude", "a\nb", "a control character"),
+                          ("--cleanup", "   ", "an empty command")):
+        bad = os.path.join(tmp, "bad.csv")
+        p = run(mb, "exec", "-o", bad, "-a", allocs[0], opt, val, "--", "sh", "-c", f"echo run >> {log}",
+                expect_rc=2)
+        check(len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith(f"mallocbench: {opt}: {why}")
+              and not os.path.exists(bad), f"hooks: {opt} {val!r} refused in one line: {p.stderr!r}")
+
+
+def case_readable(mb, tmp):
+    import sys as _s
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
+    alloc = [a for a in installed(mb) if a in ("glibc", "jemalloc")][:2]
+    env = dict(os.environ, PYTHONPATH=scripts)
+
+    def summary(path, *opts):
+        return subprocess.run([_s.executable, os.path.join(scripts, "summary.py"), path, *opts], env=env,
+                              capture_output=True, text=True, timeout=300)
+    # a command's time, not its runs/s
+    out = os.path.join(tmp, "t.csv")
+    run(mb, "exec", "-q", "-o", out, "-a", ",".join(alloc), "-r", "2", "--no-limit", "--", "sh", "-c", "true")
+    text = summary(out).stdout
+    lines = [l for l in text.splitlines() if l.split()[:1] == [alloc[0]]]
+    check(lines and re.search(r" [0-9.]+ (s|ms|µs) \[[0-9.]+\.\.[0-9.]+\] ", lines[0]) and "runs/s" not in lines[0],
+          f"readable: a command's time, 'N ms [LO..HI]': {lines}")
+    check("time of a run" in text and "exec: sh -c true" in text and "cmd=" not in text,
+          f"readable: the time's head, the program and its arguments as the title: {text[:600]}")
+    check("runs/s" in summary(out, "--runs-per-s").stdout, "readable: --runs-per-s keeps the throughput form")
+    # --unit names the column; the regex is in no title
+    out = os.path.join(tmp, "u.csv")
+    run(mb, "exec", "-q", "-o", out, "-a", ",".join(alloc), "-r", "2", "--no-limit", "--metric", r"rate: ([0-9.]+)",
+        "--unit", "req/s", "--", "sh", "-c", "echo rate: 5")
+    text = summary(out).stdout
+    head = [l for l in text.splitlines() if l.startswith("config")]
+    check(head and head[0].split()[2] == "req/s" and "the figure the command printed" not in text
+          and "rate: (" not in text, f"readable: --unit names the column, no regex: {text[:600]}")
+    comp = subprocess.run([_s.executable, "-m", "mallocbench.compare", out], env=env, capture_output=True, text=True,
+                          timeout=300).stdout
+    check("rate: (" not in comp and comp.count("exec: sh -c 'echo rate: 5'") >= 1,
+          f"readable: compare's headings name the command, not the regex: {comp[:600]}")
 
 
 if __name__ == "__main__":
