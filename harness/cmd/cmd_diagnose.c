@@ -288,16 +288,35 @@ static void jnum(FILE *f, const char *key, double v)
         fprintf(f, "\"%s\": null", key);
 }
 
-static void write_libs(FILE *f, const pm_model_t *m, const char *key, const pm_lib_t *libs)
+static int cmp_lib(const void *a, const void *b)
 {
+    const pm_lib_t *x = a, *y = b;
+    return (x->samples < y->samples) - (x->samples > y->samples);
+}
+
+/* Every file that took a sample, the most first (each file its own count). */
+static void write_libs(FILE *f, const pm_model_t *m, const char *key, const pm_libs_t *libs)
+{
+    pm_lib_t *v = libs->n ? malloc(libs->n * sizeof *v) : NULL;
+    size_t n = v ? libs->n : 0;
+    if (v) {
+        memcpy(v, libs->v, n * sizeof *v);
+        qsort(v, n, sizeof *v, cmp_lib);
+    }
     fprintf(f, "\"%s\": [", key);
-    for (int i = 0, n = 0; i < PM_NLIBS; i++)
-        if (libs[i].samples) {
-            fprintf(f, "%s{", n++ ? ", " : "");
-            jstr(f, "lib", libs[i].name ? pm_lib_name(m, libs[i].name) : "(anonymous or unknown)");
-            fprintf(f, ", \"samples\": %llu}", (unsigned long long)libs[i].samples);
-        }
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s{", i ? ", " : "");
+        jstr(f, "lib", v[i].name ? pm_lib_name(m, v[i].name) : "(anonymous or unknown)");
+        fprintf(f, ", \"samples\": %llu}", (unsigned long long)v[i].samples);
+    }
+    uint64_t unkept = libs->unkept;
+    for (size_t i = 0; !v && i < libs->n; i++) /* no room to sort: the counts, not told apart */
+        unkept += libs->v[i].samples;
+    if (unkept)
+        fprintf(f, "%s{\"lib\": \"(not told apart: out of memory)\", \"samples\": %llu}", n ? ", " : "",
+                (unsigned long long)unkept);
     fprintf(f, "]");
+    free(v);
 }
 
 typedef struct {
@@ -529,9 +548,9 @@ static void write_proc(FILE *f, const pm_model_t *m, const pm_proc_t *p, const d
             (double)(p->end_t - p->start_t) / 1e9);
     write_counts(f, p);
     fprintf(f, ", ");
-    write_libs(f, m, "fault_libs", p->fault_libs);
+    write_libs(f, m, "fault_libs", &p->fault_libs);
     fprintf(f, ", ");
-    write_libs(f, m, "giveback_libs", p->giveback_libs);
+    write_libs(f, m, "giveback_libs", &p->giveback_libs);
     fprintf(f, ", ");
     write_replay(f, p);
     fprintf(f, ", ");
@@ -787,16 +806,19 @@ int cmd_diagnose(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     pid_t child = -1;
-    if (o.mode == MODE_PID) {
-        rc = pm_watch(m, o.pid, true, false);
-        win.st0 = proc_stat(o.pid);
-    } else if (o.mode == MODE_ALL) {
+    if (o.mode == MODE_ALL) /* hundreds of processes: read before the rings start to fill */
         rc = pm_watch_all(m, getpid());
-    }
     uint64_t t0 = pr_now();
     double cpu0 = self_cpu();
     pr_enable(w);
     win.started = time(NULL);
+    /* a process's mappings are read once its mmap records are on: a change between the reading
+     * and the window's start would otherwise be missed (the records from before the reading
+     * replay what it shows already) */
+    if (o.mode == MODE_PID) {
+        rc = pm_watch(m, o.pid, true, false);
+        win.st0 = proc_stat(o.pid);
+    }
     int go = -1; /* --stacks: the command waits before its exec until perf follows it */
     if (!rc && o.mode == MODE_CMD && !(rc = start_command(&o, &child, o.stacks ? &go : NULL)))
         o.pid = child, rc = pm_watch(m, child, false, true);

@@ -101,6 +101,8 @@ void pm_free(pm_model_t *m)
     for (size_t i = 0; i < m->nprocs; i++) {
         free(m->procs[i]->series);
         free(m->procs[i]->maps);
+        free(m->procs[i]->fault_libs.v);
+        free(m->procs[i]->giveback_libs.v);
         free(m->procs[i]);
     }
     free(m->procs);
@@ -619,15 +621,24 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
 
 /* ---- cpu samples ---------------------------------------------------------- */
 
-static void lib_count(pm_lib_t *libs, uint32_t name)
+/* One sample more for the file `name`: its own entry, made on its first sample. */
+static void lib_count(pm_libs_t *libs, uint32_t name)
 {
-    for (int i = 0; i < PM_NLIBS; i++)
-        if (libs[i].name == name || !libs[i].samples) {
-            libs[i].name = name;
-            libs[i].samples++;
+    for (size_t i = 0; i < libs->n; i++)
+        if (libs->v[i].name == name) {
+            libs->v[i].samples++;
             return;
         }
-    libs[PM_NLIBS - 1].samples++; /* the last slot gathers the rest */
+    if (libs->n == libs->cap) {
+        size_t cap = libs->cap ? 2 * libs->cap : 16;
+        pm_lib_t *g = realloc(libs->v, cap * sizeof *g);
+        if (!g) {
+            libs->unkept++;
+            return;
+        }
+        libs->v = g, libs->cap = cap;
+    }
+    libs->v[libs->n++] = (pm_lib_t){name, 1};
 }
 
 static uint32_t lib_of(const pm_proc_t *p, uint64_t ip)
@@ -641,7 +652,7 @@ static void on_cpu(pm_model_t *m, pm_proc_t *p, const pr_rec_t *r)
     p->samples++;
     p->at[r->at]++;
     if (r->at == PR_AT_FAULT) {
-        lib_count(p->fault_libs, lib_of(p, r->a[0]));
+        lib_count(&p->fault_libs, lib_of(p, r->a[0]));
     } else if (r->at == PR_AT_GIVEBACK) {
         p->at_sys[r->sys]++;
         /* the caller past libc's syscall wrapper, where the chain reaches it */
@@ -653,7 +664,7 @@ static void on_cpu(pm_model_t *m, pm_proc_t *p, const pr_rec_t *r)
                 break;
             }
         }
-        lib_count(p->giveback_libs, name);
+        lib_count(&p->giveback_libs, name);
     }
 }
 

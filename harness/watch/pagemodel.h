@@ -19,7 +19,6 @@
 
 #define PM_NAGES 5      /* re-fault ages: <10 ms, <100 ms, <1 s, <10 s, older */
 #define PM_NADVICE 32   /* madvise advice values counted by number; larger ones as "other" */
-#define PM_NLIBS 8      /* libraries named per process for fault and give-back samples */
 #define PM_SERIES 4096  /* points of the replay kept per process (then every other one) */
 #define PM_RANGE_MAX (1ull << 30) /* a give-back above this is counted, not tracked page by page */
 
@@ -30,9 +29,18 @@ typedef enum { PM_FIRST, PM_REFAULT, PM_LAZY, PM_COW, PM_FILE, PM_OTHER, PM_NCLA
 typedef enum { PM_BY_MADVISE, PM_BY_MUNMAP, PM_BY_BRK, PM_NBY } pm_by_t;
 
 typedef struct {
-    uint32_t name;      /* pr_name handle of the library (0: the anonymous or unknown) */
+    uint32_t name;      /* the model's name handle of the mapped file (0: anonymous or unknown) */
     uint64_t samples;
 } pm_lib_t;
+
+/* cpu-clock samples by the mapped file their user address fell in: one entry per file, however
+ * many files took a sample first (a loop's file is never folded into one that ran once at
+ * start-up); unkept: samples no entry could be made for (out of memory). */
+typedef struct {
+    pm_lib_t *v;
+    size_t n, cap;
+    uint64_t unkept;
+} pm_libs_t;
 
 typedef struct {
     uint64_t t;         /* ns since the window began */
@@ -64,7 +72,7 @@ typedef struct pm_proc {
     uint64_t lazy_bytes, untracked_bytes;
     /* cpu-clock samples by place, give-back ones by call */
     uint64_t samples, at[PR_NAT], at_sys[PR_NSYS];
-    pm_lib_t fault_libs[PM_NLIBS], giveback_libs[PM_NLIBS];
+    pm_libs_t fault_libs, giveback_libs;
     /* the replay */
     uint64_t kept[2], peak[2];
     pm_point_t *series;

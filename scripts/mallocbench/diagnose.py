@@ -323,6 +323,11 @@ def who(t):
     return f"{t['comm'] or '?'}, {name}, {conf}"
 
 
+# the lines that split CPU samples by the mapped file their user address fell in: what each counts
+LIBS_WORDS = (("fault_libs", "CPU samples in the fault path, by the code that touched the page"),
+              ("giveback_libs", "CPU samples in give-back calls, by the code that made the call"))
+
+
 def verify_command(doc, t):
     p = t["prediction"]
     fam = t["allocator"]["family"]
@@ -439,8 +444,7 @@ def tables(doc, t):
     out += ["", f"Its CPU ({secs_words(t['cpu_s'])}, {pct(t['cpu_of_one'])} of one CPU; cpu-clock samples, "
                 f"one per {doc['watch']['cpu_period_ns'] / 1e6:g} ms):"]
     out += table(rows, ["where", "samples", "share"])
-    for key, what in (("fault_libs", "faults by the code that touched the page"),
-                      ("giveback_libs", "give-back calls by their caller")):
+    for key, what in LIBS_WORDS:
         if t[key]:
             out.append(f"{what}: " + ", ".join(f"{lib['lib'].rsplit('/', 1)[-1]} {lib['samples']}" for lib in t[key][:4]))
     if t["inplace_fault_ns"]:

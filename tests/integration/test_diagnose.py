@@ -32,7 +32,13 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
                words or the JSON, while its MALLOC_CONF does (-p and a command).
   json         --json: schema mallocbench-diagnose/1, the fields and their types, and
                the words of the document equal those a saved document renders.
+  blame        tests/programs/blame_prog.c loads twelve copies of blame_lib (each faults once
+               from its constructor, as a framework's libraries do at import) and a large
+               library it never calls (ICU's data, where installed), then faults in its own
+               loop: the fault path's CPU samples are blamed on blame_prog, with more than half
+               of them, as a command (--) and attached (-p); the large library has none.
 """
+import glob
 import json
 import os
 import shutil
@@ -45,6 +51,8 @@ from mbtest import SKIP, check, check_eq, main, run
 
 BUILD = sys.argv[3] if len(sys.argv) > 3 else ""
 PROG = os.path.join(BUILD, "refault_prog")
+BLAME = os.path.join(BUILD, "blame_prog")
+BLAME_LIB = os.path.join(BUILD, "blame_lib.so")
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 SECRET = "hunter2-secret-7f3a9"
 
@@ -361,6 +369,44 @@ def case_json(mb, tmp):
                        env=env, timeout=60)
     check_eq(p.returncode, 0, f"re-render: exit ({p.stderr.strip()})")
     check_eq(p.stdout.rstrip("\n").split("\n"), doc["words"], "the words of a saved document")
+
+
+def blame_libs(tmp):
+    """Twelve copies of blame_lib, each a library of its own, and a large library mapped and never
+    called (ICU's data, 30 MiB, where it is installed)."""
+    libs = []
+    for i in range(12):
+        libs.append(os.path.join(tmp, f"blame_lib{i}.so"))
+        shutil.copy(BLAME_LIB, libs[-1])
+    return libs + sorted(glob.glob("/usr/lib/*/libicudata.so.[0-9]*"))[-1:]
+
+
+def blamed(doc, what):
+    e = target(doc)
+    libs, total = e["fault_libs"], e["cpu_samples"]["fault"]
+    top = libs[0] if libs else {"lib": "", "samples": 0}
+    check_eq(os.path.basename(top["lib"]), "blame_prog", f"{what}: the file blamed most ({libs[:3]})")
+    check(top["samples"] * 2 > total, f"{what}: blame_prog has {top['samples']} of {total} fault-path samples")
+    check_eq(sum(l["samples"] for l in libs), total, f"{what}: the files' samples sum to the fault path's")
+    check(not any("libicudata" in l["lib"] for l in libs), f"{what}: a library never called blamed: {libs}")
+    line = next((w for w in doc["words"] if w.startswith("CPU samples in the fault path")), "")
+    check(line.startswith("CPU samples in the fault path, by the code that touched the page: blame_prog "),
+          f"{what}: the words: {line!r}")
+
+
+def case_blame(mb, tmp):
+    libs = blame_libs(tmp)
+    doc, _ = diag_json(mb, "--", BLAME, "own", "50", *libs)
+    blamed(doc, "a command")
+    p = subprocess.Popen([BLAME, "own", "0", *libs], stdout=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        check(line.startswith("ready"), f"blame_prog did not start: {line!r}")
+        doc, _ = diag_json(mb, "-p", str(p.pid), "--duration", "1s")
+    finally:
+        p.kill()
+        p.wait()
+    blamed(doc, "attached")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,16 @@
  * the call that gave the page back, the zero page's second fault, later faults as other,
  * MADV_FREE reclaimed, copy-on-write after a fork in the parent and in a followed child,
  * file-backed), failed calls dropped, a shrinking brk, the allocator's calls told from the
- * program's by the code that made them, the kept-memory replay, and mappings split again and
- * again by munmap (a heap overflow here once; the sanitizer build checks it). */
+ * program's by the code that made them, the kept-memory replay, mappings split again and
+ * again by munmap (a heap overflow here once; the sanitizer build checks it), and fault samples
+ * counted to the file they fell in however many files took one first. */
 #include "check.h"
 #include "pagemodel.h"
 
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -53,6 +57,70 @@ static const pm_proc_t *proc(int32_t pid)
         if (pm_at(m, i)->pid == pid)
             return pm_at(m, i);
     return NULL;
+}
+
+/* A cpu-clock sample of self under the fault entry, its user address at ip. */
+static void fault_sample(int32_t self, uint64_t t, uint64_t ip)
+{
+    pr_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = PR_CPU, r.pid = r.tid = self, r.time = t, r.at = PR_AT_FAULT, r.a[0] = ip;
+    pm_feed(m, &r);
+}
+
+/* Fault samples go to the file their address is in, however many files took one first: twelve
+ * files mapped here each take one (a framework's libraries at import), then this program's own
+ * code takes 50 (its loop).  A table of a few slots once counted the 50 to the last file to
+ * take a slot, a file that had run once. */
+static void check_blame(void)
+{
+    enum { NFILES = 12 };
+    char dir[] = "/tmp/test_pagemodel_XXXXXX", path[NFILES][64];
+    char *at[NFILES] = {0};
+    CHECK(mkdtemp(dir) != NULL);
+    for (int i = 0; i < NFILES; i++) {
+        snprintf(path[i], sizeof path[i], "%s/lib%d.so", dir, i);
+        FILE *f = fopen(path[i], "w");
+        CHECK(f != NULL && fputs("x", f) >= 0 && fclose(f) == 0);
+        int fd = open(path[i], O_RDONLY);
+        at[i] = fd >= 0 ? mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        CHECK(at[i] != MAP_FAILED);
+        if (fd >= 0)
+            close(fd);
+    }
+    int32_t self = (int32_t)getpid();
+    CHECK_INT(pm_new(&m, 0, false), 0);
+    CHECK_INT(pm_watch(m, self, true, false), 0); /* our mappings, the twelve files among them */
+    const pm_proc_t *p = proc(self);
+    uint64_t t = 1 * MS, own = (uint64_t)(uintptr_t)&fault_sample;
+    for (int i = 0; i < NFILES; i++)
+        if (at[i] != MAP_FAILED)
+            fault_sample(self, t++, (uint64_t)(uintptr_t)at[i] + 8);
+    for (int k = 0; k < 50; k++)
+        fault_sample(self, t++, own);
+    const char *exe = pm_file_at(m, p, own);
+    CHECK(exe[0] == '/');
+    uint64_t mine = 0, sum = 0, most_other = 0;
+    for (size_t i = 0; i < p->fault_libs.n; i++) {
+        const pm_lib_t *l = &p->fault_libs.v[i];
+        sum += l->samples;
+        if (!strcmp(pm_lib_name(m, l->name), exe))
+            mine = l->samples;
+        else if (l->samples > most_other)
+            most_other = l->samples;
+    }
+    CHECK_U64(mine, 50);
+    CHECK_U64(most_other, 1);
+    CHECK_U64(sum, NFILES + 50);
+    CHECK_U64(p->fault_libs.n, NFILES + 1);
+    CHECK_U64(p->at[PR_AT_FAULT], NFILES + 50);
+    pm_free(m);
+    for (int i = 0; i < NFILES; i++) {
+        if (at[i] != MAP_FAILED)
+            munmap(at[i], 4096);
+        unlink(path[i]);
+    }
+    rmdir(dir);
 }
 
 int main(void)
@@ -202,5 +270,6 @@ int main(void)
     CHECK_STR(pm_file_at(m, p, lo + 4096), ""); /* a hole where munmap cut */
     CHECK(strstr(pm_file_at(m, p, lo + 2 * 4096), "/libc.so") != NULL);
     pm_free(m);
+    check_blame();
     return check_failures ? 1 : 0;
 }
