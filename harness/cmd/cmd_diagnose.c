@@ -8,10 +8,13 @@
  * fix's saving and says it in words (or --json).  The watched process is
  * never stopped, signalled or waited on; diagnose only reads. */
 #include "cli.h"
+#include "configs.h"
 #include "elfinfo.h"
 #include "ident.h"
+#include "launch.h"
 #include "pagemodel.h"
 #include "perfring.h"
+#include "prepare.h"
 #include "registry.h"
 #include "spawn.h"
 #include "text.h"
@@ -38,6 +41,7 @@
 #define SERIES_OUT 200          /* replay points written per process */
 #define ALL_OUT 200             /* processes written by --all (the busiest) */
 #define DEFAULT_LIGHT 16        /* --light: one fault in this many recorded */
+#define MAX_T 16                /* -t given to a command's family */
 
 extern char **environ;
 
@@ -56,6 +60,11 @@ typedef struct {
     char **cmd;
     int ncmd;
     char path[PATH_MAX];   /* what the command runs */
+    const char *family;    /* -a: the family (as exec -a takes one) to run the command under */
+    const char *tun[MAX_T];/* -t FAMILY:NAME=VALUE, as exec takes them */
+    size_t ntun;
+    run_config_t *cfg;     /* -a resolved as exec resolves it (configs.h) */
+    char **envp;           /* the command's environment: ours, or -a's (prepare_env) */
 } dopts_t;
 
 typedef struct {          /* what /proc says of a process at the window's ends */
@@ -76,7 +85,8 @@ static int usage(FILE *out)
     fprintf(out,
             "usage: mallocbench diagnose -p PID [--duration 10s] [--children] [--json]\n"
             "       mallocbench diagnose --all [--duration 10s] [--top N] [--json]\n"
-            "       mallocbench diagnose [--duration D] [--children] [--json] -- CMD [ARGS...]\n"
+            "       mallocbench diagnose [-a FAMILY [-t FAMILY:NAME=VALUE]...] [--duration D] [--children] [--json]\n"
+            "                            -- CMD [ARGS...]\n"
             "How much of a running process's CPU goes to pages its allocator gave back and\n"
             "touched again, what would stop it, and what that is predicted to save: every\n"
             "fault and every madvise/munmap/brk/mremap/mmap(MAP_FIXED) of the window recorded\n"
@@ -87,6 +97,9 @@ static int usage(FILE *out)
             "  -p, --pid PID      the process to watch (all its threads)\n"
             "  --all              every process on the host, ranked by the CPU re-faults cost them\n"
             "  -- CMD ARGS        run CMD as it is (its own allocator) and watch it to its end\n"
+            "  -a FAMILY          run CMD under this allocator, as `exec -a` takes it (FAMILY, FAMILY=LIBRARY),\n"
+            "                     its variables set as exec sets them (no `env LD_PRELOAD=` to compose)\n"
+            "  -t FAMILY:NAME=V   with -a: a tunable, as `exec -t` takes it (one value each)\n"
             "  --duration D       the window (default 10s; a command: until it exits)\n"
             "  --children         watch the processes it starts too\n"
             "  --calibrate        also measure what a re-fault costs whole on this machine (calibrate,\n"
@@ -142,6 +155,42 @@ static int check_stacks(dopts_t *o)
     return 0;
 }
 
+/* -a and -t resolved as exec resolves them (configs.h), to one configuration, and the command's
+ * environment from it: ours without any allocator variable, then the family's library preloaded
+ * and its settings (prepare_env, the one environment builder of every launch site). */
+static int resolve_family(dopts_t *o)
+{
+    run_spec_t *sp = calloc(1, sizeof *sp);
+    o->cfg = calloc(SPEC_MAX_CONFIGS, sizeof *o->cfg);
+    if (!sp || !o->cfg) {
+        free(sp);
+        return die_io("diagnose: out of memory");
+    }
+    snprintf(sp->allocators, sizeof sp->allocators, "%s", o->family);
+    for (size_t i = 0; i < o->ntun; i++)
+        snprintf(sp->tunable[sp->nt++], sizeof sp->tunable[0], "%s", o->tun[i]);
+    size_t n = 0;
+    int rc = configs_resolve(sp, o->cfg, &n);
+    free(sp);
+    if (rc)
+        return rc;
+    if (n != 1)
+        return die_usage("diagnose: -a %s%s: %zu configurations; a command is watched under one (one family, "
+                         "one value a tunable)", o->family, o->ntun ? " -t ..." : "", n);
+    const run_config_t *c = o->cfg;
+    char pre[PATH_MAX + 16], *extra[ALLOC_ENV_MAX + 1];
+    size_t ne = 0;
+    if (c->lib[0]) {
+        snprintf(pre, sizeof pre, "LD_PRELOAD=%s", c->lib);
+        extra[ne++] = pre;
+    }
+    for (size_t i = 0; i < c->env.n && ne < sizeof extra / sizeof *extra; i++)
+        extra[ne++] = (char *)c->env.var[i];
+    if ((rc = prepare_env(extra, ne, &o->envp)))
+        return die_io("diagnose: the command's environment: %s", strerror(-rc));
+    return 0;
+}
+
 static int parse(int argc, char **argv, dopts_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -172,6 +221,14 @@ static int parse(int argc, char **argv, dopts_t *o)
             if (units_parse_u64(v, &n) || n == 0 || n > 10000)
                 return die_usage("diagnose: --top '%s': want a count from 1 to 10000", v);
             o->top = v;
+        } else if ((v = cli_take("-a", argc, argv, &i)) || (v = cli_take("--allocators", argc, argv, &i))) {
+            if (o->family)
+                return die_usage("diagnose: -a given twice: a command runs under one family");
+            o->family = v;
+        } else if ((v = cli_take("-t", argc, argv, &i)) || (v = cli_take("--tunable", argc, argv, &i))) {
+            if (o->ntun == MAX_T)
+                return die_usage("diagnose: more than %d -t", MAX_T);
+            o->tun[o->ntun++] = v;
         } else if ((v = cli_take("--stacks", argc, argv, &i))) {
             o->stacks = v;
         } else if (!strcmp(argv[i], "--force")) {
@@ -199,6 +256,11 @@ static int parse(int argc, char **argv, dopts_t *o)
         return die_usage("diagnose: --top ranks the processes of --all only");
     if (o->children && o->mode == MODE_ALL)
         return die_usage("diagnose: --all watches every process already; --children adds nothing");
+    if ((o->family || o->ntun) && o->mode != MODE_CMD)
+        return die_usage("diagnose: -a and -t choose the allocator of a command (-- CMD); a running process "
+                         "keeps its own");
+    if (o->ntun && !o->family)
+        return die_usage("diagnose: -t sets a tunable of the family -a names: give -a FAMILY too");
     if (o->stacks && check_stacks(o))
         return 2;
     if (o->mode == MODE_CMD) {
@@ -206,6 +268,8 @@ static int parse(int argc, char **argv, dopts_t *o)
         if (rc)
             return die_usage("diagnose: cannot run '%s': %s", o->cmd[0],
                              rc == -ENOENT ? "not found" : rc == -EISDIR ? "a directory" : "not executable");
+        if (o->family && (rc = resolve_family(o)))
+            return rc;
     }
     return 0;
 }
@@ -374,6 +438,32 @@ static void capture_envs(const pm_model_t *m)
     }
 }
 
+/* How `mallocbench exec` would start this image's allocator as it started: the library where it
+ * is not the family's own (exec -a FAMILY:PATH), the settings its variables gave, as -t takes
+ * them, and what of those variables no tunable says (exec cannot set it). */
+static void write_exec(FILE *f, const ident_t *id)
+{
+    const alloc_info_t *a = id->family;
+    char own[PATH_MAX] = "", real[PATH_MAX] = "", set[IDENT_MAX_VARS * 4][160], left[IDENT_MAX_VARS * 4][512];
+    size_t nset = 0, nleft = 0;
+    if (a && !alloc_is_system(a) && id->path[0] &&
+        (alloc_locate(a, own, sizeof own) || !realpath(own, real) || strcmp(real, id->path)))
+        snprintf(real, sizeof real, "%s", id->path);
+    else
+        real[0] = '\0';
+    ident_exec_settings(a, (const char (*)[512])id->vars, id->nvars, set, sizeof set / sizeof *set, &nset, left,
+                        sizeof left / sizeof *left, &nleft);
+    fprintf(f, ", \"exec\": {");
+    jstr(f, "library", real);
+    fprintf(f, ", \"settings\": [");
+    for (size_t i = 0; i < nset; i++)
+        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, set[i]);
+    fprintf(f, "], \"not_settable\": [");
+    for (size_t i = 0; i < nleft; i++)
+        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, left[i]);
+    fprintf(f, "]}");
+}
+
 static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, const dopts_t *o)
 {
     files_t fl = {.n = 0};
@@ -396,12 +486,13 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
      * changed its own before exec is not seen) */
     bool own_env = !in.environ && o->mode == MODE_CMD && p->pid == o->pid;
     char ownblock[1] = "";
-    if (own_env) { /* the command got our environment: hand it over as a block */
+    if (own_env) { /* the command got our environment (or -a's): hand it over as a block */
+        char **given = o->envp ? o->envp : environ;
         size_t len = 0;
-        for (char **e = environ; *e; e++)
+        for (char **e = given; *e; e++)
             len += strlen(*e) + 1;
         env = malloc(len ? len : 1);
-        for (char **e = environ; env && *e; e++)
+        for (char **e = given; env && *e; e++)
             memcpy(env + envlen, *e, strlen(*e) + 1), envlen += strlen(*e) + 1;
         in.environ = env ? env : ownblock, in.environ_len = envlen;
         env_from = "command";
@@ -427,6 +518,7 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
     jstr(f, "malloc_conf_file", id.malloc_conf_file);
     fprintf(f, ", ");
     jstr(f, "malloc_conf_compiled", id.malloc_conf_compiled);
+    write_exec(f, &id);
     fprintf(f, ", \"keep\": ");
     const alloc_info_t *a = id.family;
     if (a && a->keep) {
@@ -585,6 +677,66 @@ typedef struct {
     time_t started;
 } window_t;
 
+/* Is `name` (NAME, no value) a variable an allocator reads? */
+static bool allocator_name(const char *name)
+{
+    char nv[256];
+    snprintf(nv, sizeof nv, "%s=", name);
+    return alloc_env_is_allocator_var(nv);
+}
+
+/* The command as `mallocbench exec` takes it: an env(1) in front that sets, unsets or clears
+ * allocator variables loses those words (exec sets the allocator itself and refuses a command
+ * line that sets one), and env itself where nothing else of it is left; "exec_dropped" names
+ * what went (the variables' names, never their values).  Any other command is written as it is. */
+static void write_exec_command(FILE *f, const dopts_t *o)
+{
+    const char *b = o->ncmd ? strrchr(o->cmd[0], '/') : NULL;
+    bool env = o->ncmd > 1 && !strcmp(b ? b + 1 : o->cmd[0], "env");
+    const char *keep[256], *dropped[256];
+    int i = 1, nkeep = 0, ndropped = 0;
+    while (env && i < o->ncmd && nkeep < 250 && ndropped < 250) {
+        const char *w = o->cmd[i], *eq = strchr(w, '=');
+        const char *unset = !strcmp(w, "-u") || !strcmp(w, "--unset") ? (i + 1 < o->ncmd ? o->cmd[i + 1] : NULL)
+                            : !strncmp(w, "--unset=", 8)                ? w + 8
+                            : !strncmp(w, "-u", 2) && w[2]              ? w + 2
+                                                                        : NULL;
+        int words = unset && unset != w + 8 && unset != w + 2 ? 2 : 1;
+        bool drop;
+        if (!strcmp(w, "-i") || !strcmp(w, "--ignore-environment") || !strcmp(w, "-"))
+            drop = true; /* a cleared environment would clear exec's allocator too */
+        else if (unset)
+            drop = allocator_name(unset);
+        else if (w[0] != '-' && eq && eq != w)
+            drop = alloc_env_is_allocator_var(w);
+        else
+            break; /* the command, or an option of env's own: the rest stays as it is */
+        for (int k = 0; k < words; k++)
+            if (drop)
+                dropped[ndropped++] = o->cmd[i + k];
+            else
+                keep[nkeep++] = o->cmd[i + k];
+        i += words;
+    }
+    if (!ndropped) /* nothing of an allocator's: the command as given */
+        i = 0, nkeep = 0;
+    fprintf(f, "\"exec_command\": [");
+    int n = 0;
+    if (nkeep)
+        fprintf(f, "%s", n++ ? ", " : ""), text_json_write(f, o->cmd[0]);
+    for (int k = 0; k < nkeep; k++)
+        fprintf(f, "%s", n++ ? ", " : ""), text_json_write(f, keep[k]);
+    for (int k = i; k < o->ncmd; k++)
+        fprintf(f, "%s", n++ ? ", " : ""), text_json_write(f, o->cmd[k]);
+    fprintf(f, "], \"exec_dropped\": [");
+    for (int k = 0; k < ndropped; k++) {
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(dropped[k], "="), dropped[k]);
+        fprintf(f, "%s", k ? ", " : ""), text_json_write(f, name);
+    }
+    fprintf(f, "]");
+}
+
 static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const dopts_t *o, const window_t *win)
 {
     pr_stats_t ps;
@@ -594,6 +746,13 @@ static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const d
     fprintf(f, "\"target\": {\"pid\": %d, \"children\": %s, \"command\": [", (int)o->pid, o->children ? "true" : "false");
     for (int i = 0; i < o->ncmd; i++)
         fprintf(f, "%s", i ? ", " : ""), text_json_write(f, o->cmd[i]);
+    fprintf(f, "], ");
+    write_exec_command(f, o);
+    fprintf(f, ", ");
+    jstr(f, "allocator", o->family ? o->family : ""); /* -a, as exec takes it ("" the command's own) */
+    fprintf(f, ", \"tunables\": [");
+    for (size_t i = 0; i < o->ntun; i++)
+        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, o->tun[i]);
     fprintf(f, "], \"exit_status\": %d}, ", win->exit_status);
     fprintf(f, "\"window\": {\"started_unix\": %lld, \"seconds\": %.6f, \"ended\": \"%s\"}, ",
             (long long)win->started, win->seconds, win->end_reason);
@@ -633,13 +792,13 @@ static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const d
 
 /* ---- the window ---------------------------------------------------------- */
 
-/* Starts the command as it is (our environment, its own allocator): 0 or 1. */
+/* Starts the command as it is (our environment, its own allocator; or -a's): 0 or 1. */
 static int start_command(const dopts_t *o, pid_t *pid, int *go)
 {
     int gp[2] = {-1, -1};
     if (go && pipe2(gp, O_CLOEXEC))
         return die_io("diagnose: pipe: %s", strerror(errno));
-    spawn_t sp = {.path = o->path, .argv = o->cmd, .envp = environ, .go_fd = go ? gp[0] : -1,
+    spawn_t sp = {.path = o->path, .argv = o->cmd, .envp = o->envp ? o->envp : environ, .go_fd = go ? gp[0] : -1,
                   .exec_fail = "mallocbench: diagnose: cannot execute the command", .exec_fail_errno = true};
     int rc = spawn_start(&sp, pid);
     if (gp[0] >= 0)
@@ -782,12 +941,11 @@ static int hand_over(const pm_model_t *m, const pr_watch_t *w, const dopts_t *o,
     return tools_exec_python("diagnose", n, args);
 }
 
-int cmd_diagnose(int argc, char **argv)
+/* The window and its report (o parsed): the exit status. */
+static int diagnose(dopts_t *op)
 {
-    dopts_t o;
-    int rc = parse(argc, argv, &o);
-    if (rc)
-        return rc < 0 ? 0 : rc;
+    dopts_t o = *op;
+    int rc;
     if (geteuid() != 0)
         return die_usage("diagnose needs root: it watches every CPU's page faults and system calls "
                          "system-wide (run it with sudo)");
@@ -802,9 +960,10 @@ int cmd_diagnose(int argc, char **argv)
         return rc == -EACCES || rc == -EPERM ? die_usage("diagnose: %s", err) : die_io("diagnose: %s", err);
     }
     pm_set_names(m, w);
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    struct sigaction sa = {.sa_handler = on_signal}, old;
+    for (int i = 0; i < 2; i++) /* SIGINT, SIGTERM; one the caller left ignored stays so (docs/output.md) */
+        if (sigaction(i ? SIGTERM : SIGINT, NULL, &old) || old.sa_handler != SIG_IGN)
+            sigaction(i ? SIGTERM : SIGINT, &sa, NULL);
     pid_t child = -1;
     if (o.mode == MODE_ALL) /* hundreds of processes: read before the rings start to fill */
         rc = pm_watch_all(m, getpid());
@@ -853,5 +1012,15 @@ int cmd_diagnose(int argc, char **argv)
     rc = hand_over(m, w, &o, &win);
     pr_close(w);
     pm_free(m);
+    return rc;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+    dopts_t o;
+    int rc = parse(argc, argv, &o);
+    rc = rc ? (rc < 0 ? 0 : rc) : diagnose(&o);
+    free(o.cfg);
+    launch_free_words(o.envp);
     return rc;
 }

@@ -232,6 +232,64 @@ static void settings(const ident_input_t *in, ident_t *out)
     }
 }
 
+/* One "key<kv>value" (a joined variable's part) or a variable's value, for tunable t of a. */
+static void exec_setting(const alloc_info_t *a, const alloc_tunable_t *t, const char *value, const char *as_written,
+                         char (*out)[160], size_t maxout, size_t *nout, char (*left)[512], size_t maxleft,
+                         size_t *nleft)
+{
+    char kv[192], err[512];
+    alloc_setting_t st;
+    snprintf(kv, sizeof kv, "%s=%s", t ? t->name : "", value);
+    if (t && !alloc_parse_setting(a, kv, &st, err, sizeof err)) {
+        if (*nout < maxout)
+            snprintf(out[(*nout)++], sizeof out[0], "%s=%s", t->name, st.value);
+    } else if (*nleft < maxleft) {
+        snprintf(left[(*nleft)++], sizeof left[0], "%s", as_written);
+    }
+}
+
+static const alloc_tunable_t *tunable_by_key(const alloc_info_t *a, const char *key, size_t keylen)
+{
+    for (size_t i = 0; i < a->ntunables; i++)
+        if (a->tunables[i].env_key && strlen(a->tunables[i].env_key) == keylen &&
+            !strncmp(a->tunables[i].env_key, key, keylen))
+            return &a->tunables[i];
+    return NULL;
+}
+
+void ident_exec_settings(const alloc_info_t *a, const char (*vars)[512], size_t nvars, char (*out)[160],
+                         size_t maxout, size_t *nout, char (*left)[512], size_t maxleft, size_t *nleft)
+{
+    *nout = *nleft = 0;
+    for (size_t v = 0; a && v < nvars; v++) {
+        const char *eq = strchr(vars[v], '=');
+        if (!eq || alloc_env_owner(vars[v]) != a)
+            continue;
+        size_t nlen = (size_t)(eq - vars[v]);
+        const char *value = eq + 1;
+        if (!a->conf.var || strlen(a->conf.var) != nlen || strncmp(a->conf.var, vars[v], nlen)) {
+            /* a variable of its own per setting (TCMALLOC_RELEASE_RATE), or an alias none reads as one */
+            const alloc_tunable_t *t = a->conf.var ? NULL : tunable_by_key(a, vars[v], nlen);
+            exec_setting(a, t, value, vars[v], out, maxout, nout, left, maxleft, nleft);
+            continue;
+        }
+        size_t seplen = strlen(a->conf.sep), kvlen = strlen(a->conf.kv);
+        for (const char *part = value; *part;) {
+            const char *end = strstr(part, a->conf.sep);
+            size_t plen = end ? (size_t)(end - part) : strlen(part);
+            char item[512], written[512];
+            snprintf(item, sizeof item, "%.*s", (int)plen, part);
+            snprintf(written, sizeof written, "%.*s: %s", (int)nlen, vars[v], item);
+            char *k = strstr(item, a->conf.kv);
+            if (plen) {
+                const alloc_tunable_t *t = k ? tunable_by_key(a, item, (size_t)(k - item)) : NULL;
+                exec_setting(a, t, k ? k + kvlen : "", written, out, maxout, nout, left, maxleft, nleft);
+            }
+            part += plen + (end ? seplen : 0);
+        }
+    }
+}
+
 static void version_of(ident_t *out)
 {
     char pkg[256];

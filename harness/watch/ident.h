@@ -63,6 +63,14 @@ int ident_capture_env(int pid, char **block, size_t *len);
  * NULL) or -errno. */
 int ident_compiled_conf(int pid, char *out, size_t len);
 
+/* What a family's variables the process started with (ident_t.vars, "NAME=value") set, as
+ * `mallocbench exec -t` takes it: each into out[] as "tunable=value" (canonical, checked by the
+ * registry), or, where it names no tunable of the family or a value the registry refuses, into
+ * left[] as it was written ("NAME: key:value" for a part of a joined variable).  Variables of
+ * other families are skipped (they do not reach this one).  *nout and *nleft: the counts kept. */
+void ident_exec_settings(const alloc_info_t *a, const char (*vars)[512], size_t nvars, char (*out)[160],
+                         size_t maxout, size_t *nout, char (*left)[512], size_t maxleft, size_t *nleft);
+
 /* The owning Debian package and its version of a file: 0, or -ENOENT. */
 int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen);
 

@@ -45,6 +45,7 @@ CALL_WORDS = {"madvise": "madvise", "munmap": "munmap", "brk": "brk (shrinking)"
               "mremap": "mremap (shrinking)", "mmap_fixed": "mmap(MAP_FIXED) over pages in use"}
 # the calls a keep setting's `stops` entry ends (munmap also covers the other unmapping calls)
 STOPPED_CALLS = {"madvise": ("madvise",), "munmap": ("munmap", "mremap", "mmap_fixed"), "brk": ("brk",)}
+LINKED = ("linked", "static", "built-in")  # how an allocator is there that exec cannot swap by preloading
 MIN_SAMPLES = 50  # cpu-clock samples (ms of CPU) below which no saving is predicted in words
 CPU_BOUND = 0.9  # of one CPU: below it, the speedup is only an upper bound
 MIB = 1 << 20
@@ -329,17 +330,52 @@ LIBS_WORDS = (("fault_libs", "CPU samples in the fault path, by the code that to
 
 
 def verify_command(doc, t):
+    """The `mallocbench exec` command line that measures the default against the keep setting,
+    always one exec accepts: the family (and its library where it is not the family's own) as
+    -a takes it, the settings the process started with and the keep setting as -t takes them,
+    the command without an env(1) that set allocator variables.  None where exec cannot swap the
+    allocator (a program that links or carries its own) or nothing is predicted."""
     p = t["prediction"]
-    fam = t["allocator"]["family"]
-    if not p:
+    a = t["allocator"]
+    if not p or a["how"] in LINKED:
         return None
-    if t["allocator"]["how"] in ("static", "built-in"):
-        return (f"exec cannot swap an allocator linked into the program: start it with "
-                f"{' '.join(p['env'])} and run diagnose again")
-    cmd = doc["target"]["command"] if doc["mode"] == "command" else (t.get("cmdline") or [])
-    sets = " ".join(f"-t keep:{s}" for s in p["settings"])
+    ex = a.get("exec") or {}
+    item = a["family"] + (f":{ex['library']}" if ex.get("library") else "")
+    started = ex.get("settings", [])
+    keep_names = {s.split("=", 1)[0] for s in p["settings"]}
+    sets = [f"default:{s}" for s in started] + [f"keep:{s}" for s in started if s.split("=", 1)[0] not in keep_names] \
+        + [f"keep:{s}" for s in p["settings"]]
+    if doc["mode"] == "command":
+        cmd = doc["target"].get("exec_command", doc["target"]["command"])
+    else:
+        cmd = t.get("cmdline") or []
     tail = " ".join(shlex.quote(c) for c in cmd) if cmd else "CMD ARGS"
-    return f"mallocbench exec -a default={fam},keep={fam} {sets} -- {tail}"
+    words = ["mallocbench", "exec", "-a", f"default={item},keep={item}"]
+    for s in sets:
+        words += ["-t", s]
+    return " ".join(shlex.quote(w) for w in words) + " -- " + tail
+
+
+def verify_notes(doc, t):
+    """What the Verify line could not carry over: allocator variables exec sets no tunable for,
+    the env(1) words it dropped; and for a program that carries its allocator, how to verify."""
+    p = t["prediction"]
+    a = t["allocator"]
+    if not p:
+        return []
+    if a["how"] in LINKED:
+        return [f"To verify: exec cannot swap an allocator linked into the program: start it with "
+                f"{' '.join(p['env'])} and run diagnose again."]
+    out = []
+    left = (a.get("exec") or {}).get("not_settable") or []
+    if left:
+        out.append(f"(The Verify line sets the allocator through exec's -a and -t only: it leaves out "
+                   f"{'; '.join(left)}, which it could not read as a tunable of {a['family']}.)")
+    dropped = (doc["target"].get("exec_dropped") or []) if doc["mode"] == "command" else []
+    if dropped:
+        out.append(f"(The Verify line runs the command without env's {' '.join(dropped)}: exec sets the allocator "
+                   "itself; `diagnose -a FAMILY -- CMD` does the same.)")
+    return out
 
 
 def paragraph(doc, t):
@@ -395,7 +431,7 @@ def paragraph(doc, t):
     v = verify_command(doc, t)
     if v:
         lines.append(f"Verify: {v}")
-    return lines
+    return lines + verify_notes(doc, t)
 
 
 def table(rows, head):

@@ -37,17 +37,24 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
                library it never calls (ICU's data, where installed), then faults in its own
                loop: the fault path's CPU samples are blamed on blame_prog, with more than half
                of them, as a command (--) and attached (-p); the large library has none.
+  family       -a FAMILY -t ... runs the command under that family (jemalloc preloaded, its
+               setting in MALLOC_CONF) and its Verify line is an exec command line that exec
+               runs (-r 1, both configurations ok); a command given as `env LD_PRELOAD=...
+               MALLOC_CONF=...` gets a Verify line without env that exec accepts
+               (--print-commands), and a library of the family's outside the system directories
+               is named in it (FAMILY:PATH); -a and -t refused where they mean nothing.
 """
 import glob
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
 
-from mbtest import SKIP, check, check_eq, main, run
+from mbtest import SKIP, check, check_eq, main, rows, run
 
 BUILD = sys.argv[3] if len(sys.argv) > 3 else ""
 PROG = os.path.join(BUILD, "refault_prog")
@@ -407,6 +414,61 @@ def case_blame(mb, tmp):
         p.kill()
         p.wait()
     blamed(doc, "attached")
+
+
+def verify_argv(doc, what):
+    """The Verify line's words after `mallocbench exec`, or None."""
+    lines = [w for w in doc["words"] if w.startswith("Verify: ")]
+    check_eq(len(lines), 1, f"{what}: Verify lines in {doc['words'][:4]}")
+    if not lines:
+        return None
+    argv = shlex.split(lines[0][len("Verify: "):])
+    check_eq(argv[:2], ["mallocbench", "exec"], f"{what}: the Verify line")
+    check(argv[2:] and "--" in argv and not any("LD_PRELOAD" in w or "MALLOC_CONF" in w for w in argv),
+          f"{what}: the Verify line sets the allocator other than through -a and -t: {argv}")
+    return argv[2:]
+
+
+def case_family(mb, tmp):
+    if not os.path.exists(JEMALLOC):
+        print("SKIP: jemalloc not installed", file=sys.stderr)
+        sys.exit(SKIP)
+    for args, words in ((["-a", "jemalloc", "-p", "1"], "keeps its own"), (["-t", "jemalloc:narenas=2", "--", BLAME],
+                        "give -a"), (["-a", "nosuch", "--", BLAME], "unknown allocator"),
+                        (["-a", "glibc,jemalloc", "--", BLAME], "under one")):
+        p = subprocess.run([mb, "diagnose", *args], capture_output=True, text=True, timeout=60)
+        check_eq(p.returncode, 2, f"{args}: exit")
+        check(words in p.stderr and p.stderr.count("\n") == 1, f"{args}: {p.stderr!r} lacks {words!r}")
+    doc, _ = diag_json(mb, "-a", "jemalloc", "-t", "jemalloc:narenas=2", "--", BLAME, "malloc", "4")
+    a = target(doc)["allocator"]
+    check_eq((a["family"], a["how"], a["vars"]), ("jemalloc", "preloaded", ["MALLOC_CONF=narenas:2"]),
+             "-a jemalloc -t jemalloc:narenas=2: the allocator it ran")
+    argv = verify_argv(doc, "-a jemalloc")
+    if argv:
+        check(" ".join(argv).startswith("-a default=jemalloc,keep=jemalloc -t default:narenas=2 -t keep:narenas=2 "
+                                        "-t keep:dirty_decay_ms=-1 -t keep:muzzy_decay_ms=-1 -- "),
+              f"-a jemalloc: the Verify line's settings: {argv}")
+        out = os.path.join(tmp, "verify.csv")
+        p = run(mb, "exec", "-r", "1", "-o", out, *argv)
+        got = sorted((r["config"], r["status"]) for r in rows(out))
+        check_eq(got, [("default[narenas=2]", "ok"), ("keep[narenas=2,dirty_decay_ms=-1,muzzy_decay_ms=-1]", "ok")],
+                 "the Verify line run by exec")
+    # a command that composes the allocator itself; a copy of the library outside the system's
+    lib = os.path.join(tmp, "libjemalloc.so.2")
+    shutil.copy(JEMALLOC, lib)
+    for cmd, want in ((["env", "FOO=1", f"LD_PRELOAD={JEMALLOC}", "MALLOC_CONF=narenas:2", BLAME, "malloc", "4"],
+                       "-a default=jemalloc,keep=jemalloc -t default:narenas=2 -t keep:narenas=2 "),
+                      (["-a", f"jemalloc={lib}", "--", BLAME, "malloc", "4"],
+                       f"-a default=jemalloc:{lib},keep=jemalloc:{lib} -t keep:dirty_decay_ms=-1 ")):
+        doc, _ = diag_json(mb, *(cmd if cmd[0] == "-a" else ["--", *cmd]))
+        argv = verify_argv(doc, cmd[0])
+        if argv:
+            check(" ".join(argv).startswith(want), f"{cmd[:2]}: the Verify line {argv}")
+            check_eq(argv[argv.index("--") + 1:][:1], ["env"] if cmd[0] == "env" else [BLAME],
+                     f"{cmd[:2]}: the command (env keeps FOO=1)")
+            p = run(mb, "exec", "--print-commands", *argv)
+            check(p.returncode == 0 and (lib in p.stdout if cmd[0] == "-a" else True),
+                  f"{cmd[:2]}: exec's commands: {p.stdout[-400:]!r}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ computation of its model, lower bounds after lost records, a setting the process
 joined into the fix, "up to" for a process that is not CPU-bound, the upper end from
 calibrate's fault cost, memory still growing, a family without a keep setting, re-faults on the
 program's own give-backs (never predicted away), the breakdown summing to the faults, --all's
-ranking, and a document of another schema refused in one line.
+ranking, the Verify line (the settings it started with, a library of its own, a command's env(1)
+dropped, none for a linked allocator), the words of the samples by file, and a document of
+another schema refused in one line.
 
 Usage: test_diagnose.py SOURCE_ROOT"""
 import copy
@@ -121,6 +123,44 @@ def main():
     check("0% of its 41,000 faults/s hit pages jemalloc had given back and 87% pages its own code had given back"
           in out[0], f"the program's own give-backs: {out[0]}")
     check("would remove none of them" in out[1], f"nothing predicted from them: {out[1]}")
+
+    # the Verify line is a command line exec takes (issue 42): the settings it started with as -t of
+    # both configurations, the keep setting's own value where both name a tunable
+    d = copy.deepcopy(base)
+    a = d["processes"][0]["allocator"]
+    a["vars"] = ["MALLOC_CONF=dirty_decay_ms:5000,narenas:2,abort:true"]
+    a["exec"] = {"library": "", "settings": ["dirty_decay_ms=5000", "narenas=2"], "not_settable": ["MALLOC_CONF: abort:true"]}
+    out = words(d)
+    check_eq(out[2], "Verify: mallocbench exec -a default=jemalloc,keep=jemalloc -t default:dirty_decay_ms=5000 "
+             "-t default:narenas=2 -t keep:narenas=2 -t keep:dirty_decay_ms=-1 -t keep:muzzy_decay_ms=-1 -- python3 serve.py",
+             "Verify: the settings it started with, in both configurations")
+    check(out[3].startswith("(The Verify line sets the allocator through exec's -a and -t only: it leaves out "
+                            "MALLOC_CONF: abort:true,"), f"what the Verify line cannot carry: {out[3]}")
+    a["exec"]["library"] = "/opt/je dev/libjemalloc.so.2"
+    check_eq(words(d)[2].split(" -t ")[0], "Verify: mallocbench exec -a 'default=jemalloc:/opt/je dev/libjemalloc.so.2,"
+             "keep=jemalloc:/opt/je dev/libjemalloc.so.2'", "Verify: a library of its own, as -a FAMILY:PATH")
+    # a command given with env(1) setting the allocator: the harness's exec_command, what it dropped said
+    d = copy.deepcopy(base)
+    d["mode"] = "command"
+    d["target"].update(command=["env", "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "python3", "x y.py"],
+                       exec_command=["python3", "x y.py"], exec_dropped=["LD_PRELOAD"])
+    out = words(d)
+    check_eq(out[2], "Verify: mallocbench exec -a default=jemalloc,keep=jemalloc -t keep:dirty_decay_ms=-1 "
+             "-t keep:muzzy_decay_ms=-1 -- python3 'x y.py'", "Verify: the command without env's LD_PRELOAD")
+    check("without env's LD_PRELOAD" in out[3] and "diagnose -a FAMILY" in out[3], f"what it dropped: {out[3]}")
+    # a program that links its allocator: exec cannot swap it, so no Verify line
+    d = copy.deepcopy(base)
+    d["processes"][0]["allocator"]["how"] = "linked"
+    out = words(d)
+    check(not any(l.startswith("Verify:") for l in out), "no Verify line for a linked allocator")
+    check_eq(out[2], "To verify: exec cannot swap an allocator linked into the program: start it with "
+             "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 and run diagnose again.", "a linked allocator")
+    # what the libraries' lines count: CPU samples, not faults or calls
+    lines = words(base)
+    check(any(l.startswith("CPU samples in the fault path, by the code that touched the page: ") for l in lines),
+          "the fault path's samples by file, worded for what they count")
+    check(not any(l.startswith("faults by the code") or l.startswith("give-back calls by") for l in lines),
+          "no line counts samples as faults or calls")
 
     d = copy.deepcopy(base)
     d["mode"] = "all"
