@@ -140,6 +140,8 @@ typedef struct child {
     execs_t *ex;                    /* the tree's program images, from the kernel (NULL: not counted) */
     struct { pid_t pid; unsigned n; } rep[64]; /* images that reported the probe, per process */
     size_t nrep;
+    pid_t armed[64];                /* stragglers killed before their probe could report */
+    size_t narmed;
 } child_t;
 
 /* A command's or server's whole tree (tree.h): its summed Pss, the peak
@@ -396,10 +398,46 @@ static void probe_parse(child_t *ch, char *buf)
     }
 }
 
-/* The first image the kernel saw start that did not report the probe: the
- * k-th image of a process beyond the reports that process sent (the first
- * image of the process started is the launcher, env(1), which never
- * loads it). */
+/* A straggler about to be killed (spawn_kill_stragglers_seen): one whose
+ * LD_PRELOAD still names the probe was started with it and had not reached
+ * main yet (its report comes before main), so it did no work unproven. */
+static void straggler_seen(pid_t pid, void *ctx)
+{
+    child_t *ch = ctx;
+    char path[64], env[16384];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ch->narmed == sizeof ch->armed / sizeof *ch->armed) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    ssize_t n = read(fd, env, sizeof env - 1);
+    close(fd);
+    for (ssize_t i = 0; i < n;) {
+        const char *v = env + i;
+        size_t len = strnlen(v, (size_t)(n - i));
+        if (!strncmp(v, "LD_PRELOAD=", 11) && len < (size_t)(n - i) && strstr(v, ch->o->probe)) {
+            ch->armed[ch->narmed++] = pid;
+            return;
+        }
+        i += (ssize_t)len + 1;
+    }
+}
+
+static bool armed_straggler(const child_t *ch, pid_t pid)
+{
+    for (size_t i = 0; i < ch->narmed; i++)
+        if (ch->armed[i] == pid)
+            return true;
+    return false;
+}
+
+/* The images the kernel saw start that did not report the probe: the k-th
+ * image of a process beyond the reports that process sent (the first image
+ * of the process started is the launcher, env(1), which never loads it).
+ * One of a straggler killed with the probe still to load is not held (it
+ * leaves images_started); the first other is named. */
 static void name_unproven(child_t *ch)
 {
     size_t n;
@@ -424,11 +462,13 @@ static void name_unproven(child_t *ch)
         for (size_t r = 0; r < ch->nrep; r++)
             if (ch->rep[r].pid == im[i].pid)
                 reported = ch->rep[r].n;
-        if (++seen[j].n > reported) {
+        if (++seen[j].n <= reported)
+            continue;
+        if (armed_straggler(ch, im[i].pid))
+            ch->s->images_started--;
+        else if (!ch->s->image_unproven[0])
             snprintf(ch->s->image_unproven, sizeof ch->s->image_unproven, "%s (pid %d)", im[i].file,
                      (int)im[i].pid);
-            return;
-        }
     }
 }
 
@@ -549,7 +589,7 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
     if (ch->sv)
         server_client_end(ch->sv); /* a client the server's end or the time-out cut short */
     /* whatever the sample left running, in its group or not (setsid) */
-    ch->s->stragglers = spawn_kill_stragglers(ch->keep, ch->nkeep);
+    ch->s->stragglers = spawn_kill_stragglers_seen(ch->keep, ch->nkeep, straggler_seen, ch);
     kill(-pid, SIGKILL);
     running_child = 0;
     /* what the child wrote just before it exited */

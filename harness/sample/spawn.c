@@ -239,7 +239,7 @@ static bool kept(pid_t pid, const pid_t *keep, size_t nkeep)
     return false;
 }
 
-unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep)
+unsigned spawn_kill_stragglers_seen(const pid_t *keep, size_t nkeep, void (*seen)(pid_t, void *), void *ctx)
 {
     enum { BATCH = 256, ROUNDS = 1000 };
     pid_t pids[BATCH];
@@ -251,6 +251,8 @@ unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep)
         for (int i = 0; i < n; i++) {
             if (kept(pids[i], keep, nkeep))
                 continue;
+            if (live[i] && seen)
+                seen(pids[i], ctx);
             if (live[i] && kill(pids[i], SIGKILL) == 0)
                 killed++;
             while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
@@ -261,4 +263,9 @@ unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep)
             break;
     }
     return killed;
+}
+
+unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep)
+{
+    return spawn_kill_stragglers_seen(keep, nkeep, NULL, NULL);
 }

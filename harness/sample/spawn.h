@@ -66,5 +66,8 @@ int spawn_children(pid_t *pids, size_t max);
  * one, which reparent to us, go too.  Returns how many were still running
  * (zombies are only reaped, not counted). */
 unsigned spawn_kill_stragglers(const pid_t *keep, size_t nkeep);
+/* The same, calling seen(pid, ctx) for each live straggler before it is
+ * killed (while its /proc entry can still be read). */
+unsigned spawn_kill_stragglers_seen(const pid_t *keep, size_t nkeep, void (*seen)(pid_t, void *), void *ctx);
 
 #endif

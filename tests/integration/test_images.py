@@ -63,6 +63,14 @@ def case_unproven_image(mb, tmp):
         "fork": ("LD_PRELOAD= /bin/true; :", "/bin/true"),
         "static": ("/sbin/ldconfig -p >/dev/null", "/sbin/ldconfig"),
     }
+    # a daemon that outlives the command, its image already without the probe when the
+    # sample ends (the command waits until it is): held like any other, not forgiven as a
+    # straggler that had yet to load the probe
+    pidfile = os.path.join(tmp, "daemon.pid")
+    cases["straggler"] = (
+        f"setsid sh -c 'echo $$ > {pidfile}; LD_PRELOAD= exec sleep 20' & "
+        f"while [ ! -s {pidfile} ] || [ \"$(readlink /proc/$(cat {pidfile})/exe)\" != /usr/bin/sleep ]; "
+        f"do sleep 0.01; done", "/usr/bin/sleep")
     for name, (script, image) in cases.items():
         if name == "static" and not os.access("/sbin/ldconfig", os.X_OK):
             continue
