@@ -677,46 +677,27 @@ typedef struct {
     time_t started;
 } window_t;
 
-/* Is `name` (NAME, no value) a variable an allocator reads? */
-static bool allocator_name(const char *name)
-{
-    char nv[256];
-    snprintf(nv, sizeof nv, "%s=", name);
-    return alloc_env_is_allocator_var(nv);
-}
-
 /* The command as `mallocbench exec` takes it: an env(1) in front that sets, unsets or clears
  * allocator variables loses those words (exec sets the allocator itself and refuses a command
- * line that sets one), and env itself where nothing else of it is left; "exec_dropped" names
- * what went (the variables' names, never their values).  Any other command is written as it is. */
+ * line that sets one: launch_env_word is the one reading of env's words), and env itself where
+ * nothing else of it is left; "exec_dropped" names what went (the variables' names, never their
+ * values).  Any other command is written as it is. */
 static void write_exec_command(FILE *f, const dopts_t *o)
 {
-    const char *b = o->ncmd ? strrchr(o->cmd[0], '/') : NULL;
-    bool env = o->ncmd > 1 && !strcmp(b ? b + 1 : o->cmd[0], "env");
+    bool env = o->ncmd > 1 && launch_is_env(o->cmd[0]);
     const char *keep[256], *dropped[256];
     int i = 1, nkeep = 0, ndropped = 0;
     while (env && i < o->ncmd && nkeep < 250 && ndropped < 250) {
-        const char *w = o->cmd[i], *eq = strchr(w, '=');
-        const char *unset = !strcmp(w, "-u") || !strcmp(w, "--unset") ? (i + 1 < o->ncmd ? o->cmd[i + 1] : NULL)
-                            : !strncmp(w, "--unset=", 8)                ? w + 8
-                            : !strncmp(w, "-u", 2) && w[2]              ? w + 2
-                                                                        : NULL;
-        int words = unset && unset != w + 8 && unset != w + 2 ? 2 : 1;
-        bool drop;
-        if (!strcmp(w, "-i") || !strcmp(w, "--ignore-environment") || !strcmp(w, "-"))
-            drop = true; /* a cleared environment would clear exec's allocator too */
-        else if (unset)
-            drop = allocator_name(unset);
-        else if (w[0] != '-' && eq && eq != w)
-            drop = alloc_env_is_allocator_var(w);
-        else
-            break; /* the command, or an option of env's own: the rest stays as it is */
-        for (int k = 0; k < words; k++)
-            if (drop)
+        launch_env_word_t w;
+        launch_env_word(o->cmd, (size_t)i, &w);
+        if (w.kind == LAUNCH_ENV_PROGRAM || w.kind == LAUNCH_ENV_SPLIT || w.kind == LAUNCH_ENV_END)
+            break; /* the command, or a split string: the rest stays as it is */
+        for (size_t k = 0; k < w.words && i + (int)k < o->ncmd; k++)
+            if (w.allocator) /* a cleared environment would clear exec's allocator too */
                 dropped[ndropped++] = o->cmd[i + k];
             else
                 keep[nkeep++] = o->cmd[i + k];
-        i += words;
+        i += (int)w.words;
     }
     if (!ndropped) /* nothing of an allocator's: the command as given */
         i = 0, nkeep = 0;

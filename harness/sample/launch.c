@@ -409,13 +409,67 @@ int launch_window_metric(const launch_window_t *w, const char *re, double *value
 /* ---- before any run ---------------------------------------------------------- */
 
 /* The variable NAME (len bytes) is one an allocator or the probe reads? */
-static bool allocator_var(const char *name, size_t len)
+bool launch_is_env(const char *argv0)
 {
-    char nv[256];
-    if (len >= sizeof nv - 1)
-        return false;
-    snprintf(nv, sizeof nv, "%.*s=", (int)len, name);
-    return alloc_env_is_allocator_var(nv);
+    const char *base = strrchr(argv0, '/');
+    return !strcmp(base ? base + 1 : argv0, "env");
+}
+
+/* An option of GNU env(1) that takes a value, at argv[i]: its value (the
+ * next word, or what follows it in the word) and how many words it took;
+ * NULL when argv[i] is not that option. */
+static const char *env_option_value(char *const *argv, size_t i, const char *shrt, const char *lng,
+                                    size_t *words)
+{
+    const char *w = argv[i];
+    size_t ll = strlen(lng);
+    *words = 1;
+    if (!strcmp(w, shrt) || !strcmp(w, lng)) {
+        *words = argv[i + 1] ? 2 : 1;
+        return argv[i + 1] ? argv[i + 1] : "";
+    }
+    if (!strncmp(w, lng, ll) && w[ll] == '=')
+        return w + ll + 1;
+    if (w[0] == '-' && w[1] != '-' && w[1] == shrt[1])
+        return w + 2;
+    return NULL;
+}
+
+static void env_name(launch_env_word_t *w, const char *name, size_t len)
+{
+    char nv[sizeof w->name + 1];
+    snprintf(w->name, sizeof w->name, "%.*s", (int)len, name);
+    snprintf(nv, sizeof nv, "%s=", w->name);
+    w->allocator = len < sizeof w->name - 1 && alloc_env_is_allocator_var(nv);
+}
+
+void launch_env_word(char *const *argv, size_t i, launch_env_word_t *w)
+{
+    const char *a = argv[i], *v;
+    memset(w, 0, sizeof *w);
+    w->words = 1;
+    if (!strcmp(a, "--")) {
+        w->kind = LAUNCH_ENV_END;
+    } else if (!strcmp(a, "-") || !strcmp(a, "-i") || !strcmp(a, "--ignore-environment") ||
+               (a[0] == '-' && a[1] != '-' && strchr(a, 'i') && !strchr("uCS", a[1]))) {
+        w->kind = LAUNCH_ENV_CLEAR; /* -i, alone or among other short options (-vi) */
+        w->allocator = true;
+    } else if ((v = env_option_value(argv, i, "-u", "--unset", &w->words))) {
+        w->kind = LAUNCH_ENV_UNSET;
+        env_name(w, v, strlen(v));
+    } else if ((v = env_option_value(argv, i, "-S", "--split-string", &w->words))) {
+        w->kind = LAUNCH_ENV_SPLIT;
+        w->value = v;
+    } else if (env_option_value(argv, i, "-C", "--chdir", &w->words) || a[0] == '-') {
+        w->kind = LAUNCH_ENV_OTHER; /* -C DIR, -0, -v, --debug, --*-signal: no variable */
+    } else if ((v = strchr(a, '=')) && v != a) {
+        w->kind = LAUNCH_ENV_SET;
+        w->value = v + 1;
+        env_name(w, a, (size_t)(v - a));
+    } else {
+        w->kind = LAUNCH_ENV_PROGRAM;
+        w->words = 0;
+    }
 }
 
 static int env_refuse(char *err, size_t errlen, const char *how, const char *what)
@@ -426,21 +480,6 @@ static int env_refuse(char *err, size_t errlen, const char *how, const char *wha
     return -EINVAL;
 }
 
-/* An option of GNU env(1) that takes a value, in argv[*i]: its value (the
- * next word, or what follows it in the word) and *i moved past it. */
-static const char *env_option_value(char **argv, size_t *i, const char *shrt, const char *lng)
-{
-    const char *w = argv[*i];
-    size_t ll = strlen(lng);
-    if (!strcmp(w, shrt) || !strcmp(w, lng))
-        return argv[*i + 1] ? argv[++*i] : "";
-    if (!strncmp(w, lng, ll) && w[ll] == '=')
-        return w + ll + 1;
-    if (w[0] == '-' && w[1] != '-' && w[1] == shrt[1])
-        return w + 2;
-    return NULL;
-}
-
 /* A command that runs env(1) (however nested, `env A=1 env -i prog`) must
  * not set, unset or clear a variable an allocator or the probe reads: 0,
  * or -EINVAL with the one-line reason.  The program env runs in the end
@@ -448,40 +487,16 @@ static const char *env_option_value(char **argv, size_t *i, const char *shrt, co
 static int launch_check_env(char **argv, size_t *prog, char *err, size_t errlen)
 {
     size_t i = 0;
-    for (;;) {
-        const char *base = strrchr(argv[i], '/');
-        base = base ? base + 1 : argv[i];
-        if (strcmp(base, "env") != 0)
-            break;
-        for (i++; argv[i]; i++) {
-            const char *w = argv[i], *v;
-            if (!strcmp(w, "--")) {
-                i++;
-                break;
-            }
-            if (!strcmp(w, "-") || !strcmp(w, "-i") || !strcmp(w, "--ignore-environment") ||
-                (w[0] == '-' && w[1] != '-' && strchr(w, 'i') && !strchr("uCS", w[1])))
+    while (launch_is_env(argv[i])) {
+        launch_env_word_t w = {.kind = LAUNCH_ENV_OTHER};
+        for (i++; argv[i] && w.kind != LAUNCH_ENV_END && w.kind != LAUNCH_ENV_PROGRAM; i += w.words) {
+            launch_env_word(argv, i, &w);
+            if (w.kind == LAUNCH_ENV_CLEAR)
                 return env_refuse(err, errlen, "clears the environment (LD_PRELOAD included)", "with -i");
-            if ((v = env_option_value(argv, &i, "-u", "--unset"))) {
-                if (allocator_var(v, strlen(v)))
-                    return env_refuse(err, errlen, "unsets", v);
-                continue;
-            }
-            if ((v = env_option_value(argv, &i, "-S", "--split-string"))) {
-                if (strchr(v, '='))
-                    return env_refuse(err, errlen, "splits a string of assignments", "(-S)");
-                continue;
-            }
-            if (env_option_value(argv, &i, "-C", "--chdir") || w[0] == '-')
-                continue; /* -0, -v, --debug, --*-signal...: no variable */
-            const char *eq = strchr(w, '=');
-            if (!eq)
-                break;
-            if (allocator_var(w, (size_t)(eq - w))) {
-                char what[200];
-                snprintf(what, sizeof what, "%.*s", (int)(eq - w), w);
-                return env_refuse(err, errlen, "sets", what);
-            }
+            if (w.kind == LAUNCH_ENV_SPLIT && strchr(w.value, '='))
+                return env_refuse(err, errlen, "splits a string of assignments", "(-S)");
+            if (w.allocator)
+                return env_refuse(err, errlen, w.kind == LAUNCH_ENV_SET ? "sets" : "unsets", w.name);
         }
         if (!argv[i]) {
             snprintf(err, errlen, "the command runs env(1) with no program: it would only print the "

@@ -58,6 +58,30 @@ void launch_window_add(launch_window_t *w, const char *buf, size_t n);
  * each with its cut edges.  Returns as launch_metric. */
 int launch_window_metric(const launch_window_t *w, const char *re, double *value, char *text, size_t textlen);
 
+/* What one group of env(1)'s arguments (GNU coreutils' options) does to the
+ * environment of the program env runs: the one reading of env's words, for
+ * exec's refusal and diagnose's Verify line. */
+typedef enum {
+    LAUNCH_ENV_SET,     /* NAME=VALUE */
+    LAUNCH_ENV_UNSET,   /* -u NAME, -uNAME, --unset=NAME */
+    LAUNCH_ENV_CLEAR,   /* -i, --ignore-environment, -, or -i among short options */
+    LAUNCH_ENV_SPLIT,   /* -S STRING: more words from one */
+    LAUNCH_ENV_OTHER,   /* an option of env's own: -C DIR, -0, -v, --*-signal */
+    LAUNCH_ENV_END,     /* "--": the program follows */
+    LAUNCH_ENV_PROGRAM, /* the program: env's arguments end before it (words 0) */
+} launch_env_kind_t;
+typedef struct {
+    launch_env_kind_t kind;
+    size_t words;       /* argv words it takes: 0 (PROGRAM), 1 or 2 */
+    char name[128];     /* SET, UNSET: the variable's name */
+    const char *value;  /* SET: its value; SPLIT: the string (pointers into argv) */
+    bool allocator;     /* touches a variable an allocator or the probe reads (CLEAR: always) */
+} launch_env_word_t;
+/* Is this program env(1) (by its base name)? */
+bool launch_is_env(const char *argv0);
+/* The group of env's arguments at argv[i] (not NULL). */
+void launch_env_word(char *const *argv, size_t i, launch_env_word_t *w);
+
 /* The checks of an exec workload before any run: cmd splits, its program
  * can take a preloaded allocator, metric (if not "") is an extended regular
  * expression.  0, or -EINVAL with one line in err. */
