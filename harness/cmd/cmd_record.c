@@ -364,6 +364,18 @@ static int record_summary(const rec_t *r, double wall_s)
     return 0;
 }
 
+/* SIGTERM stops a recording as ^C does (docs/output.md, *Signals*): it goes on to
+ * the command, and record finishes its trace when the command ends.  record_pid
+ * points at the command's pid once it is started (-1 before). */
+static pid_t *volatile record_pid;
+
+static void record_pass_term(int sig)
+{
+    pid_t pid = record_pid ? *(volatile pid_t *)record_pid : -1;
+    if (pid > 0)
+        kill(pid, sig);
+}
+
 int cmd_record(int argc, char **argv)
 {
     static rec_t r;
@@ -377,16 +389,21 @@ int cmd_record(int argc, char **argv)
     uint64_t start = mono_ns();
     if ((rc = record_header(&r, start)))
         return rc;
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit, old_term,
+                                  term = {.sa_handler = record_pass_term};
     sigaction(SIGINT, &ign, &old_int); /* the command gets ^C; we finish its trace */
     sigaction(SIGQUIT, &ign, &old_quit);
     pid_t pid = -1;
+    record_pid = &pid; /* its address escapes: record_start's store is there before any wait */
+    if (sigaction(SIGTERM, NULL, &old_term) || old_term.sa_handler != SIG_IGN) /* one left ignored stays so */
+        sigaction(SIGTERM, &term, NULL);
     int status = 0;
     unsigned stragglers = 0;
     rc = record_run(&r, start, &pid, &status, &stragglers);
     double wall = (double)(mono_ns() - start) / 1e9;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (rc) {
         outfile_abort(&r.of);
         return die_io("record: cannot start the command: %s", strerror(-rc));

@@ -36,7 +36,9 @@ _Static_assert(SPEC_MAX_EVENTS * 3 <= CSV_EXTRA_MAX, "three CSV columns per extr
 /* ---- signals, resume ---------------------------------------------------------- */
 
 /* SIGINT, SIGTERM and SIGHUP: stop after killing the running sample; the
- * sample cut short is not written, so --resume runs it again. */
+ * sample cut short is not written, so --resume runs it again.  One the
+ * caller left ignored stays ignored (docs/output.md, *Signals*): a background
+ * job of a script starts with SIGINT ignored, nohup's with SIGHUP. */
 static void on_signal(int sig)
 {
     (void)sig;
@@ -45,11 +47,12 @@ static void on_signal(int sig)
 
 static void install_signals(void)
 {
-    struct sigaction sa = {.sa_handler = on_signal};
+    static const int stop[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_signal}, old;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    for (size_t i = 0; i < sizeof stop / sizeof *stop; i++)
+        if (sigaction(stop[i], NULL, &old) || old.sa_handler != SIG_IGN)
+            sigaction(stop[i], &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN); /* a file size limit is a failed write, handled as one */
 }

@@ -41,13 +41,18 @@ def _forget_package_path():
 def run(main):
     """The exit status of an entry: the int main() returns (anything else, such as the
     result compare's main hands its callers, is 0), or the status of the Fail it raised,
-    after printing the Fail's line on stderr."""
+    after printing the Fail's line on stderr; 130 after one line on ^C (docs/output.md,
+    *Signals*: the entries that only read write every file whole, so nothing is half-written)."""
     _forget_package_path()
     try:
         rc = main()
     except Fail as e:
         print(e.line, file=sys.stderr)
         return e.status
+    except KeyboardInterrupt:  # ^C (SIGINT at its default): one line, no traceback, the shell's status
+        name = os.path.splitext(os.path.basename(sys.argv[0] or ""))[0]
+        print(f"mallocbench: {name + ': ' if name and name != '-c' else ''}interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # the reader went away (| head): no traceback, the shell's status
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
