@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,8 @@ static void tune_usage(FILE *f)
             "                 domains this way searches only those of that family\n"
             "  -o FILE        the report (default results/tune-<seed>.md); beside it FILE's CSVs\n"
             "                 (BASE.roundN.csv, BASE.confirm.csv, BASE.tune.json) and plots\n"
-            "  --resume       continue the search saved in BASE.tune.json (same options)\n"
+            "  --resume       continue the search saved in BASE.tune.json (same options; its seed\n"
+            "                 unless --seed is given; a longer --budget may be given)\n"
             "  --force        start again over an existing search\n"
             "  exec's --metric/--unit/--lower-is-better and serve's --ready, --ready-timeout,\n"
             "  --grace, --client, --latency, --latency-unit go to every round as given\n");
@@ -218,6 +220,8 @@ static int tune_check_source(const tune_opts_t *o, int argc)
         return die_usage("tune: %s is an option of exec and serve: give the program after --", o->pass[0]);
     if (o->resume && o->force)
         return die_usage("tune: --resume and --force: give one");
+    if (o->resume && !o->out && !o->have_seed) /* its journal's name comes from -o or the seed */
+        return die_usage("tune: --resume: which search? give its -o FILE.md (or its --seed N)");
     if (o->matrix && access(o->matrix, R_OK))
         return die_usage("tune: cannot read '%s': %s", o->matrix, strerror(errno));
     if (o->workload) {
@@ -280,6 +284,8 @@ int cmd_tune(int argc, char **argv)
     for (size_t j = 0; j < sizeof fixed / sizeof *fixed; j++)
         args[k++] = (char *)fixed[j];
     args[k++] = "--via", args[k++] = o.serve ? "serve" : o.dash > 0 ? "exec" : "run"; /* a command: exec */
+    if (!o.have_seed)
+        args[k++] = "--seed-drawn"; /* --resume takes the journal's */
     for (int j = 0; j < o.npass; j++) {
         char *w = malloc(strlen(o.pass[j]) + 8);
         if (!w)
@@ -301,5 +307,14 @@ int cmd_tune(int argc, char **argv)
         args[k++] = "--domain", args[k++] = (char *)o.domains[j];
     for (int j = o.dash > 0 ? o.dash : argc; j < argc; j++)
         args[k++] = argv[j];
+    /* SIGINT, SIGTERM and SIGHUP wait, blocked across the exec, until tune.py has its handlers
+     * (catch_signals): one sent while python starts ends as at any other moment, with the line
+     * that says how to continue, never a traceback.  An ignored one stays ignored. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, NULL);
     return tools_exec_python("tune", k, args);
 }

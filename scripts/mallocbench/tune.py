@@ -12,6 +12,8 @@ is one more `run` in fresh blocks of the winner, its family's default, glibc's d
 hand-picked setting; the report's figures come from it alone.
 """
 import argparse
+import contextlib
+import datetime
 import io
 import json
 import math
@@ -21,6 +23,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 from . import cli
@@ -158,6 +161,59 @@ def candidates(sp, points, rng):
     return out
 
 
+# ---- signals ---------------------------------------------------------------------------------
+# One rule for every command (docs/output.md, *Signals*): SIGINT, SIGTERM and SIGHUP stop tune as
+# ^C does, with what was measured kept, except a signal the caller left ignored (a background job
+# of a script starts with SIGINT ignored, nohup with SIGHUP): that one stays ignored.  The first
+# of them raises KeyboardInterrupt where tune is, unless it is inside held() (a journal being
+# saved, the report put in place, the bookkeeping between two runs), which takes it at its end;
+# later ones are only noted, so that the ending (the run stopped, the journal saved, the line
+# printed) is never cut.  cmd_tune.c blocks them across the exec, so that one sent while the
+# interpreter starts waits for main().
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_sig = {"got": None, "raised": False, "held": 0}
+
+
+def _on_signal(signum, frame):
+    _sig["got"] = signum
+    if not _sig["raised"] and not _sig["held"]:
+        _sig["raised"] = True
+        raise KeyboardInterrupt()
+
+
+def catch_signals():
+    """Our handler for each stop signal the caller did not leave ignored, then the signals
+    cmd_tune.c blocked unblocked (one sent before is taken now)."""
+    _sig.update(got=None, raised=False, held=0)
+    for s in STOP_SIGNALS:
+        if signal.getsignal(s) != signal.SIG_IGN:
+            signal.signal(s, _on_signal)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+@contextlib.contextmanager
+def held():
+    """A step no interrupt cuts: one that comes meanwhile is raised when it ends."""
+    _sig["held"] += 1
+    try:
+        yield
+    finally:
+        _sig["held"] -= 1
+    if not _sig["held"] and _sig["got"] is not None and not _sig["raised"]:
+        _sig["raised"] = True
+        raise KeyboardInterrupt()
+
+
+def child_signals():
+    """In a round's run, before its exec: the stop signals at their defaults, whatever tune
+    inherited.  The run is in its own session, so only tune signals it (the deadline, ^C passed
+    on), and it must be able to stop it cleanly (an inherited SIG_IGN would have it killed)."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 # ---- running ---------------------------------------------------------------------------------
 
 def round_cmd(args, cands, blocks, seed, path, resume, dry=False):
@@ -186,41 +242,118 @@ def check_input(args, cands):
     return (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
 
 
-def run_round(args, cands, blocks, seed, path, deadline, resume=False):
-    """One `mallocbench run` (or exec, serve) of cands into path; it writes each sample as it
-    ends, so a run killed at the deadline leaves every finished one.  The ok rows."""
-    cmd = round_cmd(args, cands, blocks, seed, path, resume)
-    # its own process group, so that the deadline kills the run and everything it started
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+def stop_run(p, grace):
+    """A round's run interrupted as for ^C, so that it ends its sample and its files as it does
+    then (its CSV whole, no .lock left); killed, with what it started, only when it does not end
+    within grace seconds."""
     try:
-        _, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        os.killpg(p.pid, signal.SIGINT)
+        p.wait(timeout=grace)
+    except ProcessLookupError:  # already gone
+        p.wait()
     except subprocess.TimeoutExpired:
-        # the deadline: the run is interrupted as for ^C, so that it ends its sample and its
-        # files as it does then (its CSV whole, no .lock left); killed only when it does not
-        os.killpg(p.pid, signal.SIGINT)
         try:
-            p.communicate(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-        err = ""
-        if p.returncode in (130, -signal.SIGINT):
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+POLL_S = 0.1  # s between two looks at a round's CSV while watch() waits for its first samples
+
+
+class Refused(BadInput):
+    """Refused once the first samples were timed (the budget cannot hold the search): exit 2."""
+
+
+def run_round(args, cands, blocks, seed, path, deadline, resume=False, watch=None):
+    """One `mallocbench run` (or exec, serve) of cands into path; it writes each sample as it
+    ends, so a run stopped at the deadline leaves every finished one.  watch(started), called
+    every POLL_S while the run goes on (started: its wall-clock start), returns None, or the
+    line that refuses to go on: the run is then stopped as at the deadline and Refused raised
+    with it.  The ok rows."""
+    cmd = round_cmd(args, cands, blocks, seed, path, resume)
+    started = time.time()
+    with tempfile.TemporaryFile(mode="w+") as errf:
+        # its own session, so that the deadline stops the run and everything it started, and ^C
+        # at the terminal reaches tune alone, which passes it on
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf, text=True, start_new_session=True,
+                             preexec_fn=child_signals)
+        stopped = refusal = None
+        try:
+            while stopped is None:
+                left = deadline - time.monotonic()
+                try:
+                    p.wait(timeout=max(0.0, min(left, POLL_S) if watch else left))
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                refusal = watch(started) if watch else None
+                if refusal or time.monotonic() >= deadline:
+                    stopped = True
+                    stop_run(p, STOP_GRACE_S)
+        except KeyboardInterrupt:  # ours, not delivered to its session: the run ends as for ^C
+            stop_run(p, 30)
+            raise Interrupted()
+        if stopped and p.returncode in (130, -signal.SIGINT):
             p.returncode = 0
-    except KeyboardInterrupt:  # ours, so not delivered to its group: the run ends as for ^C
-        os.killpg(p.pid, signal.SIGINT)
-        try:
-            p.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-        raise Interrupted()
-    if p.returncode not in (0, -signal.SIGKILL):
-        sys.stderr.write(err)
-        raise RunFailed(f"tune: `mallocbench {args.via}` failed (exit {p.returncode}): {' '.join(cmd[:4])} ...")
+        if watch and not refusal and p.returncode == 0:  # it ended before watch() was answered
+            refusal = watch(started, ended=True)
+        if p.returncode not in (0, -signal.SIGKILL):
+            errf.seek(0)
+            sys.stderr.write(errf.read())
+            raise RunFailed(f"tune: `mallocbench {args.via}` failed (exit {p.returncode}): {' '.join(cmd[:4])} ...")
+    if refusal:
+        raise Refused(refusal)
     rows = read_ok(path)
     name_memory(rows)
     return rows
+
+
+WARM_SAMPLES = 3  # round 1's first samples, which time the search before it goes on
+
+
+def sample_starts(path):
+    """When each sample of a round's CSV started (epoch s, its timestamp), in order: its whole
+    lines only (the run appends a row at a time; a line still being written is left out)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        rows = mbcsv.parse(mbcsv.decode(data[:data.rfind(b"\n") + 1], path), path)[1]
+    except (OSError, mbcsv.CsvError):
+        return []
+    out = []
+    for r in rows:
+        try:
+            out.append(datetime.datetime.strptime(r["timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                       .replace(tzinfo=datetime.timezone.utc).timestamp())
+        except (KeyError, ValueError):
+            pass
+    return sorted(out)
+
+
+def duration_text(s):
+    """A duration as the budget is given: '40 s', '3 min 20 s', '2 h 5 min'."""
+    if s < 9.95:
+        return f"{max(0.0, s):.1f} s"
+    s = int(round(s))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else "")
+    return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
+
+
+def need_s(timing, n1, nconf):
+    """Seconds round 1 of n1 samples and a CONFIRM_MIN-block confirmation of nconf
+    configurations take at the timed pace: two runs' start-up, and every sample."""
+    return 2 * timing["startup_s"] + (n1 + CONFIRM_MIN * nconf) * timing["per_s"]
+
+
+def confirm_configs(labels, families):
+    """The configurations a confirmation of a search over labels runs at most: confirm_size of
+    them, glibc's default added where glibc is not searched."""
+    return min(confirm_size(len(labels)), len(labels) + ("glibc" not in families))
 
 
 def name_memory(rows):
@@ -370,7 +503,7 @@ class Tuner:
     generator and the time spent."""
 
     IDENTITY = ("families", "objective", "seed", "points", "domain", "max_rss_bytes", "via", "workload",
-                "matrix", "cmd", "passthrough", "budget_s")
+                "matrix", "cmd", "passthrough")  # not budget_s: --resume may give a longer one
 
     def __init__(self, args, sp, base):
         self.args, self.sp, self.base = args, sp, base
@@ -380,6 +513,7 @@ class Tuner:
         self.t0 = time.monotonic()
         self.cache = {}  # round CSV -> its ok rows, once the round is done
         self.ref = None  # the configuration every racing block runs: glibc's default, or the first family's
+        self.saved = False  # whether the journal holds this search (saved, or loaded by --resume)
         self.essential = 0
 
     def identity(self):
@@ -389,6 +523,12 @@ class Tuner:
         return self.spent + time.monotonic() - self.t0
 
     def save(self, extra=None):
+        """The journal, whole; no interrupt cuts it (held)."""
+        with held():
+            self._save(extra)
+            self.saved = True
+
+    def _save(self, extra):
         state = {"identity": self.identity(), "elapsed_s": self.elapsed(), "rng": self.rng.getstate(),
                  "candidates": [{"label": c.label, "family": c.fam, "tunables": c.pairs, "origin": c.origin,
                                  "alive": c.alive, "dropped": c.dropped} for c in self.cands],
@@ -407,6 +547,9 @@ class Tuner:
         if not isinstance(st, dict) or not isinstance(st.get("identity"), dict):
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': not a journal tune wrote (no identity); "
                            f"--force starts again")
+        seed = st["identity"].get("seed")
+        if self.args.seed_drawn and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+            self.args.seed = seed  # no --seed given: the search's own, as its journal keeps it
         mine = json.loads(json.dumps(self.identity()))
         diff = [k for k in self.IDENTITY if st.get("identity", {}).get(k) != mine[k]]
         if diff:
@@ -443,6 +586,7 @@ class Tuner:
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': a field is not what tune writes ({e}); "
                            f"--force starts again") from None
         self.rounds, self.confirm = st["rounds"], st["confirm"]
+        self.saved = True
 
     # -- racing --------------------------------------------------------------------------------
 
@@ -511,35 +655,97 @@ class Tuner:
                 labels += [self.ref] if self.ref not in labels else []  # the reference runs in every block
                 pending = {"round": len(self.rounds) + 1, "csv": f"{self.base}.round{len(self.rounds) + 1}.csv",
                            "candidates": labels, "blocks": ROUND_BLOCKS,
-                           "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False}
-                self.rounds.append(pending)
-                self.save()
+                           "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False,
+                           "before_s": self.elapsed()}
+                with held():
+                    self.rounds.append(pending)
+                    self.save()
             else:
                 pending["resumed"] = True
                 reserve = confirm_reserve(len(alive), per, args.budget_s)
             byl = {c.label: c for c in self.cands}
             run_cands = [byl[lab] for lab in pending["candidates"]]
+            watch = None
+            if pending["round"] == 1:  # timed on its first samples before it goes on
+                watch = self.pace_watch(pending)
+                if pending.get("timing"):  # resumed: timed before, refused before anything runs
+                    line = self.estimate(pending)
+                    if line:
+                        raise Refused(line)
             rows = run_round(args, run_cands, pending["blocks"], pending["seed"], pending["csv"],
-                             deadline - reserve, resume=pending["resumed"])
-            pending["done"], pending["samples"] = True, len(rows)
-            pending["run_id"] = rows[0]["run_id"] if rows else ""
-            if not rows:  # nothing ran to the end: no round would do better
+                             deadline - reserve, resume=pending["resumed"], watch=watch)
+            with held():  # the round's bookkeeping and its journal: one step
+                pending["done"], pending["samples"] = True, len(rows)
+                pending["run_id"] = rows[0]["run_id"] if rows else ""
+                if rows:
+                    collect(rows, self.cands, vals, args.race_key)
+                    collect(rows, self.cands, rss, "rss")
+                    better = direction(rows, args.race_key)
+                    leader = race([c for c in self.cands if c.alive], vals, rss, better, args.max_rss_bytes,
+                                  self.ref) or leader
+                    if pending["round"] == 1 and leader is not None:
+                        add_neighbours(self.sp, self.cands, vals, better, self.rng, self.ref)
                 self.save()
+            if not rows:  # nothing ran to the end: no round would do better
                 break
-            collect(rows, self.cands, vals, args.race_key)
-            collect(rows, self.cands, rss, "rss")
-            better = direction(rows, args.race_key) if rows else better
-            leader = race([c for c in self.cands if c.alive], vals, rss, better, args.max_rss_bytes,
-                          self.ref) or leader
-            if pending["round"] == 1 and leader is not None:
-                add_neighbours(self.sp, self.cands, vals, better, self.rng, self.ref)
             pending = None
-            self.save()
             self.progress(vals, better, deadline)
             if time.monotonic() >= deadline - reserve:
                 break
         alive = ranked([c for c in self.cands if c.alive], vals, better, self.ref)
         return (alive[0] if alive else leader), vals, rss, better
+
+    def pace_watch(self, pending):
+        """Round 1's watch (run_round): once WARM_SAMPLES of its samples are written, or when its
+        run ends with fewer, its pace (seconds a sample, and a run's start-up) into the round's
+        journal entry, and estimate()'s refusal, if any."""
+        def watch(started, ended=False):
+            if pending.get("timing"):
+                return None
+            ts = [t for t in sample_starts(pending["csv"]) if t >= started - 0.001]  # this run's
+            if len(ts) < WARM_SAMPLES and not ended:
+                return None
+            if len(ts) >= 2:
+                ts = ts[:WARM_SAMPLES]
+                pace = {"per_s": (ts[-1] - ts[0]) / (len(ts) - 1), "startup_s": ts[0] - started,
+                        "samples": len(ts) - 1}
+            else:  # the run ended, or was stopped, before two samples: its whole time counts
+                pace = {"per_s": (time.time() - started) / max(1, len(ts)), "startup_s": 0.0, "samples": len(ts)}
+            with held():
+                pending["timing"] = pace
+                self.save()
+            return self.estimate(pending)
+        return watch
+
+    def estimate(self, pending):
+        """Prints what round 1 and a CONFIRM_MIN-block confirmation need at round 1's pace; the
+        line that refuses the search when the budget cannot hold them (with a narrower -a or
+        --points that it can hold, and the budget that would), else None."""
+        args, pace = self.args, pending["timing"]
+        fams = list(self.sp)
+        n1 = len(pending["candidates"]) * pending["blocks"]
+        nconf = confirm_configs(pending["candidates"], fams)
+        before = pending.get("before_s", 0.0)
+        need = before + need_s(pace, n1, nconf)
+        what = (f"round 1 ({n1} samples) and a {CONFIRM_MIN}-block confirmation ({CONFIRM_MIN * nconf} samples) "
+                f"need about {duration_text(need)} at {pace['per_s']:.3g} s a sample (timed on round 1's first "
+                + (f"{pace['samples']} samples)" if pace["samples"] != 1 else "sample)"))
+        if need <= args.budget_s:
+            sys.stderr.write(f"tune: {what}: within the {duration_text(args.budget_s)} budget\n")
+            return None
+        tries = [(fams, p) for p in range(args.points - 1, -1, -1)]
+        tries += [(fams[:k], p) for k in range(len(fams) - 1, 0, -1) for p in range(args.points, -1, -1)]
+        hint = ""
+        for f, p in tries:
+            cs = candidates({x: self.sp[x] for x in f}, p, random.Random(args.seed))
+            t = before + need_s(pace, len(cs) * ROUND_BLOCKS, confirm_configs([c.label for c in cs], f))
+            if t <= args.budget_s:
+                opts = ([f"-a {','.join(f)}"] if f != fams else []) + ([f"--points {p}"] if p != args.points else [])
+                hint = f"{' '.join(opts)} (about {duration_text(t)}), or "
+                break
+        return (f"mallocbench: tune: the {duration_text(args.budget_s)} budget cannot hold the search: {what}; "
+                f"try {hint}--budget {math.ceil(need * 1.1)}s; what round 1 measured is kept in "
+                f"{self.base}.tune.json (--resume with a longer --budget goes on from it)")
 
     def progress(self, vals, better, deadline):
         alive = [c for c in self.cands if c.alive]
@@ -605,11 +811,28 @@ class Tuner:
             self.confirm["resumed"] = True
         byl = {c.label: c for c in want}
         cs = [byl[lab] for lab in self.confirm["configs"] if lab in byl]
-        rows = [] if left <= 0 else run_round(self.args, cs, self.confirm["blocks"], self.confirm["seed"],
-                                              self.confirm["csv"], deadline, resume=self.confirm["resumed"])
-        self.confirm["done"] = True
-        self.confirm["blocks_done"] = len({r["block"] for r in rows})
+        if left > 0:
+            rows = run_round(self.args, cs, self.confirm["blocks"], self.confirm["seed"], self.confirm["csv"],
+                             deadline, resume=self.confirm["resumed"])
+        else:  # no time left (resumed after the budget): what an earlier invocation confirmed
+            rows = read_ok(self.confirm["csv"])
+            name_memory(rows)
+        with held():
+            self.confirm["done"] = True
+            self.confirm["blocks_done"] = len(full_blocks(rows, cs))
+            self.save()
         return rows
+
+
+def full_blocks(rows, cs):
+    """The blocks (plan, block) in which every configuration of cs has an ok sample: the pairs a
+    paired comparison of any two of them can use."""
+    have = {}
+    for r in rows:
+        c = owner(cs, r["config"])
+        if c is not None:
+            have.setdefault((r["matrix_id"], r["block"]), set()).add(c.label)
+    return sorted(k for k, v in have.items() if len(v) == len(cs))
 
 
 def confirm_size(alive):
@@ -693,40 +916,62 @@ def env_line(confirm_csv, label):
     return "(not in the confirmation's sidecar)"
 
 
+FLOOR = 0.01  # the verdicts' floor, as compare's default (--floor 1)
+
+
 def confirmed_winner(args, want, finalists, crow, better, why=""):
-    """(winner, verdict) from the confirmation alone: the configurations by confirmed median,
-    best first; a family default wins as it is, a tuned setting only when its paired CI against
-    its family's default lies wholly on the better side (so a setting that only won the racing
-    by chance, the winner's curse, is never reported); with --max-rss, nothing over it wins."""
+    """(winner, verdict) from the confirmation alone.  The configurations rank by their median
+    per-block ratio to glibc's default (over --max-rss: left out); the first is the winner only
+    when, over at least CONFIRM_MIN common blocks, its paired change (compare.pair_values: the
+    Hodges-Lehmann ratio, its exact signed-rank CI) lies wholly beyond the floor on the better
+    side against the runner-up, against glibc's default (the baseline) and, for a tuned
+    setting, against its family's default (a setting that only won the racing by chance, the
+    winner's curse, is never named).  The verdict names each of those changes with its CI and
+    n; without a winner, the blocks reached and the resolution of each."""
     vals, rss = {}, {}
     collect(crow, want, vals, args.race_key)
     collect(crow, want, rss, "rss")
     if not vals:
         return None, (f"no confirmation sample was ok: {why}: no winner" if why else
                       "no confirmation sample finished within the budget: no winner")
-    flip = "lower" if better == "higher" else "higher"
-    notes = []
+    notes, order = [], []
     for c in ranked(want, vals, better, "glibc"):
         m = med(rss.get(c.label, {}).values())
         if args.max_rss_bytes and m is not None and m * 1048576 > args.max_rss_bytes:
             notes.append(f"{c.label}: median {MEM} {m:.0f} MiB over --max-rss")
-            continue
-        if not c.pairs:
-            lead = f" (the racing's finalists: {', '.join(f.label for f in finalists)})"
-            return c, "; ".join(notes + [f"{c.label} defaults ranked first in the confirmation (median per-block "
-                                         f"ratio to glibc's default; its CI is in the table above){lead}"])
-        d = vals.get(c.fam)
-        if d is None:
-            notes.append(f"{c.label}: its family's default was not confirmed beside it")
-            continue
-        keys = [x for x in vals[c.label] if x in d]
-        ch = stats.paired_change([d[x] for x in keys], [vals[c.label][x] for x in keys])
-        if worse(ch, flip):
-            return c, "; ".join(notes + [f"{c.label} confirmed better than {c.fam} defaults "
-                                         f"(p={ch.p:.3g}, n={ch.n})"])
-        why = "too few pairs for a 95% CI" if ch is None or ch.lo is None else f"p={ch.p:.3g}, n={ch.n}"
-        notes.append(f"{c.label} ({c.text()}) not confirmed better than {c.fam} defaults ({why})")
-    return None, "; ".join(notes) or "nothing confirmed"
+        else:
+            order.append(c)
+    if not order:
+        return None, "; ".join(notes)
+    top = order[0]
+    against = [(order[1].label, "the runner-up")] if len(order) > 1 else []
+    if top.label != "glibc" and "glibc" in vals:
+        against.append(("glibc", "the baseline"))
+    if top.pairs and top.fam in vals and top.fam not in [a for a, _ in against]:
+        against.append((top.fam, "its family's default"))
+    if not against:
+        return None, "; ".join(notes + [f"{top.label} was the only configuration confirmed: nothing to win against"])
+    parts, won = [], True
+    for base, role in against:
+        cell = compare.pair_values(vals[base], vals[top.label], better, floor=FLOOR)
+        ch = cell["change"]
+        n = ch.n if ch is not None and ch.paired else 0
+        ok = n >= CONFIRM_MIN and cell["verdict"] == "improved"
+        won &= ok
+        text = f"against {base} ({role}) {change_text(vals, base, top.label, better)}"
+        if not ok:
+            r = mbdata.resolution(ch)
+            text += (f", {n} common blocks ({CONFIRM_MIN} needed)" if n < CONFIRM_MIN else "")
+            text += f", resolution {'±%.1f%%' % (r * 100) if r is not None else 'none (no CI)'}"
+        parts.append(text)
+    what = f"{top.label} ({top.text()})"
+    if won:
+        return top, "; ".join(notes + [f"{what} ranked first in the confirmation, beyond the {FLOOR:.0%} floor "
+                                       "on the better side: " + "; ".join(parts)])
+    return None, "; ".join(notes + [f"{what} ranked first in the confirmation (median per-block ratio to glibc's "
+                                    f"default), but not beyond the {FLOOR:.0%} floor on the better side of each: "
+                                    + "; ".join(parts) + " (the racing's finalists: "
+                                    + ", ".join(f.label for f in finalists) + ")"])
 
 
 def faults_of(r):
@@ -755,9 +1000,9 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         c = owner(want, r["config"])
         if c is not None and faults_of(r) is not None:
             faults.setdefault(c.label, {})[(r["matrix_id"], r["block"])] = faults_of(r)
-    k = tuner.confirm.get("blocks_done", 0) if tuner.confirm else 0
     lines += ["## Confirmed (fresh interleaved blocks; nothing from the racing is reused)", "",
-              f"{k} blocks of {', '.join(c.label for c in want)} ({os.path.basename(base)}.confirm.csv).", "",
+              blocks_text(tuner.confirm, crow, want) + f" of {', '.join(c.label for c in want)} "
+              f"({os.path.basename(base)}.confirm.csv).", "",
               "| objective | highest-ranked in the confirmation (a winner only if its change says so) | its setting "
               "| vs its family's default | vs glibc default |",
               "|---|---|---|---|---|"]
@@ -778,7 +1023,8 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
                      f"{change_text(conf[key], fd, best.label, b, t) if fd else '(is the default)'} | "
                      f"{change_text(conf[key], 'glibc', best.label, b, t)} |")
     lines += ["", "Changes are configuration/base as every view of mallocbench prints them: "
-              + compare.ESTIMATOR_TEXT + "; the word is the verdict at a 1% floor (docs/statistics.md).",
+              + compare.ESTIMATOR_TEXT + f"; the word is the verdict at a {FLOOR:.0%} floor (docs/output.md, "
+              "*The statistics of `mallocbench compare`*).",
               "", "| configuration | origin | setting | median " + OBJECTIVES["throughput"][0]
               + f" | vs glibc default | median faults per {per} | median {MEM} | median kernel CPU per {per} |",
               "|---|---|---|---|---|---|---|---|"]
@@ -813,7 +1059,8 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         k0 = lines.index("## Confirmed (fresh interleaved blocks; nothing from the racing is reused)")
         lines[k0:k0] = ["## Findings", ""] + [f"- {x}" for x in findings] + [""]
     if winner is None:
-        lines += ["", "## No winner", "", verdict + "."]
+        lines += ["", "## No winner", "",
+                  "Blocks reached: " + blocks_text(tuner.confirm, crow, want) + ". " + verdict + "."]
     else:
         lines += ["", f"## Winner: {winner.label} ({winner.text()})", "", verdict + ".", "",
                   "Production environment (as `run` set it for this configuration; the confirmation's sidecar):",
@@ -835,6 +1082,16 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         lines.append(f"| {c.label} | {c.origin} | {c.text()} | {'-' if m is None else f'{m:.4g}'} | {len(v)} | "
                      f"{c.dropped or ('finalist' if c in finalists else '')} |")
     return lines
+
+
+def blocks_text(confirm, crow, want):
+    """The confirmation's blocks as reached: those in which every configuration has an ok sample,
+    of the planned ones, and those cut short (by the budget, ^C or a failed sample)."""
+    full = len(full_blocks(crow, want))
+    some = len({(r["matrix_id"], r["block"]) for r in crow}) - full
+    planned = confirm.get("blocks") if confirm else None
+    return (f"{full} complete block{'s' if full != 1 else ''}" + (f" of the {planned} planned" if planned else "")
+            + (f" (and {some} cut short, not every configuration in {'it' if some == 1 else 'them'})" if some else ""))
 
 
 def pareto_section(want, conf, better, base):
@@ -859,17 +1116,14 @@ def pareto_section(want, conf, better, base):
     return out
 
 
-def interrupt(signum, frame):
-    raise KeyboardInterrupt()
-
-
 def main():
-    signal.signal(signal.SIGTERM, interrupt)
     ap = argparse.ArgumentParser(prog="mallocbench tune")
     ap.add_argument("--families", required=True)
     ap.add_argument("--objective", default="throughput", choices=["throughput", "cpu", "rss", "pareto"])
     ap.add_argument("--budget-s", type=float, default=600)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed-drawn", action="store_true", help="--seed was drawn by cmd_tune.c, not given: "
+                    "--resume takes the journal's")
     ap.add_argument("--max-rss-bytes", type=int, default=0)
     ap.add_argument("--points", type=int, default=4)
     ap.add_argument("--domain", action="append", default=[])
@@ -888,10 +1142,36 @@ def main():
     if not (math.isfinite(args.budget_s) and 0 < args.budget_s <= 30 * 86400):  # as cmd_tune.c checks
         sys.stderr.write(f"mallocbench: tune: --budget-s {args.budget_s:g}: not within 0..30 days\n")
         return 2
+    if args.resume and args.seed_drawn and not args.out:  # as cmd_tune.c checks
+        sys.stderr.write("mallocbench: tune: --resume: which search? give its -o FILE.md (or its --seed N)\n")
+        return 2
     args.domain = sorted(args.domain)
     args.race_key = {"pareto": "throughput"}.get(args.objective, args.objective)
     out = args.out or os.path.join("results", f"tune-{args.seed}.md")
     base = out[:-3] if out.endswith(".md") else out
+    SAVED.clear()
+    try:
+        catch_signals()  # from here on, a stop signal ends with the line that says how to go on
+        return search_and_report(args, out, base)
+    except (Interrupted, KeyboardInterrupt):
+        pass
+    _sig["raised"] = True  # a second ^C only waits for this ending
+    spent = 0.0
+    tuner = SAVED.get("tuner")
+    if tuner is not None and tuner.saved:
+        tuner.save()
+        spent = tuner.elapsed()
+    again = "--resume" + ("" if args.out else f" -o {out}")
+    sys.stderr.write(f"tune: interrupted after {spent:.0f}s: continue with the same command and {again} "
+                     f"({base}.tune.json)\n")
+    return 130
+
+
+SAVED = {}  # the search main() runs, for its ending on a signal
+
+
+def search_and_report(args, out, base):
+    """The search, its confirmation and its report: tune's exit status."""
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     try:  # the report: a new file, or --force; refused before any sample runs
         mbout.check(out, args.force)
@@ -899,12 +1179,12 @@ def main():
         sys.stderr.write(f"mallocbench: tune: {e}\n")
         return 2
     sp = space(args.families.replace(",", " ").split(), args.domain)
-    tuner = Tuner(args, sp, base)
+    tuner = SAVED["tuner"] = Tuner(args, sp, base)
     try:
         if args.resume and os.path.exists(base + ".tune.json"):
             tuner.load()
             sys.stderr.write(f"tune: resuming {base}.tune.json: {len(tuner.rounds)} rounds, "
-                             f"{tuner.spent:.0f}s of {args.budget_s:.0f}s spent\n")
+                             f"{tuner.spent:.0f}s spent, budget {args.budget_s:.0f}s\n")
         else:
             tuner.cands = candidates(sp, args.points, tuner.rng)
             err = check_input(args, tuner.cands)
@@ -912,9 +1192,10 @@ def main():
                 head = "mallocbench: "
                 sys.stderr.write(head + "tune: " + (err[len(head):] if err.startswith(head) else err) + "\n")
                 return 2
-            for old in own_files(base):
-                os.remove(old)  # --force (cmd_tune.c refused an existing search without it): ours only
-            tuner.save()
+            with held():
+                for old in own_files(base):
+                    os.remove(old)  # --force (cmd_tune.c refused an existing search without it): ours only
+                tuner.save()
         tuner.ref = "glibc" if any(c.label == "glibc" for c in tuner.cands) else tuner.cands[0].label
         sys.stderr.write(f"tune: {len(tuner.cands)} candidates to start (after round 1 a neighbour of each of the "
                          f"two best joins), seed {args.seed}, budget {args.budget_s:.0f}s\n")
@@ -930,26 +1211,30 @@ def main():
             want = [byl.get(lab) or Cand(lab, lab, (), "default") for lab in tuner.confirm["configs"]]
         crow = tuner.run_confirm(want, deadline)
     except RunFailed as e:
+        if isinstance(e, Refused):
+            with held():
+                tuner.save()  # the time round 1 took, for a --resume with a longer budget
         sys.stderr.write(f"{e}\n")
         return 2 if isinstance(e, BadInput) else 1
-    except (Interrupted, KeyboardInterrupt):
-        tuner.save()
-        sys.stderr.write(f"tune: interrupted after {tuner.elapsed():.0f}s: continue with the same command and "
-                         f"--resume ({base}.tune.json)\n")
-        return 130
     why = failures(([tuner.confirm["csv"]] if tuner.confirm else []) + [rd["csv"] for rd in tuner.rounds])
     winner, verdict = confirmed_winner(args, want, finalists, crow, better, why)
-    tuner.save({"winner": winner.label if winner else None, "finished": True,
-                "racing_leader": leader.label if leader else None, "verdict": verdict,
-                "winner_setting": winner.text() if winner else None, "finalists": [c.label for c in finalists]})
-    try:
-        mbout.write(out, "\n".join(report_md(args, sp, tuner, vals, finalists, want, crow, better, winner,
-                                             verdict)) + "\n", force=args.force)
-    except mbout.OutputError as e:
-        sys.stderr.write(f"mallocbench: tune: {e}\n")
-        return 2
-    sys.stderr.write(f"tune: winner {winner.label if winner else '-'} ({winner.text() if winner else verdict}); "
-                     f"{tuner.elapsed():.1f}s of {args.budget_s:.0f}s; report {out}\n")
+    report = "\n".join(report_md(args, sp, tuner, vals, finalists, want, crow, better, winner, verdict)) + "\n"
+    with held():  # the report, then the journal marked finished: an interrupt now is taken after both
+        try:
+            mbout.write(out, report, force=args.force or args.resume)
+        except mbout.OutputError as e:
+            sys.stderr.write(f"mallocbench: tune: {e}\n")
+            return 2
+        conf = {}
+        collect(crow, want, conf, args.race_key)
+        first = ranked(want, conf, better, "glibc")[:1]
+        tuner.save({"winner": winner.label if winner else None, "finished": True,
+                    "ranked_first": first[0].label if first else None,  # by the confirmation, winner or not
+                    "racing_leader": leader.label if leader else None, "verdict": verdict,
+                    "winner_setting": winner.text() if winner else None, "finalists": [c.label for c in finalists]})
+        said = f"winner {winner.label} ({winner.text()})" if winner else f"no winner ({verdict})"
+        sys.stderr.write(f"tune: {said}; {tuner.elapsed():.1f}s of {args.budget_s:.0f}s; report {out}\n")
+        _sig["raised"] = True  # finished: a signal that came meanwhile has nothing left to stop
     return 0 if winner else 1
 
 

@@ -9,8 +9,9 @@ bad_input      bad domains, an unknown objective, an empty or unknown family lis
                work (no report, no CSV).
 existing       a saved search is refused without --resume/--force; --resume of other
                options is refused.
-budget         a 40 s budget: tune's wall time stays within the budget plus one sample
-               (the longest sample it ran) plus the harness's start-up (1 s).
+budget         a 40 s budget (TIMED, whose samples no machine runs faster than 0.3 s): tune's
+               wall time stays within the budget plus one sample (the longest sample it ran)
+               plus the harness's start-up (1 s).
 known_optimum  a known optimum: jemalloc's dirty_decay_ms on tensor_copy with 16 MiB
                buffers.  jemalloc purges (MADV_DONTNEED) every freed extent at or above
                oversize_threshold (8 MiB) at once unless a decay is -1, so every value of
@@ -20,16 +21,36 @@ known_optimum  a known optimum: jemalloc's dirty_decay_ms on tensor_copy with 16
                90% of them and never report a winner whose confirmed throughput is below the
                family default's.
 seed           the seed's case: tensor_copy with 16 MiB buffers over glibc and jemalloc;
-               the winner's confirmed throughput >= 5x glibc's default, its faults <= 5%.
+               the winner's (or, where settings keep memory alike and none wins beyond the
+               floor, the configuration ranked first's) confirmed throughput >= 5x glibc's
+               default, its faults <= 5%.
                Where the machine's own limit (the same copies into buffers allocated once)
                is below 5.9x glibc's, >= 85% of that limit instead: on most VMs of
                this kind the limit is 4.9-5.9x, so 5x would be a coin toss on
                noise, not a test of tune (where re-faults cost 10x, 55x).
 resume         SIGINT in round 2 exits 130 saying --resume; --resume finishes the search
                without running finished rounds again, within the budget overall.
+resume_seed    --resume without --seed takes the search's seed from its journal (issue 42);
+               without -o and --seed it is refused in one line naming -o.
+interrupts     an interrupt at any moment of tune (before the search, while its journal is
+               saved, after the confirmation while the report is made) ends with exit 130 and
+               the one line "continue ... --resume", never a traceback; --resume then finishes.
+winner_rule    the report's heading says Winner only when, over at least 6 common blocks,
+               the winner's paired CI lies beyond the 1% floor against the runner-up and the
+               baseline; a cut confirmation is counted by its complete blocks; every file the
+               report cites exists.
+budget_short   round 1 timed on its first samples: a budget too small (by a lot, by a little)
+               is refused in one line naming the budget, the estimate and a narrower option,
+               the journal keeps what was measured, and --resume with the same budget is
+               refused again before anything more runs.
+signals        one rule for every command: `run` started with SIGINT ignored (a script's
+               background job) or SIGHUP ignored (nohup) keeps it ignored; SIGTERM stops it as
+               ^C does, keeping its rows; tune likewise (SIGINT ignored, SIGTERM: exit 130 and
+               the --resume line); record passes SIGTERM to the command and finishes its trace.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -42,6 +63,9 @@ from mbtest import SKIP, check, check_eq, main, rows, installed, run
 # taking back freed guest memory) a 10-step sample of glibc's default takes 3 s, and the 60-90 s
 # budgets ended before the racing
 WL = "tensor_copy:size=16M,count=4,steps=3,warmup=1"
+# a sample that waits 0.3 s (one idle gap between its 2 steps): no machine runs it faster, so a
+# search's estimate (round 1 and the confirmation) is known from below wherever the test runs
+TIMED = "train_step:layers=64K,steps=2,warmup=0,threads=1,idle_ms=300"
 
 
 def tune(mb, *args):
@@ -155,9 +179,11 @@ def case_budget(mb, tmp):
         raise SystemExit(SKIP)
     out = os.path.join(tmp, "t.md")
     budget = 40.0
-    p, wall = tune(mb, "-w", WL, "-a", "glibc,jemalloc", "--points", "2", "--budget", f"{budget:.0f}s",
+    # TIMED: round 1 and a 6-block confirmation (50 samples of about 0.35 s) fit 40 s on any
+    # machine, where WL's re-faulting samples take 2.5 s on some (tune then refuses the budget)
+    p, wall = tune(mb, "-w", TIMED, "-a", "glibc,jemalloc", "--points", "2", "--budget", f"{budget:.0f}s",
                    "--seed", "5", "-o", out)
-    check_eq(p.returncode, 0, "tune exit " + p.stderr[-500:])
+    check(p.returncode in (0, 1), "tune exit (a winner, or none) " + p.stderr[-500:])
     info = json.load(open(os.path.join(tmp, "t.tune.json")))
     walls = []
     for rd in info["rounds"]:
@@ -181,7 +207,7 @@ def case_known_optimum(mb, tmp):
     for seed in range(1, seeds + 1):
         out = os.path.join(tmp, f"s{seed}.md")
         p, wall = tune(mb, "-w", WL, "-a", "jemalloc", "-d", "jemalloc:dirty_decay_ms=0|1000|10000|100000|-1",
-                       "--points", "5", "--budget", "60s", "--seed", str(seed), "-o", out)
+                       "--points", "5", "--budget", "120s", "--seed", str(seed), "-o", out)
         check_eq(p.returncode, 0, f"seed {seed}: exit " + p.stderr[-300:])
         info = json.load(open(os.path.join(tmp, f"s{seed}.tune.json")))
         win = info["winner_setting"] or ""
@@ -223,11 +249,14 @@ def case_seed(mb, tmp):
         print("SKIP: jemalloc not installed", file=sys.stderr)
         raise SystemExit(SKIP)
     out = os.path.join(tmp, "seed.md")
-    p, wall = tune(mb, "-w", WL, "-a", ",".join(fams), "--budget", "90s", "--seed", "3", "-o", out)
-    check_eq(p.returncode, 0, "tune exit " + p.stderr[-500:])
+    # --points 1 and 180 s: round 1 and a 6-block confirmation fit where a re-fault costs 10x
+    p, wall = tune(mb, "-w", WL, "-a", ",".join(fams), "--points", "1", "--budget", "180s", "--seed", "3", "-o", out)
+    check(p.returncode in (0, 1), "tune exit " + p.stderr[-500:])
     info = json.load(open(os.path.join(tmp, "seed.tune.json")))
     med = confirmed(info)
-    win = info["winner"]
+    # several settings keep their memory alike, so that none may be a winner beyond the floor:
+    # the configuration the confirmation ranked first is what the seed's question asks of
+    win = info["winner"] or info["ranked_first"]
     check(win in med and "glibc" in med, f"winner {win} and glibc in the confirmation: {sorted(med)}")
     (wt, wf), (gt, gf) = med[win], med["glibc"]
     # the machine's limit: the same copies into buffers allocated once (no allocator, no
@@ -256,7 +285,7 @@ def case_resume(mb, tmp):
         print("SKIP: jemalloc not installed", file=sys.stderr)
         raise SystemExit(SKIP)
     out = os.path.join(tmp, "r.md")
-    args = ["-w", WL, "-a", "glibc,jemalloc", "--points", "2", "--budget", "60s", "--seed", "9", "-o", out]
+    args = ["-w", TIMED, "-a", "glibc,jemalloc", "--points", "2", "--budget", "60s", "--seed", "9", "-o", out]
     journal = os.path.join(tmp, "r.tune.json")
     p = subprocess.Popen([mb, "tune", *args], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -278,18 +307,288 @@ def case_resume(mb, tmp):
     check(st["rounds"] and not st["rounds"][-1]["done"], "the interrupted round is saved as not done")
     spent = st["elapsed_s"]
     p2, wall = tune(mb, *args, "--resume")
-    check_eq(p2.returncode, 0, "resumed tune: " + p2.stderr[-500:])
+    check(p2.returncode in (0, 1), "resumed tune: " + p2.stderr[-500:])
     st2 = json.load(open(journal))
     again = {r["round"]: r.get("run_id") for r in st2["rounds"] if r["round"] in first}
     check_eq(again, first, "finished rounds are not run again")
-    check(st2.get("winner") and os.path.exists(out), "the resumed search names a winner and writes its report")
+    check(st2.get("finished") and os.path.exists(out), "the resumed search ends and writes its report")
     check(st2["elapsed_s"] <= 60 + 5, f"time before and after the interruption within the budget: "
           f"{spent:.1f}s + {wall:.1f}s -> {st2['elapsed_s']:.1f}s")
     p3, _ = tune(mb, *args, "--resume")
     check(p3.returncode == 2 and "finished" in p3.stderr, f"a finished search is not resumed: {p3.stderr!r}")
 
 
+def tune_journal(tmp, name):
+    return json.load(open(os.path.join(tmp, name + ".tune.json")))
+
+
+def reopen(journal, report):
+    """A finished search's journal as a search cut short after its confirmation leaves it (no
+    report yet)."""
+    if os.path.exists(report):
+        os.unlink(report)
+    st = json.load(open(journal))
+    st.update(finished=False, winner=None)
+    with open(journal, "w") as f:
+        json.dump(st, f)
+    return st
+
+
+def case_resume_seed(mb, tmp):
+    """A search started without --seed is resumed without it: the journal's seed is the search's
+    (on 0f369bc: refused 'started with other seed')."""
+    out = os.path.join(tmp, "s.md")
+    args = ["-w", TINY, "-a", "glibc", "--points", "1", "--budget", "30s", "-o", out]
+    p, _ = tune(mb, *args)
+    check(p.returncode in (0, 1) and os.path.exists(out), f"a seedless search ends: {p.returncode} {p.stderr[-300:]!r}")
+    journal = os.path.join(tmp, "s.tune.json")
+    seed = reopen(journal, out)["identity"]["seed"]
+    p, _ = tune(mb, *args, "--resume")
+    check(p.returncode in (0, 1) and "other seed" not in p.stderr and os.path.exists(out),
+          f"--resume without --seed continues the search: {p.returncode} {p.stderr[-400:]!r}")
+    check_eq(json.load(open(journal))["identity"]["seed"], seed, "the journal's seed is kept")
+    check(f"seed {seed}" in open(out).read() if os.path.exists(out) else False, "the report names the search's seed")
+    # the same seed given again, and another one
+    reopen(journal, out)
+    p, _ = tune(mb, *args, "--seed", str(seed), "--resume")
+    check(p.returncode in (0, 1) and os.path.exists(out), f"--resume with its own --seed: {p.stderr[-300:]!r}")
+    reopen(journal, out)
+    p, _ = tune(mb, *args, "--seed", str(seed + 1), "--resume")
+    check(p.returncode == 2 and "other seed" in p.stderr, f"--resume with another --seed is refused: {p.stderr!r}")
+    # neither -o nor --seed: the journal's name (results/tune-SEED) is unknown
+    p, _ = tune(mb, "-w", TINY, "-a", "glibc", "--resume")
+    check(p.returncode == 2 and "-o" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"--resume without -o or --seed: one line naming -o: {p.returncode} {p.stderr!r}")
+
+
+# the python `mallocbench tune` runs (harness/sample/tools.c: the first of these), with the
+# modules tune needs (numpy, scipy), which the python running the tests may lack
+TUNE_PY = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), sys.executable)
+
+# tune.main in a python of its own, with one of its steps sending it SIGINT when called (the
+# signal lands inside that step, at a moment a test can name without a clock)
+HOOK = r"""
+import os, signal, sys
+from mallocbench import cli, tune
+owner, _, name = sys.argv[1].rpartition(".")
+obj = getattr(tune, owner) if owner else tune
+orig = getattr(obj, name)
+nth, calls = int(sys.argv[2]), []
+def hooked(*a, **k):
+    calls.append(1)
+    if len(calls) == nth:
+        os.kill(os.getpid(), signal.SIGINT)
+    return orig(*a, **k)
+setattr(obj, name, hooked)
+sys.argv = ["tune"] + sys.argv[3:]
+sys.exit(cli.run(tune.main))
+"""
+
+
+def interrupted_at(mb, step, nth, out, extra=()):
+    env = dict(os.environ, MB_HARNESS=mb)
+    args = ["--families", "glibc", "--budget-s", "30", "--seed", "3", "--points", "1", "-w", TINY, "-o", out, *extra]
+    return subprocess.run([TUNE_PY, "-c", HOOK, step, str(nth), *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def case_interrupts(mb, tmp):
+    """^C before the search (listing the domains), while the journal is saved (its 2nd save:
+    round 1 set up), and late: after the confirmation, while the report is made (on 0f369bc
+    the first and the last gave a KeyboardInterrupt traceback)."""
+    for step, nth in (("space", 1), ("Tuner.save", 2), ("confirmed_winner", 1), ("report_md", 1)):
+        out = os.path.join(tmp, f"{step}.md")
+        p = interrupted_at(mb, step, nth, out)
+        last = (p.stderr.strip().splitlines() or [""])[-1]
+        check(p.returncode == 130 and "Traceback" not in p.stderr and "KeyboardInterrupt" not in p.stderr
+              and "continue with the same command and --resume" in last,
+              f"^C in {step}: exit 130 and the line, no traceback: {p.returncode} {p.stderr[-600:]!r}")
+        check(not os.path.exists(out), f"^C in {step}: no report yet")
+    # the late one goes on: --resume makes the report from the confirmation it already has
+    out = os.path.join(tmp, "report_md.md")
+    conf = os.path.join(tmp, "report_md.confirm.csv")
+    before = open(conf, "rb").read() if os.path.exists(conf) else b""
+    check(before.count(b"\n") > 1, "the confirmation was measured before the late ^C")
+    p = interrupted_at(mb, "space", 0, out, ("--resume",))
+    check(p.returncode in (0, 1) and os.path.exists(out) and "Traceback" not in p.stderr,
+          f"--resume after a late ^C writes the report: {p.returncode} {p.stderr[-400:]!r}")
+    check(os.path.exists(conf) and open(conf, "rb").read() == before, "and runs no confirmation sample again")
+    check(json.load(open(os.path.join(tmp, "report_md.tune.json"))).get("finished"), "the search is finished")
+
+
+def synthetic(template, plan):
+    """Confirmation rows: plan {config: [value per block or None]}, each a copy of template's row
+    of that config with its block and throughput replaced."""
+    by = {r["config"].split("[")[0]: r for r in template}
+    out = []
+    for cfg, vals in plan.items():
+        for b, v in enumerate(vals):
+            if v is not None:
+                r = dict(by[cfg])
+                r.update(config=cfg, block=str(b), throughput=repr(v))
+                out.append(r)
+    return out
+
+
+def case_winner_rule(mb, tmp):
+    """Winner against the runner-up and the baseline, over >= 6 common blocks, or No winner with
+    the blocks reached and each resolution; the block count and every citation are true."""
+    if os.path.realpath(sys.executable) != os.path.realpath(TUNE_PY):  # in the python tune runs in
+        raise SystemExit(subprocess.run([TUNE_PY, os.path.abspath(__file__), mb, "winner_rule"]).returncode)
+    from types import SimpleNamespace
+    from mallocbench import tune as tn
+    fams = [a for a in ("glibc", "jemalloc") if a in installed(mb)]
+    if fams != ["glibc", "jemalloc"]:
+        print("SKIP: jemalloc not installed", file=sys.stderr)
+        raise SystemExit(SKIP)
+    base = os.path.join(tmp, "w")
+    conf = base + ".confirm.csv"
+    run(mb, "run", "-q", "-w", TINY, "-a", "glibc,jemalloc,jt=jemalloc,jt2=jemalloc", "-t", "jt:dirty_decay_ms=-1",
+        "-t", "jt2:dirty_decay_ms=10000", "-r", "1", "--no-limit", "-o", conf)
+    template = rows(conf)
+    cand = {"glibc": tn.Cand("glibc", "glibc", (), "default"),
+            "jemalloc": tn.Cand("jemalloc", "jemalloc", (), "default"),
+            "jt": tn.Cand("jt", "jemalloc", (("dirty_decay_ms", "-1"),), "sampled"),
+            "jt2": tn.Cand("jt2", "jemalloc", (("dirty_decay_ms", "10000"),), "sampled")}
+    args = SimpleNamespace(race_key="throughput", max_rss_bytes=0, objective="throughput", workload=TINY,
+                           matrix=None, cmd=[], budget_s=60, seed=1)
+    sp = {f: {"help": {"dirty_decay_ms": "decay"}, "known": None, "known_label": None, "given": False} for f in fams}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def report(plan, blocks, blocks_done):
+        want = [cand[c] for c in plan]
+        crow = synthetic(template, plan)
+        winner, verdict = tn.confirmed_winner(args, want, want[:2], crow, "higher")
+        tuner = SimpleNamespace(cands=want, rounds=[], base=base, elapsed=lambda: 1.0,
+                                confirm={"csv": conf, "configs": list(plan), "blocks": blocks,
+                                         "blocks_done": blocks_done})
+        text = "\n".join(tn.report_md(args, sp, tuner, {}, want[:2], want, crow, "higher", winner, verdict))
+        for doc in set(re.findall(r"\b(?:docs/[\w./-]+\.md|README\.md)", text)):
+            check(os.path.exists(os.path.join(root, doc)), f"the report cites {doc}, which exists")
+        check("in the table above" not in text, "no CI is cited from a table that does not print it")
+        return winner, text
+
+    # a confirmation cut in its 2nd block: one complete block; jt ahead 2x, its family default next
+    w, text = report({"jt": [2.0e9, 2.1e9], "jemalloc": [1.0e9, 1.05e9], "glibc": [0.9e9, None]}, 6, 2)
+    check(w is None and "## No winner" in text and "## Winner" not in text, f"one block: no winner: {w}")
+    check("1 complete block of the 6 planned" in text and "2 blocks" not in text,
+          "the blocks reached: 1 complete (and 1 cut short), not '2 blocks'")
+    # 8 blocks, jt 10% ahead of the runner-up in every block, glibc behind: the winner
+    noise = [1.0, 1.002, 0.998, 1.001, 0.999, 1.003, 0.997, 1.0]
+    w, text = report({"jt": [1.10e9 * x for x in noise], "jemalloc": [1.0e9 * x for x in reversed(noise)],
+                      "glibc": [0.98e9 * x for x in noise[::2] + noise[1::2]]}, 8, 8)
+    check(w is not None and w.label == "jt" and "## Winner: jt" in text, f"8 blocks, 10% ahead: jt wins: {w}")
+    check("against jemalloc (the runner-up) 1.1" in text and "against glibc (the baseline) 1.1" in text and
+          "improved [" in text, "the winner's line gives its change and CI against the runner-up and the baseline")
+    # 8 blocks, jt and jt2 alike (both 10% ahead of their default): no winner, and why
+    w, text = report({"jt": [1.10e9 * x for x in noise], "jt2": [1.10e9 * x for x in reversed(noise)],
+                      "jemalloc": [1.0e9 * x for x in noise], "glibc": [0.98e9 * x for x in noise]}, 8, 8)
+    check(w is None and "## No winner" in text, f"two alike at the top: no winner: {w}")
+    check("(the runner-up)" in text and "resolution ±" in text and "8 complete blocks of the 8 planned" in text,
+          "no winner: the blocks reached and the resolution against the runner-up")
+
+
+
+
+def case_budget_short(mb, tmp):
+    """Round 1 (6 samples) and a 6-block confirmation (18) of -a glibc --points 2 need more than
+    24 x 0.3 s: a 2 s budget (short by a lot) and a 6 s one (by a little) are refused after
+    round 1's first samples, naming both; the journal keeps them."""
+    for budget in ("2s", "6s"):
+        out = os.path.join(tmp, f"b{budget}.md")
+        args = ["-w", TIMED, "-a", "glibc", "--points", "2", "--seed", "4", "--budget", budget, "-o", out]
+        p, _ = tune(mb, *args)
+        lines = p.stderr.strip().splitlines()
+        last = lines[-1] if lines else ""
+        check(p.returncode == 2 and last.startswith("mallocbench: tune: the ") and "budget cannot hold" in last
+              and "need about" in last and ("--points" in last or "-a " in last or "--budget" in last),
+              f"--budget {budget}: refused in one line with the estimate and what to try: {p.returncode} {p.stderr!r}")
+        check(not os.path.exists(out), f"--budget {budget}: no report")
+        journal = os.path.join(tmp, f"b{budget}.tune.json")
+        st = json.load(open(journal)) if os.path.exists(journal) else {"rounds": []}
+        rd = st["rounds"][0] if st["rounds"] else {}
+        kept = rows(rd.get("csv", ""))
+        check(rd and not rd["done"] and rd.get("timing") and kept,
+              f"--budget {budget}: round 1 kept, not done, with its timing: {rd}")
+        before = open(rd["csv"], "rb").read() if rd else b""
+        p, _ = tune(mb, *args, "--resume")
+        check(p.returncode == 2 and "budget cannot hold" in p.stderr, f"--resume, same budget: refused again: "
+              f"{p.returncode} {p.stderr[-300:]!r}")
+        check(rd and open(rd["csv"], "rb").read() == before, "before any sample runs")
+
+
+def wait_rows(path, n, proc, limit=120):
+    end = time.monotonic() + limit
+    while time.monotonic() < end and proc.poll() is None and len(rows(path)) < n:
+        time.sleep(0.05)
+    return len(rows(path))
+
+
+def ignoring(*sigs):
+    def pre():
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+    return pre
+
+
+def case_signals(mb, tmp):
+    """`run` with SIGINT ignored (a script's background job) or SIGHUP ignored (nohup) keeps it
+    ignored and ends whole (on 0f369bc it stopped at the first one); SIGTERM stops it as ^C does,
+    its rows kept, and --resume ends it; tune keeps SIGINT ignored and stops on SIGTERM."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        out = os.path.join(tmp, f"ign{int(sig)}.csv")
+        p = subprocess.Popen([mb, "run", "-q", "-w", TIMED, "-a", "glibc", "-r", "3", "--no-limit", "-o", out],
+                             stderr=subprocess.PIPE, text=True, preexec_fn=ignoring(sig))
+        wait_rows(out, 1, p)
+        if p.poll() is None:
+            p.send_signal(sig)
+        err = p.communicate(timeout=120)[1]
+        check(p.returncode == 0 and len(rows(out)) == 3, f"run with {sig.name} ignored: it stays ignored, the run "
+              f"ends whole: exit {p.returncode}, {len(rows(out))} rows {err[-300:]!r}")
+    out = os.path.join(tmp, "term.csv")
+    cmd = [mb, "run", "-q", "-w", TIMED, "-a", "glibc", "-r", "6", "--no-limit", "-o", out]
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, preexec_fn=ignoring(signal.SIGINT))
+    wait_rows(out, 1, p)
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=120)[1]
+    got = len(rows(out))
+    check(p.returncode == 130 and 1 <= got < 6 and "--resume" in err,
+          f"SIGTERM stops a background run as ^C does: exit {p.returncode}, {got} rows {err[-300:]!r}")
+    r = run(mb, *cmd[1:], "--resume")
+    check(r.returncode == 0 and len(rows(out)) == 6, f"and --resume ends it: {len(rows(out))} rows")
+    # tune in the background: SIGINT ignored, SIGTERM the line
+    out = os.path.join(tmp, "t.md")
+    p = subprocess.Popen([mb, "tune", "-w", TIMED, "-a", "glibc", "--points", "1", "--seed", "2", "--budget", "60s",
+                          "-o", out], stderr=subprocess.PIPE, text=True, preexec_fn=ignoring(signal.SIGINT))
+    csv1 = os.path.join(tmp, "t.round1.csv")
+    wait_rows(csv1, 1, p)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    check(p.poll() is None, "tune with SIGINT ignored goes on after one")
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=120)[1]
+    check(p.returncode == 130 and "Traceback" not in err and "--resume" in (err.strip().splitlines() or [""])[-1],
+          f"SIGTERM ends tune with the --resume line: {p.returncode} {err[-400:]!r}")
+    check(not [f for f in os.listdir(tmp) if f.endswith(".lock")], f"no lock left: {os.listdir(tmp)}")
+    # record: SIGTERM goes on to the command, and the trace is finished (on 0f369bc record was
+    # killed, leaving its .tmp and .lock, the command running on)
+    trace = os.path.join(tmp, "r.mbt")
+    p = subprocess.Popen([mb, "record", "-o", trace, "--", "sleep", "60"], stderr=subprocess.PIPE, text=True)
+    kids = f"/proc/{p.pid}/task/{p.pid}/children"
+    end = time.monotonic() + 60
+    while time.monotonic() < end and p.poll() is None and not open(kids).read().strip():
+        time.sleep(0.05)
+    time.sleep(0.2)  # past record_start's store of the command's pid
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=120)[1]
+    left = [f for f in os.listdir(tmp) if f.startswith("r.mbt.")]
+    check(os.path.exists(trace) and not left and "recorded" in err,
+          f"record on SIGTERM: the command stopped, its trace whole: exit {p.returncode}, left {left} {err[-300:]!r}")
+
+
 if __name__ == "__main__":
     sys.exit(main({"bad_input": case_bad_input, "existing": case_existing, "outputs": case_outputs,
                    "budget": case_budget,
-                   "known_optimum": case_known_optimum, "seed": case_seed, "resume": case_resume}))
+                   "known_optimum": case_known_optimum, "seed": case_seed, "resume": case_resume,
+                   "resume_seed": case_resume_seed, "interrupts": case_interrupts, "winner_rule": case_winner_rule,
+                   "budget_short": case_budget_short, "signals": case_signals}))
