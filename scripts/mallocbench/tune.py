@@ -1173,16 +1173,23 @@ SAVED = {}  # the search main() runs, for its ending on a signal
 def search_and_report(args, out, base):
     """The search, its confirmation and its report: tune's exit status."""
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    try:  # the report: a new file, or --force; refused before any sample runs
-        mbout.check(out, args.force)
+    resuming = args.resume and os.path.exists(base + ".tune.json")
+    try:  # the report: a new file, or --force; refused before any sample runs (resumed: once the
+        # journal is read, which says first when its search is finished)
+        if not resuming:
+            mbout.check(out, args.force)
     except mbout.OutputError as e:
         sys.stderr.write(f"mallocbench: tune: {e}\n")
         return 2
     sp = space(args.families.replace(",", " ").split(), args.domain)
     tuner = SAVED["tuner"] = Tuner(args, sp, base)
     try:
-        if args.resume and os.path.exists(base + ".tune.json"):
+        if resuming:
             tuner.load()
+            try:
+                mbout.check(out, args.force)
+            except mbout.OutputError as e:
+                raise BadInput(f"mallocbench: tune: {e}") from None
             sys.stderr.write(f"tune: resuming {base}.tune.json: {len(tuner.rounds)} rounds, "
                              f"{tuner.spent:.0f}s spent, budget {args.budget_s:.0f}s\n")
         else:
