@@ -18,7 +18,7 @@ from typing import Optional
 
 ALPHA = 0.05
 DEBIAN_PYTHON = "/usr/bin/python3"
-# the one set of verdict words (docs/statistics.md): every view prints these and only these
+# the one set of verdict words (docs/output.md, The statistics of `mallocbench compare`): every view prints these and only these
 VERDICTS = ("improved", "regressed", "improved?", "regressed?", "negligible", "within noise", "too few",
             "trade-off", "-")
 _EXACT_SIGNED_MAX = 300   # pairs: exact null by DP up to here, normal approximation above

@@ -855,13 +855,15 @@ def trade_off(confirm_csv, rows):
     return bool({r["workload"] for r in rows} & mbdata.workloads_with_trait([confirm_csv], "trade_off"))
 
 
-def change_text(vals, base, other, better="higher", trade_off=False, machines=None):
+def change_text(vals, base, other, better="higher", trade_off=False, machines=None, unit=""):
     """other against base as every view words a pair (compare.pair_values: the paired
     Hodges-Lehmann ratio, its verdict word at a 1% floor; trade_off: the figure of a workload
-    with that trait; several machines {block: machine}: pooled), with its 95% CI and n."""
+    with that trait; several machines {block: machine}: pooled), with its 95% CI and n; unit:
+    the figure's, which a difference (a change that is no ratio) is written in."""
     if base not in vals or other not in vals or base == other:
         return "-"
-    cell = compare.pair_values(vals[base], vals[other], better, trade_off=trade_off, machines=machines)
+    cell = compare.pair_values(vals[base], vals[other], better, unit=unit, trade_off=trade_off,
+                               machines=machines)
     ch = cell["change"]
     if ch is None:
         return "-"
@@ -931,6 +933,9 @@ def confirmed_winner(args, want, finalists, crow, better, why=""):
     vals, rss = {}, {}
     collect(crow, want, vals, args.race_key)
     collect(crow, want, rss, "rss")
+    # the figure's unit, which a difference is written in (cpu and rss are ratios)
+    unit = (next((r.get("throughput_unit") for r in crow if r.get("throughput_unit")), "")
+            if args.race_key == "throughput" else "")
     if not vals:
         return None, (f"no confirmation sample was ok: {why}: no winner" if why else
                       "no confirmation sample finished within the budget: no winner")
@@ -953,16 +958,16 @@ def confirmed_winner(args, want, finalists, crow, better, why=""):
         return None, "; ".join(notes + [f"{top.label} was the only configuration confirmed: nothing to win against"])
     parts, won = [], True
     for base, role in against:
-        cell = compare.pair_values(vals[base], vals[top.label], better, floor=FLOOR)
+        cell = compare.pair_values(vals[base], vals[top.label], better, floor=FLOOR, unit=unit)
         ch = cell["change"]
         n = ch.n if ch is not None and ch.paired else 0
         ok = n >= CONFIRM_MIN and cell["verdict"] == "improved"
         won &= ok
-        text = f"against {base} ({role}) {change_text(vals, base, top.label, better)}"
+        text = f"against {base} ({role}) {change_text(vals, base, top.label, better, unit=unit)}"
         if not ok:
-            r = mbdata.resolution(ch)
+            res = compare.resolution_text(cell)
             text += (f", {n} common blocks ({CONFIRM_MIN} needed)" if n < CONFIRM_MIN else "")
-            text += f", resolution {'±%.1f%%' % (r * 100) if r is not None else 'none (no CI)'}"
+            text += f", resolution {res or 'none (no CI)'}"
         parts.append(text)
     what = f"{top.label} ({top.text()})"
     if won:
@@ -1019,9 +1024,10 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         best = scored[0]
         fd = best.fam if best.pairs else None
         t = trade and key == "throughput"
+        u = unit if key == "throughput" else ""  # cpu and rss are ratios of positive figures
         lines.append(f"| {OBJECTIVES[key][0]} | {best.label} | {best.text()} | "
-                     f"{change_text(conf[key], fd, best.label, b, t) if fd else '(is the default)'} | "
-                     f"{change_text(conf[key], 'glibc', best.label, b, t)} |")
+                     f"{change_text(conf[key], fd, best.label, b, t, unit=u) if fd else '(is the default)'} | "
+                     f"{change_text(conf[key], 'glibc', best.label, b, t, unit=u)} |")
     lines += ["", "Changes are configuration/base as every view of mallocbench prints them: "
               + compare.ESTIMATOR_TEXT + f"; the word is the verdict at a {FLOOR:.0%} floor (docs/output.md, "
               "*The statistics of `mallocbench compare`*).",
@@ -1035,7 +1041,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     for c in want:
         f = [med(conf["throughput"].get(c.label, {}).values()), med(faults.get(c.label, {}).values()),
              med(conf["rss"].get(c.label, {}).values()), med(conf["sys"].get(c.label, {}).values())]
-        vs = change_text(conf["throughput"], "glibc", c.label, tpb, trade) if c.label != "glibc" else "-"
+        vs = change_text(conf["throughput"], "glibc", c.label, tpb, trade, unit=unit) if c.label != "glibc" else "-"
         lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + compare.fmt_value(f[0], unit)
                      + f" | {vs} | {compare.fmt(f[1])} | " + ("-" if f[2] is None else f"{f[2]:.0f} MiB")
                      + f" | {compare.fmt_value(f[3], 's')} |")
@@ -1071,7 +1077,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
             lab = s["known_label"]
             if s["known"] and lab in conf["throughput"] and lab != winner.label:
                 lines.append(f"\nAgainst the hand-picked {lab}: "
-                             f"{change_text(conf['throughput'], lab, winner.label, tpb, trade)} "
+                             f"{change_text(conf['throughput'], lab, winner.label, tpb, trade, unit=unit)} "
                              f"(throughput, winner/{lab}).")
     lines += pareto_section(want, conf, tpb, base)
     lines += ["", "## Racing (successive halving; these figures chose the finalists, none is reported above)",

@@ -22,7 +22,6 @@ given as SPREAD=path is also checked as 8 blocks (its blocks repeated, each figu
 Usage: test_one_answer.py RUN.csv [RUN.csv ...] [SPREAD=RUN.csv] [FW=frameworks.csv]; a fresh
 `make compare`: test_one_answer.py results/compare-*/run.csv.  Exit 77 without scipy."""
 import csv
-import inspect
 import json
 import os
 import re
@@ -260,13 +259,8 @@ def check_run(path, tmp):
                 key = (r["matrix_id"], r["block"], r["_machine"])
                 vals.setdefault(r["config"], {})[key] = mbdata.num(r, "throughput")
                 machines[key] = r["_machine"]
-        if c["kind"] == "diff" and "unit" not in inspect.signature(tune.change_text).parameters:
-            # tune.change_text gives compare.pair_values no unit, so its differences have none: the
-            # unit is checked once it passes the figure's (tune.py is not this test's to change)
-            print(f"NOTE: {name}: tune words a difference without its unit ({c['config']} on {c['workload']})")
-            continue
-        kw = {"unit": c["unit"]} if "unit" in inspect.signature(tune.change_text).parameters else {}
-        got = tune.change_text(vals, base, c["config"], c["better"], c["workload"] in trade, machines, **kw)
+        got = tune.change_text(vals, base, c["config"], c["better"], c["workload"] in trade, machines,
+                               unit=c["unit"])
         check(got.startswith(words(c)), f"{name}: tune words {c['config']} on {c['workload']} as {got!r}, "
                                        f"compare as {words(c)!r}")
 
