@@ -453,7 +453,7 @@ static void write_exec(FILE *f, const ident_t *id)
         real[0] = '\0';
     ident_exec_settings(a, (const char (*)[512])id->vars, id->nvars, set, sizeof set / sizeof *set, &nset, left,
                         sizeof left / sizeof *left, &nleft);
-    fprintf(f, ", \"exec\": {");
+    fprintf(f, ", \"as_exec\": {");
     jstr(f, "library", real);
     fprintf(f, ", \"settings\": [");
     for (size_t i = 0; i < nset; i++)

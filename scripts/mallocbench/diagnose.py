@@ -32,6 +32,7 @@ import sys
 
 from . import cli
 from . import flamegraph
+from . import mbdata
 from . import mbout
 
 SCHEMA_RAW = "mallocbench-diagnose-raw/1"
@@ -339,21 +340,21 @@ def verify_command(doc, t):
     a = t["allocator"]
     if not p or a["how"] in LINKED:
         return None
-    ex = a.get("exec") or {}
+    ex = a.get("as_exec") or {}
     item = a["family"] + (f":{ex['library']}" if ex.get("library") else "")
     started = ex.get("settings", [])
-    keep_names = {s.split("=", 1)[0] for s in p["settings"]}
-    sets = [f"default:{s}" for s in started] + [f"keep:{s}" for s in started if s.split("=", 1)[0] not in keep_names] \
+    keep_names = {mbdata.setting_name(s) for s in p["settings"]}
+    sets = [f"default:{s}" for s in started] + [f"keep:{s}" for s in started if mbdata.setting_name(s) not in keep_names] \
         + [f"keep:{s}" for s in p["settings"]]
     if doc["mode"] == "command":
         cmd = doc["target"].get("exec_command", doc["target"]["command"])
     else:
         cmd = t.get("cmdline") or []
     tail = " ".join(shlex.quote(c) for c in cmd) if cmd else "CMD ARGS"
-    words = ["mallocbench", "exec", "-a", f"default={item},keep={item}"]
+    words = ["-a", f"default={item},keep={item}"]
     for s in sets:
         words += ["-t", s]
-    return " ".join(shlex.quote(w) for w in words) + " -- " + tail
+    return "mallocbench exec " + " ".join(shlex.quote(w) for w in words) + " -- " + tail
 
 
 def verify_notes(doc, t):
@@ -367,7 +368,7 @@ def verify_notes(doc, t):
         return [f"To verify: exec cannot swap an allocator linked into the program: start it with "
                 f"{' '.join(p['env'])} and run diagnose again."]
     out = []
-    left = (a.get("exec") or {}).get("not_settable") or []
+    left = (a.get("as_exec") or {}).get("not_settable") or []
     if left:
         out.append(f"(The Verify line sets the allocator through exec's -a and -t only: it leaves out "
                    f"{'; '.join(left)}, which it could not read as a tunable of {a['family']}.)")

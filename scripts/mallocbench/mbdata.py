@@ -49,6 +49,11 @@ def parse_params(text):
     return out
 
 
+def setting_name(text):
+    """The tunable a setting 'NAME=VALUE' (as -t and diagnose write it) sets: 'NAME'."""
+    return text.partition("=")[0]
+
+
 def format_params(pairs):
     """The inverse of parse_params: [('a', '1')] -> 'a=1'."""
     return ",".join(f"{k}={v}" for k, v in pairs)

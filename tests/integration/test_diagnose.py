@@ -395,7 +395,11 @@ def blamed(doc, what):
     check_eq(os.path.basename(top["lib"]), "blame_prog", f"{what}: the file blamed most ({libs[:3]})")
     check(top["samples"] * 2 > total, f"{what}: blame_prog has {top['samples']} of {total} fault-path samples")
     check_eq(sum(l["samples"] for l in libs), total, f"{what}: the files' samples sum to the fault path's")
-    check(not any("libicudata" in l["lib"] for l in libs), f"{what}: a library never called blamed: {libs}")
+    # a library never called gets no more than stray samples: a user stack walked without frame
+    # pointers can end on a garbage return address, and its 30 MiB mapping is a large target (1
+    # of 440 seen under the full test load); the code that ran has most of them (above)
+    icu = sum(l["samples"] for l in libs if "libicudata" in l["lib"])
+    check(icu <= max(2, total // 50), f"{what}: a library never called blamed for {icu} of {total}: {libs}")
     line = next((w for w in doc["words"] if w.startswith("CPU samples in the fault path")), "")
     check(line.startswith("CPU samples in the fault path, by the code that touched the page: blame_prog "),
           f"{what}: the words: {line!r}")

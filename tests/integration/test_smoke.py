@@ -112,12 +112,18 @@ def case_list(mb, tmp):
 def case_tune(mb, tmp):
     out = os.path.join(tmp, "t.md")
     fams = installed(mb)[:2]
+    # a search that ends names a winner (exit 0) or says it has none (exit 1: fewer than 6
+    # confirmation blocks, or no change beyond the floor), never both and never neither
     p = run(mb, "tune", "-w", TINY, "-a", ",".join(fams), "--budget", "20s", "--points", "2",
-            "--seed", "1", "-o", out)
+            "--seed", "1", "-o", out, expect_rc=None)
+    check(p.returncode in (0, 1), f"tune ended with a verdict: exit {p.returncode} ({p.stderr[-300:]!r})")
     check(os.path.exists(out), f"tune wrote its report: {p.stderr[-300:]!r}")
     if os.path.exists(out):
         text = open(out, encoding="utf-8").read()
         check(all(f in text for f in fams), f"the report names the families it raced: {fams}")
+        heads = ("\n## Winner: " in text, "\n## No winner" in text)
+        check(heads == ((True, False) if p.returncode == 0 else (False, True)),
+              f"the heading matches the exit status {p.returncode}: {heads}")
 
 
 def case_compare(mb, tmp):

@@ -129,14 +129,14 @@ def main():
     d = copy.deepcopy(base)
     a = d["processes"][0]["allocator"]
     a["vars"] = ["MALLOC_CONF=dirty_decay_ms:5000,narenas:2,abort:true"]
-    a["exec"] = {"library": "", "settings": ["dirty_decay_ms=5000", "narenas=2"], "not_settable": ["MALLOC_CONF: abort:true"]}
+    a["as_exec"] = {"library": "", "settings": ["dirty_decay_ms=5000", "narenas=2"], "not_settable": ["MALLOC_CONF: abort:true"]}
     out = words(d)
     check_eq(out[2], "Verify: mallocbench exec -a default=jemalloc,keep=jemalloc -t default:dirty_decay_ms=5000 "
              "-t default:narenas=2 -t keep:narenas=2 -t keep:dirty_decay_ms=-1 -t keep:muzzy_decay_ms=-1 -- python3 serve.py",
              "Verify: the settings it started with, in both configurations")
     check(out[3].startswith("(The Verify line sets the allocator through exec's -a and -t only: it leaves out "
                             "MALLOC_CONF: abort:true,"), f"what the Verify line cannot carry: {out[3]}")
-    a["exec"]["library"] = "/opt/je dev/libjemalloc.so.2"
+    a["as_exec"]["library"] = "/opt/je dev/libjemalloc.so.2"
     check_eq(words(d)[2].split(" -t ")[0], "Verify: mallocbench exec -a 'default=jemalloc:/opt/je dev/libjemalloc.so.2,"
              "keep=jemalloc:/opt/je dev/libjemalloc.so.2'", "Verify: a library of its own, as -a FAMILY:PATH")
     # a command given with env(1) setting the allocator: the harness's exec_command, what it dropped said
