@@ -150,20 +150,26 @@ static void pb_put_prefix(void)
 }
 
 /* The settings digest (probe.h settings_digest): while pb_digesting, each
- * line is hashed as written; with pb_hash_only it is hashed and not written
- * (a descendant, which sends the digest alone). */
-static uint64_t pb_digest = 14695981039346656037ULL;
+ * env: line is hashed as written; with pb_hash_only it is hashed and not
+ * written (a descendant, which sends the digest alone).  The lines' hashes
+ * are summed, so the order a shell passes its variables on in does not
+ * count; the read-backs are not hashed (jemalloc's narenas follows the CPUs
+ * a process may use), the variables that set them are. */
+static uint64_t pb_digest;
 static bool pb_digesting, pb_hash_only;
 
 static void pb_digest_line(const char *line, size_t len)
 {
     static const char skip[] = "env:LD_PRELOAD=";
-    if (len >= sizeof skip - 1 && !memcmp(line, skip, sizeof skip - 1))
-        return; /* where the probe sits in it is not a setting */
-    for (size_t i = 0; i <= len; i++) {
-        pb_digest ^= i < len ? (unsigned char)line[i] : '\n';
-        pb_digest *= 1099511628211ULL;
+    if (len < 4 || memcmp(line, "env:", 4) ||
+        (len >= sizeof skip - 1 && !memcmp(line, skip, sizeof skip - 1)))
+        return; /* where the probe sits in LD_PRELOAD is not a setting */
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)line[i];
+        h *= 1099511628211ULL;
     }
+    pb_digest += h;
 }
 
 /* Appends one "text\n" line, control characters turned into '?' so a value

@@ -17,8 +17,9 @@
  *   env:<NAME>=<value>   the allocator environment as the child saw it
  *   tun:<key>=<value>    an effective setting read back from the allocator
  *   tun:<key>=!<reason>  a setting that could not be read back
- *   settings_digest=<16 hex> FNV-1a of the env: and tun: lines above (less
- *                        env:LD_PRELOAD), so each image's settings compare in a word
+ *   settings_digest=<16 hex> the sum of the FNV-1a hashes of the env: lines
+ *                        above (less env:LD_PRELOAD; in any order), so each
+ *                        image's allocator variables compare in a word
  *   probe=done           last line of the start-up report
  *   stat:<name>=<value>  allocator statistics at exit, then probe=end
  *   proc:<pid>=...       from each descendant process (MB_PROBE_PARENT below)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define EXECS_NAMES_MAX 256
+#define EXECS_NAMES_MAX 1024
 
 typedef struct {
     pid_t pid;

@@ -138,10 +138,17 @@ typedef struct child {
     unsigned ticks;                 /* RSS readings so far: the threads are read every 10th */
     double next_tree;               /* when the process tree's PSS is read next (INFINITY: never) */
     execs_t *ex;                    /* the tree's program images, from the kernel (NULL: not counted) */
-    struct { pid_t pid; unsigned n; } rep[64]; /* images that reported the probe, per process */
+    struct { pid_t pid; unsigned n; } rep[EXECS_NAMES_MAX]; /* images that reported the probe, per process */
     size_t nrep;
+    bool rep_full;                  /* a process beyond rep[]: its reports are not told apart */
     pid_t armed[64];                /* stragglers killed before their probe could report */
     size_t narmed;
+    /* the probe's lines are read as they come (probe_lines): where the reports of the
+     * process started are, and whether a line was lost */
+    unsigned root_images;
+    bool later;                     /* within a later image's report */
+    bool probe_lost;
+    char later_exe[200];
 } child_t;
 
 /* A command's or server's whole tree (tree.h): its summed Pss, the peak
@@ -300,22 +307,34 @@ static void out_read(child_t *ch, int fd, int *eof)
     launch_window_add(&ch->out, buf, (size_t)n);
 }
 
-static void probe_read(child_t *ch, int fd, int *eof)
+static void probe_lines(child_t *ch, char *buf);
+
+/* Reads what the probes wrote and takes every whole line at once (a tree
+ * of thousands of images sends more than any buffer holds); a line longer
+ * than the buffer is lost, and said so. */
+static ssize_t probe_read(child_t *ch, int fd, int *eof)
 {
     if (ch->probe_len >= PROBE_BUF - 1) {
-        char sink[512];
-        if (read(fd, sink, sizeof sink) <= 0)
-            *eof = 1;
-        return;
+        ch->probe_len = 0;
+        ch->probe_lost = true;
     }
     ssize_t n = read(fd, ch->probe_buf + ch->probe_len, PROBE_BUF - 1 - ch->probe_len);
     if (n <= 0) {
         if (n == 0 || (errno != EAGAIN && errno != EINTR))
             *eof = 1;
-        return;
+        return n;
     }
     ch->probe_len += (size_t)n;
     ch->probe_buf[ch->probe_len] = '\0';
+    char *nl = memrchr(ch->probe_buf, '\n', ch->probe_len);
+    if (!nl)
+        return n;
+    *nl = '\0';
+    size_t rest = ch->probe_len - (size_t)(nl + 1 - ch->probe_buf);
+    probe_lines(ch, ch->probe_buf);
+    memmove(ch->probe_buf, nl + 1, rest + 1);
+    ch->probe_len = rest;
+    return n;
 }
 
 /* One more image of pid reported the probe. */
@@ -330,6 +349,8 @@ static void count_report(child_t *ch, pid_t pid)
     if (ch->nrep < sizeof ch->rep / sizeof *ch->rep) {
         ch->rep[ch->nrep].pid = pid;
         ch->rep[ch->nrep++].n = 1;
+    } else {
+        ch->rep_full = true;
     }
 }
 
@@ -356,14 +377,12 @@ static void later_image_key(run_sample_t *s, const char *key, const char *val, c
 
 /* The probe's lines: the process's own under its token (one report for
  * each of its images), descendants' proc: lines under theirs; any other
- * line is a forgery. */
-static void probe_parse(child_t *ch, char *buf)
+ * line is a forgery.  Called on whole lines as they come, and once more at
+ * the end for what is left. */
+static void probe_lines(child_t *ch, char *buf)
 {
     run_sample_t *s = ch->s;
-    char *save = NULL, exe[200] = "?";
-    unsigned images = 0; /* reports of the process started: one per image */
-    bool later = false;  /* within a later image's report */
-    s->nproc = 1;
+    char *save = NULL;
     for (char *raw = strtok_r(buf, "\n", &save); raw; raw = strtok_r(NULL, "\n", &save)) {
         char *line = untoken(raw, ch->tok->probe);
         if (!line && (!(line = untoken(raw, ch->tok->dprobe)) || strncmp(line, "proc:", 5))) {
@@ -382,47 +401,54 @@ static void probe_parse(child_t *ch, char *buf)
         *eq = '\0';
         const char *val = eq + 1;
         if (!strcmp(line, "probe_at"))
-            later = ++images > 1;
+            ch->later = ++ch->root_images > 1;
         bool done = !strcmp(line, "probe") && !strcmp(val, "done");
         if (done)
             count_report(ch, ch->pid);
-        if (later) {
+        if (ch->later) {
             /* a later image's report, to its probe=done: held to the first, not added */
             if (!strcmp(line, "exe"))
-                snprintf(exe, sizeof exe, "%s", val);
-            later_image_key(s, line, val, exe);
-            later = !done;
+                snprintf(ch->later_exe, sizeof ch->later_exe, "%s", val);
+            later_image_key(s, line, val, ch->later_exe[0] ? ch->later_exe : "?");
+            ch->later = !done;
             continue;
         }
         probe_report_add(s, line, val);
     }
 }
 
-/* A straggler about to be killed (spawn_kill_stragglers_seen): one whose
- * LD_PRELOAD still names the probe was started with it and had not reached
- * main yet (its report comes before main), so it did no work unproven. */
+/* A straggler about to be killed (spawn_kill_stragglers_seen): one that
+ * has the probe mapped (it reports before main, so it was killed on its way
+ * there, or its report could not be sent: its preload took), or that the
+ * loader is still setting up (ld.so mapped, no other library yet), did no
+ * work without the probe; one whose libraries are loaded and the probe not
+ * among them, or a static program, did. */
 static void straggler_seen(pid_t pid, void *ctx)
 {
     child_t *ch = ctx;
-    char path[64], env[16384];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ch->narmed == sizeof ch->armed / sizeof *ch->armed) {
-        if (fd >= 0)
-            close(fd);
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f || ch->narmed == sizeof ch->armed / sizeof *ch->armed) {
+        if (f)
+            fclose(f);
         return;
     }
-    ssize_t n = read(fd, env, sizeof env - 1);
-    close(fd);
-    for (ssize_t i = 0; i < n;) {
-        const char *v = env + i;
-        size_t len = strnlen(v, (size_t)(n - i));
-        if (!strncmp(v, "LD_PRELOAD=", 11) && len < (size_t)(n - i) && strstr(v, ch->o->probe)) {
-            ch->armed[ch->narmed++] = pid;
-            return;
-        }
-        i += (ssize_t)len + 1;
+    bool probe = false, loader = false, libs = false;
+    while (!probe && fgets(line, sizeof line, f)) {
+        const char *name = strrchr(line, '/');
+        if (!name)
+            continue;
+        if (strstr(name, "libmbprobe"))
+            probe = true;
+        else if (!strncmp(name, "/ld-linux", 9) || !strncmp(name, "/ld-musl", 8))
+            loader = true;
+        else if (strstr(name, ".so"))
+            libs = true;
     }
+    fclose(f);
+    if (probe || (loader && !libs))
+        ch->armed[ch->narmed++] = pid;
 }
 
 static bool armed_straggler(const child_t *ch, pid_t pid)
@@ -442,7 +468,7 @@ static void name_unproven(child_t *ch)
 {
     size_t n;
     const execs_image_t *im = execs_images(ch->ex, &n);
-    struct { pid_t pid; unsigned n; } seen[64];
+    struct { pid_t pid; unsigned n; } seen[EXECS_NAMES_MAX];
     size_t nseen = 0;
     bool launcher = true;
     for (size_t i = 0; i < n; i++) {
@@ -464,7 +490,7 @@ static void name_unproven(child_t *ch)
                 reported = ch->rep[r].n;
         if (++seen[j].n <= reported)
             continue;
-        if (armed_straggler(ch, im[i].pid))
+        if (armed_straggler(ch, im[i].pid) && !ch->rep_full)
             ch->s->images_started--;
         else if (!ch->s->image_unproven[0])
             snprintf(ch->s->image_unproven, sizeof ch->s->image_unproven, "%s (pid %d)", im[i].file,
@@ -597,8 +623,10 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
         sync_read(ch, p->sp[0], &sync_eof);
     for (int i = 0; i < 64 && !out_eof; i++)
         out_read(ch, p->op[0], &out_eof);
-    for (int i = 0; i < 64 && !probe_eof; i++)
-        probe_read(ch, p->pp[0], &probe_eof);
+    /* and after its end of file too: a descendant whose inherited descriptor was
+     * closed reopens the pipe (MB_PROBE_PIPE), perhaps after every other writer left */
+    for (int i = 0; i < 4096 && probe_read(ch, p->pp[0], &probe_eof) > 0; i++)
+        ;
 }
 
 /* The figure metric=re finds in an output kept (its last 4 KiB, else its
@@ -758,13 +786,18 @@ static void collect(child_t *ch, const ending_t *e)
     out->maxrss_kib = e->ru.ru_maxrss;
     out->minflt = e->ru.ru_minflt;
     out->majflt = e->ru.ru_majflt;
-    probe_parse(ch, ch->probe_buf);
+    probe_lines(ch, ch->probe_buf);
     if (ch->ex) {
         execs_drain(ch->ex);
         long n = execs_count(ch->ex);
         out->images_started = n > 0 ? n - 1 : n; /* less the launcher */
-        if (out->images_started > (long)out->images_reported)
+        if (ch->probe_lost) {
+            out->images_started = -1;
+            snprintf(out->images_why, sizeof out->images_why, "a line of the probes' reports was "
+                     "longer than the %d bytes read at once: the images cannot be told", PROBE_BUF);
+        } else if (out->images_started > (long)out->images_reported) {
             name_unproven(ch);
+        }
         execs_close(ch->ex);
         ch->ex = NULL;
     }
@@ -773,7 +806,7 @@ static void collect(child_t *ch, const ending_t *e)
         command_result(ch, e);
     else if (ch->l->kind == LAUNCH_SERVER)
         server_result(ch, e);
-    snprintf(out->forged, sizeof out->forged, "%s", ch->forged); /* fd 3's, or fd 4's in probe_parse */
+    snprintf(out->forged, sizeof out->forged, "%s", ch->forged); /* fd 3's, or fd 4's in probe_lines */
 }
 
 /* Orphans of the sample reparent to the harness; what is our child
@@ -816,7 +849,10 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
 
     if (ch->cnt)
         cnt_open(ch->cnt, pid); /* per-counter failures are recorded in the set */
-    if (execs_open(&ch->ex, pid, ch->s->images_why, sizeof ch->s->images_why))
+    /* a command's or server's images (the worker is ours and execs nothing: its
+     * inherited events would only slow each thread it starts, once per CPU) */
+    if (ch->l->kind == LAUNCH_WORKER ||
+        execs_open(&ch->ex, pid, ch->s->images_why, sizeof ch->s->images_why))
         ch->ex = NULL;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
@@ -928,6 +964,7 @@ int sample_run(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     out->rss_final_kib = -1;
     out->tree_pss_peak_kib = -1;
     out->images_started = -1;
+    out->nproc = 1; /* the process started; probe_lines counts each descendant */
     out->region_run_delay_s = NAN;
     out->region_nivcsw = -1;
     out->steal_s = -1;

@@ -87,8 +87,9 @@ int verify_sample(const run_config_t *c, run_sample_t *s, char *effective, size_
         return fail(s, "the probe did not report from inside the child (is %s preloadable?)%s%s",
                     c->lib[0] ? c->lib : "libmbprobe.so", "", "");
     }
-    if (s->images_started >= 0 && (long)s->images_reported < s->images_started) {
-        /* the kernel saw more program images start than reported the probe */
+    if (s->status == RUN_OK && s->images_started >= 0 && (long)s->images_reported < s->images_started) {
+        /* the kernel saw more program images start than reported the probe (a sample that
+         * crashed or timed out killed some on their way: its status says enough) */
         s->status = RUN_ERROR;
         s->untrusted = true;
         snprintf(s->message, sizeof s->message, "program image %s ran without the probe (%ld images "
