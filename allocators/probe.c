@@ -594,6 +594,47 @@ static int pb_open_pipe(const char *harness)
     return fd;
 }
 
+/* ---- who is the process started ---------------------------------------------- */
+/* The process the harness started, whose images write full reports, is the
+ * one whose pid MB_PROBE_ROOT holds: its first image writes it there, in
+ * place of the zeros the harness put (so every image after it, and every
+ * descendant, inherits it).  An orphan the harness adopted (it is a
+ * subreaper) has the harness for its parent too, and is a descendant. */
+static bool pb_is_descendant(const char *parent)
+{
+    char *v = (char *)pb_getenv(MB_PROBE_ROOT_ENV);
+    bool harness_child = parent && *parent && strtol(parent, NULL, 10) == (long)getppid();
+    if (!v) /* run by hand, or by a harness before this variable */
+        return parent && *parent && !harness_child;
+    long root = strtol(v, NULL, 10);
+    size_t room = strlen(v);
+    if (root == 0 && harness_child && room >= 10) {
+        char pid[24];
+        snprintf(pid, sizeof pid, "%0*ld", (int)room, (long)getpid());
+        memcpy(v, pid, room);
+        return false;
+    }
+    return root != (long)getpid();
+}
+
+/* A descendant closes the memfd that holds the started process's secret
+ * (inherited through fork and exec: MB_PROBE_TOKEN=@<fd>), so that it
+ * cannot sign a report as that process; only a descriptor that is that
+ * memfd is closed. */
+static void pb_close_root_token(void)
+{
+    const char *v = pb_getenv(MB_PROBE_TOKEN_ENV);
+    char path[64], target[64];
+    if (!v || v[0] != '@')
+        return;
+    long fd = strtol(v + 1, NULL, 10);
+    snprintf(path, sizeof path, "/proc/self/fd/%ld", fd);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    if (!strncmp(target, "/memfd:mb-probe-token", 21))
+        close((int)fd);
+}
+
 /* ---- entry points ------------------------------------------------------------ */
 /* Arms the probe when MB_PROBE_FD names a writable descriptor; otherwise
  * does nothing at all. */
@@ -610,7 +651,7 @@ static void pb_constructor(void)
         return;
     /* a process the harness did not start itself (the command's children) */
     const char *parent = pb_getenv(MB_PROBE_PARENT_ENV);
-    pb.descendant = parent && *parent && strtol(parent, NULL, 10) != (long)getppid();
+    pb.descendant = pb_is_descendant(parent);
     int fl = fcntl((int)fd, F_GETFL);
     if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || !pb_our_pipe((int)fd)) {
         if (!pb.descendant || (fd = pb_open_pipe(parent)) < 0)
@@ -620,9 +661,10 @@ static void pb_constructor(void)
     pb.pid = getpid();
     /* the process the harness started takes its secret out of the
      * environment before main; a descendant's stays for its own children */
-    if (pb.descendant)
+    if (pb.descendant) {
         pb_take_env(MB_PROBE_DTOKEN_ENV, pb.token, sizeof pb.token);
-    else
+        pb_close_root_token();
+    } else
         pb_take_token(pb.token, sizeof pb.token);
     pb.state = PB_PENDING;
 }

@@ -42,6 +42,10 @@
  * in one write, and no statistics; each image of a process reports once
  * (the harness holds the count to the kernel's count of execs). */
 #define MB_PROBE_PARENT_ENV "MB_PROBE_PARENT"
+/* "0000000000" from the harness: the first image of the process it started
+ * writes its pid there in place; a process with another pid is a
+ * descendant, even one adopted by the harness (a subreaper) as an orphan. */
+#define MB_PROBE_ROOT_ENV "MB_PROBE_ROOT"
 /* "<harness fd>:<inode>": the probe pipe's read end in the harness and its
  * inode.  A descendant whose MB_PROBE_FD is not that pipe (a parent that
  * closed its descriptors before exec, as Python's subprocess does) opens

@@ -144,8 +144,9 @@ int prepare_child_env(const char *probe_keys, const tokens_t *t, bool pin_thread
     if (!read)
         return -ENOMEM;
     char pin[] = MB_PIN_THREADS_ENV "=1";
-    char *plumbing[8] = {sync, probe, read, parent, tp, td};
-    size_t n = 6;
+    char root[] = MB_PROBE_ROOT_ENV "=0000000000";
+    char *plumbing[9] = {sync, probe, read, parent, tp, td, root};
+    size_t n = 7;
     if (t->sync[0])
         plumbing[n++] = ts;
     if (pin_threads)

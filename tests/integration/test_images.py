@@ -97,6 +97,10 @@ def case_proven_images(mb, tmp):
         "chain": (["sh", "-c", "exec sh -c 'exec /bin/true'"], "1", "3"),
         "closed": (["sh", "-c", "/bin/true 4>&-; :"], "2", "2"),
         "reused": (["sh", "-c", "/bin/true 4>/dev/null; :"], "2", "2"),
+        # an orphan the harness adopts (it is a subreaper, so its parent is the harness, as the
+        # process started's is) that then execs: a descendant, not another image of the first
+        "adopted": (["sh", "-c", f"(sh -c 'exec touch {tmp}/adopted' &); while [ ! -e {tmp}/adopted ]; do :; done"],
+                    "3", "3"),
         # 700 children: their reports (about 80 KB) are more than the harness reads at once
         "many": (["sh", "-c", "i=0; while [ $i -lt 700 ]; do /bin/true; i=$((i+1)); done"], "701", "701"),
     }
