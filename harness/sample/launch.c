@@ -415,25 +415,20 @@ bool launch_is_env(const char *argv0)
     return !strcmp(base ? base + 1 : argv0, "env");
 }
 
-/* An option of GNU env(1) that takes a value, at argv[i]: its value (the
- * next word, or what follows it in the word) and how many words it took;
- * NULL when argv[i] is not that option. */
-static const char *env_option_value(char *const *argv, size_t i, const char *shrt, const char *lng,
-                                    size_t *words)
-{
-    const char *w = argv[i];
-    size_t ll = strlen(lng);
-    *words = 1;
-    if (!strcmp(w, shrt) || !strcmp(w, lng)) {
-        *words = argv[i + 1] ? 2 : 1;
-        return argv[i + 1] ? argv[i + 1] : "";
-    }
-    if (!strncmp(w, lng, ll) && w[ll] == '=')
-        return w + ll + 1;
-    if (w[0] == '-' && w[1] != '-' && w[1] == shrt[1])
-        return w + 2;
-    return NULL;
-}
+/* GNU env(1)'s long options (getopt_long: any unambiguous prefix names one);
+ * arg 1: a value, after '=' or in the next word; 2: only after '='. */
+static const struct {
+    const char *name;
+    launch_env_kind_t kind;
+    int arg;
+} env_long[] = {
+    {"ignore-environment", LAUNCH_ENV_CLEAR, 0}, {"null", LAUNCH_ENV_OTHER, 0},
+    {"unset", LAUNCH_ENV_UNSET, 1},             {"chdir", LAUNCH_ENV_OTHER, 1},
+    {"split-string", LAUNCH_ENV_SPLIT, 1},      {"default-signal", LAUNCH_ENV_OTHER, 2},
+    {"ignore-signal", LAUNCH_ENV_OTHER, 2},     {"block-signal", LAUNCH_ENV_OTHER, 2},
+    {"list-signal-handling", LAUNCH_ENV_OTHER, 0}, {"debug", LAUNCH_ENV_OTHER, 0},
+    {"help", LAUNCH_ENV_OTHER, 0},              {"version", LAUNCH_ENV_OTHER, 0},
+};
 
 static void env_name(launch_env_word_t *w, const char *name, size_t len)
 {
@@ -443,6 +438,68 @@ static void env_name(launch_env_word_t *w, const char *name, size_t len)
     w->allocator = len < sizeof w->name - 1 && alloc_env_is_allocator_var(nv);
 }
 
+/* "--name[=value]": the option it names (an exact name, or a prefix of one
+ * only), its value; an unknown or ambiguous one touches nothing (env
+ * refuses it, and the command fails). */
+static void env_long_word(char *const *argv, size_t i, launch_env_word_t *w)
+{
+    const char *a = argv[i] + 2, *eq = strchr(a, '=');
+    size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    int found = -1, matches = 0;
+    for (size_t k = 0; k < sizeof env_long / sizeof *env_long; k++) {
+        if (strncmp(env_long[k].name, a, len))
+            continue;
+        if (!env_long[k].name[len]) { /* exact */
+            found = (int)k, matches = 1;
+            break;
+        }
+        found = (int)k, matches++;
+    }
+    w->kind = LAUNCH_ENV_OTHER;
+    if (matches != 1 || !len)
+        return;
+    const char *v = eq ? eq + 1 : NULL;
+    if (!v && env_long[found].arg == 1 && argv[i + 1])
+        v = argv[i + 1], w->words = 2;
+    w->kind = env_long[found].kind;
+    if (w->kind == LAUNCH_ENV_CLEAR)
+        w->allocator = true;
+    else if (w->kind == LAUNCH_ENV_UNSET)
+        env_name(w, v ? v : "", v ? strlen(v) : 0);
+    else if (w->kind == LAUNCH_ENV_SPLIT)
+        w->value = v ? v : "";
+}
+
+/* "-abc": flags (-i -0 -v) up to one that takes a value (-u -C -S), whose
+ * value is the rest of the word or the next word.  -i anywhere clears. */
+static void env_short_word(char *const *argv, size_t i, launch_env_word_t *w)
+{
+    const char *a = argv[i];
+    w->kind = LAUNCH_ENV_OTHER;
+    for (const char *c = a + 1; *c; c++) {
+        if (*c == 'i') {
+            w->kind = LAUNCH_ENV_CLEAR;
+            w->allocator = true;
+            continue;
+        }
+        if (!strchr("uCS", *c))
+            continue; /* -0, -v, or a letter env refuses */
+        const char *v = c[1] ? c + 1 : argv[i + 1];
+        if (!c[1] && argv[i + 1])
+            w->words = 2;
+        if (w->kind == LAUNCH_ENV_CLEAR)
+            return;
+        if (*c == 'u') {
+            w->kind = LAUNCH_ENV_UNSET;
+            env_name(w, v ? v : "", v ? strlen(v) : 0);
+        } else if (*c == 'S') {
+            w->kind = LAUNCH_ENV_SPLIT;
+            w->value = v ? v : "";
+        }
+        return;
+    }
+}
+
 void launch_env_word(char *const *argv, size_t i, launch_env_word_t *w)
 {
     const char *a = argv[i], *v;
@@ -450,18 +507,13 @@ void launch_env_word(char *const *argv, size_t i, launch_env_word_t *w)
     w->words = 1;
     if (!strcmp(a, "--")) {
         w->kind = LAUNCH_ENV_END;
-    } else if (!strcmp(a, "-") || !strcmp(a, "-i") || !strcmp(a, "--ignore-environment") ||
-               (a[0] == '-' && a[1] != '-' && strchr(a, 'i') && !strchr("uCS", a[1]))) {
-        w->kind = LAUNCH_ENV_CLEAR; /* -i, alone or among other short options (-vi) */
+    } else if (!strcmp(a, "-")) {
+        w->kind = LAUNCH_ENV_CLEAR; /* as -i */
         w->allocator = true;
-    } else if ((v = env_option_value(argv, i, "-u", "--unset", &w->words))) {
-        w->kind = LAUNCH_ENV_UNSET;
-        env_name(w, v, strlen(v));
-    } else if ((v = env_option_value(argv, i, "-S", "--split-string", &w->words))) {
-        w->kind = LAUNCH_ENV_SPLIT;
-        w->value = v;
-    } else if (env_option_value(argv, i, "-C", "--chdir", &w->words) || a[0] == '-') {
-        w->kind = LAUNCH_ENV_OTHER; /* -C DIR, -0, -v, --debug, --*-signal: no variable */
+    } else if (!strncmp(a, "--", 2)) {
+        env_long_word(argv, i, w);
+    } else if (a[0] == '-') {
+        env_short_word(argv, i, w);
     } else if ((v = strchr(a, '=')) && v != a) {
         w->kind = LAUNCH_ENV_SET;
         w->value = v + 1;

@@ -87,6 +87,43 @@ int main(void)
     CHECK(w.kind == LAUNCH_ENV_SET && !w.allocator);
     CHECK_STR(w.name, "xu");
 
+    /* getopt's ways: short options in one word, long ones by any unambiguous prefix */
+    const char *cl[] = {"env", "-vuMALLOC_CONF", "-0u", "GLIBC_TUNABLES", "-vC/tmp/bin", "-vS", "A=1 x", NULL};
+    word(cl, 1);
+    CHECK(w.kind == LAUNCH_ENV_UNSET && w.words == 1 && w.allocator);
+    CHECK_STR(w.name, "MALLOC_CONF");
+    word(cl, 2);
+    CHECK(w.kind == LAUNCH_ENV_UNSET && w.words == 2 && w.allocator);
+    CHECK_STR(w.name, "GLIBC_TUNABLES");
+    word(cl, 4);
+    CHECK(w.kind == LAUNCH_ENV_OTHER && w.words == 1 && !w.allocator); /* the i is the directory's */
+    word(cl, 5);
+    CHECK(w.kind == LAUNCH_ENV_SPLIT && w.words == 2);
+    CHECK_STR(w.value, "A=1 x");
+    const char *ab[] = {"env", "--ignore-env", "--uns=LD_PRELOAD", "--unse", "MIMALLOC_X", "--i", "--sp=a=b",
+                        "--ch", "/tmp", "--nosuch", NULL};
+    word(ab, 1);
+    CHECK(w.kind == LAUNCH_ENV_CLEAR && w.allocator);
+    word(ab, 2);
+    CHECK(w.kind == LAUNCH_ENV_UNSET && w.words == 1 && w.allocator);
+    CHECK_STR(w.name, "LD_PRELOAD");
+    word(ab, 3);
+    CHECK(w.kind == LAUNCH_ENV_UNSET && w.words == 2 && w.allocator);
+    CHECK_STR(w.name, "MIMALLOC_X");
+    word(ab, 5); /* --i: --ignore-environment or --ignore-signal: env refuses it */
+    CHECK(w.kind == LAUNCH_ENV_OTHER && !w.allocator);
+    word(ab, 6);
+    CHECK(w.kind == LAUNCH_ENV_SPLIT && w.words == 1);
+    CHECK_STR(w.value, "a=b");
+    word(ab, 7);
+    CHECK(w.kind == LAUNCH_ENV_OTHER && w.words == 2);
+    word(ab, 9);
+    CHECK(w.kind == LAUNCH_ENV_OTHER && w.words == 1);
+    /* --ignore-signal=PIPE takes its value only after '=' */
+    const char *sig[] = {"env", "--ignore-signal", "prog", NULL};
+    word(sig, 1);
+    CHECK(w.kind == LAUNCH_ENV_OTHER && w.words == 1);
+
     CHECK(launch_is_env("env") && launch_is_env("/usr/bin/env") && !launch_is_env("envy") &&
           !launch_is_env("/usr/bin/printenv"));
     CHECK_DONE();
