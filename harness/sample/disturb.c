@@ -34,6 +34,25 @@ static int task_read(pid_t pid, int tid, uint64_t *delay, uint64_t *nivcsw)
     return 0;
 }
 
+/* A full table: the threads that have ended leave it, their last readings
+ * kept in the sums; the new size (== DISTURB_TASKS when none has ended). */
+static size_t disturb_evict(disturb_tasks_t *d)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/proc/%d", d->t[i].tid);
+        if (access(path, F_OK) == 0) {
+            d->t[k++] = d->t[i];
+            continue;
+        }
+        d->gone_delay_ns += d->t[i].delay_ns;
+        d->gone_nivcsw += d->t[i].nivcsw;
+    }
+    d->n = k;
+    return k;
+}
+
 void disturb_scan(pid_t pid, disturb_tasks_t *d)
 {
     char path[64];
@@ -50,9 +69,11 @@ void disturb_scan(pid_t pid, disturb_tasks_t *d)
         size_t i = 0;
         while (i < d->n && d->t[i].tid != tid)
             i++;
+        if (i == d->n && d->n == DISTURB_TASKS)
+            i = disturb_evict(d);
         if (i == d->n) {
             if (d->n == DISTURB_TASKS)
-                continue; /* more threads than we follow: the rest go uncounted */
+                continue; /* more live threads than we follow: the rest go uncounted */
             d->t[d->n++].tid = tid;
         }
         d->t[i].delay_ns = delay;
@@ -63,7 +84,8 @@ void disturb_scan(pid_t pid, disturb_tasks_t *d)
 
 void disturb_sums(const disturb_tasks_t *d, uint64_t *delay_ns, uint64_t *nivcsw)
 {
-    *delay_ns = *nivcsw = 0;
+    *delay_ns = d->gone_delay_ns;
+    *nivcsw = d->gone_nivcsw;
     for (size_t i = 0; i < d->n; i++) {
         *delay_ns += d->t[i].delay_ns;
         *nivcsw += d->t[i].nivcsw;

@@ -12,13 +12,15 @@
 
 #define DISTURB_TASKS 1024
 
-/* The last reading of each thread seen: a thread that ends keeps its last. */
+/* The last reading of each thread seen: a thread that ends keeps its last
+ * (in gone_* once the table filled and it was let go for a new one). */
 typedef struct {
     struct {
         int tid;
         uint64_t delay_ns, nivcsw;
     } t[DISTURB_TASKS];
     size_t n;
+    uint64_t gone_delay_ns, gone_nivcsw;
 } disturb_tasks_t;
 
 /* Reads every thread of pid now into d (new threads added, known ones
