@@ -63,7 +63,8 @@ $(SAN)/build.ninja: | deps-test
 # Two tiers (docs/testing.md): every test is `fast` or `slow` besides its kind.
 # `make test` is the fast tier: in build/ every fast test (every unit test, the
 # smokes of each command and family, the behaviour checks); in build-san/, under
-# ASan+UBSan (any sanitizer report fails), the unit tests, the smokes and each
+# ASan+UBSan (any sanitizer report fails), the unit tests (but the Python
+# statistics and views, py_units: no C of ours runs in them), the smokes and each
 # fuzz target for 10 s (-Dfuzz_fast_seconds).  `make test-full` adds the slow
 # tier: the measurements, searches and soaks, every other integration test
 # under the sanitizers, and each fuzz target for 60 s more (-Dfuzz_seconds).
