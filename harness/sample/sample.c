@@ -417,37 +417,53 @@ static void probe_lines(child_t *ch, char *buf)
     }
 }
 
-/* A straggler about to be killed (spawn_kill_stragglers_seen): one that
- * has the probe mapped (it reports before main, so it was killed on its way
- * there, or its report could not be sent: its preload took), or that the
- * loader is still setting up (ld.so mapped, no other library yet), did no
- * work without the probe; one whose libraries are loaded and the probe not
- * among them, or a static program, did. */
-static void straggler_seen(pid_t pid, void *ctx)
+/* What a process has mapped: the probe, the loader, another library, any
+ * file; -1 when its maps cannot be read. */
+static int maps_of(pid_t pid, bool *probe, bool *loader, bool *libs, bool *file)
 {
-    child_t *ch = ctx;
     char path[64], line[512];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     FILE *f = fopen(path, "re");
-    if (!f || ch->narmed == sizeof ch->armed / sizeof *ch->armed) {
-        if (f)
-            fclose(f);
-        return;
-    }
-    bool probe = false, loader = false, libs = false;
-    while (!probe && fgets(line, sizeof line, f)) {
+    *probe = *loader = *libs = *file = false;
+    if (!f)
+        return -1;
+    while (!*probe && fgets(line, sizeof line, f)) {
         const char *name = strrchr(line, '/');
         if (!name)
             continue;
+        *file = true;
         if (strstr(name, "libmbprobe"))
-            probe = true;
+            *probe = true;
         else if (!strncmp(name, "/ld-linux", 9) || !strncmp(name, "/ld-musl", 8))
-            loader = true;
+            *loader = true;
         else if (strstr(name, ".so"))
-            libs = true;
+            *libs = true;
     }
     fclose(f);
-    if (probe || (loader && !libs))
+    return 0;
+}
+
+/* A straggler about to be killed (spawn_kill_stragglers_seen): one that
+ * has the probe mapped (it reports before main, so it was killed on its way
+ * there, or its report could not be sent: its preload took), whose loader is
+ * still setting up (ld.so mapped, no other library yet), or that is inside
+ * execve (nothing mapped yet, or its program and not yet its loader: read
+ * again a few times, as a static program stays so) did no work without the
+ * probe; one whose libraries are loaded and the probe not among them, or a
+ * static program, did. */
+static void straggler_seen(pid_t pid, void *ctx)
+{
+    child_t *ch = ctx;
+    bool probe, loader, libs, file;
+    if (ch->narmed == sizeof ch->armed / sizeof *ch->armed || maps_of(pid, &probe, &loader, &libs, &file))
+        return;
+    for (int i = 0; i < 10 && file && !probe && !loader && !libs; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        if (maps_of(pid, &probe, &loader, &libs, &file))
+            return;
+    }
+    if (probe || (loader && !libs) || !file)
         ch->armed[ch->narmed++] = pid;
 }
 

@@ -386,7 +386,8 @@ def case_stragglers(mb, tmp):
     with open(pidfile) as f:
         pid = int(f.read())
     check(not alive(pid), f"the setsid daemon {pid} is gone after the sample")
-    check_eq((r["status"], r.get("stragglers_killed")), ("ok", "1"), "stragglers: the daemon is counted")
+    check_eq((r["status"], r.get("stragglers_killed")), ("ok", "1"),
+             f"stragglers: the daemon is counted ({r['message']})")
     r = exec_rows(mb, tmp, "none", ["/bin/true"], "-a", "glibc", "-r", "1")[0]
     check_eq(r.get("stragglers_killed"), "0", "stragglers: none left by /bin/true")
 
