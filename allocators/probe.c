@@ -538,8 +538,8 @@ static void pb_report(const char *when)
     pb_report_apis();
     pb_digesting = true;
     pb_report_env();
-    pb_report_tun();
     pb_digesting = false;
+    pb_report_tun();
     pb_line("settings_digest=%016llx", (unsigned long long)pb_digest);
     pb_close_line("probe=done\n");
     pb.state = PB_REPORTED;
@@ -554,8 +554,7 @@ static void pb_report_descendant(void)
     ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[l > 0 ? l : 0] = '\0';
     pb_digesting = pb_hash_only = true;
-    pb_report_env();
-    pb_report_tun();
+    pb_report_env(); /* the digest is of the allocator's variables alone */
     pb_digesting = pb_hash_only = false;
     pb_line("proc:%ld=%s|%s|%016llx|%s", (long)getpid(), pb.family ? pb.family->name : "unknown",
             pb.malloc_path, (unsigned long long)pb_digest, exe);
