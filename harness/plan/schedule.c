@@ -6,6 +6,7 @@
  * --cleanup) run here, between samples, outside every measured window. */
 #include "error.h"
 #include "judge.h"
+#include "launch.h"
 #include "schedule.h"
 #include "sample.h"
 #include "spawn.h"
@@ -218,11 +219,8 @@ static int hook_run(const char *flag, const char *cmd, double timeout_s, char *w
     tail[nt] = '\0';
     if (ended && !timed_out && WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;
-    /* the last line of its output, one line of printable text */
-    while (nt && (tail[nt - 1] == '\n' || tail[nt - 1] == '\r' || tail[nt - 1] == ' '))
-        tail[--nt] = '\0';
-    char *last = strrchr(tail, '\n');
-    last = last ? last + 1 : tail;
+    /* the last line of its output (launch_last_line, as a sample's), printable */
+    char *last = (char *)launch_last_line(tail);
     for (char *q = last; *q; q++)
         if ((unsigned char)*q < 0x20 || *q == 0x7f)
             *q = ' ';
