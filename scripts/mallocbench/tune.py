@@ -377,6 +377,15 @@ def own_files(base):
                   if f.startswith(stem) and OWN.match(f[len(stem):]))
 
 
+def family(path):
+    """The names a round's run writes for its CSV path (the CSV and its two sidecars), or
+    [path] for a plot."""
+    if not path.endswith(".csv"):
+        return [path]
+    stem = path[:-4]
+    return [path, stem + ".meta.json", stem + ".rss.csv"]
+
+
 def failures(paths):
     """'N samples failed: STATUS: MESSAGE' for the rows of paths that are not ok (the most
     common message), or ''."""
@@ -515,6 +524,32 @@ class Tuner:
         self.ref = None  # the configuration every racing block runs: glibc's default, or the first family's
         self.saved = False  # whether the journal holds this search (saved, or loaded by --resume)
         self.essential = 0
+        self.files = set()  # basenames this search claimed (journal "files"): the only ones it replaces
+
+    def claim(self, path):
+        """Before a round, the confirmation or a plot writes path (and its sidecars): refused in
+        one line when a name is a symbolic link (never written through), or exists and this
+        search's journal does not list it (another's file: never replaced without --force, which
+        removed every such name before the search began).  The caller saves the journal."""
+        for p in family(path):
+            name = os.path.basename(p)
+            if os.path.islink(p):
+                raise BadInput(f"mallocbench: tune: cannot write '{p}': it is a symbolic link (a search's files "
+                               f"are written in their folder, never through a link); remove it")
+            if name not in self.files and os.path.lexists(p):
+                raise BadInput(f"mallocbench: tune: '{p}' exists and this search did not write it: remove it, "
+                               f"or --force to start again")
+            self.files.add(name)
+
+    def check_links(self):
+        """--resume: a symbolic link planted at a name the journal lists is refused before any
+        work (the round's run would otherwise write through it or beside it)."""
+        d = os.path.dirname(self.base)
+        for name in sorted(self.files):
+            p = os.path.join(d, name)
+            if os.path.islink(p):
+                raise BadInput(f"mallocbench: tune: cannot write '{p}': it is a symbolic link (a search's files "
+                               f"are written in their folder, never through a link); remove it")
 
     def identity(self):
         return {k: getattr(self.args, k) for k in self.IDENTITY}
@@ -532,7 +567,7 @@ class Tuner:
         state = {"identity": self.identity(), "elapsed_s": self.elapsed(), "rng": self.rng.getstate(),
                  "candidates": [{"label": c.label, "family": c.fam, "tunables": c.pairs, "origin": c.origin,
                                  "alive": c.alive, "dropped": c.dropped} for c in self.cands],
-                 "rounds": self.rounds, "confirm": self.confirm}
+                 "rounds": self.rounds, "confirm": self.confirm, "files": sorted(self.files)}
         state.update(extra or {})
         mbout.write(self.base + ".tune.json", json.dumps(state, indent=1), force=True)  # the search's own journal
 
@@ -586,6 +621,14 @@ class Tuner:
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': a field is not what tune writes ({e}); "
                            f"--force starts again") from None
         self.rounds, self.confirm = st["rounds"], st["confirm"]
+        files = st.get("files")
+        if files is None:  # a journal from before "files": what its rounds and confirmation name
+            files = [os.path.basename(p) for x in self.rounds + ([self.confirm] if self.confirm else [])
+                     for p in family(x["csv"])]
+        if not (isinstance(files, list) and all(isinstance(f, str) and f and "/" not in f for f in files)):
+            raise BadInput(f"mallocbench: tune: cannot resume '{path}': files is not what tune writes "
+                           f"(not a journal tune wrote; --force starts again)")
+        self.files = set(files)
         self.saved = True
 
     # -- racing --------------------------------------------------------------------------------
@@ -657,6 +700,7 @@ class Tuner:
                            "candidates": labels, "blocks": ROUND_BLOCKS,
                            "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False,
                            "before_s": self.elapsed()}
+                self.claim(pending["csv"])  # a name another wrote meanwhile: refused, never replaced
                 with held():
                     self.rounds.append(pending)
                     self.save()
@@ -804,6 +848,7 @@ class Tuner:
                 want.pop()
         if self.confirm is None:
             k = max(CONFIRM_MIN, min(CONFIRM_MAX, int(left / block()))) if per else CONFIRM_MIN
+            self.claim(self.base + ".confirm.csv")
             self.confirm = {"csv": self.base + ".confirm.csv", "configs": [c.label for c in want], "blocks": k,
                             "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False}
             self.save()
@@ -1187,11 +1232,22 @@ def search_and_report(args, out, base):
     except mbout.OutputError as e:
         sys.stderr.write(f"mallocbench: tune: {e}\n")
         return 2
+    if not resuming:  # a fresh search (--resume without a journal too) replaces no file it did not write
+        theirs = own_files(base)
+        bad = [f for f in theirs if os.path.isdir(f) and not os.path.islink(f)]
+        if theirs and not args.force or bad:
+            f = (bad or theirs)[0]
+            sys.stderr.write(f"mallocbench: tune: cannot start a search at '{base}': '{f}' exists "
+                             + ("and is a directory; remove it\n" if bad else
+                                "(a search's file, but no journal says this search wrote it): "
+                                "add --force to replace it\n"))
+            return 2
     sp = space(args.families.replace(",", " ").split(), args.domain)
     tuner = SAVED["tuner"] = Tuner(args, sp, base)
     try:
         if resuming:
             tuner.load()
+            tuner.check_links()
             try:
                 mbout.check(out, args.force)
             except mbout.OutputError as e:
@@ -1207,7 +1263,7 @@ def search_and_report(args, out, base):
                 return 2
             with held():
                 for old in own_files(base):
-                    os.remove(old)  # --force (cmd_tune.c refused an existing search without it): ours only
+                    os.remove(old)  # --force (refused above without it): a link itself, never its target
                 tuner.save()
         tuner.ref = "glibc" if any(c.label == "glibc" for c in tuner.cands) else tuner.cands[0].label
         sys.stderr.write(f"tune: {len(tuner.cands)} candidates to start (after round 1 a neighbour of each of the "
@@ -1223,6 +1279,10 @@ def search_and_report(args, out, base):
             byl = {c.label: c for c in tuner.cands + want}
             want = [byl.get(lab) or Cand(lab, lab, (), "default") for lab in tuner.confirm["configs"]]
         crow = tuner.run_confirm(want, deadline)
+        with held():
+            for key in ("rss", "sys"):  # the plots report_md may write
+                tuner.claim(f"{base}.pareto-{key}.png")
+            tuner.save()
     except RunFailed as e:
         if isinstance(e, Refused):
             with held():

@@ -43,6 +43,12 @@ budget_short   round 1 timed on its first samples: a budget too small (by a lot,
                is refused in one line naming the budget, the estimate and a narrower option,
                the journal keeps what was measured, and --resume with the same budget is
                refused again before anything more runs.
+own_files      issue 43: BASE.roundN.*, BASE.confirm.* and BASE.pareto-*.png that no journal
+               says this search wrote (a file, a dangling link, a link to a file or to a
+               directory) refuse a fresh search and a --resume without a journal in one
+               line naming the file, before any work; --force removes such a link itself,
+               never its target; a --resume with a journal refuses a name it does not list
+               and a link planted at a name it does list, leaving both as they were.
 signals        one rule for every command: `run` started with SIGINT ignored (a script's
                background job) or SIGHUP ignored (nohup) keeps it ignored; SIGTERM stops it as
                ^C does, keeping its rows; tune likewise (SIGINT ignored, SIGTERM: exit 130 and
@@ -171,6 +177,77 @@ def case_outputs(mb, tmp):
                 "-o", m, "--", "/bin/true")
     check(p.returncode == 1 and "matched no number" in p.stderr and "within the budget" not in p.stderr,
           f"a metric that never matches: exit 1 naming the samples' message: {p.returncode} {p.stderr[-400:]!r}")
+
+
+def case_own_files(mb, tmp):
+    """A search replaces only the files its journal says it wrote (issue 43)."""
+    out = os.path.join(tmp, "s.md")
+    victim = os.path.join(tmp, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("theirs\n")
+    os.mkdir(os.path.join(tmp, "adir"))
+    args = ["-w", TINY, "-a", "glibc", "--budget", "10s", "--points", "2", "--seed", "1", "-o", out]
+    plants = [("s.round1.csv", None), ("s.confirm.meta.json", "victim.txt"), ("s.round2.rss.csv", "nowhere"),
+              ("s.pareto-rss.png", "adir")]
+
+    def listing():
+        return sorted(os.listdir(tmp))
+
+    for name, target in plants:
+        path = os.path.join(tmp, name)
+        if target is None:
+            with open(path, "w") as f:
+                f.write("theirs\n")
+        else:
+            os.symlink(target, path)
+        before = listing()
+        for extra in ([], ["--resume"]):  # a fresh search; --resume without a journal
+            p, _ = tune(mb, *args, *extra)
+            lines = p.stderr.strip().splitlines()
+            check(p.returncode == 2 and len(lines) == 1 and name in lines[0] and "--force" in lines[0],
+                  f"{name} ({target or 'a file'}) {extra}: refused in one line naming it: {p.returncode} {p.stderr!r}")
+            check_eq(listing(), before, f"{name} {extra}: nothing written or removed")
+        if target is None:
+            check_eq(open(path).read(), "theirs\n", f"{name}: left as it was")
+        else:
+            check_eq(os.readlink(path), target, f"{name}: the link left as it was")
+        os.unlink(path)
+    check_eq(open(victim).read(), "theirs\n", "the victim of a link untouched")
+    os.symlink("victim.txt", os.path.join(tmp, "s.round1.rss.csv"))
+    p, _ = tune(mb, *args, "--force")
+    check(p.returncode in (0, 1) and open(out).read().startswith("#"), f"--force: the search ran: {p.stderr[-300:]!r}")
+    check(not os.path.islink(os.path.join(tmp, "s.round1.rss.csv")) and open(victim).read() == "theirs\n",
+          "--force replaced the planted link itself, never its target")
+    journal = os.path.join(tmp, "s.tune.json")
+    st = json.load(open(journal))
+    check("s.confirm.csv" in st.get("files", []) and "s.pareto-rss.png" in st["files"],
+          f"the journal lists the files the search wrote: {st.get('files')}")
+    st.update(finished=False, winner=None)  # as a search cut short leaves it
+    os.unlink(out)
+    # a name the journal does not list, then a link at a name it does list: refused, left as they were
+    for name, edit in (("s.pareto-sys.png", "unlist"), ("s.confirm.rss.csv", "link")):
+        path = os.path.join(tmp, name)
+        bad = dict(st)
+        if edit == "unlist":
+            bad["files"] = [f for f in st["files"] if f != name]
+            with open(path, "wb") as f:
+                f.write(b"theirs\n")
+        else:
+            os.unlink(path)
+            os.symlink("victim.txt", path)
+        with open(journal, "w") as f:
+            json.dump(bad, f)
+        p, _ = tune(mb, *args, "--resume")
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and name in lines[-1] and "mallocbench: tune:" in lines[-1] and "Traceback" not in p.stderr,
+              f"--resume, {name} ({edit}): refused naming it: {p.returncode} {p.stderr!r}")
+        if edit == "unlist":
+            check_eq(open(path, "rb").read(), b"theirs\n", f"{name}: left as it was")
+            os.unlink(path)
+        else:
+            check_eq(os.readlink(path), "victim.txt", f"{name}: the link left as it was")
+    check_eq(open(victim).read(), "theirs\n", "the victim of a link untouched")
+    check(not os.path.exists(out), "no report from a refused --resume")
 
 
 def case_budget(mb, tmp):
@@ -591,4 +668,5 @@ if __name__ == "__main__":
                    "budget": case_budget,
                    "known_optimum": case_known_optimum, "seed": case_seed, "resume": case_resume,
                    "resume_seed": case_resume_seed, "interrupts": case_interrupts, "winner_rule": case_winner_rule,
-                   "budget_short": case_budget_short, "signals": case_signals}))
+                   "budget_short": case_budget_short, "signals": case_signals,
+                   "own_files": case_own_files}))
