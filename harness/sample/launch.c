@@ -335,42 +335,79 @@ static int whole_number(const char *s, size_t len, double *value)
     return to_double(s, k, value);
 }
 
-int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value, char *text,
-                  size_t textlen)
+/* Where the text a line of output shows last lies in line[0..len): after its
+ * last \r (a progress bar rewrites its line: "12.0\r15.0" shows 15.0), a
+ * CRLF's \r and NULs at its end aside.  *from, *to; a terminal's overlay of
+ * a longer earlier text is not emulated ("12.0\r9" is 9). */
+static void line_shown(const char *line, size_t len, size_t *from, size_t *to)
+{
+    while (len && (line[len - 1] == '\r' || line[len - 1] == '\0'))
+        len--;
+    size_t f = len;
+    while (f && line[f - 1] != '\r')
+        f--;
+    *from = f, *to = len;
+}
+
+/* What was matched, for the message: at most 60 bytes, a NUL shown as \0. */
+static void quote_match(char *text, size_t textlen, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && i < 60 && o + 3 < textlen; i++) {
+        if (s[i])
+            text[o++] = s[i];
+        else
+            text[o++] = '\\', text[o++] = '0';
+    }
+    text[o] = '\0';
+}
+
+int launch_metric(const char *re, const char *out, size_t outlen, bool cut_start, bool cut_end, double *value,
+                  char *text, size_t textlen)
 {
     regex_t rx;
     if (regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE))
         return -EINVAL;
+    char *copy = malloc(outlen + 1); /* one line's shown text, its NULs dropped */
+    if (!copy) {
+        regfree(&rx);
+        return -ENOMEM;
+    }
     int rc = -ENOENT;
     regmatch_t m[2];
     if (text && textlen)
         text[0] = '\0';
-    for (const char *line = out; *line;) {
-        size_t len = strcspn(line, "\n");
-        char *copy = strndup(line, len);
-        if (copy && regexec(&rx, copy, 2, m, 0) == 0) {
+    for (size_t at = 0; at < outlen;) {
+        const char *line = out + at, *nl = memchr(line, '\n', outlen - at);
+        size_t linelen = nl ? (size_t)(nl - line) : outlen - at, from, to, len = 0;
+        line_shown(line, linelen, &from, &to);
+        for (size_t i = from; i < to; i++)
+            if (line[i])
+                copy[len++] = line[i];
+        copy[len] = '\0';
+        /* a line the window cut: its figure may have lost digits (its start is
+         * whole where a \r inside the window began the text it shows) */
+        bool cut = (cut_start && at == 0 && from == 0) || (cut_end && !nl);
+        if (regexec(&rx, copy, 2, m, 0) == 0) {
             /* the group, whole; without one, the first number on the rest of the line */
             bool group = m[1].rm_so >= 0;
-            size_t from = (size_t)(group ? m[1].rm_so : m[0].rm_so);
-            size_t to = group ? (size_t)m[1].rm_eo : len;
-            size_t at = 0, n = to - from;
+            size_t gfrom = (size_t)(group ? m[1].rm_so : m[0].rm_so);
+            size_t gto = group ? (size_t)m[1].rm_eo : len;
+            size_t where = 0, n = gto - gfrom;
             double v;
-            int got = group ? whole_number(copy + from, to - from, &v)
-                            : number_in(copy + from, to - from, &v, &at, &n);
+            int got = group ? whole_number(copy + gfrom, gto - gfrom, &v)
+                            : number_in(copy + gfrom, gto - gfrom, &v, &where, &n);
             if (got != -ENOENT) { /* the last match wins */
-                rc = got;
+                rc = cut ? -EMSGSIZE : got;
                 if (text && textlen)
-                    snprintf(text, textlen, "%.*s", (int)(n < 60 ? n : 60), copy + from + at);
+                    quote_match(text, textlen, copy + gfrom + where, n);
             }
             if (!got)
                 *value = v;
-            /* a line the window cut: its figure may have lost digits */
-            if (got != -ENOENT && ((cut_start && line == out) || (cut_end && !line[len])))
-                rc = -EMSGSIZE;
         }
-        free(copy);
-        line += len + (line[len] == '\n');
+        at += linelen + (nl != NULL);
     }
+    free(copy);
     regfree(&rx);
     return rc;
 }
@@ -400,10 +437,27 @@ void launch_window_add(launch_window_t *w, const char *buf, size_t add)
 
 int launch_window_metric(const launch_window_t *w, const char *re, double *value, char *text, size_t textlen)
 {
-    int rc = launch_metric(re, w->tail, w->total > w->tail_len, false, value, text, textlen);
-    if (rc == -ENOENT)
-        rc = launch_metric(re, w->head, false, w->total > w->head_len, value, text, textlen);
-    return rc;
+    unsigned long long tail_at = w->total - w->tail_len; /* where the tail starts in the output */
+    if (tail_at <= w->head_len) {
+        /* nothing was lost: the output is the head up to the tail's start, then the tail */
+        size_t lead = (size_t)tail_at;
+        char *all = malloc(lead + w->tail_len + 1);
+        if (!all)
+            return -ENOMEM;
+        memcpy(all, w->head, lead);
+        memcpy(all + lead, w->tail, w->tail_len);
+        int rc = launch_metric(re, all, lead + w->tail_len, false, false, value, text, textlen);
+        free(all);
+        return rc;
+    }
+    int rc = launch_metric(re, w->tail, w->tail_len, true, false, value, text, textlen);
+    if (rc != -ENOENT)
+        return rc;
+    /* none in the tail: a figure in the head is not known to be the last (the
+     * output between them, or the whole of the tail's cut first line, may hold a later one) */
+    double ignored;
+    rc = launch_metric(re, w->head, w->head_len, false, true, &ignored, NULL, 0);
+    return rc == -ENOENT || rc == -EINVAL || rc == -ENOMEM ? rc : -ENODATA;
 }
 
 /* ---- before any run ---------------------------------------------------------- */

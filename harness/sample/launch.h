@@ -26,8 +26,11 @@ int launch_quote(char *const *argv, char *out, size_t len);
 #define METRIC_MIN 1e-100
 #define METRIC_MAX 1e100
 
-/* The figure printed by the command: the last line of out that matches
- * the extended regular expression re.  With a group, the group's text less
+/* The figure printed by the command: the last line of out[0..outlen) that
+ * matches the extended regular expression re.  The output is read by its
+ * length (a NUL byte does not end it); a line is read as a terminal shows
+ * it last: the text after its last \r (a progress bar's rewrite; a CRLF's
+ * \r is no rewrite), its NUL bytes dropped.  With a group, the group's text less
  * ASCII spaces at its ends must be one number by the strict grammar
  * [-+]?(digits[.digits]|.digits)([eE][-+]?digits)? (no separators, hex,
  * Unicode minus, unit, inf or nan); without a group, the first number on the
@@ -39,9 +42,9 @@ int launch_quote(char *const *argv, char *out, size_t len);
  * message.  0 with *value, or -ENOENT (no match, no number), -EINVAL (bad
  * re), -EDOM (not one whole number), -ERANGE (inf, nan, or out of the
  * range), -EMSGSIZE (the matching line touches a cut edge, so its figure
- * may have lost digits). */
-int launch_metric(const char *re, const char *out, bool cut_start, bool cut_end, double *value, char *text,
-                  size_t textlen);
+ * may have lost digits), -ENOMEM. */
+int launch_metric(const char *re, const char *out, size_t outlen, bool cut_start, bool cut_end, double *value,
+                  char *text, size_t textlen);
 
 /* What is kept of a command's output: its first cap-1 bytes in head and
  * its last cap-1 in tail (both NUL-terminated, cap bytes each), and how
@@ -54,8 +57,11 @@ typedef struct {
 } launch_window_t;
 void launch_window_add(launch_window_t *w, const char *buf, size_t n);
 
-/* launch_metric over a window: the figure in its tail, else in its head,
- * each with its cut edges.  Returns as launch_metric. */
+/* launch_metric over a window, for the figure printed last: over the whole
+ * output where head and tail hold all of it; else over the tail (its first
+ * line cut), and where the tail holds no figure, -ENODATA if the head holds
+ * one (bytes between them were not kept, so the last figure is unknown), else
+ * -ENOENT.  Returns as launch_metric. */
 int launch_window_metric(const launch_window_t *w, const char *re, double *value, char *text, size_t textlen);
 
 /* What one group of env(1)'s arguments (GNU coreutils' options) does to the

@@ -661,6 +661,10 @@ static int window_metric(const launch_window_t *w, const char *re, const char *w
     else if (rc == -EMSGSIZE)
         snprintf(fail, len, "metric '%s' matched a line cut by the %zu-byte window of output kept: its "
                  "figure may have lost digits", re, w->cap - 1);
+    else if (rc == -ENODATA)
+        snprintf(fail, len, "metric '%s' matched in the first %zu bytes of %s output but not in its last "
+                 "%zu, and the %llu bytes between were not kept: the figure printed last is unknown", re,
+                 w->head_len, what, w->tail_len, w->total - w->head_len - w->tail_len);
     else if (rc)
         snprintf(fail, len, "metric '%s' matched no number in %s output (its first and last 4 KiB)", re,
                  what);

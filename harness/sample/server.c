@@ -367,7 +367,9 @@ int server_latencies(const serve_t *sv, const wl_args_t *a, double us[4], char *
         }
         if (rc) {
             snprintf(fail, len, "latency %s '%s' %s in the client's output", names[i], re,
-                     rc == -ENOENT ? "matched no number" : "matched a line cut by the window kept");
+                     rc == -ENOENT    ? "matched no number"
+                     : rc == -ENODATA ? "matched only before output that was not kept (the last figure is unknown)"
+                                      : "matched a line cut by the window kept");
             return rc;
         }
         us[i] *= scale[unit < 3 ? unit : 0];

@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     out[size - 1] = '\0';
     double v = NAN;
     char text[64];
-    int rc = launch_metric(res[(data[0] >> 2) & 7], out, data[0] & 1, data[0] & 2, &v, text, sizeof text);
+    int rc = launch_metric(res[(data[0] >> 2) & 7], out, size - 1, data[0] & 1, data[0] & 2, &v, text,
+                           sizeof text); /* by length: the output's NULs too */
     if (rc == 0 && !(v == 0 || (fabs(v) >= 1e-100 && fabs(v) <= 1e100))) /* the readers' range */
         abort();
     if (rc && rc != -ENOENT && rc != -ERANGE && rc != -EMSGSIZE && rc != -EDOM)

@@ -2,12 +2,14 @@
  * figure a user's command prints (`exec --metric`, serve's, tune's): signed
  * and strict, a group one whole number, never inf or nan, within the range the
  * CSV's readers accept, and an error for a line that the kept window of output
- * cut. */
+ * cut; the figure printed last, read by length (NULs), as a \r-rewritten line
+ * shows it, and over a window whose middle was lost (launch_window_metric). */
 #include "launch.h"
 #include "../check.h"
 
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 
 static double got;
 static char text[64];
@@ -15,7 +17,27 @@ static char text[64];
 static int m(const char *re, const char *out)
 {
     got = NAN;
-    return launch_metric(re, out, false, false, &got, text, sizeof text);
+    return launch_metric(re, out, strlen(out), false, false, &got, text, sizeof text);
+}
+
+/* out[0..len), NULs and all */
+static int mn(const char *re, const char *out, size_t len)
+{
+    got = NAN;
+    return launch_metric(re, out, len, false, false, &got, text, sizeof text);
+}
+
+/* The output written in chunks of step bytes to a window of cap bytes
+ * (cap-1 kept at each end), then the window's figure. */
+static char whead[32], wtail[32];
+static int win(const char *re, const char *out, size_t cap, size_t step)
+{
+    launch_window_t w = {.head = whead, .tail = wtail, .cap = cap};
+    size_t len = strlen(out);
+    for (size_t at = 0; at < len; at += step)
+        launch_window_add(&w, out + at, len - at < step ? len - at : step);
+    got = NAN;
+    return launch_window_metric(&w, re, &got, text, sizeof text);
 }
 
 int main(void)
@@ -84,10 +106,65 @@ int main(void)
     CHECK_INT(m("y", "x 1\n"), -ENOENT);
     CHECK_INT(m("(", "x 1\n"), -EINVAL);
     /* a line at a cut edge of the window */
-    CHECK_INT(launch_metric("n:", "3456\nn: 3456\n", true, false, &got, NULL, 0), 0);
-    CHECK_INT(launch_metric("n", "n 3456\nrest\n", true, false, &got, NULL, 0), -EMSGSIZE);
-    CHECK_INT(launch_metric("n", "head\nn 123", false, true, &got, NULL, 0), -EMSGSIZE);
-    CHECK_INT(launch_metric("n", "head\nn 123\n", false, true, &got, NULL, 0), 0);
+    CHECK_INT(launch_metric("n:", "3456\nn: 3456\n", 13, true, false, &got, NULL, 0), 0);
+    CHECK_INT(launch_metric("n", "n 3456\nrest\n", 12, true, false, &got, NULL, 0), -EMSGSIZE);
+    CHECK_INT(launch_metric("n", "head\nn 123", 10, false, true, &got, NULL, 0), -EMSGSIZE);
+    CHECK_INT(launch_metric("n", "head\nn 123\n", 11, false, true, &got, NULL, 0), 0);
     CHECK(got == 123);
+    /* the cut first line's text after a \r began inside the window: whole */
+    CHECK_INT(launch_metric("n", "3456\rn 7\nrest\n", 15, true, false, &got, NULL, 0), 0);
+    CHECK(got == 7);
+    CHECK_INT(launch_metric("n", "n 3\r\nrest\n", 10, true, false, &got, NULL, 0), -EMSGSIZE); /* CRLF */
+
+    /* the output by its length: a NUL ends nothing (issue 43) */
+    CHECK_INT(mn("rate: (.*)", "rate: 5\0\nrate: 7\n", 17), 0);
+    CHECK(got == 7);
+    CHECK_INT(mn("rate:", "rate: 5\0rate: 7\n", 16), 0); /* one line: its first match, as a terminal shows it */
+    CHECK(got == 5);
+    CHECK_INT(mn("rate: (.*)", "rate: 1\0002\n", 10), 0); /* a NUL shows as nothing: "rate: 12" */
+    CHECK(got == 12);
+    CHECK_INT(mn("rate: (.*)", "\0\0rate: 3\n\0", 13), 0);
+    CHECK(got == 3);
+    CHECK_INT(mn("x", "x 1\n\0x 2", 9), 0); /* the last line, after a NUL, unterminated */
+    CHECK(got == 2);
+    CHECK_INT(mn("x: (.*)", "x: 1,2\0\n", 8), -EDOM);
+    /* a line rewritten with \r: the text after its last \r is what was printed last */
+    CHECK_INT(m("rate: (.*)", "rate: 12.0\rrate: 15.0\n"), 0);
+    CHECK(got == 15.0);
+    CHECK_INT(m("rate:", "\rrate: 1\rrate: 2\rrate: 3\r\n"), 0); /* a trailing \r (CRLF) rewrites nothing */
+    CHECK(got == 3);
+    CHECK_INT(m("rate: ([0-9.]+)", "rate: 12.0\r15.0\n"), -ENOENT); /* the shown "15.0" is no match */
+    CHECK_INT(m("rate: ([0-9.]+)", "rate: 9\nrate: 12.0\r15.0\n"), 0); /* so the last shown match is 9 */
+    CHECK(got == 9);
+    CHECK_INT(m("step ([0-9]+)", "step 1\rstep 2\r\0\n"), 0); /* NULs after the rewrite show nothing */
+    CHECK(got == 2);
+
+    /* a window: the figure printed last, or an error saying why not */
+    CHECK_INT(win("n", "n 1\nn 2\nn 3\n", 64, 5), 0); /* all kept */
+    CHECK(got == 3);
+    /* 7 of 8 kept at each end, head and tail meeting or overlapping: nothing lost,
+     * a line across their seam whole */
+    CHECK_INT(win("n", "n 1\nn 22\nx\n", 8, 3), 0); /* the tail alone: "n 22" cut */
+    CHECK(got == 22);
+    CHECK_INT(win("n", "n 1\nn 22\nx\n", 8, 1), 0); /* written a byte at a time */
+    CHECK(got == 22);
+    CHECK_INT(win("n", "n 1\nn 2\nxxxxx\n", 8, 5), 0); /* they meet: "n 2" ends the head */
+    CHECK(got == 2);
+    /* a gap: the head's figure is not known to be the last (issue 43) */
+    CHECK_INT(win("n", "n 1\nxxxxxxxxxxx\nyyyyyy\n", 8, 4), -ENODATA);
+    CHECK_INT(win("n", "n 1\nn 99999\nyyyyyy\n", 8, 4), -ENODATA); /* the later figure was lost */
+    CHECK_INT(win("n", "n 1\nxxxxxxxxxxx\nn 5\ny\n", 8, 4), 0); /* the tail's own whole line */
+    CHECK(got == 5);
+    CHECK_INT(win("n", "n 1\nxxxxxxxxxxxxxn 12\n", 8, 4), -EMSGSIZE); /* the tail's cut first line */
+    CHECK_INT(win("n", "xxxxxxxxxxxxxxx\rn 12\n", 8, 4), 0); /* its text after a \r is whole */
+    CHECK(got == 12);
+    CHECK_INT(win("q", "n 1\nxxxxxxxxxxx\nyyyyyy\n", 8, 4), -ENOENT);
+    /* by length: a NUL in the tail hides nothing after it */
+    {
+        launch_window_t w = {.head = whead, .tail = wtail, .cap = 8};
+        launch_window_add(&w, "n 1\nxxxxxxxxxxx\n\0n 4\n", 20);
+        CHECK_INT(launch_window_metric(&w, "n", &got, text, sizeof text), 0);
+        CHECK(got == 4);
+    }
     CHECK_DONE();
 }
