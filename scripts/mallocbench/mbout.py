@@ -13,13 +13,24 @@ harness's outfile.c.
 - A command that writes a folder (report, plots, detect, site) keeps a manifest
   of the files it owns there (.mallocbench-manifest): it replaces only those
   and refuses a folder holding files it does not list, unless force.
+- A file is written under the harness's lock (outfile.c, outfile_lock): a POSIX
+  write lock (fcntl F_SETLK, never waiting) on REALPATH.lock, opened O_NOFOLLOW,
+  a regular file of one name holding the locker's pid, removed by its holder.
+  A C writer (`mallocbench run/exec -o`) and a script exclude each other both
+  ways; the second is refused naming the holder's pid, in the harness's words.
+  open_text holds it from its check to its write; a folder's files and its
+  manifest are each written under their own.
 
 Errors are OutputError with one line that names the path and the cause.
 """
+import atexit
 import contextlib
+import errno
+import fcntl
 import io
 import os
 import stat
+import struct
 import tempfile
 
 MANIFEST = ".mallocbench-manifest"
@@ -77,6 +88,100 @@ def check(path, force=False, inputs=()):
     return real
 
 
+# struct flock as the kernel takes it (Linux, 64-bit off_t): l_type, l_whence, l_start, l_len,
+# l_pid; only F_GETLK needs it (fcntl.lockf sets the lock)
+_FLOCK = "hhqqi4x"
+_held = {}  # {lock path: [fd, depth]}: POSIX locks are a process's, and closing any fd of the
+#            file drops them all, so one process takes each lock once and counts its users
+
+
+def _holder(fd):
+    """The pid of the process whose lock on fd conflicts with ours, 0 when it let go meanwhile."""
+    try:
+        got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+    except OSError:
+        return 0
+    typ, _, _, _, pid = struct.unpack(_FLOCK, got)
+    return 0 if typ == fcntl.F_UNLCK else pid
+
+
+def _still_there(fd, path):
+    try:
+        a, b = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def lock(real):
+    """Take real's lock as the harness's outfile_lock does (the module's rules); the lock's
+    path, for unlock().  OutputError, in the harness's words, where another process holds it."""
+    name = real + ".lock"
+    if name in _held:
+        _held[name][1] += 1
+        return name
+    for _ in range(100):
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise OutputError(f"cannot write '{real}': cannot create its lock '{name}': {e.strerror}") from None
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            pid = _holder(fd) if e.errno in (errno.EACCES, errno.EAGAIN) else 0
+            os.close(fd)
+            if pid > 0:
+                raise OutputError(f"cannot write '{real}': process {pid} is writing it (it holds '{name}')") from None
+            if e.errno in (errno.EACCES, errno.EAGAIN):
+                continue  # released meanwhile
+            raise OutputError(f"cannot lock '{name}': {e.strerror}") from None
+        if not _still_there(fd, name):
+            os.close(fd)  # its holder removed it as we locked it: take the new one
+            continue
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            os.close(fd)  # a hard link planted at the lock's name: writing our pid would change that file
+            raise OutputError(f"cannot write '{real}': its lock '{name}' is not a lock file "
+                              f"({'it has other names' if stat.S_ISREG(st.st_mode) else 'not a regular file'}); "
+                              f"remove it if no run is using it")
+        with contextlib.suppress(OSError):  # the pid is for people; F_GETLK reports it
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _held[name] = [fd, 1]
+        return name
+    raise OutputError(f"cannot lock '{name}': it keeps changing hands")
+
+
+def unlock(name):
+    """Let go of a lock lock() took (its last user removes the file, still holding it)."""
+    if name is None or name not in _held:
+        return
+    _held[name][1] -= 1
+    if _held[name][1] > 0:
+        return
+    fd = _held.pop(name)[0]
+    if _still_there(fd, name):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    os.close(fd)
+
+
+def hold(path, force=False, inputs=()):
+    """check(), and path's lock taken until this process exits: a command that checks its
+    output before its work holds it through that work (its write takes it again)."""
+    real = check(path, force, inputs)
+    if real:
+        lock(real)
+
+
+@atexit.register
+def _let_go():
+    """Locks still held at exit (hold(), a folder never committed): their files removed."""
+    for name in list(_held):
+        _held[name][1] = 1
+        unlock(name)
+
+
 def _sync_dir(d):
     try:
         fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
@@ -120,20 +225,27 @@ def write(path, data, force=False, inputs=()):
         with open(path, "ab" if binary else "a", **({} if binary else {"encoding": "utf-8"})) as f:
             f.write(data)
         return
+    held = lock(real)
     try:
         _place(real, data, binary)
     except OSError as e:
         raise OutputError(f"cannot write '{path}': {e.strerror or e}") from None
+    finally:
+        unlock(held)
 
 
 @contextlib.contextmanager
 def open_text(path, force=False, inputs=(), newline=None):
     """A text stream whose contents are written to path whole when the block ends
     without an exception (nothing is written otherwise)."""
-    check(path, force, inputs)  # refused before any work
-    buf = io.StringIO(newline=newline)
-    yield buf
-    write(path, buf.getvalue(), force=force, inputs=inputs)
+    real = check(path, force, inputs)  # refused before any work
+    held = lock(real) if real else None  # and held through it: no other writer meanwhile
+    try:
+        buf = io.StringIO(newline=newline)
+        yield buf
+        write(path, buf.getvalue(), force=force, inputs=inputs)
+    finally:
+        unlock(held)
 
 
 class Folder:
@@ -155,7 +267,9 @@ class Folder:
             if os.path.isfile(man):
                 with open(man, encoding="utf-8") as f:
                     self.owned = {l.strip() for l in f if l.strip() and "/" not in l.strip() and l.strip() != MANIFEST}
-            others = sorted(set(os.listdir(folder)) - self.owned - {MANIFEST}) if os.path.isdir(folder) else []
+            mine = self.owned | {MANIFEST}
+            others = sorted(n for n in set(os.listdir(folder)) - mine
+                            if not (n.endswith(".lock") and n[:-5] in mine)) if os.path.isdir(folder) else []
         except (OSError, UnicodeDecodeError) as e:
             raise OutputError(f"cannot write into '{folder}': {getattr(e, 'strerror', None) or e}") from None
         if not force:
@@ -163,6 +277,15 @@ class Folder:
                 raise OutputError(f"cannot write into '{folder}': it holds files this command did not write "
                                   f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); "
                                   f"name another folder or add --force")
+        self.held = None
+        if os.path.isdir(folder):
+            self._take()
+
+    def _take(self):
+        """The folder's lock (its manifest's), held until commit: two commands writing one
+        folder, or a script and the harness, exclude each other."""
+        if self.held is None:
+            self.held = lock(os.path.join(os.path.realpath(self.folder), MANIFEST))
 
     def file(self, name):
         """The path of name inside the folder (created now: nothing exists before a first file)."""
@@ -172,6 +295,7 @@ class Folder:
             os.makedirs(self.folder, exist_ok=True)
         except OSError as e:
             raise OutputError(f"cannot create '{self.folder}': {e.strerror}") from None
+        self._take()
         self.written.add(name)
         path = os.path.join(self.folder, name)
         if os.path.islink(path):  # a file of the folder is written there, never through a link out of it
@@ -189,7 +313,11 @@ class Folder:
         man = os.path.join(self.folder, MANIFEST)
         if os.path.islink(man):
             raise OutputError(f"cannot write '{man}': it is a symbolic link; remove it")
-        write(man, "".join(n + "\n" for n in names), force=True)
+        try:
+            write(man, "".join(n + "\n" for n in names), force=True)
+        finally:
+            unlock(self.held)
+            self.held = None
 
 
 def copy(src, dst, force=False, inputs=()):

@@ -4,9 +4,13 @@ scripts that write through it: a link or FIFO at an old temporary name is never 
 existing target is refused without --force, an input even with it, a hard link always; a
 folder of someone else's files is refused and its files kept; tune deletes only its own
 files; compare's --csv-out guards formula cells and refuses a NEW that shares samples with
-OLD; report, plots, detect, site and frameworks refuse before any work.
+OLD; report, plots, detect, site and frameworks refuse before any work.  The output lock
+(issue 43): a script is refused, naming the pid, while another process holds FILE.lock as
+the harness's outfile_lock takes it (write, open_text, copy, a folder, compare --csv-out),
+and the harness (`mallocbench exec -o`) is refused while a script holds it.
 
-Usage: test_mbout.py FIXTURE_DIR (exit 77 without scipy: compare, report and detect need it)."""
+Usage: test_mbout.py FIXTURE_DIR [HARNESS] (exit 77 without scipy: compare, report and detect
+need it)."""
 import csv
 import os
 import subprocess
@@ -189,8 +193,114 @@ def test_writers(tmp):
     check_eq(open(md, "rb").read(), PRECIOUS, "and kept")
 
 
+HARNESS = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "build", "mallocbench")
+# a second writer as the harness's outfile_lock is one: a POSIX write lock on FILE.lock, taken
+# without waiting, held until stdin closes
+HOLDER = """import fcntl, os, sys
+fd = os.open(sys.argv[1] + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+os.write(fd, b"%d\\n" % os.getpid())
+print("held", flush=True)
+sys.stdin.read()
+os.unlink(sys.argv[1] + ".lock")
+"""
+
+
+class Holder:
+    """Another process holding path's lock for the with block."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        self.p = subprocess.Popen([sys.executable, "-c", HOLDER, self.path], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        check_eq(self.p.stdout.readline(), "held\n", "the holder holds the lock")
+        return self.p.pid
+
+    def __exit__(self, *exc):
+        self.p.stdin.close()
+        self.p.wait(30)
+
+
+def test_lock(tmp):
+    out = os.path.join(tmp, "out.csv")
+    with open(out, "wb") as f:
+        f.write(PRECIOUS)
+    with Holder(out) as pid:
+        words = f"cannot write '{out}': process {pid} is writing it (it holds '{out}.lock')"
+        refused(lambda: mbout.write(out, "x", force=True), words)
+        refused(lambda: mbout.copy(SMALL, out, force=True), words)
+
+        def text():
+            with mbout.open_text(out, force=True) as f:
+                f.write("x")
+        refused(text, words)
+        p = script("compare.py", SMALL, "--csv-out", out, "--force")
+        check(p.returncode == 2 and words in p.stderr and p.stdout == "",
+              f"compare --csv-out --force while another process writes it: refused before any work: "
+              f"{p.returncode} {p.stderr!r}")
+        check_eq(open(out, "rb").read(), PRECIOUS, "the file another process is writing is left to it")
+        check(os.path.exists(out + ".lock"), "its lock kept")
+    mbout.write(out, "mine\n", force=True)
+    check(open(out).read() == "mine\n" and not os.path.exists(out + ".lock"),
+          "once it lets go: written, and the lock file gone with the lock")
+    # a folder: its manifest's lock, held from the folder's opening to its commit
+    d = os.path.join(tmp, "rep")
+    f = mbout.Folder(d)
+    f.write("a.md", "one\n")
+    man = os.path.join(os.path.realpath(d), mbout.MANIFEST)
+    with Holder(os.path.join(tmp, "probe")):
+        pass
+    probe = subprocess.run([sys.executable, "-c", HOLDER, man], input="", capture_output=True, text=True, timeout=30)
+    check(probe.returncode != 0, f"another process cannot take an open folder's lock: {probe.returncode}")
+    f.commit()
+    check(not os.path.exists(man + ".lock"), "the folder's lock goes at commit")
+    with Holder(man) as pid:
+        refused(lambda: mbout.Folder(d), f"process {pid} is writing it")
+    g = mbout.Folder(d)  # a stale lock file (a crashed writer's) is neither a stranger nor a holder
+    open(man + ".lock", "w").close()
+    g.commit()
+    check_eq(sorted(os.listdir(d)), [mbout.MANIFEST, "a.md"], "a stale lock file is taken and removed")
+    # open_text holds the lock through its block
+    txt = os.path.join(tmp, "t.md")
+    with mbout.open_text(txt) as fh:
+        fh.write("t\n")
+        probe = subprocess.run([sys.executable, "-c", HOLDER, os.path.realpath(txt)], input="", capture_output=True,
+                               text=True, timeout=30)
+        check(probe.returncode != 0, "open_text's target is locked while its block runs")
+    check(open(txt).read() == "t\n" and not os.path.exists(txt + ".lock"), "open_text wrote it and let go")
+    # the lock's name: a link there is not followed, a hard link there not written through
+    odd = os.path.join(tmp, "odd.csv")
+    os.symlink(os.path.join(tmp, "elsewhere"), odd + ".lock")
+    refused(lambda: mbout.write(odd, "x"), "cannot create its lock")
+    check(not os.path.exists(os.path.join(tmp, "elsewhere")), "the link's target not created")
+    os.unlink(odd + ".lock")
+    p = os.path.join(tmp, "precious.txt")
+    with open(p, "wb") as fh:
+        fh.write(PRECIOUS)
+    os.link(p, odd + ".lock")
+    refused(lambda: mbout.write(odd, "x"), "not a lock file")
+    check_eq(open(p, "rb").read(), PRECIOUS, "a hard link at the lock's name: its file untouched")
+    # the harness is refused while a script holds the lock
+    if not os.access(HARNESS, os.X_OK):
+        check(False, f"no harness at {HARNESS}: the C side of the lock is untested")
+        return
+    csv_out = os.path.join(tmp, "run.csv")
+    held = mbout.lock(mbout.resolve(csv_out))
+    try:
+        r = subprocess.run([HARNESS, "exec", "-q", "-o", csv_out, "-r", "1", "--", "true"], capture_output=True,
+                           text=True, timeout=120)
+    finally:
+        mbout.unlock(held)
+    want = f"cannot write '{csv_out}': process {os.getpid()} is writing it (it holds '{csv_out}.lock')"
+    check(r.returncode != 0 and want in r.stderr and not os.path.exists(csv_out),
+          f"mallocbench exec -o refused while a script writes it: {r.returncode} {r.stderr[-300:]!r}")
+    check(not os.path.exists(csv_out + ".lock"), "the script's lock file gone with its lock")
+
+
 def main():
-    for t in (test_write, test_folder, test_tune_own, test_compare, test_writers):
+    for t in (test_lock, test_write, test_folder, test_tune_own, test_compare, test_writers):
         with tempfile.TemporaryDirectory() as tmp:
             t(tmp)
     if FAILS:
