@@ -6,6 +6,7 @@
  * env(1), whose pre-exec maps stay in its view (docs/profile.md). */
 #include "profile.h"
 #include "launch.h"
+#include "outfile.h"
 #include "prepare.h"
 #include "sample.h"
 #include "spawn.h"
@@ -102,28 +103,19 @@ oom:
 }
 
 /* Runs argv to its end (killed with its group after timeout_s, 0 = none, or
- * on an interrupt): 0 with its wait status, or -errno; -ETIMEDOUT when it
- * was killed on time, -EINTR on an interrupt. */
-static int run_to_end(const run_opts_t *o, char *const *argv, char *const *envp, const char *out_path,
-                      const char *log_path, double timeout_s, int *wstatus)
+ * on an interrupt), its stdout to out_fd and its stderr to err_fd (our own
+ * temporaries, opened by outfile_temp: nothing is opened here by name):
+ * 0 with its wait status, or -errno; -ETIMEDOUT when it was killed on time,
+ * -EINTR on an interrupt. */
+static int run_to_end(const run_opts_t *o, char *const *argv, char *const *envp, int out_fd, int err_fd,
+                      double timeout_s, int *wstatus)
 {
-    int err_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int out_fd = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : err_fd;
-    if (err_fd < 0 || out_fd < 0) {
-        int rc = -errno;
-        if (err_fd >= 0)
-            close(err_fd);
-        return rc;
-    }
     /* stdin from /dev/null, stdout to out_fd, stderr to err_fd */
     const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {out_fd, 1}, {err_fd, 2}};
     spawn_t sp = {.path = argv[0], .argv = argv, .envp = envp, .fds = fds, .nfds = 3,
                   .cpus = o->pin ? &o->cpus : NULL, .group = true, .death_signal = SIGKILL, .go_fd = -1};
     pid_t pid = 0;
     int rc = spawn_start(&sp, &pid);
-    if (out_fd != err_fd)
-        close(out_fd);
-    close(err_fd);
     if (rc)
         return rc;
     double deadline = timeout_s > 0 ? mono_now() + timeout_s : 0;
@@ -180,11 +172,18 @@ static void read_first_line(const char *path, char *buf, size_t len)
     fclose(f);
 }
 
+/* Every file a profile writes is a fresh temporary beside OUT (outfile_temp:
+ * O_EXCL, never an existing name or a link's target); the graphs are renamed
+ * over OUT.folded and OUT.svg (a link planted there is replaced, never
+ * followed), the rest removed by the names we created. */
 typedef struct {
     const run_opts_t *o;
     const profile_cmd_t *cmd;
     char perf[PATH_MAX];
-    char data[PATH_MAX], log[PATH_MAX], folded[PATH_MAX], svg[PATH_MAX], line[PATH_MAX];
+    char folded[PATH_MAX], svg[PATH_MAX];                   /* where the graphs end */
+    char data[PATH_MAX + 32], log[PATH_MAX + 32], line[PATH_MAX + 32];  /* temporaries */
+    char folded_tmp[PATH_MAX + 32], svg_tmp[PATH_MAX + 32];
+    int log_fd, line_fd;
 } profile_t;
 
 /* perf.data into OUT.folded and OUT.svg by mallocbench.flamegraph; its
@@ -200,15 +199,15 @@ static int render(profile_t *p, char *summary, size_t len)
         snprintf(summary, len, "profile: cannot find python3");
         return -ENOENT;
     }
-    char *argv[] = {python, "-m", "mallocbench.flamegraph", "--perf-data", p->data, "--perf", p->perf, "--folded", p->folded,
-                    "--svg", p->svg, "--force", "--title", (char *)p->cmd->title, "--allocator-lib",
+    char *argv[] = {python, "-m", "mallocbench.flamegraph", "--perf-data", p->data, "--perf", p->perf,
+                    "--folded", p->folded_tmp, "--svg", p->svg_tmp, "--force", /* our temporaries */ "--title", (char *)p->cmd->title, "--allocator-lib",
                     (char *)(p->cmd->alloc_lib ? p->cmd->alloc_lib : ""), NULL};
     int wstatus = 0;
     char safe[] = "PYTHONSAFEPATH=1"; /* python3 -m: no module from the current directory */
     char *extra[] = {pythonpath, safe}, **envp = NULL;
     int rc = prepare_env(extra, 2, &envp);
     if (!rc)
-        rc = run_to_end(p->o, argv, envp, p->line, p->log, RENDER_TIMEOUT_S, &wstatus);
+        rc = run_to_end(p->o, argv, envp, p->line_fd, p->log_fd, RENDER_TIMEOUT_S, &wstatus);
     launch_free_words(envp);
     if (!rc && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) {
         char why[512];
@@ -221,6 +220,11 @@ static int render(profile_t *p, char *summary, size_t len)
         return rc;
     }
     read_first_line(p->line, summary, len);
+    if ((rc = outfile_place(-1, p->folded_tmp, p->folded, true)) ||
+        (rc = outfile_place(-1, p->svg_tmp, p->svg, true))) {
+        snprintf(summary, len, "profile: cannot write '%s' or '%s': %s", p->folded, p->svg, strerror(-rc));
+        return rc;
+    }
     return 0;
 }
 
@@ -237,7 +241,7 @@ static int record(profile_t *p, char *summary, size_t len)
     }
     double timeout = p->o->timeout_s * PROFILE_TIMEOUT_FACTOR;
     int wstatus = 0;
-    rc = run_to_end(p->o, argv, envp, NULL, p->log, timeout, &wstatus);
+    rc = run_to_end(p->o, argv, envp, p->log_fd, p->log_fd, timeout, &wstatus);
     struct stat st;
     bool have_data = stat(p->data, &st) == 0 && st.st_size > 0;
     if (rc == -ETIMEDOUT)
@@ -268,20 +272,43 @@ static int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const 
         snprintf(summary, len, "profile: perf not found on PATH (Debian: apt install linux-perf)");
         return -ENOENT;
     }
-    snprintf(p.data, sizeof p.data, "%s.perf.data", out_prefix);
-    snprintf(p.log, sizeof p.log, "%s.perf.log", out_prefix);
-    snprintf(p.folded, sizeof p.folded, "%s.folded", out_prefix);
-    snprintf(p.svg, sizeof p.svg, "%s.svg", out_prefix);
-    snprintf(p.line, sizeof p.line, "%s.summary.tmp", out_prefix);
-    unlink(p.data);
-    unlink(p.log);
+    char base[PATH_MAX];
+    if ((size_t)snprintf(p.folded, sizeof p.folded, "%s.folded", out_prefix) >= sizeof p.folded ||
+        (size_t)snprintf(p.svg, sizeof p.svg, "%s.svg", out_prefix) >= sizeof p.svg) {
+        snprintf(summary, len, "profile: '%s': the path is too long", out_prefix);
+        return -ENAMETOOLONG;
+    }
+    /* perf record writes a perf.data it finds empty in place (one with data it renames to .old) */
+    const struct { char *tmp; const char *suffix; int *fd; } temps[] = {
+        {p.data, "perf.data", NULL}, {p.log, "perf.log", &p.log_fd}, {p.line, "summary", &p.line_fd},
+        {p.folded_tmp, "folded", NULL}, {p.svg_tmp, "svg", NULL}};
+    p.log_fd = p.line_fd = -1;
+    int rc = 0;
+    size_t made = 0;
+    for (; made < sizeof temps / sizeof *temps; made++) {
+        snprintf(base, sizeof base, "%s.%s", out_prefix, temps[made].suffix);
+        int fd = outfile_temp(base, temps[made].tmp, PATH_MAX + 32);
+        if (fd < 0) {
+            rc = fd;
+            snprintf(summary, len, "profile: cannot create a temporary beside '%s': %s", base, strerror(-rc));
+            break;
+        }
+        if (temps[made].fd)
+            *temps[made].fd = fd;
+        else
+            close(fd);
+    }
     double t0 = mono_now();
-    int rc = record(&p, summary, len);
+    if (!rc)
+        rc = record(&p, summary, len);
     if (!rc)
         rc = render(&p, summary, len);
-    unlink(p.data);
-    unlink(p.log);
-    unlink(p.line);
+    for (size_t i = 0; i < made; i++)
+        unlink(temps[i].tmp); /* by the names we created (the graphs' are gone when placed) */
+    if (p.log_fd >= 0)
+        close(p.log_fd);
+    if (p.line_fd >= 0)
+        close(p.line_fd);
     char took[64];
     snprintf(took, sizeof took, "; %.1f s", mono_now() - t0);
     if (!rc && strlen(summary) + strlen(took) < len)

@@ -9,6 +9,12 @@ its folded stacks and SVG.
                   lost samples reported; perf.data deleted
   tcmalloc_ratio  tcmalloc has far fewer page-fault samples than jemalloc
                   (the ratio is printed)
+  links           issue 43: links planted in OUTPUT.profile/ at every name a profile
+                  used to write (.summary.tmp, .perf.data, .perf.log, .folded, .svg),
+                  to a file, to a directory and dangling, under --force and --resume:
+                  nothing is written through them (their targets unchanged), the
+                  graphs replace the .folded/.svg links as files, the others are left
+                  as planted; a linked OUTPUT.profile itself is refused
 
 Skips (77) only where perf cannot sample (missing, not permitted).
 """
@@ -17,7 +23,7 @@ import os
 import shutil
 import sys
 
-from mbtest import SKIP, check, main, run  # noqa: E402
+from mbtest import SKIP, check, check_eq, main, run  # noqa: E402
 
 WORKLOAD = "tensor_copy:size=16M,count=4,steps=10"
 # A sample is in the fault tower when its stack holds the fault's entry (as
@@ -144,5 +150,59 @@ def case_tcmalloc_ratio(mb, tmp):
     check(ratio >= 4, f"tcmalloc has far fewer fault samples than jemalloc: ratio {ratio:.1f}, expected >= 4")
 
 
+TINY = "tensor_copy:size=64K,count=2,steps=1,warmup=0"
+
+
+def case_links(mb, tmp):
+    """Nothing a profile writes goes through a link planted in its folder (issue 43)."""
+    if not shutil.which("perf"):
+        print("SKIP: no perf on PATH", file=sys.stderr)
+        sys.exit(SKIP)
+    out = os.path.join(tmp, "p.csv")
+    folder = os.path.join(tmp, "p.profile")
+    victim, vdir = os.path.join(tmp, "victim.txt"), os.path.join(tmp, "vdir")
+    os.mkdir(vdir)
+    stem = os.path.join(folder, "tensor_copy-glibc")
+    p = run(mb, "run", "-w", TINY, "-a", "glibc", "-r", "1", "-o", out, "--profile", expect_rc=None)
+    if p.returncode != 0 and ("No permission" in p.stderr or "perf record failed" in p.stderr):
+        print(f"SKIP: perf cannot sample here: {p.stderr[-300:]}", file=sys.stderr)
+        sys.exit(SKIP)
+    check(p.returncode == 0 and os.path.isfile(stem + ".svg"), f"a first profile: {p.returncode} {p.stderr[-300:]!r}")
+    suffixes = (".summary.tmp", ".perf.data", ".perf.log", ".folded", ".svg")
+    for mode in ("--force", "--resume"):
+        for kind, target in (("a file", victim), ("a directory", vdir), ("nothing", os.path.join(tmp, "gone"))):
+            with open(victim, "w") as f:
+                f.write("theirs\n")
+            for suf in suffixes:
+                if os.path.lexists(stem + suf):
+                    os.unlink(stem + suf)
+                os.symlink(target, stem + suf)
+            args = ["-r", "2"] if mode == "--resume" else ["-r", "1"]  # --resume: one block more to run
+            p = run(mb, "run", "-w", TINY, "-a", "glibc", *args, "-o", out, "--profile", mode, expect_rc=None)
+            what = f"{mode}, links to {kind}"
+            check(p.returncode == 0, f"{what}: exit 0: {p.returncode} {p.stderr[-400:]!r}")
+            check_eq(open(victim).read(), "theirs\n", f"{what}: the linked file unchanged")
+            check_eq(os.listdir(vdir), [], f"{what}: nothing written into the linked directory")
+            check(not os.path.exists(os.path.join(tmp, "gone")), f"{what}: the dangling link's target not created")
+            for suf in (".folded", ".svg"):
+                check(os.path.isfile(stem + suf) and not os.path.islink(stem + suf),
+                      f"{what}: {suf} replaced the link as a file")
+            for suf in (".summary.tmp", ".perf.data", ".perf.log"):
+                check(os.path.islink(stem + suf) and os.readlink(stem + suf) == target,
+                      f"{what}: the link at {suf} left as planted")
+            left = [f for f in os.listdir(folder) if f.endswith(".tmp") and not f.endswith(".summary.tmp")]
+            check_eq(left, [], f"{what}: no temporary left")
+    # the folder itself a link (to a folder, dangling): refused before any work
+    for target in (vdir, os.path.join(tmp, "gone")):
+        other = os.path.join(tmp, "q.profile")
+        os.symlink(target, other)
+        p = run(mb, "run", "-w", TINY, "-a", "glibc", "-r", "1", "-o", os.path.join(tmp, "q.csv"), "--profile",
+                "--force", expect_rc=None)
+        check(p.returncode == 2 and "q.profile" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              f"a linked OUTPUT.profile ({target}) refused in one line: {p.returncode} {p.stderr!r}")
+        check_eq(os.listdir(vdir), [], "nothing written into it")
+        os.unlink(other)
+
+
 if __name__ == "__main__":
-    sys.exit(main({"jemalloc": case_jemalloc, "tcmalloc_ratio": case_tcmalloc_ratio}))
+    sys.exit(main({"jemalloc": case_jemalloc, "tcmalloc_ratio": case_tcmalloc_ratio, "links": case_links}))
