@@ -148,21 +148,36 @@ static void parse_shebang(const uint8_t *m, size_t size, elf_info_t *out)
 int elf_inspect(const char *path, elf_info_t *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    /* non-blocking: a FIFO at the name never holds us; only a regular file is read */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-        if (fd >= 0)
-            close(fd);
         return -e;
+    }
+    int rc = elf_inspect_fd(fd, path, out, err, errlen);
+    close(fd);
+    return rc;
+}
+
+int elf_inspect_fd(int fd, const char *name, elf_info_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot read '%s': %s", name, strerror(e));
+        return -e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "'%s' is not a regular file", name);
+        return -ENOEXEC;
     }
     out->setid = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
     size_t size = (size_t)st.st_size;
     void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
     if (map == MAP_FAILED) {
-        snprintf(err, errlen, "'%s' is empty or cannot be read", path);
+        snprintf(err, errlen, "'%s' is empty or cannot be read", name);
         return -ENOEXEC;
     }
     const uint8_t *m = map;
@@ -176,7 +191,7 @@ int elf_inspect(const char *path, elf_info_t *out, char *err, size_t errlen)
         else if (m[EI_CLASS] == ELFCLASS32)
             walk32(m, size, out);
     } else {
-        snprintf(err, errlen, "'%s' is neither an ELF program nor a script", path);
+        snprintf(err, errlen, "'%s' is neither an ELF program nor a script", name);
         rc = -ENOEXEC;
     }
     munmap(map, size);

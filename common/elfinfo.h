@@ -29,8 +29,13 @@ typedef struct {
 } elf_info_t;
 
 /* Inspect the file at path: 0, or -errno (ENOEXEC: neither ELF nor a
- * script) with one line in err. */
+ * script, or not a regular file) with one line in err.  Opened
+ * non-blocking: a FIFO or device at the name is refused, never waited on. */
 int elf_inspect(const char *path, elf_info_t *out, char *err, size_t errlen);
+/* The same of a file already open (a program image the kernel handed over:
+ * /proc/PID/exe); name is only for err.  Refused unless fstat says it is a
+ * regular file. */
+int elf_inspect_fd(int fd, const char *name, elf_info_t *out, char *err, size_t errlen);
 
 /* The file execvp would run for name (a path with '/' as is, else the
  * first executable match on PATH): 0, or -ENOENT (none), -EISDIR (a

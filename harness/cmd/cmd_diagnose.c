@@ -14,6 +14,7 @@
 #include "launch.h"
 #include "pagemodel.h"
 #include "perfring.h"
+#include "procread.h"
 #include "prepare.h"
 #include "registry.h"
 #include "spawn.h"
@@ -42,6 +43,8 @@
 #define ALL_OUT 200             /* processes written by --all (the busiest) */
 #define DEFAULT_LIGHT 16        /* --light: one fault in this many recorded */
 #define MAX_T 16                /* -t given to a command's family */
+#define DEFAULT_MAX_MEMORY (256ull << 20) /* --max-memory: diagnose's own memory, at most */
+#define STOP_GRACE_NS 500000000ull /* after SIGINT/SIGTERM: what is left of the work gets this long */
 
 extern char **environ;
 
@@ -54,7 +57,8 @@ typedef struct {
     bool window_given, children, json, calibrate;
     unsigned light;        /* --light: one fault record in this many (0: every one) */
     const char *stacks;    /* --stacks PREFIX: PREFIX.folded and PREFIX.svg, by perf record */
-    bool force;
+    bool force, show_args;
+    uint64_t max_memory;   /* --max-memory: the page model's cap, bytes */
     char perf[PATH_MAX];
     const char *top;
     char **cmd;
@@ -110,6 +114,10 @@ static int usage(FILE *out)
             "  --stacks PREFIX    also the call stacks (perf record --call-graph dwarf, faults 1 in 16,\n"
             "                     the give-back calls): PREFIX.folded and PREFIX.svg, a flame graph\n"
             "  --force            replace the --stacks outputs\n"
+            "  --max-memory SIZE  diagnose's own memory, at most (default 256M): past it, pages given back\n"
+            "                     are counted as untracked bytes and the counts are lower bounds\n"
+            "  --show-args        keep the watched processes' arguments in the report (left out by\n"
+            "                     default: they may carry secrets; the program's name is kept)\n"
             "  --json             the document (schema mallocbench-diagnose/1) instead of words\n"
             "docs/diagnose.md says what each figure measures and how the saving is predicted.\n");
     return out == stdout ? 0 : 2;
@@ -147,8 +155,10 @@ static int check_stacks(dopts_t *o)
     static const char *const ext[] = {".folded", ".svg", ".perf.data", ".perf.log"};
     for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
         char p[PATH_MAX];
+        struct stat st;
         snprintf(p, sizeof p, "%s%s", o->stacks, ext[i]);
-        if (!access(p, F_OK) && (i >= 2 || !o->force))
+        /* lstat: a link (dangling or not) is there too; perf's files are made new (O_EXCL) */
+        if (!lstat(p, &st) && (i >= 2 || !o->force))
             return die_usage("diagnose: --stacks: '%s' exists%s", p, i >= 2 ? " (a perf record of another diagnose?)"
                                                                            : " (--force replaces it)");
     }
@@ -195,6 +205,7 @@ static int parse(int argc, char **argv, dopts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->window_s = DEFAULT_WINDOW_S;
+    o->max_memory = DEFAULT_MAX_MEMORY;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -233,6 +244,11 @@ static int parse(int argc, char **argv, dopts_t *o)
             o->stacks = v;
         } else if (!strcmp(argv[i], "--force")) {
             o->force = true;
+        } else if (!strcmp(argv[i], "--show-args")) {
+            o->show_args = true;
+        } else if ((v = cli_take("--max-memory", argc, argv, &i))) {
+            if (units_parse_size(v, &o->max_memory) || o->max_memory < (32ull << 20) || o->max_memory > (1ull << 40))
+                return die_usage("diagnose: --max-memory '%s': want a size from 32M to 1T", v);
         } else if (!strcmp(argv[i], "--children")) {
             o->children = true;
         } else if (!strcmp(argv[i], "--json")) {
@@ -398,24 +414,29 @@ static void add_file(void *ctx, const char *path)
         fl->files[fl->n++] = path;
 }
 
-/* The allocator of image p: its files, its program, and its environment
- * (read from /proc while it runs; a command's is ours).  The environment
- * block never leaves ident_read, which keeps only allocator variables. */
-/* Each image's allocator variables, captured while it ran (ident_capture_env). */
+/* Each image's reading (ident_capture, by procread's reader): its program file, its
+ * allocator variables, its compiled-in settings and its command line, taken while it ran so
+ * that one which execs or exits later is still recognised.  The environment block never
+ * leaves ident_read, which keeps only allocator variables. */
 typedef struct {
-    char *block;
-    size_t len;
     bool done;
-    char conf[256];     /* its program's own malloc_conf string ("" none) */
+    int rc;               /* procread_capture's: 0 read, -ETIMEDOUT the process held the reading up */
+    ident_capture_t c;
 } envcap_t;
 
 static envcap_t *caps;
 static size_t ncaps;
 
+static void capture_one(size_t i, const pm_proc_t *p, const dopts_t *o)
+{
+    caps[i].done = true;
+    caps[i].rc = procread_capture(p->pid, o->show_args, PROCREAD_TIMEOUT_MS, &caps[i].c);
+}
+
 /* A few images a call (CAPTURE_PER_POLL), so that --all's hundreds never hold up the
  * reading of the rings. */
 #define CAPTURE_PER_POLL 8
-static void capture_envs(const pm_model_t *m)
+static void capture_envs(const pm_model_t *m, const dopts_t *o)
 {
     unsigned budget = CAPTURE_PER_POLL;
     size_t n = pm_count(m);
@@ -426,16 +447,46 @@ static void capture_envs(const pm_model_t *m)
         memset(g + ncaps, 0, (n - ncaps) * sizeof *g);
         caps = g, ncaps = n;
     }
-    for (size_t i = 0; i < n && budget; i++) {
+    for (size_t i = 0; i < n && budget && !stop_signal; i++) {
         const pm_proc_t *p = pm_at(m, i);
         if (caps[i].done || p->ended || p->before_exec) /* before its exec it is still our copy */
             continue;
         budget--;
-        caps[i].done = true;
-        if (ident_capture_env(p->pid, &caps[i].block, &caps[i].len))
-            caps[i].block = NULL;
-        (void)ident_compiled_conf(p->pid, caps[i].conf, sizeof caps[i].conf);
+        capture_one(i, p, o);
     }
+}
+
+/* Images still running and not read yet (--all's many, or short windows): read now, within
+ * CAPTURE_REST_NS in all, and not at all once a stop signal came. */
+#define CAPTURE_REST_NS 2000000000ull
+static void capture_rest(const pm_model_t *m, const dopts_t *o)
+{
+    capture_envs(m, o); /* sizes caps to every image */
+    uint64_t end = pr_now() + CAPTURE_REST_NS;
+    for (size_t i = 0; i < ncaps && !stop_signal && pr_now() < end; i++) {
+        const pm_proc_t *p = pm_at(m, i);
+        if (!caps[i].done && !p->ended && !p->before_exec)
+            capture_one(i, p, o);
+    }
+}
+
+/* The page model's share of --max-memory: less the rings (PR_RING_PAGES a CPU) and the
+ * program's own (MODEL_BASE); 16 MiB at least. */
+#define MODEL_BASE (24ull << 20)
+static uint64_t model_limit(uint64_t max_memory)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
+    uint64_t rings = (uint64_t)(ncpu > 0 ? ncpu : 1) * (PR_RING_PAGES + 1) * (uint64_t)(page > 0 ? page : 4096);
+    uint64_t fixed = rings + MODEL_BASE;
+    return max_memory > fixed + (16ull << 20) ? max_memory - fixed : 16ull << 20;
+}
+
+static void free_caps(void)
+{
+    for (size_t i = 0; i < ncaps; i++)
+        ident_capture_free(&caps[i].c);
+    free(caps);
+    caps = NULL, ncaps = 0;
 }
 
 /* How `mallocbench exec` would start this image's allocator as it started: the library where it
@@ -468,20 +519,18 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
 {
     files_t fl = {.n = 0};
     pm_files(m, p, add_file, &fl);
-    char exe[PATH_MAX] = "", link[64];
-    snprintf(link, sizeof link, "/proc/%d/exe", (int)p->pid);
-    ssize_t n = p->ended ? -1 : readlink(link, exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    if (!exe[0] && fl.n)
-        snprintf(exe, sizeof exe, "%s", fl.files[0]); /* the lowest mapping: the program */
-    ident_input_t in = {fl.files, fl.n, exe, NULL, 0, p->idx < ncaps && caps[p->idx].conf[0] ? caps[p->idx].conf : NULL};
+    const envcap_t *cap = p->idx < ncaps && caps[p->idx].done ? &caps[p->idx] : NULL;
+    ident_exe_t *own = NULL; /* a command's first image that ended before it was read: the file the user named */
+    const ident_exe_t *exe = cap && !cap->c.exe_rc ? &cap->c.exe : NULL;
+    if (!exe && o->mode == MODE_CMD && p->pid == o->pid && !p->forked_child && (own = malloc(sizeof *own)) &&
+        !ident_exe_path(o->path, own))
+        exe = own;
+    ident_input_t in = {fl.files, fl.n, exe, NULL, 0, cap && cap->c.conf[0] ? cap->c.conf : NULL};
     char *env = NULL;
     size_t envlen = 0;
     const char *env_from = "none";
-    if (p->idx < ncaps && caps[p->idx].block)
-        in.environ = caps[p->idx].block, in.environ_len = caps[p->idx].len, env_from = "process";
-    else if (!p->ended && !ident_capture_env(p->pid, &env, &envlen))
-        in.environ = env, in.environ_len = envlen, env_from = "process";
+    if (cap && cap->c.env)
+        in.environ = cap->c.env, in.environ_len = cap->c.env_len, env_from = "process";
     /* an image of the command that ended: the environment diagnose gave it (an image that
      * changed its own before exec is not seen) */
     bool own_env = !in.environ && o->mode == MODE_CMD && p->pid == o->pid;
@@ -502,6 +551,7 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
     if (env)
         memset(env, 0, envlen); /* no environment stays in memory */
     free(env);
+    free(own);
     fprintf(f, "\"allocator\": {");
     jstr(f, "family", id.family ? id.family->name : "");
     fprintf(f, ", \"sure\": %s, ", id.sure ? "true" : "false");
@@ -625,16 +675,14 @@ static void write_proc(FILE *f, const pm_model_t *m, const pm_proc_t *p, const d
     fprintf(f, "{\"pid\": %d, \"image\": %u, ", (int)p->pid, p->idx);
     jstr(f, "comm", p->comm);
     fprintf(f, ", \"cmdline\": [");
-    char path[64], buf[8192];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)p->pid);
-    FILE *cf = p->ended ? NULL : fopen(path, "re");
-    size_t n = cf ? fread(buf, 1, sizeof buf - 1, cf) : 0;
-    if (cf)
-        fclose(cf);
-    buf[n] = '\0';
-    for (size_t at = 0; at < n; at += strlen(buf + at) + 1)
-        fprintf(f, "%s", at ? ", " : ""), text_json_write(f, buf + at);
-    fprintf(f, "]");
+    /* as the reader took it while the image ran: its program's name, the rest counted
+     * (arguments may carry secrets; --show-args keeps them) */
+    const envcap_t *cap = p->idx < ncaps && caps[p->idx].done && !caps[p->idx].rc ? &caps[p->idx] : NULL;
+    const char *cl = cap ? cap->c.cmdline : "";
+    size_t n = cap ? cap->c.cmdline_len : 0;
+    for (size_t at = 0; at < n; at += strnlen(cl + at, n - at) + 1)
+        fprintf(f, "%s", at ? ", " : ""), text_json_write(f, cl + at);
+    fprintf(f, "], \"args_hidden\": %u", cap ? cap->c.hidden_args : 0u);
     fprintf(f, ", \"forked\": %s, \"parent_image\": %d, \"ended\": %s, \"seconds\": %.6f, ",
             p->forked_child ? "true" : "false", p->parent_idx, p->ended ? "true" : "false",
             (double)(p->end_t - p->start_t) / 1e9);
@@ -743,7 +791,14 @@ static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const d
             ps.ksyms ? "true" : "false", (unsigned long long)PR_CPU_PERIOD_NS, o->light ? o->light : 1u);
     for (int s = 0; s < PR_NSYS; s++)
         fprintf(f, "%s\"%s\": %llu", s ? ", " : "", sys_key[s], (unsigned long long)ps.other_calls[s]);
-    fprintf(f, "}, \"tlb_other_samples\": %llu}, ", (unsigned long long)pm_tlb_other(m));
+    fprintf(f, "}, \"tlb_other_samples\": %llu, ", (unsigned long long)pm_tlb_other(m));
+    /* the bounds: the model's memory and its cap (--max-memory), records not taken after the
+     * window's end or a stop signal; either makes every count a lower bound */
+    fprintf(f, "\"model_bytes\": %llu, \"model_limit\": %llu, \"capped\": %s, \"dropped_records\": %llu, "
+               "\"lower_bounds\": %s}, ",
+            (unsigned long long)pm_bytes(m), (unsigned long long)model_limit(o->max_memory),
+            pm_capped(m) ? "true" : "false", (unsigned long long)pm_dropped(m),
+            pm_capped(m) || pm_dropped(m) || ps.lost ? "true" : "false");
     jnum(f, "calibrate_fault_ns", win->calib_ns);
     fprintf(f, ", ");
     jnum(f, "calibrate_refault_ns", win->calib_refault_ns);
@@ -796,12 +851,10 @@ static int start_command(const dopts_t *o, pid_t *pid, int *go)
 
 /* Lets a command held before its exec go, once perf record has opened its file (its events
  * are on the command by then) or 5 s passed. */
-static void release_command(const dopts_t *o, int go, pid_t perf)
+static void release_command(int go, pid_t perf, int data_fd)
 {
-    char data[PATH_MAX];
-    snprintf(data, sizeof data, "%s.perf.data", o->stacks);
     struct stat st;
-    for (int i = 0; perf > 0 && i < 250 && (stat(data, &st) || st.st_size == 0); i++) {
+    for (int i = 0; perf > 0 && data_fd >= 0 && i < 250 && (fstat(data_fd, &st) || st.st_size == 0); i++) {
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
     }
@@ -824,7 +877,7 @@ static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pi
         uint64_t now = pr_now();
         if (pr_poll(w, now - SETTLE_NS, pm_feed, m))
             return "out of memory";
-        capture_envs(m);
+        capture_envs(m, o);
         if (stop_signal)
             return stop_signal == SIGINT ? "interrupted" : "terminated";
         if (bounded && now >= end)
@@ -843,20 +896,28 @@ static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pi
 
 /* perf record of pid's stacks (faults 1 in 16, the give-back calls) into PREFIX.perf.data,
  * its messages into PREFIX.perf.log: its pid, or -1 (the log says why). */
-static pid_t start_stacks(const dopts_t *o, pid_t pid)
+static pid_t start_stacks(const dopts_t *o, pid_t pid, int *data_fd)
 {
     char data[PATH_MAX], log[PATH_MAX], p[32];
     snprintf(data, sizeof data, "%s.perf.data", o->stacks);
     snprintf(log, sizeof log, "%s.perf.log", o->stacks);
     snprintf(p, sizeof p, "%d", (int)pid);
-    int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    /* both made new here, never through a name already there (a link included): perf writes
+     * the data through its descriptor (/proc/self/fd/3), so nothing put at the name later
+     * is written either */
+    int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    char *argv[] = {(char *)o->perf, "record", "-q", "-N", "-d", "-o", data, "-m", "16M", "--call-graph", "dwarf,16384",
-                    "-c", "1", "-e", "page-faults/period=16/", "-e", "syscalls:sys_enter_madvise",
+    *data_fd = open(data, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (*data_fd < 0) {
+        close(fd);
+        return -1;
+    }
+    char *argv[] = {(char *)o->perf, "record", "-q", "-N", "-d", "-o", "/proc/self/fd/3", "-m", "16M", "--call-graph",
+                    "dwarf,16384", "-c", "1", "-e", "page-faults/period=16/", "-e", "syscalls:sys_enter_madvise",
                     "-e", "syscalls:sys_enter_munmap", "-e", "syscalls:sys_enter_brk", "-p", p, NULL};
-    const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {fd, 1}, {fd, 2}};
-    spawn_t sp = {.path = o->perf, .argv = argv, .envp = environ, .fds = fds, .nfds = 3, .group = true,
+    const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {fd, 1}, {fd, 2}, {*data_fd, 3}};
+    spawn_t sp = {.path = o->perf, .argv = argv, .envp = environ, .fds = fds, .nfds = 4, .group = true,
                   .death_signal = SIGINT, .go_fd = -1};
     pid_t perf = -1;
     int rc = spawn_start(&sp, &perf);
@@ -864,13 +925,14 @@ static pid_t start_stacks(const dopts_t *o, pid_t pid)
     return rc ? -1 : perf;
 }
 
-/* Ends perf record (SIGINT: it writes its data), SIGKILL after 30 s. */
+/* Ends perf record (SIGINT: it writes its data), SIGKILL after 30 s, or half a second when
+ * diagnose was told to stop (its stacks are then left out). */
 static void stop_stacks(pid_t perf)
 {
     if (perf <= 0)
         return;
     kill(perf, SIGINT);
-    for (int i = 0; i < 1500; i++) {
+    for (int i = 0; i < 1500 && !(stop_signal && i >= 25); i++) {
         if (waitpid(perf, NULL, WNOHANG) == perf)
             return;
         struct timespec ts = {0, 20000000};
@@ -930,6 +992,8 @@ static int diagnose(dopts_t *op)
     if (geteuid() != 0)
         return die_usage("diagnose needs root: it watches every CPU's page faults and system calls "
                          "system-wide (run it with sudo)");
+    if ((rc = procread_start())) /* forked now, small: the reads of other processes are its */
+        return die_io("diagnose: cannot start its reader: %s", strerror(-rc));
     window_t win = {.exit_status = -1, .calib_ns = NAN, .calib_refault_ns = NAN, .calib_refault_sys_ns = NAN};
     pm_model_t *m = NULL;
     pr_watch_t *w = NULL;
@@ -941,6 +1005,8 @@ static int diagnose(dopts_t *op)
         return rc == -EACCES || rc == -EPERM ? die_usage("diagnose: %s", err) : die_io("diagnose: %s", err);
     }
     pm_set_names(m, w);
+    pm_limit(m, model_limit(o.max_memory));
+    pm_ignore(m, procread_pid());
     struct sigaction sa = {.sa_handler = on_signal}, old;
     for (int i = 0; i < 2; i++) /* SIGINT, SIGTERM; one the caller left ignored stays so (docs/output.md) */
         if (sigaction(i ? SIGTERM : SIGINT, NULL, &old) || old.sa_handler != SIG_IGN)
@@ -950,6 +1016,10 @@ static int diagnose(dopts_t *op)
         rc = pm_watch_all(m, getpid());
     uint64_t t0 = pr_now();
     double cpu0 = self_cpu();
+    /* no record is taken past the window's end and a little: whatever the watched processes do,
+     * the window ends on time (and within STOP_GRACE_NS of a stop signal) */
+    bool bounded = o.mode != MODE_CMD || o.window_given;
+    pm_stop_when(m, &stop_signal, bounded ? t0 + (uint64_t)(o.window_s * 1e9) + STOP_GRACE_NS : 0);
     pr_enable(w);
     win.started = time(NULL);
     /* a process's mappings are read once its mmap records are on: a change between the reading
@@ -962,37 +1032,45 @@ static int diagnose(dopts_t *op)
     int go = -1; /* --stacks: the command waits before its exec until perf follows it */
     if (!rc && o.mode == MODE_CMD && !(rc = start_command(&o, &child, o.stacks ? &go : NULL)))
         o.pid = child, rc = pm_watch(m, child, false, true);
-    pid_t perf = !rc && o.stacks ? start_stacks(&o, o.pid) : -1;
+    int data_fd = -1;
+    pid_t perf = !rc && o.stacks ? start_stacks(&o, o.pid, &data_fd) : -1;
     if (go >= 0)
-        release_command(&o, go, perf);
+        release_command(go, perf, data_fd);
     if (rc) {
         pr_close(w);
         pm_free(m);
+        procread_stop();
         return rc > 0 ? rc : die_io("diagnose: %s", strerror(-rc));
     }
-    capture_envs(m);
+    capture_envs(m, &o);
     win.end_reason = watch_loop(w, m, &o, child, t0, &win.exit_status);
     uint64_t t1 = pr_now();
     pr_disable(w); /* the window ends here: nothing after it is counted */
     if (o.mode == MODE_PID)
         win.st1 = proc_stat(o.pid);
     stop_stacks(perf);
+    if (data_fd >= 0)
+        close(data_fd);
     struct timespec ts = {0, (long)SETTLE_NS};
     nanosleep(&ts, NULL);
+    pm_stop_when(m, &stop_signal, pr_now() + STOP_GRACE_NS); /* what is left of the window: as long, at most */
     if (pr_poll(w, t1, pm_feed, m))
         win.end_reason = "out of memory (the counts are lower bounds)";
     pm_finish(m, t1);
     win.self_cpu_s = self_cpu() - cpu0;
     win.seconds = (double)(t1 - t0) / 1e9;
     calib_t c; /* --calibrate: one run, a second of it (16 MiB, 8 rounds), after the window */
-    if (o.calibrate && !calibrate_measure("16M", "8", 1, 120, false, &c)) {
+    if (o.calibrate && !stop_signal && !calibrate_measure("16M", "8", 1, 120, false, &c)) {
         win.calib_ns = c.v[CALIB_FAULT][0];
         win.calib_refault_ns = c.v[CALIB_REFAULT][0];
         win.calib_refault_sys_ns = c.v[CALIB_REFAULT_SYS][0];
     }
+    capture_rest(m, &o);
+    procread_stop();
     rc = hand_over(m, w, &o, &win);
     pr_close(w);
     pm_free(m);
+    free_caps();
     return rc;
 }
 

@@ -75,20 +75,14 @@ int ident_capture_env(int pid, char **block, size_t *len)
     return 0;
 }
 
-int ident_compiled_conf(int pid, char *out, size_t len)
+int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_t len)
 {
-    char link[64], exe[PATH_MAX], line[PATH_MAX + 128], err[256];
+    char link[64], line[PATH_MAX + 128];
     out[0] = '\0';
-    snprintf(link, sizeof link, "/proc/%d/exe", pid);
-    ssize_t n = readlink(link, exe, sizeof exe - 1);
-    if (n <= 0 || len < 2)
-        return -ENOENT;
-    exe[n] = '\0';
-    elf_info_t ei;
-    if (elf_inspect(exe, &ei, err, sizeof err) || !ei.elf || !ei.malloc_conf)
+    if (!exe || !exe->read || !exe->elf.elf || !exe->elf.malloc_conf || len < 2)
         return -ENOENT;
     uint64_t base = 0;
-    if (ei.pie) { /* the lowest mapping of the program file, at file offset 0 */
+    if (exe->elf.pie) { /* the lowest mapping of the program file, at file offset 0 (names compared, none opened) */
         snprintf(link, sizeof link, "/proc/%d/maps", pid);
         FILE *f = fopen(link, "re");
         while (f && fgets(line, sizeof line, f) && !base) {
@@ -96,7 +90,7 @@ int ident_compiled_conf(int pid, char *out, size_t len)
             int at = 0;
             if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off, &at) >= 2 && at && off == 0) {
                 line[strcspn(line, "\n")] = '\0';
-                if (!strcmp(line + at, exe))
+                if (!strcmp(line + at, exe->name))
                     base = lo;
             }
         }
@@ -110,7 +104,7 @@ int ident_compiled_conf(int pid, char *out, size_t len)
     if (fd < 0)
         return -errno;
     uint64_t ptr = 0;
-    ssize_t got = pread(fd, &ptr, sizeof ptr, (off_t)(base + ei.malloc_conf));
+    ssize_t got = pread(fd, &ptr, sizeof ptr, (off_t)(base + exe->elf.malloc_conf));
     if (got == (ssize_t)sizeof ptr && ptr)
         got = pread(fd, out, len - 1, (off_t)ptr);
     close(fd);
@@ -121,6 +115,44 @@ int ident_compiled_conf(int pid, char *out, size_t len)
     out[got] = '\0';
     out[strcspn(out, "\n")] = '\0';
     return 0;
+}
+
+int ident_capture(int pid, bool full_cmdline, ident_capture_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exe_rc = ident_exe(pid, &out->exe);
+    (void)ident_compiled_conf(pid, &out->exe, out->conf, sizeof out->conf);
+    out->env_rc = ident_capture_env(pid, &out->env, &out->env_len);
+    if (out->env_rc)
+        out->env = NULL, out->env_len = 0;
+    char path[64], buf[sizeof out->cmdline];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    size_t len = n > 0 ? (size_t)n : 0;
+    if (len && buf[len - 1] != '\0')
+        buf[len++] = '\0'; /* cut, or a process that rewrote its own: end the last word */
+    size_t keep = 0;
+    unsigned words = 0;
+    for (size_t at = 0; at < len; at += strlen(buf + at) + 1, words++)
+        if (full_cmdline || words == 0)
+            keep = at + strlen(buf + at) + 1;
+    memcpy(out->cmdline, buf, keep);
+    out->cmdline_len = keep;
+    out->hidden_args = full_cmdline || !words ? 0 : words - 1;
+    memset(buf, 0, sizeof buf);
+    return out->exe_rc;
+}
+
+void ident_capture_free(ident_capture_t *c)
+{
+    if (c->env)
+        memset(c->env, 0, c->env_len);
+    free(c->env);
+    c->env = NULL;
+    c->env_len = 0;
 }
 
 /* The value of NAME in an environment block, or NULL. */
@@ -188,20 +220,14 @@ int ident_package(const char *path, char *pkg, size_t pkglen, char *version, siz
     return 0;
 }
 
-/* The first family whose marks are in the file: its mark in *mark. */
-static const alloc_info_t *scan_marks(const char *path, const char **mark)
+/* The first family whose marks are in the open file: its mark in *mark. */
+static const alloc_info_t *scan_marks(int fd, const char **mark)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0)
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0)
         return NULL;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-        close(fd);
-        return NULL;
-    }
     size_t len = (size_t)st.st_size < SCAN_MAX ? (size_t)st.st_size : SCAN_MAX;
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (m == MAP_FAILED)
         return NULL;
     const alloc_info_t *found = NULL;
@@ -216,6 +242,50 @@ static const alloc_info_t *scan_marks(const char *path, const char **mark)
         }
     munmap(m, len);
     return found;
+}
+
+/* Everything ident needs of an open program file (fd), named name in words. */
+static int exe_from_fd(int fd, const char *name, ident_exe_t *out)
+{
+    char err[PATH_MAX + 64];
+    snprintf(out->name, sizeof out->name, "%s", name);
+    int rc = elf_inspect_fd(fd, name, &out->elf, err, sizeof err);
+    if (rc)
+        return rc;
+    out->read = true;
+    if (out->elf.elf && (!out->elf.dynamic || out->elf.defines_malloc))
+        out->marks = scan_marks(fd, &out->mark);
+    return 0;
+}
+
+int ident_exe(int pid, ident_exe_t *out)
+{
+    char link[64];
+    memset(out, 0, sizeof *out);
+    snprintf(link, sizeof link, "/proc/%d/exe", pid);
+    /* the file the kernel runs, opened through its own link: never a name the process could
+     * have put something else at ("prog (deleted)" in a folder of its owner's) */
+    int fd = open(link, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = readlink(link, out->name, sizeof out->name - 1); /* its name, for words only */
+    out->name[n > 0 ? n : 0] = '\0';
+    char name[PATH_MAX];
+    snprintf(name, sizeof name, "%s", out->name);
+    int rc = exe_from_fd(fd, name, out);
+    close(fd);
+    return rc;
+}
+
+int ident_exe_path(const char *path, ident_exe_t *out)
+{
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    int rc = exe_from_fd(fd, path, out);
+    close(fd);
+    return rc;
 }
 
 static void settings(const ident_input_t *in, ident_t *out)
@@ -319,14 +389,13 @@ void ident_read(const ident_input_t *in, ident_t *out)
             snprintf(out->path, sizeof out->path, "%s", in->files[i]);
         }
     }
-    elf_info_t ei;
-    char err[256];
-    bool elf = in->exe && in->exe[0] && !elf_inspect(in->exe, &ei, err, sizeof err) && ei.elf;
+    const elf_info_t *ei = in->exe && in->exe->read && in->exe->elf.elf ? &in->exe->elf : NULL;
+    bool elf = ei != NULL;
     if (out->family) {
         const char *pre = env_get(in, "LD_PRELOAD"); /* read to decide, never printed */
         bool needed = false;
-        for (size_t k = 0; elf && k < ei.nneeded; k++)
-            needed |= !strcmp(ei.needed[k], soname) || !strcmp(ei.needed[k], base_of(out->path));
+        for (size_t k = 0; elf && k < ei->nneeded; k++)
+            needed |= !strcmp(ei->needed[k], soname) || !strcmp(ei->needed[k], base_of(out->path));
         snprintf(out->how, sizeof out->how, "%s",
                  pre && (strstr(pre, soname) || strstr(pre, base_of(out->path))) ? "preloaded"
                  : needed                                                        ? "linked"
@@ -335,18 +404,18 @@ void ident_read(const ident_input_t *in, ident_t *out)
                  !strcmp(out->how, "preloaded") ? "named in LD_PRELOAD"
                  : !strcmp(out->how, "linked")  ? "the program needs it"
                                                 : "loaded by a library or dlopen");
-    } else if (elf && (!ei.dynamic || ei.defines_malloc)) {
-        const char *mark = NULL;
-        out->family = scan_marks(in->exe, &mark);
-        snprintf(out->how, sizeof out->how, "%s", ei.dynamic ? "built-in" : "static");
-        snprintf(out->path, sizeof out->path, "%s", in->exe);
+    } else if (elf && (!ei->dynamic || ei->defines_malloc)) {
+        const char *mark = in->exe->mark;
+        out->family = in->exe->marks;
+        snprintf(out->how, sizeof out->how, "%s", ei->dynamic ? "built-in" : "static");
+        snprintf(out->path, sizeof out->path, "%s", in->exe->name);
         out->sure = out->family && !alloc_is_system(out->family); /* libc's: unless it was replaced */
         if (out->family)
             snprintf(out->evidence, sizeof out->evidence, "%s program %s carries \"%s\"",
-                     ei.dynamic ? "the" : "the static", in->exe, mark);
+                     ei->dynamic ? "the" : "the static", in->exe->name, mark);
         else
             snprintf(out->evidence, sizeof out->evidence, "%s program %s has its own malloc, of no family known here",
-                     ei.dynamic ? "the" : "the static", in->exe);
+                     ei->dynamic ? "the" : "the static", in->exe->name);
     } else if (libc) {
         out->family = alloc_system();
         out->sure = false;

@@ -8,6 +8,7 @@
  * cannot be seen from outside; ident says so rather than guess. */
 #ifndef MB_IDENT_H
 #define MB_IDENT_H
+#include "elfinfo.h"
 #include "family.h"
 
 #include <limits.h>
@@ -29,13 +30,25 @@ typedef struct {
     char malloc_conf_compiled[256];  /* the program's own `malloc_conf` string ("" none or unread) */
 } ident_t;
 
+/* What ident reads of a program file: always through a descriptor the kernel hands over
+ * (/proc/PID/exe) or a path the user named, opened non-blocking and read only when fstat
+ * says it is a regular file; never through a name the watched process could have put
+ * something else at. */
+typedef struct {
+    bool read;                  /* false: not read (name may still say what it was) */
+    char name[PATH_MAX];        /* its name, for words and for matching /proc/PID/maps lines */
+    elf_info_t elf;
+    const alloc_info_t *marks;  /* a static or self-allocating program: the family whose marks it carries */
+    const char *mark;
+} ident_exe_t;
+
 /* What ident reads of a process: the files it maps (each once), its
  * program file, and its environment block (NUL-separated, as
  * /proc/PID/environ; environ_len 0: unknown). */
 typedef struct {
     const char *const *files;
     size_t nfiles;
-    const char *exe;
+    const ident_exe_t *exe;     /* NULL: the program file was not read */
     const char *environ;
     size_t environ_len;
     const char *compiled_conf;  /* ident_compiled_conf's reading, or NULL */
@@ -56,12 +69,38 @@ int ident_environ(int pid, char **buf, size_t *len);
  * rest of the environment is dropped here, as it is read.  0 or -errno. */
 int ident_capture_env(int pid, char **block, size_t *len);
 
+/* pid's program file, opened through /proc/PID/exe: 0, or -errno (gone, not a regular
+ * file, unreadable). */
+int ident_exe(int pid, ident_exe_t *out);
+/* A program file the user named (a command diagnose starts): the same reading. */
+int ident_exe_path(const char *path, ident_exe_t *out);
+
 /* The string a running program's own `malloc_conf` points to (jemalloc reads it before its
- * environment): the symbol's address from the program file (elfinfo), its load base from
- * /proc/PID/maps, the pointer and the string read through /proc/PID/mem (root; the process
- * is not stopped).  0 with the string in out, or -ENOENT (the program defines none, or it is
- * NULL) or -errno. */
-int ident_compiled_conf(int pid, char *out, size_t len);
+ * environment): the symbol's address from the program file (exe, read by ident_exe), its load
+ * base from /proc/PID/maps, the pointer and the string read through /proc/PID/mem (root; the
+ * process is not stopped).  0 with the string in out, or -ENOENT (the program defines none, or
+ * it is NULL) or -errno. */
+int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_t len);
+
+/* Everything diagnose reads of a running process that the process could make slow (its
+ * program file, its memory through /proc): taken while the image runs, by procread.h's
+ * reader.  The command line keeps its program's name only, the number of further words
+ * counted (they may carry secrets), unless full. */
+typedef struct {
+    int exe_rc;                 /* ident_exe's: 0 read */
+    ident_exe_t exe;
+    char conf[256];             /* ident_compiled_conf's string ("" none) */
+    int env_rc;                 /* ident_capture_env's: 0 read */
+    char *env;                  /* its block (malloc'd; NULL none) */
+    size_t env_len;
+    char cmdline[4096];         /* argv words, NUL-separated: argv[0] only unless full */
+    size_t cmdline_len;
+    unsigned hidden_args;       /* argv words left out */
+} ident_capture_t;
+
+int ident_capture(int pid, bool full_cmdline, ident_capture_t *out);
+/* Frees (and wipes) what ident_capture allocated. */
+void ident_capture_free(ident_capture_t *c);
 
 /* What a family's variables the process started with (ident_t.vars, "NAME=value") set, as
  * `mallocbench exec -t` takes it: each into out[] as "tunable=value" (canonical, checked by the

@@ -17,9 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 
 #define PAGE 4096ull
 #define USER_TOP 0x800000000000ull
+#define CHUNK_PAGES 512ull          /* 2 MiB */
+#define STOP_GRACE_NS 300000000ull  /* records still taken after a stop signal */
 enum { ST_NONE, ST_TOUCHED, ST_GONE, ST_LAZY, ST_REFAULTED };
 #define TIME_MASK ((1ull << 48) - 1)
 #define PACK(st, detail, t) (((uint64_t)(st) << 60) | ((uint64_t)(detail) << 48) | ((t) & TIME_MASK))
@@ -46,7 +49,16 @@ typedef struct {
 struct pm_model {
     uint64_t t0;
     bool follow, all;
-    int32_t self;
+    int32_t self, ignored;  /* ours, and our reader's (procread.h): never watched */
+    /* the bound on the model's memory: past it no page is added, its bytes are untracked */
+    uint64_t limit, other_bytes; /* other_bytes: what is not in the maps below (images, mappings, replay) */
+    bool capped;
+    /* when to stop taking records: a flag set (a signal), then STOP_GRACE_NS more; or stop_at */
+    volatile sig_atomic_t *stop_flag;
+    uint64_t stop_seen, stop_at, checks;
+    bool stopped;
+    uint64_t dropped;       /* records not taken once stopped */
+    hmap_t chunks;          /* (image, 2 MiB chunk) -> pages of it in `pages`: give-backs skip empty ones */
     hmap_t pages;           /* (image, page) -> state */
     hmap_t by_pid;          /* pid -> index + 1 of its current image */
     hmap_t others;          /* pids known not to be watched (follow mode) */
@@ -85,7 +97,10 @@ int pm_new(pm_model_t **out, uint64_t t0, bool follow)
         return -ENOMEM;
     strpool_init(&m->names);
     m->t0 = t0, m->follow = follow;
+    m->limit = PM_DEFAULT_LIMIT;
+    m->ignored = -1;
     hmap_init(&m->pages, NULL);
+    hmap_init(&m->chunks, NULL);
     hmap_init(&m->by_pid, NULL);
     hmap_init(&m->others, NULL);
     hmap_init(&m->by_tid, NULL);
@@ -110,6 +125,7 @@ void pm_free(pm_model_t *m)
     free(m->pend);
     strpool_free(&m->names);
     hmap_free(&m->pages);
+    hmap_free(&m->chunks);
     hmap_free(&m->by_pid);
     hmap_free(&m->others);
     hmap_free(&m->by_tid);
@@ -121,6 +137,81 @@ void pm_free(pm_model_t *m)
 void pm_set_names(pm_model_t *m, const pr_watch_t *w)
 {
     m->w = w;
+}
+
+void pm_limit(pm_model_t *m, uint64_t bytes)
+{
+    m->limit = bytes;
+}
+
+void pm_stop_when(pm_model_t *m, volatile sig_atomic_t *flag, uint64_t at)
+{
+    m->stop_flag = flag;
+    m->stop_at = at;
+}
+
+void pm_ignore(pm_model_t *m, pid_t pid)
+{
+    m->ignored = (int32_t)pid;
+}
+
+static size_t hmap_bytes(const hmap_t *h)
+{
+    return h->cap * 2 * sizeof(uint64_t);
+}
+
+uint64_t pm_bytes(const pm_model_t *m)
+{
+    return hmap_bytes(&m->pages) + hmap_bytes(&m->chunks) + hmap_bytes(&m->refaulted) + hmap_bytes(&m->by_pid) +
+           hmap_bytes(&m->others) + hmap_bytes(&m->by_tid) + m->rpages_cap * sizeof *m->rpages +
+           m->pend_cap * sizeof *m->pend + m->procs_cap * (sizeof *m->procs + sizeof *m->exec_first) +
+           m->names.cap + hmap_bytes(&m->names.index) + m->other_bytes;
+}
+
+bool pm_capped(const pm_model_t *m)
+{
+    return m->capped;
+}
+
+uint64_t pm_dropped(const pm_model_t *m)
+{
+    return m->dropped;
+}
+
+/* Has the time to stop come (a stop signal STOP_GRACE_NS ago, or stop_at)?  Checked every
+ * 256th time only: reading the clock costs. */
+static bool should_stop(pm_model_t *m)
+{
+    if (m->stopped)
+        return true;
+    if ((m->checks++ & 255) || (!m->stop_at && !(m->stop_flag && *m->stop_flag)))
+        return false;
+    uint64_t now = pr_now();
+    if (m->stop_flag && *m->stop_flag && !m->stop_seen)
+        m->stop_seen = now;
+    m->stopped = (m->stop_seen && now > m->stop_seen + STOP_GRACE_NS) || (m->stop_at && now > m->stop_at);
+    return m->stopped;
+}
+
+/* May h take one key more without the model passing its limit (a growth holds old and new)? */
+static bool room_in(pm_model_t *m, const hmap_t *h)
+{
+    if (h->cap && (h->n + 1) * 4 <= h->cap * 3)
+        return true;
+    size_t grown = (h->cap ? h->cap * 2 : 64) * 2 * sizeof(uint64_t);
+    if (pm_bytes(m) + grown <= m->limit)
+        return true;
+    m->capped = true;
+    return false;
+}
+
+/* Memory for the lists that grow by realloc (mappings, replay, series): within the limit? */
+static bool room_for(pm_model_t *m, size_t more)
+{
+    if (pm_bytes(m) + more <= m->limit)
+        return true;
+    m->capped = true;
+    return false;
 }
 
 static uint64_t rel(const pm_model_t *m, uint64_t t)
@@ -149,7 +240,7 @@ static pm_proc_t *image_new(pm_model_t *m, int32_t pid, uint64_t t, bool exec_fi
             return NULL;
         m->procs_cap = cap;
     }
-    pm_proc_t *p = calloc(1, sizeof *p);
+    pm_proc_t *p = room_for(m, sizeof *p) ? calloc(1, sizeof *p) : NULL;
     if (!p || hmap_put(&m->by_pid, (uint64_t)(uint32_t)pid, m->nprocs + 1)) {
         free(p);
         return NULL;
@@ -161,78 +252,29 @@ static pm_proc_t *image_new(pm_model_t *m, int32_t pid, uint64_t t, bool exec_fi
     p->series_step = 1;
     m->exec_first[m->nprocs] = exec_first;
     p->before_exec = exec_first;
+    m->other_bytes += sizeof *p;
     m->procs[m->nprocs++] = p;
     return p;
 }
 
 /* ---- mappings ------------------------------------------------------------ */
 
-/* Room for two more mappings: 0, or -ENOMEM. */
-static int maps_reserve(pm_proc_t *p)
+/* Room for two more mappings: 0, or -ENOMEM (out of memory, or past the model's limit). */
+static int maps_reserve(pm_model_t *m, pm_proc_t *p)
 {
     if (p->nmaps + 2 <= p->maps_cap)
         return 0;
     size_t cap = p->maps_cap ? 2 * p->maps_cap : 64;
-    struct pm_map *g = realloc(p->maps, cap * sizeof *g);
+    struct pm_map *g = room_for(m, (cap - p->maps_cap) * sizeof *g) ? realloc(p->maps, cap * sizeof *g) : NULL;
     if (!g)
         return -ENOMEM;
+    m->other_bytes += (cap - p->maps_cap) * sizeof *g;
     p->maps = g, p->maps_cap = cap;
     return 0;
 }
 
-/* Removes [lo, hi) from p's mappings, splitting any that straddle it (one may become two). */
-static void maps_remove(pm_proc_t *p, uint64_t lo, uint64_t hi)
-{
-    if (maps_reserve(p))
-        return;
-    size_t o = 0;
-    struct pm_map extra = {0};
-    bool has_extra = false;
-    for (size_t i = 0; i < p->nmaps; i++) {
-        struct pm_map x = p->maps[i];
-        if (x.hi <= lo || x.lo >= hi) {
-            p->maps[o++] = x;
-            continue;
-        }
-        if (x.lo < lo) {
-            struct pm_map left = x;
-            left.hi = lo;
-            p->maps[o++] = left;
-        }
-        if (x.hi > hi) {
-            extra = x, extra.lo = hi, has_extra = true; /* at most one straddles the end */
-        }
-    }
-    p->nmaps = o;
-    if (has_extra) {
-        size_t i = 0;
-        while (i < p->nmaps && p->maps[i].lo < extra.lo)
-            i++;
-        memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps); /* room: maps_reserve */
-        p->maps[i] = extra;
-        p->nmaps++;
-    }
-}
-
-static void maps_add(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, const char *name)
-{
-    maps_remove(p, lo, hi);
-    bool named = name[0] == '/' && name[1] != '/'; /* perf names anonymous memory "//anon" */
-    bool file = named && strncmp(name, "/dev/zero", 9) && strncmp(name, "/memfd:", 7);
-    if (!named)
-        return; /* anonymous: the removal was the news */
-    uint32_t handle = strpool_add(&m->names, name, SIZE_MAX);
-    if (maps_reserve(p))
-        return;
-    size_t i = 0;
-    while (i < p->nmaps && p->maps[i].lo < lo)
-        i++;
-    memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps);
-    p->maps[i] = (struct pm_map){lo, hi, handle, file};
-    p->nmaps++;
-}
-
-static const struct pm_map *map_at(const pm_proc_t *p, uint64_t addr)
+/* The first mapping of p that ends after addr (p->nmaps: none). */
+static size_t map_index(const pm_proc_t *p, uint64_t addr)
 {
     size_t lo = 0, hi = p->nmaps;
     while (lo < hi) {
@@ -242,7 +284,55 @@ static const struct pm_map *map_at(const pm_proc_t *p, uint64_t addr)
         else
             hi = mid;
     }
-    return lo < p->nmaps && p->maps[lo].lo <= addr ? &p->maps[lo] : NULL;
+    return lo;
+}
+
+/* Removes [lo, hi) from p's mappings, splitting any that straddle it (one may become two).
+ * Found by binary search: a call that removes nothing (anonymous memory) costs log n. */
+static void maps_remove(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi)
+{
+    size_t i = map_index(p, lo), j = i;
+    while (j < p->nmaps && p->maps[j].lo < hi)
+        j++;
+    if (i == j)
+        return; /* nothing mapped there */
+    struct pm_map left = p->maps[i], right = p->maps[j - 1];
+    struct pm_map keep[2];
+    size_t nkeep = 0;
+    if (left.lo < lo)
+        left.hi = lo, keep[nkeep++] = left;
+    if (right.hi > hi)
+        right.lo = hi, keep[nkeep++] = right;
+    if (nkeep > j - i && maps_reserve(m, p))
+        nkeep = j - i; /* no room for a split: the part past hi is forgotten */
+    memmove(p->maps + i + nkeep, p->maps + j, (p->nmaps - j) * sizeof *p->maps);
+    memcpy(p->maps + i, keep, nkeep * sizeof *keep);
+    p->nmaps = p->nmaps - (j - i) + nkeep;
+}
+
+static void maps_add(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, const char *name)
+{
+    maps_remove(m, p, lo, hi);
+    bool named = name[0] == '/' && name[1] != '/'; /* perf names anonymous memory "//anon" */
+    bool file = named && strncmp(name, "/dev/zero", 9) && strncmp(name, "/memfd:", 7);
+    if (!named || hi <= lo)
+        return; /* anonymous: the removal was the news */
+    if (maps_reserve(m, p))
+        return;
+    uint32_t handle = strpool_add(&m->names, name, SIZE_MAX);
+    const char *b = strrchr(name, '/');
+    if (b && !strncmp(b + 1, "libc.so", 7))
+        p->has_libc = true;
+    size_t i = map_index(p, lo); /* in address order: /proc/PID/maps' order appends */
+    memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof *p->maps);
+    p->maps[i] = (struct pm_map){lo, hi, handle, file};
+    p->nmaps++;
+}
+
+static const struct pm_map *map_at(const pm_proc_t *p, uint64_t addr)
+{
+    size_t i = map_index(p, addr);
+    return i < p->nmaps && p->maps[i].lo <= addr ? &p->maps[i] : NULL;
 }
 
 const char *pm_file_at(const pm_model_t *m, const pm_proc_t *p, uint64_t addr)
@@ -327,7 +417,7 @@ int pm_watch_all(pm_model_t *m, pid_t self)
     while ((e = readdir(d)))
         if (isdigit((unsigned char)e->d_name[0])) {
             int32_t q = (int32_t)strtol(e->d_name, NULL, 10);
-            if (q == self)
+            if (q == self || q == m->ignored)
                 continue;
             pm_proc_t *p = image_new(m, q, 0, false);
             if (!p) {
@@ -344,6 +434,8 @@ int pm_watch_all(pm_model_t *m, pid_t self)
 bool pm_wants(void *ctx, int32_t pid)
 {
     pm_model_t *m = ctx;
+    if (pid == m->ignored)
+        return false;
     if (m->all)
         return pid > 0 && pid != m->self;
     if (hmap_get(&m->by_pid, (uint64_t)(uint32_t)pid))
@@ -353,15 +445,18 @@ bool pm_wants(void *ctx, int32_t pid)
 
 /* ---- the replay ------------------------------------------------------------ */
 
-static void series_note(pm_proc_t *p, uint64_t t)
+static void series_note(pm_model_t *m, pm_proc_t *p, uint64_t t)
 {
     for (int k = 0; k < 2; k++)
         if (p->kept[k] > p->peak[k])
             p->peak[k] = p->kept[k];
     if (p->nseries && t < p->series[p->nseries - 1].t + 10000000ull * p->series_step)
         return;
-    if (!p->series && !(p->series = malloc(PM_SERIES * sizeof *p->series)))
-        return;
+    if (!p->series) {
+        if (!room_for(m, PM_SERIES * sizeof *p->series) || !(p->series = malloc(PM_SERIES * sizeof *p->series)))
+            return;
+        m->other_bytes += PM_SERIES * sizeof *p->series;
+    }
     if (p->nseries == PM_SERIES) { /* keep every other point, twice as far apart from now on */
         for (size_t i = 0; i < PM_SERIES / 2; i++)
             p->series[i] = p->series[2 * i];
@@ -378,43 +473,84 @@ static uint64_t key_of(uint32_t idx, uint64_t page)
     return ((uint64_t)idx << 36) | (page & ((1ull << 36) - 1));
 }
 
-/* [lo, hi) of p given back at t, by `by` (lazy: MADV_FREE), by its allocator or other code. */
+/* A page new to the model: false (nothing added) past the model's limit. */
+static bool page_new(pm_model_t *m, const pm_proc_t *p, uint64_t pg, uint64_t val)
+{
+    uint64_t ck = key_of(p->idx, pg / CHUNK_PAGES), *c = hmap_get(&m->chunks, ck);
+    if (!room_in(m, &m->pages) || (!c && !room_in(m, &m->chunks)))
+        return false;
+    if (hmap_put(&m->pages, key_of(p->idx, pg), val))
+        return m->capped = true, false;
+    if ((c = hmap_get(&m->chunks, ck)))
+        (*c)++;
+    else if (hmap_put(&m->chunks, ck, 1))
+        m->capped = true;
+    return true;
+}
+
+/* Page pg of p given back at t (see give_back). */
+static void give_page(pm_model_t *m, pm_proc_t *p, uint64_t pg, pm_by_t by, bool lazy, bool alloc, uint64_t t)
+{
+    uint64_t *v = hmap_get(&m->pages, key_of(p->idx, pg));
+    unsigned st = v ? ST_OF(*v) : ST_NONE;
+    if (lazy) {
+        if (st != ST_GONE && v)
+            *v = PACK(ST_LAZY, 0, t);
+        else if (!v && !page_new(m, p, pg, PACK(ST_LAZY, 0, t)))
+            p->untracked_bytes += PAGE;
+        return;
+    }
+    if (st == ST_GONE) { /* given back twice: a madvise'd page now unmapped leaves the madvise-only keep */
+        unsigned d = DETAIL_OF(*v);
+        if ((d & 3u) == PM_BY_MADVISE && by != PM_BY_MADVISE && (d & 4u)) {
+            p->kept[0] -= PAGE;
+            *v = PACK(ST_GONE, GONE_DETAIL(by, 1, GONE_ALLOC(d)), TIME_OF(*v));
+        }
+        return;
+    }
+    /* a page is kept by the setting if it was in use: all madvise'd pages (allocators
+     * advise what they dirtied), unmapped ones only where the window saw them touched */
+    bool counted = alloc && (by == PM_BY_MADVISE || st == ST_TOUCHED || st == ST_REFAULTED);
+    uint64_t val = PACK(ST_GONE, GONE_DETAIL(by, counted, alloc), t);
+    if (v) {
+        *v = val;
+    } else if (!page_new(m, p, pg, val)) {
+        p->untracked_bytes += PAGE; /* past the limit: neither kept nor told apart when it returns */
+        return;
+    }
+    if (counted) {
+        p->kept[1] += PAGE;
+        if (by == PM_BY_MADVISE)
+            p->kept[0] += PAGE;
+    }
+}
+
+/* [lo, hi) of p given back at t, by `by` (lazy: MADV_FREE), by its allocator or other code.
+ * Past the model's limit only pages it holds already are followed: a 2 MiB chunk it holds
+ * none of is counted as untracked in one step, so a call costs its chunks, not its pages. */
 static void give_back(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, pm_by_t by, bool lazy, bool alloc,
                       uint64_t t)
 {
     if (hi <= lo || lo >= USER_TOP)
         return;
+    if (hi > USER_TOP)
+        hi = USER_TOP;
     if (hi - lo > PM_RANGE_MAX) {
         p->untracked_bytes += hi - lo;
         return;
     }
-    for (uint64_t pg = lo / PAGE; pg < (hi + PAGE - 1) / PAGE; pg++) {
-        uint64_t key = key_of(p->idx, pg), *v = hmap_get(&m->pages, key);
-        unsigned st = v ? ST_OF(*v) : ST_NONE;
-        if (lazy) {
-            if (st != ST_GONE)
-                hmap_put(&m->pages, key, PACK(ST_LAZY, 0, t));
+    uint64_t first = lo / PAGE, end = (hi + PAGE - 1) / PAGE;
+    for (uint64_t c = first / CHUNK_PAGES; c <= (end - 1) / CHUNK_PAGES; c++) {
+        uint64_t a = c * CHUNK_PAGES > first ? c * CHUNK_PAGES : first;
+        uint64_t b = (c + 1) * CHUNK_PAGES < end ? (c + 1) * CHUNK_PAGES : end;
+        if (should_stop(m) || (m->capped && !hmap_get(&m->chunks, key_of(p->idx, c)))) {
+            p->untracked_bytes += (b - a) * PAGE;
             continue;
         }
-        if (st == ST_GONE) { /* given back twice: a madvise'd page now unmapped leaves the madvise-only keep */
-            unsigned d = DETAIL_OF(*v);
-            if ((d & 3u) == PM_BY_MADVISE && by != PM_BY_MADVISE && (d & 4u)) {
-                p->kept[0] -= PAGE;
-                *v = PACK(ST_GONE, GONE_DETAIL(by, 1, GONE_ALLOC(d)), TIME_OF(*v));
-            }
-            continue;
-        }
-        /* a page is kept by the setting if it was in use: all madvise'd pages (allocators
-         * advise what they dirtied), unmapped ones only where the window saw them touched */
-        bool counted = alloc && (by == PM_BY_MADVISE || st == ST_TOUCHED || st == ST_REFAULTED);
-        if (counted) {
-            p->kept[1] += PAGE;
-            if (by == PM_BY_MADVISE)
-                p->kept[0] += PAGE;
-        }
-        hmap_put(&m->pages, key, PACK(ST_GONE, GONE_DETAIL(by, counted, alloc), t));
+        for (uint64_t pg = a; pg < b; pg++)
+            give_page(m, p, pg, by, lazy, alloc, t);
     }
-    series_note(p, t);
+    series_note(m, p, t);
 }
 
 static void on_madvise(pm_model_t *m, pm_proc_t *p, const uint64_t *a, bool alloc, uint64_t t)
@@ -456,10 +592,7 @@ static bool by_allocator(pm_model_t *m, pm_proc_t *p, const uint64_t *a)
         return false;
     if (is_allocator_lib(lib))
         return true;
-    for (size_t i = 0; i < p->nmaps; i++) /* no libc mapped: a static program */
-        if (strstr(pm_lib_name(m, p->maps[i].name), "/libc.so"))
-            return false;
-    return true;
+    return !p->has_libc; /* no libc mapped: a static program */
 }
 
 /* A call that returned: apply it (failed calls are only counted). */
@@ -482,7 +615,7 @@ static void on_call(pm_model_t *m, pm_proc_t *p, const pending_t *c, int64_t ret
         if (alloc)
             p->unmapped_debt += (a[1] + PAGE - 1) & ~(PAGE - 1);
         give_back(m, p, a[0], a[0] + a[1], PM_BY_MUNMAP, false, alloc, t);
-        maps_remove(p, a[0], a[0] + a[1]);
+        maps_remove(m, p, a[0], a[0] + a[1]);
         break;
     case PR_SYS_BRK: {
         uint64_t nb = (uint64_t)ret;
@@ -500,13 +633,20 @@ static void on_call(pm_model_t *m, pm_proc_t *p, const pending_t *c, int64_t ret
             give_back(m, p, a[0] + a[2], a[0] + a[1], PM_BY_MUNMAP, false, alloc, t);
         }
         break;
-    case PR_SYS_MMAP: /* MAP_FIXED over pages in use discards them */
-        if (a[3] & MAP_FIXED) {
-            for (uint64_t pg = a[0] / PAGE; pg < (a[0] + a[1] + PAGE - 1) / PAGE && a[1] <= PM_RANGE_MAX; pg++) {
-                uint64_t *v = hmap_get(&m->pages, key_of(p->idx, pg));
-                if (v && (ST_OF(*v) == ST_TOUCHED || ST_OF(*v) == ST_REFAULTED)) {
-                    bytes += PAGE;
-                    give_back(m, p, pg * PAGE, (pg + 1) * PAGE, PM_BY_MUNMAP, false, alloc, t);
+    case PR_SYS_MMAP: /* MAP_FIXED over pages in use discards them (only chunks the model holds are looked at) */
+        if ((a[3] & MAP_FIXED) && a[1] <= PM_RANGE_MAX && a[0] < USER_TOP) {
+            uint64_t first = a[0] / PAGE, end = (a[0] + a[1] + PAGE - 1) / PAGE;
+            for (uint64_t c = first / CHUNK_PAGES; end > first && c <= (end - 1) / CHUNK_PAGES; c++) {
+                if (should_stop(m) || !hmap_get(&m->chunks, key_of(p->idx, c)))
+                    continue;
+                uint64_t lo = c * CHUNK_PAGES > first ? c * CHUNK_PAGES : first;
+                uint64_t hi = (c + 1) * CHUNK_PAGES < end ? (c + 1) * CHUNK_PAGES : end;
+                for (uint64_t pg = lo; pg < hi; pg++) {
+                    uint64_t *v = hmap_get(&m->pages, key_of(p->idx, pg));
+                    if (v && (ST_OF(*v) == ST_TOUCHED || ST_OF(*v) == ST_REFAULTED)) {
+                        bytes += PAGE;
+                        give_back(m, p, pg * PAGE, (pg + 1) * PAGE, PM_BY_MUNMAP, false, alloc, t);
+                    }
                 }
             }
         }
@@ -529,11 +669,11 @@ static void on_call(pm_model_t *m, pm_proc_t *p, const pending_t *c, int64_t ret
 /* Remembers a re-faulted page once (its first re-fault). */
 static void note_refaulted(pm_model_t *m, const pm_proc_t *p, uint64_t key, uint64_t addr)
 {
-    if (hmap_get(&m->refaulted, key) || hmap_put(&m->refaulted, key, 1))
+    if (hmap_get(&m->refaulted, key) || !room_in(m, &m->refaulted) || hmap_put(&m->refaulted, key, 1))
         return;
     if (m->nrpages + 2 > m->rpages_cap) {
         size_t cap = m->rpages_cap ? 2 * m->rpages_cap : 4096;
-        uint64_t *g = realloc(m->rpages, cap * sizeof *g);
+        uint64_t *g = room_for(m, cap * sizeof *g) ? realloc(m->rpages, cap * sizeof *g) : NULL;
         if (!g)
             return;
         m->rpages = g, m->rpages_cap = cap;
@@ -581,7 +721,7 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
                 p->kept[0] -= PAGE;
         }
         *v = PACK(ST_REFAULTED, REFAULT_DETAIL(b, by, GONE_ALLOC(d)), t);
-        series_note(p, t);
+        series_note(m, p, t);
         note_refaulted(m, p, key, addr);
         return;
     }
@@ -616,7 +756,7 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
     if (v)
         *v = PACK(ST_TOUCHED, 0, t);
     else
-        hmap_put(&m->pages, key, PACK(ST_TOUCHED, 0, t));
+        (void)page_new(m, p, addr / PAGE, PACK(ST_TOUCHED, 0, t)); /* past the limit: a later re-fault reads as first */
 }
 
 /* ---- cpu samples ---------------------------------------------------------- */
@@ -710,13 +850,16 @@ static pm_proc_t *image_for(pm_model_t *m, const pr_rec_t *r, uint64_t t)
         c->fork_t = t;
         c->brk = parent->brk;
         memcpy(c->comm, parent->comm, sizeof c->comm);
-        if (parent->nmaps && (c->maps = malloc((parent->nmaps + 2) * sizeof *c->maps))) {
+        c->has_libc = parent->has_libc;
+        if (parent->nmaps && room_for(m, (parent->nmaps + 2) * sizeof *c->maps) &&
+            (c->maps = malloc((parent->nmaps + 2) * sizeof *c->maps))) {
             memcpy(c->maps, parent->maps, parent->nmaps * sizeof *c->maps);
             c->nmaps = parent->nmaps, c->maps_cap = parent->nmaps + 2;
+            m->other_bytes += c->maps_cap * sizeof *c->maps;
         }
         return NULL; /* nothing more to do with the fork itself */
     }
-    if (!p && m->all && r->pid > 0 && r->pid != m->self)
+    if (!p && m->all && r->pid > 0 && r->pid != m->self && r->pid != m->ignored)
         p = image_new(m, r->pid, t, false);
     return p;
 }
@@ -724,6 +867,10 @@ static pm_proc_t *image_for(pm_model_t *m, const pr_rec_t *r, uint64_t t)
 void pm_feed(void *ctx, const pr_rec_t *r)
 {
     pm_model_t *m = ctx;
+    if (should_stop(m)) {
+        m->dropped++;
+        return;
+    }
     uint64_t t = rel(m, r->time);
     pm_proc_t *p = image_for(m, r, t);
     if (!p) {

@@ -12,6 +12,7 @@
 #define MB_PAGEMODEL_H
 #include "perfring.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #define PM_NADVICE 32   /* madvise advice values counted by number; larger ones as "other" */
 #define PM_SERIES 4096  /* points of the replay kept per process (then every other one) */
 #define PM_RANGE_MAX (1ull << 30) /* a give-back above this is counted, not tracked page by page */
+#define PM_DEFAULT_LIMIT (192ull << 20) /* the model's memory unless pm_limit says otherwise */
 
 /* What the fault breakdown sums: every fault of the window is one of these. */
 typedef enum { PM_FIRST, PM_REFAULT, PM_LAZY, PM_COW, PM_FILE, PM_OTHER, PM_NCLASS } pm_class_t;
@@ -80,6 +82,7 @@ typedef struct pm_proc {
     /* mappings: file-backed and executable ranges, sorted, not overlapping */
     struct pm_map *maps;
     size_t nmaps, maps_cap;
+    bool has_libc;                /* libc.so is mapped (else a static program: its own code may allocate) */
 } pm_proc_t;
 
 typedef struct pm_model pm_model_t;
@@ -98,6 +101,20 @@ int pm_watch_all(pm_model_t *m, pid_t self);
 bool pm_wants(void *m, int32_t pid);
 /* One record, in time order (perfring's fn). */
 void pm_feed(void *m, const pr_rec_t *r);
+/* The most memory the model may hold (its maps and lists, not what the allocator keeps
+ * around them): past it no page is added, and what would have been is counted in
+ * untracked_bytes (pm_capped says so: the counts are lower bounds then). */
+void pm_limit(pm_model_t *m, uint64_t bytes);
+/* What the model holds now, bytes. */
+uint64_t pm_bytes(const pm_model_t *m);
+bool pm_capped(const pm_model_t *m);
+/* Stop taking records (every later one is counted in pm_dropped) 0.3 s after *flag turns
+ * non-zero (a signal), or once perfring's clock passes at (0: never).  Checked inside every
+ * long step, so that no record stream can hold the model past it. */
+void pm_stop_when(pm_model_t *m, volatile sig_atomic_t *flag, uint64_t at);
+uint64_t pm_dropped(const pm_model_t *m);
+/* A process never watched, --all included (diagnose's own reader). */
+void pm_ignore(pm_model_t *m, pid_t pid);
 /* perfring's names, for the records' name handles. */
 void pm_set_names(pm_model_t *m, const pr_watch_t *w);
 /* The window ends at t (perfring's clock): closes the replay. */

@@ -1,0 +1,168 @@
+/* procread.c - the reader of procread.h.  One request at a time over a
+ * socket pair: {pid, full} in, the ident_capture_t (its env pointer
+ * cleared) and the environment block's bytes out. */
+#include "procread.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ENV_MAX (16u << 20) /* the most of an environment block taken back */
+
+typedef struct {
+    int32_t pid, full;
+} request_t;
+
+static int sock = -1;
+static pid_t reader = -1;
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    for (const char *c = p; n;) {
+        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static _Noreturn void serve(int fd, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(0);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    for (;;) {
+        request_t rq;
+        ssize_t n = recv(fd, &rq, sizeof rq, MSG_WAITALL);
+        if (n != (ssize_t)sizeof rq)
+            _exit(0);
+        ident_capture_t c;
+        ident_capture(rq.pid, rq.full != 0, &c);
+        char *env = c.env;
+        if (c.env_len > ENV_MAX)
+            c.env_len = 0;
+        c.env = NULL;
+        if (write_all(fd, &c, sizeof c) || (c.env_len && write_all(fd, env, c.env_len)))
+            _exit(0);
+        c.env = env;
+        ident_capture_free(&c);
+    }
+}
+
+int procread_start(void)
+{
+    if (reader > 0)
+        return 0;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        return -errno;
+    pid_t parent = getpid(), p = fork();
+    if (p < 0) {
+        int e = errno;
+        close(sv[0]), close(sv[1]);
+        return -e;
+    }
+    if (p == 0) {
+        close(sv[0]);
+        serve(sv[1], parent);
+    }
+    close(sv[1]);
+    sock = sv[0], reader = p;
+    return 0;
+}
+
+pid_t procread_pid(void)
+{
+    return reader;
+}
+
+void procread_stop(void)
+{
+    if (reader <= 0)
+        return;
+    close(sock);
+    kill(reader, SIGKILL);
+    while (waitpid(reader, NULL, 0) < 0 && errno == EINTR)
+        ;
+    sock = -1, reader = -1;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* n bytes into p before the deadline: 0, or -ETIMEDOUT / -EPIPE. */
+static int read_until(void *p, size_t n, uint64_t deadline)
+{
+    for (char *c = p; n;) {
+        uint64_t now = now_ms();
+        if (now >= deadline)
+            return -ETIMEDOUT;
+        struct pollfd pf = {sock, POLLIN, 0};
+        int r = poll(&pf, 1, (int)(deadline - now));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            return -ETIMEDOUT;
+        ssize_t got = r > 0 ? recv(sock, c, n, MSG_DONTWAIT) : -1;
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0)
+            return -EPIPE;
+        c += got, n -= (size_t)got;
+    }
+    return 0;
+}
+
+int procread_capture(int pid, bool full_cmdline, unsigned timeout_ms, ident_capture_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exe_rc = out->env_rc = -ETIMEDOUT;
+    int rc = procread_start();
+    if (rc)
+        return rc;
+    uint64_t deadline = now_ms() + timeout_ms;
+    request_t rq = {pid, full_cmdline};
+    ident_capture_t c;
+    if (write_all(sock, &rq, sizeof rq))
+        rc = -EPIPE;
+    else
+        rc = read_until(&c, sizeof c, deadline);
+    if (!rc && c.env_len > ENV_MAX)
+        rc = -EPROTO;
+    char *env = NULL;
+    if (!rc && c.env_len && !(env = malloc(c.env_len + 1)))
+        rc = -ENOMEM;
+    if (!rc && c.env_len && (rc = read_until(env, c.env_len, deadline)) == 0)
+        env[c.env_len] = '\0';
+    if (rc) { /* slow, gone or out of step: a fresh reader for the next request */
+        free(env);
+        procread_stop();
+        return rc;
+    }
+    *out = c;
+    out->env = env;
+    out->exe.name[sizeof out->exe.name - 1] = '\0';
+    out->conf[sizeof out->conf - 1] = '\0';
+    if (out->cmdline_len > sizeof out->cmdline)
+        out->cmdline_len = 0;
+    if (!out->env)
+        out->env_len = 0;
+    return 0;
+}
