@@ -751,8 +751,10 @@ def fleet_lines(c, descs=None):
 
 def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
     """The tables, one per metric, and the footer; in Markdown every text from the input
-    (labels, units, parameters, file names) is escaped to show as the text it is."""
-    md = mbdata.md_text if markdown else str
+    (labels, units, parameters, file names) is escaped to show as the text it is; in text every
+    line passes mbdata.printable (a sidecar's machine description, a label: no terminal control
+    sequence reaches the terminal)."""
+    md = mbdata.md_text if markdown else mbdata.printable
     if res.mode != "one run":
         out.write(f"\nnote: {md(names[0])} and {md(names[1])} are "
                   + ("one run each: their samples are compared as independent, so a shift from one run to "
@@ -799,8 +801,10 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                 out.write(f"| **{md(row)}** |" + " |" * (len(head) - 1) + "\n" if isinstance(row, str)
                           else "| " + " | ".join(map(md, row)) + " |\n")
         else:
+            table = [md(r) if isinstance(r, str) else list(map(md, r)) for r in table]  # widths of what is shown
+            rows = [r for r in table if not isinstance(r, str)]
             widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-            out.write(f"\n{title}\n")
+            out.write(f"\n{md(title)}\n")
             out.write("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() + "\n")
             for row in table:
                 out.write(row + "\n" if isinstance(row, str) else
@@ -808,7 +812,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
         fleet = [line for c in mc if not c["is_base"] for line in fleet_lines(c, res.machine_desc)]
         if fleet:
             out.write(("\n" if markdown else "\n") + "\n".join(
-                (f"- {md(line.strip())}" if markdown else f"  {line}") for line in fleet) + "\n")
+                (f"- {md(line.strip())}" if markdown else f"  {md(line)}") for line in fleet) + "\n")
     out.write("\n" + "\n".join(map(md, footer(res).split("\n"))) + "\n")
 
 
@@ -1095,7 +1099,7 @@ def run(argv):
     inputs = (args.csv or []) + (args.old or []) + (args.new or []) + (args.fleet or [])
     if args.csv_out:
         try:  # refused before any work: an existing file without --force, an input even with it
-            mbout.check(args.csv_out, args.force, inputs)
+            mbout.hold(args.csv_out, args.force, inputs)  # refused, and held, before any work
         except mbout.OutputError as e:
             die(str(e), 2)
     metrics = METRICS
@@ -1127,11 +1131,11 @@ def run(argv):
         for m, runs in seen.items():
             files = sorted(set(runs.values()))
             if len(files) > 1:
-                die(f"--fleet: {files[0]} and {files[1]} are both from machine {m}: give one run per machine "
+                die(f"--fleet: {files[0]} and {files[1]} are both from machine {mbdata.printable(m)}: give one run per machine "
                     f"(merge the shards of one run first)", 2)
         if len(run.machines) < 2:
             print(f"mallocbench compare: note: --fleet: every row is from one machine "
-                  f"({next(iter(run.machines), '?')}): no answer across machines", file=sys.stderr)
+                  f"({mbdata.printable(next(iter(run.machines), '?'))}): no answer across machines", file=sys.stderr)
         args.csv = args.fleet
     elif len(args.csv) == 2:
         old, new = load(args.csv[0]), load(args.csv[1])
@@ -1172,7 +1176,7 @@ def run(argv):
         die(f"no ok sample of configuration '{res.baseline}'{what} in {args.csv[0]} (use --baseline CONFIG)")
     if not any(not c["is_base"] for c in res):
         for line in res.only:
-            print(line, file=sys.stderr)
+            print(mbdata.printable(line), file=sys.stderr)
         die("nothing to compare: no configuration has a counterpart")
     if new is None:
         res.precision = precision_lines(res, old, dropped)

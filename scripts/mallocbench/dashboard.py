@@ -63,7 +63,9 @@ def die(msg, code):
 
 
 def esc(s):
-    return html.escape("" if s is None else str(s), quote=True)
+    """Text from the input as HTML text or an attribute: printable (mbdata.printable: no control
+    or bidi-override character, which html.escape lets through), then escaped."""
+    return html.escape(mbdata.printable("" if s is None else s), quote=True)
 
 
 def norm_metric(m):
@@ -165,8 +167,9 @@ ALIGNED = ("median", "lo", "hi", "n", "ratio")
 
 def load(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = mbcsv.read_json(path)  # a FIFO or a device refused, never waited on
+    except mbcsv.CsvError as e:
+        raise BadInput(str(e))
     except OSError as e:
         raise BadInput("cannot open '%s': %s" % (path, e.strerror))
     except (ValueError, UnicodeDecodeError) as e:

@@ -32,6 +32,7 @@ import sys
 
 from . import cli
 from . import flamegraph
+from . import mbcsv
 from . import mbdata
 from . import mbout
 
@@ -55,8 +56,9 @@ Z95 = 1.959964
 
 def load(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = mbcsv.read_json(path)
+    except mbcsv.CsvError as e:  # a FIFO or a device: never waited on
+        raise cli.Fail(f"diagnose: {e}", 2)
     except OSError as e:
         raise cli.Fail(f"diagnose: cannot read '{path}': {e.strerror}", 2)
     except ValueError as e:
@@ -217,7 +219,7 @@ def analyse(doc, entries):
     return {
         "pid": main["pid"], "comm": main["comm"], "images": len(entries), "seconds": secs,
         "ended": all(e["ended"] for e in entries),
-        "allocator": alloc, "lower_bounds": doc["watch"]["lost"] > 0,
+        "allocator": alloc, "lower_bounds": doc["watch"].get("lower_bounds", doc["watch"]["lost"] > 0),
         "faults": nfaults, "faults_per_s": nfaults / secs, "major_per_s": f["major"] / secs,
         "fault_period": period, "faults_recorded": nrec,
         "breakdown": {k: f[k] * period for k, _ in CLASSES}, "refault_age": [a * period for a in f["refault_age"]],
@@ -239,7 +241,7 @@ def analyse(doc, entries):
         "inplace_fault_ns": inplace_ns, "calibrate_fault_ns": calib,
         "calibrate_refault_ns": doc.get("calibrate_refault_ns"),
         "calibrate_refault_sys_ns": doc.get("calibrate_refault_sys_ns"),
-        "cmdline": main.get("cmdline") or [],
+        "cmdline": main.get("cmdline") or [], "args_hidden": main.get("args_hidden", 0),
         "proc_start": main.get("proc_start"), "proc_end": main.get("proc_end"),
         "prediction": None if not keep else {
             "setting": keep["setting"], "settings": keep["settings"], "env": env_fix, "stops": stops,
@@ -351,6 +353,8 @@ def verify_command(doc, t):
     else:
         cmd = t.get("cmdline") or []
     tail = " ".join(shlex.quote(c) for c in cmd) if cmd else "CMD ARGS"
+    if cmd and t.get("args_hidden"):  # its arguments were left out (they may carry secrets)
+        tail += " ARGS"
     words = ["-a", f"default={item},keep={item}"]
     for s in sets:
         words += ["-t", s]
@@ -368,6 +372,9 @@ def verify_notes(doc, t):
         return [f"To verify: exec cannot swap an allocator linked into the program: start it with "
                 f"{' '.join(p['env'])} and run diagnose again."]
     out = []
+    if doc["mode"] != "command" and t.get("args_hidden"):
+        out.append(f"(ARGS: the process's {t['args_hidden']} argument(s), left out since they may carry secrets; "
+                   f"diagnose --show-args keeps them.)")
     left = (a.get("as_exec") or {}).get("not_settable") or []
     if left:
         out.append(f"(The Verify line sets the allocator through exec's -a and -t only: it leaves out "
@@ -510,6 +517,12 @@ def notes(doc):
     out = []
     if w["lost"]:
         out.append(f"{count(w['lost'])} records were lost: the counts are lower bounds.")
+    if w.get("capped"):
+        out.append(f"diagnose reached its memory cap ({mib(w['model_limit'])} for its page model; --max-memory): "
+                   f"memory given back past it was counted, not followed page by page: the counts are lower bounds.")
+    if w.get("dropped_records"):
+        out.append(f"{count(w['dropped_records'])} records came after the window's end or a stop signal and were "
+                   f"not taken: the counts are lower bounds.")
     if not w["kernel_symbols"]:
         out.append("Kernel symbols were unreadable: CPU samples are not split by place.")
     out.append(f"Watched {doc['window']['seconds']:.2f} s on {w['cpus']} CPUs ({doc['window']['ended']}); "
@@ -533,6 +546,13 @@ def ranking(doc, ts, top):
 
 
 def render(doc, top=10):
+    """The words, each line printable (mbdata.printable): a watched process's name, its
+    environment's allocator settings, its command line, its libraries and stacks are another
+    user's text, and no control sequence of theirs reaches the terminal or the --json words."""
+    return [mbdata.printable(line) for line in _render(doc, top)]
+
+
+def _render(doc, top):
     ts = targets(doc)
     lines = []
     if not ts:

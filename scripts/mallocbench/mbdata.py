@@ -8,10 +8,12 @@ sidecar path is here (tests/unit/test_structure.py holds them to it).
 """
 import csv
 import datetime
+import io
 import json
 import os
 import re
 import sys
+import unicodedata
 from collections import namedtuple
 
 from . import mbcsv
@@ -186,15 +188,30 @@ def counter_notes(text):
 # Labels, units, commands and parameters may hold anything the user typed: mbcsv refuses a
 # control character in a CSV's text columns; what else reaches the output goes through these.
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# what may change how a terminal or a page shows the rest: C0, DEL, C1, a lone surrogate, and
+# beyond Latin-1 the Unicode categories that are not text (format: bidi overrides and isolates,
+# zero-width characters; line and paragraph separators; unassigned and private-use code points)
+_CONTROL = re.compile(r"[^\x20-\x7e\xa0-\xac\xae-\xff]")
+_NOT_TEXT = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 _MD_SPECIAL = re.compile(r"[\\`*|>&]|<(?=[A-Za-z/!?])|\](?=\()|!(?=\[)")
 _MD_ALT = re.compile(r"[\\`*|>&\[\]]|<(?=[A-Za-z/!?])|!(?=\[)")
 
 
+def _escape(m):
+    c = m.group(0)
+    o = ord(c)
+    if o >= 0x100 and unicodedata.category(c) not in _NOT_TEXT:
+        return c
+    return ("\\x%02x" if o < 0x100 else "\\u%04x" if o < 0x10000 else "\\U%08x") % o
+
+
 def printable(text):
-    """text with every control character (C0, DEL, C1: newlines, ESC sequences) as \\xNN, and
-    a lone surrogate (a sidecar's undecodable byte) as \\uNNNN."""
-    return _CONTROL.sub(lambda m: ("\\x%02x" if ord(m.group(0)) < 0x100 else "\\u%04x") % ord(m.group(0)), str(text))
+    """text from someone else (a CSV's or sidecar's text, a watched process's name or
+    environment) as it may reach a terminal or a page: every control character (C0, DEL, C1:
+    newlines, ESC sequences) as \\xNN, and a character that is not text (a bidi override such
+    as U+202E, a zero-width or other format character, a line separator, a lone surrogate from
+    an undecodable byte) as \\uNNNN.  Every view passes such text through here (or md_text)."""
+    return _CONTROL.sub(_escape, str(text))
 
 
 def md_text(text):
@@ -617,8 +634,7 @@ def workloads_with_trait(paths, trait):
 def read_meta(path):
     """The .meta.json beside a run CSV as a dict; None when missing or not JSON."""
     try:
-        with open(sidecar(path, ".meta.json")) as f:
-            meta = json.load(f)
+        meta = mbcsv.read_json(sidecar(path, ".meta.json"))  # CsvError for a FIFO or device there
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
@@ -628,7 +644,8 @@ def read_rss(path, into):
     """The .rss.csv beside a run CSV into {(run_id, sample): [(t_s, rss_kib)]}; nothing when
     it is missing or unreadable (the figures then have no timeline)."""
     try:
-        with open(sidecar(path, ".rss.csv"), newline="") as f:
+        data = mbcsv.read_bytes(sidecar(path, ".rss.csv")).decode("utf-8", "replace")  # CsvError: a FIFO
+        with io.StringIO(data, newline="") as f:
             for s in csv.DictReader(f):
                 try:
                     t, kib = mbcsv.parse_number(s.get("t_s") or ""), mbcsv.parse_number(s.get("rss_kib") or "")

@@ -220,9 +220,10 @@ def render(lines, baseline, markdown, out, idle=(), hints=()):
             out.write(f"\n### {md(title)}\n\n| " + " | ".join(map(md, heads)) + " |\n|" + "---|" * len(used) + "\n")
             for row in table:
                 out.write("| " + " | ".join(map(md, row)) + " |\n")
-        else:
+        else:  # text from the input, printable (mbdata.printable): no control sequence reaches a terminal
+            heads, table = list(map(mbdata.printable, heads)), [list(map(mbdata.printable, r)) for r in table]
             widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(heads)]
-            out.write(f"\n{title}\n")
+            out.write(f"\n{mbdata.printable(title)}\n")
             out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                 for i, (c, w) in enumerate(zip(heads, widths))).rstrip() + "\n")
             for row in table:
@@ -232,7 +233,7 @@ def render(lines, baseline, markdown, out, idle=(), hints=()):
     window = IDLE_WINDOW.format(workloads=", ".join(idle_here)) if idle_here else ""
     notes = [text.format(figure=", ".join(sorted(figures)) or "throughput", baseline=baseline, window=window)
              for col, text in EXPLAIN if col in shown and (col != "throughput" or figures)]
-    out.write("\n" + "".join(f"{n}.\n" for n in notes + list(hints)))
+    out.write("\n" + "".join(f"{mbdata.printable(n)}.\n" for n in notes + list(hints)))
 
 
 param_of = mbdata.param_of
@@ -268,7 +269,8 @@ def render_curve(lines, param, markdown, out):
             for row in table:
                 out.write("| " + " | ".join(map(md, row)) + " |\n")
         else:
-            out.write(f"\n{wl} ({rest}) against {param}\n")
+            head, table = list(map(mbdata.printable, head)), [list(map(mbdata.printable, r)) for r in table]
+            out.write(f"\n{mbdata.printable(f'{wl} ({rest}) against {param}')}\n")
             widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(head)]
             out.write("  ".join(h.rjust(w) for h, w in zip(head, widths)) + "\n")
             for row in table:
@@ -312,7 +314,7 @@ def main():
     first = compare.first_lines(run, res)
     if first:
         out = sys.stdout
-        out.write("".join(f"{'- ' if args.markdown else ''}{mbdata.md_text(x) if args.markdown else x}\n"
+        out.write("".join(f"{'- ' if args.markdown else ''}{mbdata.md_text(x) if args.markdown else mbdata.printable(x)}\n"
                           for x in first))
     hints = []
     for (wl, params), by_config in run.groups.items():
