@@ -65,18 +65,30 @@ def _slug(text, words=4):
     return "-".join(toks[:words]) or "cpu"
 
 
+PART_MAX = 40  # characters of one part of a machine id (a CPU's words: "amd-epyc-7763" is 13)
+
+
+def _part(value, missing):
+    """One part of a machine id from a sidecar's value (someone else's text): lower-case
+    letters and digits only, at most PART_MAX of them; `missing` where none is left.  A value
+    such as '/../../x' or '..' can never name a folder outside the history."""
+    text = re.sub(r"[^a-z0-9]+", "", str(value).lower())[:PART_MAX] if value is not None else ""
+    return text or missing
+
+
 def machine_id(meta):
     """Short, stable, readable: amd-epyc-2c-24g-k6-madvise-1a2b3c (CPU words, cores, GiB,
     kernel major, THP mode, and 6 hex of a hash of the whole fingerprint so that two
-    machines whose readable parts agree still differ)."""
+    machines whose readable parts agree still differ).  Every part is letters, digits and
+    '-' (_part): the id is a folder's name, built from the sidecar's values."""
     fp = fingerprint(meta)
     h = hashlib.sha1(json.dumps([fp[k] for k in ("cpu_model", "cores", "mem_gib", "kernel_major", "thp")])
                      .encode()).hexdigest()[:6]
-    parts = [_slug(fp["cpu_model"])]
-    parts.append(f"{fp['cores']}c" if fp["cores"] is not None else "xc")
-    parts.append(f"{fp['mem_gib']}g" if fp["mem_gib"] is not None else "xg")
-    parts.append(f"k{fp['kernel_major']}" if fp["kernel_major"] else "kx")
-    parts.append(re.sub(r"[^a-z0-9]+", "", str(fp["thp"] or "thpx").lower()) or "thpx")
+    parts = [_slug(fp["cpu_model"])[:PART_MAX].strip("-") or "cpu"]
+    parts.append(_part(fp["cores"], "x") + "c")
+    parts.append(_part(fp["mem_gib"], "x") + "g")
+    parts.append("k" + _part(fp["kernel_major"], "x"))
+    parts.append(_part(fp["thp"] or "thpx", "thpx"))
     return "-".join(parts + [h])
 
 
@@ -119,8 +131,9 @@ def read_meta(csv_path):
     """The .meta.json beside a run CSV (or that JSON file itself)."""
     p = csv_path if csv_path.endswith(".json") else mbdata.sidecar(csv_path, ".meta.json")
     try:
-        with open(p) as f:
-            meta = json.load(f)
+        meta = mbcsv.read_json(p)
+    except mbcsv.CsvError as e:  # a FIFO or a device
+        raise HistoryError(str(e)) from None
     except OSError as e:
         raise HistoryError(f"cannot read '{p}': {e.strerror}") from None
     except ValueError as e:
@@ -412,8 +425,16 @@ def _store(args):
     except ValueError as e:
         raise HistoryError(str(e)) from None
     mbcsv.read(src)  # refuse what is not a schema-4 CSV before moving anything
-    dest = os.path.join(args.history, machine_id(meta))
+    mid = machine_id(meta)
+    dest = os.path.join(args.history, mid)
+    home = os.path.realpath(args.history)
+    # the id is letters, digits and '-' (machine_id); what it resolves to must still be a folder
+    # of the history's own, never a link planted there that leads out of it
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", mid) or os.path.dirname(os.path.realpath(dest)) != home:
+        raise HistoryError(f"machine id '{mbdata.printable(mid)}' does not name a folder inside '{args.history}'")
     os.makedirs(dest, exist_ok=True)
+    if os.path.dirname(os.path.realpath(dest)) != home:
+        raise HistoryError(f"'{dest}' leads out of '{args.history}' (a symbolic link?): nothing moved")
     moves = [(src, os.path.join(dest, args.night + ".csv"))]
     for suf in (".meta.json", ".rss.csv"):
         s = mbdata.sidecar(src, suf)

@@ -11,14 +11,20 @@ EXIT_BAD_INPUT.  Rows are numbered from 1, the header not counted.  An empty
 field means "not measured": num() gives None, never 0.  The harness puts a ' before
 a cell of a "guarded" column that a spreadsheet would read as a formula; parse()
 takes it off again (unguard), so rows hold the values as given.  Also the one line
-the scripts print for a missing Debian package (missing_dependency).
+the scripts print for a missing Debian package (missing_dependency), and the one way a
+script reads an input file or a sidecar (read_bytes, read_json): a FIFO or device is never
+opened for reading (a reader would wait for a writer forever), and JSON nested too deeply
+is bad JSON, not a traceback.
 """
 import csv
 import io
+import json
 import math
 import os
 import re
 import sys
+
+from . import mbout
 
 EXIT_BAD_INPUT = 2
 FIELD_MAX = 128 * 1024  # the csv module's own default limit; the harness writes at most 2 KiB
@@ -257,11 +263,32 @@ def parse(text, path):
     return header, rows
 
 
+def read_bytes(path):
+    """The bytes of the regular file at path (mbout.read_regular: opened without blocking and
+    checked with fstat before a byte is read): a FIFO, device or socket, given or planted as a
+    sidecar, raises CsvError naming it, where reading would wait for a writer forever.
+    OSError where it cannot be opened or read."""
+    try:
+        return mbout.read_regular(path)
+    except mbout.NotRegular as e:
+        raise CsvError(str(e)) from None
+
+
+def read_json(path):
+    """The JSON value of the regular file at path (read_bytes: CsvError for a FIFO or a
+    device); OSError where unreadable, ValueError where not JSON, nested too deeply included
+    (json raises RecursionError past a thousand levels: a traceback otherwise)."""
+    data = read_bytes(path)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def read(path):
     """(header, [Row]) of a run CSV, every row whatever its status; CsvError for anything else."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_bytes(path)
     except OSError as e:
         raise CsvError(f"cannot read '{path}': {e.strerror}") from None
     return parse(decode(data, path), path)
@@ -289,12 +316,10 @@ def sidecar(path, suffix):
 def sidecar_configs(paths):
     """The entries of the `configs` lists of the CSVs' .meta.json sidecars, in order (dicts
     with at least a `config`); none from a CSV without a readable sidecar."""
-    import json
     out = []
     for path in paths:
         try:
-            with open(sidecar(path, ".meta.json")) as f:
-                meta = json.load(f)
+            meta = read_json(sidecar(path, ".meta.json"))
         except (OSError, ValueError):
             continue
         configs = meta.get("configs") if isinstance(meta, dict) else None

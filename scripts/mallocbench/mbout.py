@@ -40,6 +40,33 @@ class OutputError(Exception):
     """A target that must not be written: one line naming it and why."""
 
 
+class NotRegular(Exception):
+    """An input that is not a regular file (a FIFO, a device): one line naming it."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def read_regular(path):
+    """The bytes of the regular file at path, the one way a script reads an input or a sidecar
+    (mbcsv.read_bytes): opened O_NONBLOCK and checked with fstat before a byte is read, so a
+    FIFO or device (given, or planted as a sidecar) raises NotRegular where a read would wait
+    for a writer forever.  OSError where it cannot be opened or read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+            raise NotRegular(f"cannot read '{path}': it is {kind}, not a regular file")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            return f.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def resolve(path):
     """The absolute path writing `path` changes."""
     if not path:

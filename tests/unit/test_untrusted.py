@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""test_untrusted.py - other people's text and files reach no terminal, folder or reader raw
+(issue 43): mbdata.printable escapes controls, ESC, DEL, C1 and Unicode format characters (a
+bidi override); diagnose's words with a hostile comm and MALLOC_CONF; compare's fleet lines and
+footer with hostile machine descriptions (text and Markdown); summary and the dashboard's HTML;
+history.py store with a sidecar whose cores_online or kernel is a path; a FIFO as a sidecar or
+as the CSV refused in one line, never waited on; JSON nested too deeply one line, never a
+traceback.
+
+Usage: test_untrusted.py FIXTURE_DIR"""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from mallocbench import dashboard, diagnose, history, mbdata
+from mbtest import FAILS, check, check_eq
+
+FIXTURES = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                                               "fixtures")
+ESC = "\x1b[2K\x1b[1A"  # erase the line, cursor up: a demo erased "differs by machine" with these
+RLO = "\u202e"
+RAW = ("\x1b", "\x9b", "\x07", RLO, "\u2066", "\u200b", "\x7f")
+
+
+def raw_in(text):
+    return [c for c in RAW if c in text]
+
+
+def mb(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "mallocbench." + args[0], *args[1:]], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_printable():
+    for text, want in (("a\x1b[2Jb", "a\\x1b[2Jb"), ("x\u202ey", "x\\u202ey"), ("\u2066i\u2069", "\\u2066i\\u2069"),
+                       ("z\u200bw", "z\\u200bw"), ("l\u2028m", "l\\u2028m"), ("\x9b31m", "\\x9b31m"),
+                       ("\x7f", "\\x7f"), ("\xad", "\\xad"), ("\ud800", "\\ud800"), ("\U000e0041", "\\U000e0041"),
+                       ("tab\tnl\n", "tab\\x09nl\\x0a"),
+                       ("é ü × – → ² µ ∞ 日本", "é ü × – → ² µ ∞ 日本"), ("1.23× [0.9..1.1]", "1.23× [0.9..1.1]")):
+        check_eq(mbdata.printable(text), want, f"printable({text!r})")
+    check_eq(mbdata.printable(mbdata.printable("a\x1bb")), "a\\x1bb", "printable twice is printable once")
+    check(raw_in(mbdata.md_text("a" + RLO + ESC)) == [], "Markdown text escapes them too")
+    check(raw_in(dashboard.esc("a" + RLO + ESC + "<b>")) == [] and "&lt;b&gt;" in dashboard.esc("<b>"),
+          "the dashboard's HTML escape too")
+
+
+def test_diagnose():
+    doc = json.load(open(os.path.join(FIXTURES, "diagnose-pid.json")))
+    p = doc["processes"][0]
+    p["comm"] = "evil" + ESC + RLO
+    p["allocator"]["vars"] = ["MALLOC_CONF=narenas:1" + ESC + "\x07" + RLO]
+    p["allocator"]["malloc_conf_compiled"] = "x\x9b2J"
+    p["cmdline"] = ["prog", "arg" + ESC]
+    text = "\n".join(diagnose.render(doc))
+    check_eq(raw_in(text), [], "diagnose's words hold no raw control or bidi character")
+    check("evil\\x1b[2K\\x1b[1A\\u202e" in text and "narenas:1\\x1b[2K" in text,
+          f"the comm and MALLOC_CONF shown escaped: {text.splitlines()[0]!r}")
+    check_eq(raw_in(json.dumps(diagnose.full(doc)["words"], ensure_ascii=False)), [], "and --json's words")
+    all_doc = copy.deepcopy(doc)
+    all_doc["mode"] = "all"
+    check_eq(raw_in("\n".join(diagnose.render(all_doc))), [], "--all's ranking (its comm column)")
+
+
+def fleet_files(tmp, hostile):
+    out = []
+    for name in ("exec-fixed", "exec-fixed-686f62"):
+        shutil.copy(os.path.join(FIXTURES, name + ".csv"), tmp)
+        meta = json.load(open(os.path.join(FIXTURES, name + ".meta.json")))
+        if name == "exec-fixed":
+            meta["machine"].update(hostile)
+        with open(os.path.join(tmp, name + ".meta.json"), "w") as f:
+            json.dump(meta, f)
+        out.append(os.path.join(tmp, name + ".csv"))
+    return out
+
+
+def test_compare(tmp):
+    files = fleet_files(tmp, {"cpu_model": "Xeon" + ESC + "consistent" + RLO, "kernel": "6.1" + ESC,
+                              "thp_enabled": "always\x07\u2066"})
+    for extra in ([], ["--markdown"]):
+        p = mb("compare", "--fleet", *files, *extra)
+        check(p.returncode == 0, f"compare --fleet {extra}: {p.stderr}")
+        check_eq(raw_in(p.stdout + p.stderr), [], f"compare --fleet {extra}: no raw control or bidi character")
+        check("Xeon\\x1b[2K\\x1b[1Aconsistent\\u202e" in p.stdout.replace("\\\\", "\\"),
+              f"compare --fleet {extra}: the description shown escaped")
+    # summary and report of a run whose sidecar describes its machine with them
+    one = os.path.join(tmp, "exec-fixed.csv")
+    p = mb("summary", one)
+    check(p.returncode == 0 and raw_in(p.stdout + p.stderr) == [], f"summary: {p.returncode} {p.stderr!r}")
+    rep = os.path.join(tmp, "rep")
+    p = mb("report", one, "-o", rep, "--no-plots", timeout=300)
+    md = open(os.path.join(rep, "report.md"), encoding="utf-8").read() if p.returncode == 0 else ""
+    check(p.returncode == 0 and raw_in(md) == [] and "Xeon" in md, f"report's Markdown: {p.stderr!r}")
+
+
+def test_history(tmp):
+    hist = os.path.join(tmp, "history")
+    os.makedirs(hist)
+    for field, value in (("cores_online", "/../../../outside"), ("cores_online", "../.."), ("kernel", "../../x.y"),
+                         ("thp_enabled", "/../../t"), ("cpu_model", "../../../" + "a" * 300)):
+        d = os.path.join(tmp, field)
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(FIXTURES, "small-run.csv"), d)
+        meta = json.load(open(os.path.join(FIXTURES, "small-run.meta.json")))
+        meta["machine"][field] = value
+        with open(os.path.join(d, "small-run.meta.json"), "w") as f:
+            json.dump(meta, f)
+        mid = history.machine_id(meta)
+        check("/" not in mid and ".." not in mid and not mid.startswith(".") and len(mid) < 120,
+              f"{field}={value[:20]!r}: machine id {mid!r} is a name")
+        p = mb("history", "store", os.path.join(d, "small-run.csv"), hist, "2026-01-01")
+        check(p.returncode == 0, f"{field}: stored: {p.stderr}")
+        got = p.stdout.strip()
+        check(os.path.realpath(got).startswith(os.path.realpath(hist) + os.sep) and os.path.exists(got),
+              f"{field}={value[:20]!r}: the run is inside the history: {got!r}")
+    check_eq(sorted(os.listdir(tmp)), sorted(["cores_online", "kernel", "thp_enabled", "cpu_model", "history"]),
+             "nothing written beside the history")
+    # a machine folder that is a link out of the history: refused, nothing moved
+    d = os.path.join(tmp, "linked")
+    os.makedirs(d)
+    shutil.copy(os.path.join(FIXTURES, "small-run.csv"), d)
+    shutil.copy(os.path.join(FIXTURES, "small-run.meta.json"), d)
+    mid = history.machine_id(json.load(open(os.path.join(d, "small-run.meta.json"))))
+    shutil.rmtree(os.path.join(hist, mid), ignore_errors=True)
+    os.symlink(os.path.join(tmp, "elsewhere"), os.path.join(hist, mid))
+    os.makedirs(os.path.join(tmp, "elsewhere"))
+    p = mb("history", "store", os.path.join(d, "small-run.csv"), hist, "2026-01-02")
+    check(p.returncode == 2 and hist in p.stderr and os.listdir(os.path.join(tmp, "elsewhere")) == []
+          and os.path.exists(os.path.join(d, "small-run.csv")), f"a linked machine folder refused: {p.stderr!r}")
+
+
+def test_fifo(tmp):
+    csv = os.path.join(tmp, "run.csv")
+    shutil.copy(os.path.join(FIXTURES, "small-run.csv"), csv)
+    os.mkfifo(os.path.join(tmp, "run.meta.json"))
+    for args in (("compare", csv), ("summary", csv), ("compare", os.path.join(tmp, "run.meta.json"))):
+        try:
+            p = mb(*args, timeout=60)
+        except subprocess.TimeoutExpired:
+            check(False, f"{args}: waited on a FIFO")
+            continue
+        err = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(err) == 1 and "FIFO" in err[0] and "Traceback" not in p.stderr,
+              f"{args[0]} with a FIFO: one line: {p.returncode} {p.stderr!r}")
+    os.unlink(os.path.join(tmp, "run.meta.json"))
+    with open(os.path.join(tmp, "run.meta.json"), "w") as f:
+        f.write("[" * 100000)
+    p = mb("compare", csv)
+    check(p.returncode == 0 and "Traceback" not in p.stderr, f"a sidecar nested too deeply is no sidecar: {p.stderr!r}")
+    deep = os.path.join(tmp, "deep.json")
+    with open(deep, "w") as f:
+        f.write('{"a":' * 50000)
+    for args, word in ((("diagnose", deep), "nested too deeply"), (("history", "machine-id", deep), "nested too deeply")):
+        p = mb(*args)
+        check(p.returncode == 2 and word in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              f"{args[0]} of JSON nested too deeply: one line: {p.returncode} {p.stderr[-200:]!r}")
+
+
+def main():
+    test_printable()
+    test_diagnose()
+    for t in (test_compare, test_history, test_fifo):
+        with tempfile.TemporaryDirectory() as tmp:
+            t(tmp)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
