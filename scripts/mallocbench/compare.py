@@ -269,6 +269,15 @@ def _cell(**kw):
     return c
 
 
+def check_floor(floor):
+    """The practical-significance floor, a fraction of the baseline: finite, in [0, 1).  A
+    negative floor flipped verdicts, nan made every one 'within noise': ValueError naming it."""
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor) \
+            or not 0 <= floor < 1:
+        raise ValueError(f"floor {floor!r}: a fraction of the baseline, finite and in [0, 1) (0.01 is 1%)")
+    return float(floor)
+
+
 def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", two_runs=None,
             metrics=None, order=None, names=("old", "new"), trade_offs=()):
     """Every cell of the comparison.  One run: analyse(rows) (or rows_new None / the same list):
@@ -279,6 +288,7 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
     'bh' (Benjamini-Hochberg over all cells, FCR-adjusted CIs).  trade_offs: the workloads whose
     figure is a trade-off (trait trade_off): their primary cells get the verdict 'trade-off'.
     Returns an Analysis."""
+    floor = check_floor(floor)
     metrics = metrics or METRICS
     several = bool(rows_old) and isinstance(rows_old[0], list)
     if two_runs is None:
@@ -1024,6 +1034,7 @@ def api(run, baseline=None, floor=0.01, metrics=None):
         import scipy.stats  # noqa: F401
     except ImportError as e:
         raise ImportError(f"{mbcsv.missing_dependency(e)} (mallocbench.compare needs it)") from None
+    floor = check_floor(floor)  # before any work
     if not isinstance(run, mbdata.Run):
         run = mbdata.load(run)
     order = run.config_order
@@ -1096,6 +1107,10 @@ def run(argv):
         die("give old.csv new.csv, or --old ... --new ..., not both", 2)
     if not args.old and not args.fleet and len(args.csv) not in (1, 2):
         die("give one CSV, or two (old new), or --old A.csv ... --new B.csv ..., or --fleet A.csv B.csv ...", 2)
+    try:
+        check_floor(args.floor / 100)
+    except ValueError:
+        die(f"--floor {args.floor:g}: a percentage, finite and in [0, 100)", 2)
     inputs = (args.csv or []) + (args.old or []) + (args.new or []) + (args.fleet or [])
     if args.csv_out:
         try:  # refused before any work: an existing file without --force, an input even with it

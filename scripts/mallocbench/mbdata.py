@@ -902,11 +902,30 @@ def mark_machines(rows, metas):
     return {labels[k]: d for k, d in keys.items()}
 
 
+def run_paths(paths):
+    """[str] of one path (str or os.PathLike) or a list of them; TypeError for anything else
+    (bytes were read as a list of file descriptors, a pathlib.Path failed inside)."""
+    def one(p):
+        if isinstance(p, (bytes, bytearray)) or not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"paths: a str or os.PathLike path, or a list of them, not {type(p).__name__}")
+        p = os.fspath(p)
+        if not isinstance(p, str):
+            raise TypeError(f"paths: a str path, not {type(p).__name__} (decode it first)")
+        return p
+    if isinstance(paths, (str, os.PathLike, bytes, bytearray)):
+        return [one(paths)]
+    try:
+        items = list(paths)
+    except TypeError:
+        raise TypeError(f"paths: a str or os.PathLike path, or a list of them, not {type(paths).__name__}") from None
+    return [one(p) for p in items]
+
+
 def load(paths):
     """A Run of one CSV path or a list of them; mbcsv.CsvError for input that is not a
     mallocbench CSV of the schema, or that holds one sample twice (check_unique).  A missing
     or unreadable sidecar is no sidecar."""
-    paths = [paths] if isinstance(paths, str) else list(paths)
+    paths = run_paths(paths)
     rows, metas, rss = [], [], {}
     per_file = []
     for p in paths:

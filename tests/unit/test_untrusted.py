@@ -160,7 +160,35 @@ def test_fifo(tmp):
               f"{args[0]} of JSON nested too deeply: one line: {p.returncode} {p.stderr[-200:]!r}")
 
 
+def test_api():
+    """The Python API refuses what it cannot mean: a floor outside [0, 1) or not finite (floor=-1
+    flipped verdicts), bytes or a number as paths (bytes were read as file descriptors); a
+    pathlib.Path is a path."""
+    import pathlib
+    import mallocbench
+    small = os.path.join(FIXTURES, "small-run.csv")
+    run = mallocbench.load(pathlib.Path(small))
+    check(len(run.rows) > 0 and run.paths == [small], f"load(Path): {run.paths}")
+    check_eq(len(mallocbench.load([pathlib.Path(small)]).rows), len(run.rows), "load([Path])")
+    for bad in (small.encode(), 3, [small.encode()], None):
+        try:
+            mallocbench.load(bad)
+            check(False, f"load({bad!r}) accepted")
+        except TypeError as e:
+            check("paths" in str(e), f"load({bad!r}): TypeError naming paths: {e}")
+    for floor in (-1, -0.01, float("nan"), float("inf"), 1.0, True, "0.01"):
+        try:
+            mallocbench.compare(run, floor=floor)
+            check(False, f"compare(floor={floor!r}) accepted")
+        except ValueError as e:
+            check("floor" in str(e), f"compare(floor={floor!r}): ValueError naming floor: {e}")
+    check(mallocbench.compare(run, floor=0.0)["cells"], "floor 0 is a floor")
+    p = mb("compare", small, "--floor", "-1")
+    check(p.returncode == 2 and "--floor" in p.stderr and p.stdout == "", f"--floor -1 refused: {p.stderr!r}")
+
+
 def main():
+    test_api()
     test_printable()
     test_diagnose()
     for t in (test_compare, test_history, test_fifo):
