@@ -142,6 +142,21 @@ int spawn_failure(int fd, char *what, size_t len, int *err)
     return 0;
 }
 
+int spawn_call(void (*fn)(void *ctx), void *ctx, int death_signal, pid_t *pidp)
+{
+    pid_t parent = getpid(), pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        if (death_signal && (prctl(PR_SET_PDEATHSIG, death_signal) || getppid() != parent))
+            _exit(0); /* the harness is gone already */
+        fn(ctx);
+        _exit(0);
+    }
+    *pidp = pid;
+    return 0;
+}
+
 int spawn_start(const spawn_t *sp, pid_t *pidp)
 {
     int fp[2] = {-1, -1};

@@ -40,6 +40,9 @@ typedef struct {
  * does with them. */
 int spawn_start(const spawn_t *sp, pid_t *pid);
 
+/* A child of ours that runs fn(ctx) instead of a program (fn never returns: it _exits), with
+ * death_signal sent to it when the harness dies (0: none): 0 with its pid, or -errno. */
+int spawn_call(void (*fn)(void *ctx), void *ctx, int death_signal, pid_t *pid);
 /* Why the child of spawn_start never ran its program: 0 with the step
  * ("set up its descriptors", "execute '/usr/bin/env'") in what and its
  * errno in *err, or -ENOENT when it did run it (or the reason is not

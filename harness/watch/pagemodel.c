@@ -481,6 +481,10 @@ static bool page_new(pm_model_t *m, const pm_proc_t *p, uint64_t pg, uint64_t va
         return false;
     if (hmap_put(&m->pages, key_of(p->idx, pg), val))
         return m->capped = true, false;
+    if (!p->pg_hi || pg < p->pg_lo)
+        ((pm_proc_t *)p)->pg_lo = pg;
+    if (pg + 1 > p->pg_hi)
+        ((pm_proc_t *)p)->pg_hi = pg + 1;
     if ((c = hmap_get(&m->chunks, ck)))
         (*c)++;
     else if (hmap_put(&m->chunks, ck, 1))
@@ -540,6 +544,16 @@ static void give_back(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, pm_
         return;
     }
     uint64_t first = lo / PAGE, end = (hi + PAGE - 1) / PAGE;
+    if (m->capped) { /* only pages the model holds can change: those between p's lowest and highest */
+        uint64_t in_lo = first > p->pg_lo ? first : p->pg_lo, in_hi = end < p->pg_hi ? end : p->pg_hi;
+        if (in_hi <= in_lo) {
+            p->untracked_bytes += (end - first) * PAGE;
+            series_note(m, p, t);
+            return;
+        }
+        p->untracked_bytes += ((in_lo - first) + (end - in_hi)) * PAGE;
+        first = in_lo, end = in_hi;
+    }
     for (uint64_t c = first / CHUNK_PAGES; c <= (end - 1) / CHUNK_PAGES; c++) {
         uint64_t a = c * CHUNK_PAGES > first ? c * CHUNK_PAGES : first;
         uint64_t b = (c + 1) * CHUNK_PAGES < end ? (c + 1) * CHUNK_PAGES : end;

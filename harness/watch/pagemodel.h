@@ -83,6 +83,7 @@ typedef struct pm_proc {
     struct pm_map *maps;
     size_t nmaps, maps_cap;
     bool has_libc;                /* libc.so is mapped (else a static program: its own code may allocate) */
+    uint64_t pg_lo, pg_hi;        /* the lowest page the model holds of it, and past its highest (0, 0: none) */
 } pm_proc_t;
 
 typedef struct pm_model pm_model_t;

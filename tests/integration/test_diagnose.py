@@ -43,6 +43,15 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
                MALLOC_CONF=...` gets a Verify line without env that exec accepts
                (--print-commands), and a library of the family's outside the system directories
                is named in it (FAMILY:PATH); -a and -t refused where they mean nothing.
+  hostile_exe  a watched program whose file was deleted, with something put at "prog (deleted)"
+               in its owner's folder: a FIFO (diagnose never hangs on it), a regular file and a
+               link into a root-only folder, both a static program carrying jemalloc's marks
+               (diagnose reads the file the kernel runs, glibc's, never the planted one).
+  bounds       a process that munmaps empty gigabytes as fast as it can: diagnose keeps to its
+               --max-memory (the model capped, the counts said to be lower bounds), its window
+               ends on time, and SIGTERM in the middle of such a flood ends it within seconds.
+  stacks_links --stacks refuses a link already at PREFIX.perf.data or .perf.log (a dangling one
+               included: perf, as root, would create its target) and creates nothing there.
 """
 import glob
 import json
@@ -227,6 +236,148 @@ def case_all(mb, tmp):
           f" ({lost} records lost)")
     words = "\n".join(doc["words"])
     check(f" {progs[0].pid} " in words, "the ranking names the busiest")
+
+
+def deleted_prog(tmp):
+    """refault_prog copied into a folder, started, and its file deleted: (process, the folder, the
+    name /proc/PID/exe gives it, "prog (deleted)")."""
+    folder = os.path.join(tmp, "owner")
+    os.makedirs(folder)
+    copy = os.path.join(folder, "prog")
+    shutil.copy2(PROG, copy)
+    p = subprocess.Popen([copy, "64", "100000", "20", "dontneed", "0", "0"], stdout=subprocess.PIPE, text=True)
+    check(p.stdout.readline().startswith("ready"), "the copy of refault_prog did not start")
+    os.unlink(copy)
+    return p, folder, copy + " (deleted)"
+
+
+def planted_static(path):
+    """A static program (exec_static) with jemalloc's mark appended: what a program file at
+    path would be recognised as, were it read."""
+    with open(os.path.join(BUILD, "exec_static"), "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data + b"\0<jemalloc>: \0je_mallctl\0")
+    os.chmod(path, 0o755)
+
+
+def case_hostile_exe(mb, tmp):
+    if not os.path.exists(os.path.join(BUILD, "exec_static")):
+        return print("SKIP: no exec_static (static glibc not installed)", file=sys.stderr)
+    secret = os.path.join(tmp, "rootonly")
+    os.makedirs(secret, mode=0o700)
+    planted_static(os.path.join(secret, "je_static"))
+    for what in ("fifo", "file", "link"):
+        p, folder, name = deleted_prog(os.path.join(tmp, what))
+        if what == "fifo":
+            os.mkfifo(name)
+        elif what == "file":
+            planted_static(name)
+        else:
+            os.symlink(os.path.join(secret, "je_static"), name)
+        t = time.monotonic()
+        try:
+            d = subprocess.run([mb, "diagnose", "--json", "-p", str(p.pid), "--duration", "1s"], capture_output=True,
+                               text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            check(False, f"{what} at {name!r}: diagnose hung (60 s)")
+            p.kill()
+            p.wait()
+            continue
+        took = time.monotonic() - t
+        p.kill()
+        p.wait()
+        check_eq(d.returncode, 0, f"{what}: exit ({d.stderr.strip()})")
+        check(took < 30, f"{what}: a 1 s window took {took:.1f} s")
+        a = target(json.loads(d.stdout))["allocator"]
+        check_eq((a["family"], a["how"]), ("glibc", "libc"), f"{what} planted at the deleted program's name: "
+                                                              f"recognised as")
+        check("je_static" not in json.dumps(a) and "jemalloc" not in a["evidence"],
+              f"{what}: the planted file was read: {a['evidence']!r}")
+
+
+FLOOD = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+print("ready", flush=True)
+i = 0
+while True:  # munmap of nothing succeeds: empty gigabytes given back, as fast as it goes
+    libc.munmap(0x200000000000 + (i % 4096) * (1 << 30), 1 << 30)
+    i += 1
+"""
+
+
+def case_bounds(mb, tmp):
+    import resource
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    for sig in (None, signal.SIGTERM):
+        f = subprocess.Popen([py, "-c", FLOOD], stdout=subprocess.PIPE, text=True)
+        check(f.stdout.readline().startswith("ready"), "the flood did not start")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t = time.monotonic()
+        d = subprocess.Popen([mb, "diagnose", "--json", "--max-memory", "64M", "-p", str(f.pid), "--duration",
+                              "2s" if sig is None else "60s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if sig is not None:
+            time.sleep(1.5)
+            t = time.monotonic()
+            d.send_signal(sig)
+        try:
+            out, err = d.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            out, err = d.communicate()
+            check(False, f"{sig}: diagnose did not end within 60 s")
+        took = time.monotonic() - t
+        f.kill()
+        f.wait()
+        check_eq(d.returncode, 0, f"{sig}: exit ({err.strip()})")
+        if d.returncode:
+            continue
+        # generous for a loaded machine: the 0f369bc model ran a 3 s window for 17 s here
+        check(took < (12 if sig is None else 8), f"{sig}: {'the 2 s window' if sig is None else 'the end after SIGTERM'} "
+                                                 f"took {took:.1f} s")
+        doc = json.loads(out)
+        w = doc["watch"]
+        check(w["model_bytes"] <= w["model_limit"] <= 64 << 20, f"{sig}: the model {w['model_bytes']} B past its limit "
+                                                                f"{w['model_limit']} B")
+        check(w["capped"] and w["lower_bounds"], f"{sig}: a capped model is not said to give lower bounds: {w}")
+        e = target(doc) if doc["processes"] else None
+        check(e is not None and e["untracked_bytes"] > 0, f"{sig}: the bytes past the cap are not counted as untracked")
+        check(any("lower bound" in line for line in doc["words"]), f"{sig}: the words do not say the counts are "
+                                                                   f"lower bounds")
+        maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        if maxrss > before:  # KiB: diagnose's own peak (or its words' python), the flood's far under it
+            check(maxrss < 200 * 1024, f"{sig}: diagnose's peak RSS {maxrss // 1024} MiB (--max-memory 64M)")
+
+
+def case_stacks_links(mb, tmp):
+    if not shutil.which("perf"):
+        return print("SKIP: no perf", file=sys.stderr)
+    secret = os.path.join(tmp, "rootonly")
+    os.makedirs(secret, mode=0o700)
+    p = start_prog("64", "100000", "20", "dontneed", "0", "0")
+    try:
+        for ext, target_exists in ((".perf.data", False), (".perf.log", False), (".perf.data", True)):
+            prefix = os.path.join(tmp, f"st{ext}{int(target_exists)}")
+            dest = os.path.join(secret, f"made{ext}{int(target_exists)}")
+            if target_exists:
+                with open(dest, "w") as f:
+                    f.write("root's own\n")
+            os.symlink(dest, prefix + ext)
+            d = subprocess.run([mb, "diagnose", "--json", "-p", str(p.pid), "--duration", "300ms", "--stacks", prefix,
+                                "--force"], capture_output=True, text=True, timeout=60)
+            check_eq(d.returncode, 2, f"a link at {ext} (target {'there' if target_exists else 'missing'}): "
+                                      f"exit ({d.stderr.strip()})")
+            check(ext in d.stderr and "exists" in d.stderr, f"{ext}: the refusal names it: {d.stderr.strip()!r}")
+            if target_exists:
+                with open(dest) as f:
+                    check_eq(f.read(), "root's own\n", f"{ext}: the link's target was written")
+            else:
+                check(not os.path.lexists(dest), f"{ext}: the dangling link's target was created")
+    finally:
+        p.kill()
+        p.wait()
 
 
 def procs_with_parent(ppid):

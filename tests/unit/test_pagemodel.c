@@ -5,7 +5,11 @@
  * file-backed), failed calls dropped, a shrinking brk, the allocator's calls told from the
  * program's by the code that made them, the kept-memory replay, mappings split again and
  * again by munmap (a heap overflow here once; the sanitizer build checks it), and fault samples
- * counted to the file they fell in however many files took one first. */
+ * counted to the file they fell in however many files took one first; and the bounds a watched
+ * process cannot push diagnose past (issue 43): the model's memory cap (give-backs of empty
+ * gigabytes counted as untracked bytes, known pages still followed), 60,000 mappings added and
+ * cut in any order found as a plain list finds them, and records dropped past a deadline or a
+ * stop signal. */
 #include "check.h"
 #include "pagemodel.h"
 
@@ -14,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MS 1000000ull
@@ -121,6 +127,126 @@ static void check_blame(void)
         unlink(path[i]);
     }
     rmdir(dir);
+}
+
+/* Past its cap the model adds no page: a process that gives back empty gigabytes over and
+ * over (munmap of nothing succeeds) costs it no memory, the bytes are counted as untracked,
+ * and a page it held before the cap is still followed to its re-fault. */
+static void check_cap(void)
+{
+    CHECK_INT(pm_new(&m, 0, false), 0);
+    pm_limit(m, 4u << 20);
+    CHECK_INT(pm_watch(m, PID, false, false), 0);
+    const pm_proc_t *p = proc(PID);
+    uint64_t a = 0x10000000;
+    fault(1 * MS, a);
+    const uint64_t calls = 200, gib = 1ull << 30;
+    for (uint64_t i = 0; i < calls; i++)
+        call((2 + i) * MS, PR_SYS_MUNMAP, 0x200000000000ull + i * gib, gib, 0, 0, 0);
+    CHECK(pm_capped(m));
+    CHECK(pm_bytes(m) <= (4u << 20));
+    CHECK_U64(p->calls[PR_SYS_MUNMAP], calls);
+    CHECK_U64(p->bytes[PR_SYS_MUNMAP], calls * gib);
+    /* what was not tracked page by page is counted: most of the 200 GiB (4 MiB of map holds
+     * far less than a GiB of pages) */
+    CHECK(p->untracked_bytes > (calls - 2) * gib && p->untracked_bytes <= calls * gib);
+    call(300 * MS, PR_SYS_MADVISE, a, 4096, MADV_DONTNEED, 0, 0); /* a page held before the cap */
+    fault(301 * MS, a);
+    CHECK_U64(p->cls[PM_REFAULT], 1);
+    /* a MAP_FIXED over empty gigabytes looks at the chunks the model holds only */
+    for (uint64_t i = 0; i < 50; i++)
+        call((400 + i) * MS, PR_SYS_MMAP, 0x300000000000ull + i * gib, gib, 0, 0, 0);
+    CHECK(pm_bytes(m) <= (4u << 20));
+    pm_free(m);
+}
+
+/* A process with 25,000 file mappings (ours, one page of a file at every other page of a
+ * reserved range: 50,000 mappings with the gaps), read at attach, then cut by 20,000 munmaps
+ * of random ranges (binary search, one move per call): every probe answers as a plain page
+ * array does. */
+static void check_many_maps(void)
+{
+    enum { N = 25000, CUTS = 20000, PROBES = 20000 };
+    char path[] = "/tmp/test_pagemodel_maps_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && ftruncate(fd, 4096) == 0);
+    uint8_t *res = mmap(NULL, (size_t)2 * N * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *truth = calloc((size_t)2 * N, 1); /* per page of the range: 1 = the file is mapped there */
+    CHECK(res != MAP_FAILED && truth != NULL);
+    if (fd < 0 || res == MAP_FAILED || !truth)
+        return;
+    size_t made = 0;
+    for (size_t i = 0; i < N; i++)
+        if (mmap(res + 2 * i * 4096, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED)
+            truth[2 * i] = 1, made++;
+    CHECK(made == N);
+    CHECK_INT(pm_new(&m, 0, false), 0);
+    int32_t self = (int32_t)getpid();
+    CHECK_INT(pm_watch(m, self, true, false), 0);
+    const pm_proc_t *p = proc(self);
+    const uint64_t base = (uint64_t)(uintptr_t)res;
+    uint64_t x = 88172645463325252ull;
+    pr_rec_t r;
+    for (int c = 0; c < CUTS; c++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t lo = x % (2 * N), len = 1 + (x >> 32) % 5;
+        memset(&r, 0, sizeof r);
+        r.kind = PR_ENTER, r.pid = r.tid = self, r.time = (10 + (uint64_t)c) * MS, r.sys = PR_SYS_MUNMAP;
+        r.a[0] = base + lo * 4096, r.a[1] = len * 4096;
+        pm_feed(m, &r);
+        memset(&r, 0, sizeof r);
+        r.kind = PR_EXIT, r.pid = r.tid = self, r.time = (10 + (uint64_t)c) * MS + 1, r.sys = PR_SYS_MUNMAP;
+        pm_feed(m, &r);
+        for (uint64_t q = lo; q < lo + len && q < 2 * N; q++)
+            truth[q] = 0;
+    }
+    int wrong = 0;
+    for (int k = 0; k < PROBES; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t q = x % (2 * N);
+        bool mapped = strstr(pm_file_at(m, p, base + q * 4096 + 100), "test_pagemodel_maps_") != NULL;
+        wrong += mapped != (truth[q] != 0);
+    }
+    CHECK_INT(wrong, 0);
+    pm_free(m);
+    munmap(res, (size_t)2 * N * 4096);
+    close(fd);
+    unlink(path);
+    free(truth);
+}
+
+/* Records past the deadline, or 0.3 s after a stop signal, are dropped, not taken. */
+static void check_stop(void)
+{
+    CHECK_INT(pm_new(&m, 0, false), 0);
+    CHECK_INT(pm_watch(m, PID, false, false), 0);
+    const pm_proc_t *p = proc(PID);
+    pm_stop_when(m, NULL, 1); /* long past */
+    for (uint64_t i = 0; i < 100; i++)
+        fault((1 + i) * MS, 0x10000000 + i * 4096);
+    CHECK_U64(p->faults, 0);
+    CHECK_U64(pm_dropped(m), 100);
+    pm_free(m);
+
+    volatile sig_atomic_t flag = 0;
+    CHECK_INT(pm_new(&m, 0, false), 0);
+    CHECK_INT(pm_watch(m, PID, false, false), 0);
+    p = proc(PID);
+    pm_stop_when(m, &flag, 0);
+    for (uint64_t i = 0; i < 1000; i++)
+        fault((1 + i) * MS, 0x10000000 + i * 4096);
+    CHECK_U64(p->faults, 1000); /* no signal: every record taken */
+    flag = 1;
+    for (uint64_t i = 0; i < 1000; i++) /* within the grace: still taken */
+        fault((2000 + i) * MS, 0x20000000 + i * 4096);
+    CHECK_U64(p->faults, 2000);
+    struct timespec ts = {0, 400000000};
+    nanosleep(&ts, NULL);
+    for (uint64_t i = 0; i < 1000; i++)
+        fault((4000 + i) * MS, 0x30000000 + i * 4096);
+    CHECK(p->faults < 2000 + 256 + 1); /* noticed at the next check, every 256 records */
+    CHECK(pm_dropped(m) >= 1000 - 256);
+    pm_free(m);
 }
 
 int main(void)
@@ -271,5 +397,8 @@ int main(void)
     CHECK(strstr(pm_file_at(m, p, lo + 2 * 4096), "/libc.so") != NULL);
     pm_free(m);
     check_blame();
+    check_cap();
+    check_many_maps();
+    check_stop();
     return check_failures ? 1 : 0;
 }

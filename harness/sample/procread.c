@@ -2,6 +2,7 @@
  * socket pair: {pid, full} in, the ident_capture_t (its env pointer
  * cleared) and the environment block's bytes out. */
 #include "procread.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -9,7 +10,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,11 +37,12 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-static _Noreturn void serve(int fd, pid_t parent)
+/* The reader: ctx is the socket pair, [1] its end. */
+static void serve(void *ctx)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(0);
+    const int *sv = ctx;
+    int fd = sv[1];
+    close(sv[0]); /* diagnose's end: its closing is our end of file */
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     for (;;) {
@@ -69,15 +70,11 @@ int procread_start(void)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
         return -errno;
-    pid_t parent = getpid(), p = fork();
-    if (p < 0) {
-        int e = errno;
+    pid_t p = -1;
+    int rc = spawn_call(serve, sv, SIGKILL, &p);
+    if (rc) {
         close(sv[0]), close(sv[1]);
-        return -e;
-    }
-    if (p == 0) {
-        close(sv[0]);
-        serve(sv[1], parent);
+        return rc;
     }
     close(sv[1]);
     sock = sv[0], reader = p;
