@@ -377,7 +377,7 @@ def own_files(base):
                   if f.startswith(stem) and OWN.match(f[len(stem):]))
 
 
-def family(path):
+def round_files(path):
     """The names a round's run writes for its CSV path (the CSV and its two sidecars), or
     [path] for a plot."""
     if not path.endswith(".csv"):
@@ -531,7 +531,7 @@ class Tuner:
         one line when a name is a symbolic link (never written through), or exists and this
         search's journal does not list it (another's file: never replaced without --force, which
         removed every such name before the search began).  The caller saves the journal."""
-        for p in family(path):
+        for p in round_files(path):
             name = os.path.basename(p)
             if os.path.islink(p):
                 raise BadInput(f"mallocbench: tune: cannot write '{p}': it is a symbolic link (a search's files "
@@ -624,7 +624,7 @@ class Tuner:
         files = st.get("files")
         if files is None:  # a journal from before "files": what its rounds and confirmation name
             files = [os.path.basename(p) for x in self.rounds + ([self.confirm] if self.confirm else [])
-                     for p in family(x["csv"])]
+                     for p in round_files(x["csv"])]
         if not (isinstance(files, list) and all(isinstance(f, str) and f and "/" not in f for f in files)):
             raise BadInput(f"mallocbench: tune: cannot resume '{path}': files is not what tune writes "
                            f"(not a journal tune wrote; --force starts again)")
