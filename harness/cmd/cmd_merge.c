@@ -5,7 +5,11 @@
  * split with shards missing unless asked (--partial: it names them); rows
  * of several machines are merged (each block was measured on one; compare
  * shows each machine and the pooled answer).  RSS sidecars given as input
- * (a glob such as shard*.csv matches them) are recognised and left out. */
+ * (a glob such as shard*.csv matches them) are recognised and left out.
+ * The output is resolved once (outfile.h): a symbolic link -o names its
+ * file, and the sidecars go beside that file, never beside the link.  A
+ * shard's sidecar is read only when it is a regular file (opened
+ * non-blocking and checked: a FIFO there would hang the merge). */
 #include "cli.h"
 #include "csv.h"
 #include "fileio.h"
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct {
@@ -33,6 +38,71 @@ static int by_plan(const void *a, const void *b)
     if (x->block != y->block)
         return x->block < y->block ? -1 : 1;
     return (x->position > y->position) - (x->position < y->position);
+}
+
+/* A shard's sidecar opened for reading: an fd on a regular file, -ENOENT
+ * when there is none, -EINVAL for a FIFO, device or folder (opened
+ * O_NONBLOCK so that a FIFO with no writer cannot hang us; never read). */
+static int open_sidecar(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+/* A shard's .meta.json whole (at most max bytes) into *buf: 0 or -errno. */
+static int read_sidecar(const char *path, size_t max, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open_sidecar(path);
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return -ENOMEM;
+    }
+    size_t cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (*len + 4096 + 1 > cap) {
+            if (cap > max) {
+                rc = -EFBIG;
+                break;
+            }
+            char *nb = realloc(*buf, cap = cap * 2 + 8192);
+            if (!nb) {
+                rc = -ENOMEM;
+                break;
+            }
+            *buf = nb;
+        }
+        size_t got = fread(*buf + *len, 1, cap - *len - 1, f);
+        *len += got;
+        if (!got)
+            break;
+    }
+    if (!rc && ferror(f))
+        rc = -EIO;
+    fclose(f);
+    if (rc) {
+        free(*buf);
+        *buf = NULL;
+        *len = 0;
+        return rc;
+    }
+    (*buf)[*len] = '\0';
+    return 0;
 }
 
 /* OUT.meta.json: the first shard's sidecar, with every shard's own under
@@ -50,7 +120,7 @@ static int merge_meta(const char *out, char **in, int nin)
         out_sidecar_paths(in[i], path, rss, sizeof path);
         size_t len;
         char *t;
-        if (file_read_all(path, 64u << 20, &t, &len) || !out_json_object(t, len)) {
+        if (read_sidecar(path, 64u << 20, &t, &len) || !out_json_object(t, len)) {
             free(t); /* NULL where it could not be read */
             /* compare reads a row's machine from its run's sidecar: without one it cannot
              * tell this shard's machine from the others' (docs/fleet.md) */
@@ -107,9 +177,13 @@ static int merge_rss(const char *out, char **in, int nin)
     int rc = 0, nfound = 0;
     for (int i = 0; i < nin && !rc; i++) {
         out_sidecar_paths(in[i], meta, rss, sizeof rss);
-        FILE *f = fopen(rss, "re");
-        if (!f)
+        int fd = open_sidecar(rss);
+        FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+        if (!f) {
+            if (fd >= 0)
+                close(fd);
             continue;
+        }
         if (!o && (rc = outfile_fopen(&of, dst, &o, err, sizeof err))) {
             fclose(f);
             break;
@@ -148,8 +222,9 @@ static int merge_usage(FILE *out)
 }
 
 /* The input CSVs among argv[first..]: RSS sidecars left out with a note, the
- * output refused as an input and, without --force, when it exists.
- * 0 or the exit code. */
+ * output refused as an input and, without --force, when it exists; a
+ * shard's sidecar that is there and not a regular file refused.  out is the
+ * resolved output (a device or FIFO as given).  0 or the exit code. */
 static int merge_inputs(int argc, char **argv, int first, const char *out, bool force, char **in, int *nin)
 {
     int skipped = 0;
@@ -167,6 +242,21 @@ static int merge_inputs(int argc, char **argv, int first, const char *out, bool 
                 "output's own)\n", prog, skipped, skipped > 1 ? "s" : "");
     if (*nin < 1)
         return die_usage("merge: no input CSV");
+    for (int i = 0; i < *nin; i++) {
+        char meta[PATH_MAX], rss[PATH_MAX];
+        out_sidecar_paths(in[i], meta, rss, sizeof meta);
+        for (int k = 0; k < 2; k++) {
+            int fd = open_sidecar(k ? rss : meta);
+            if (fd == -EINVAL)
+                return die_usage("merge: '%s', the sidecar of '%s', is not a regular file (a FIFO, device or "
+                                 "folder); remove it", k ? rss : meta, in[i]);
+            if (fd >= 0)
+                close(fd);
+        }
+    }
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return die_usage("merge: cannot write '%s': it is a directory", out);
     if (!force && access(out, F_OK) == 0)
         return die_usage("merge: '%s' exists: add --force to replace it", out);
     if (!outfile_is_special(out)) { /* its sidecars, which the user did not name */
@@ -338,6 +428,14 @@ int cmd_merge(int argc, char **argv)
     }
     if (!out)
         return die_usage("merge: -o OUT.csv is required");
+    /* resolved once (outfile.h): the CSV and its sidecars in one place, beside the file a link
+     * names, so that it never keeps another run's .meta.json (a device or FIFO: as given) */
+    char real[PATH_MAX], rerr[PATH_MAX + 160];
+    if (!outfile_is_special(out)) {
+        if (outfile_resolve(out, real, sizeof real, rerr, sizeof rerr))
+            return die_usage("merge: %s", rerr);
+        out = real;
+    }
     char **in = calloc((size_t)(argc - optind) + 1, sizeof *in);
     csv_table_t *t = calloc((size_t)(argc - optind) + 1, sizeof *t);
     mrow_t *rows = NULL;

@@ -74,7 +74,13 @@ int outfile_check_sidecar(const char *path, bool force, char *err, size_t errlen
                  "never through a link); remove it", path);
         return -ELOOP;
     }
-    if (!force && S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) { /* a FIFO would block the writer, a device take what is not its own */
+        snprintf(err, errlen, "cannot write '%s': it is not a regular file (%s); a sidecar is a file of "
+                 "its own: remove it", path, S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+                 "a device or socket");
+        return -EINVAL;
+    }
+    if (!force) {
         snprintf(err, errlen, "'%s' exists: add --force to replace it", path);
         return -EEXIST;
     }

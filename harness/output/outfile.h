@@ -56,7 +56,8 @@ int outfile_resolve(const char *path, char *real, size_t len, char *err, size_t 
 int outfile_check_links(const char *path, char *err, size_t errlen);
 
 /* A sidecar the user did not name (BASE.meta.json, BASE.rss.csv): refused
- * when it is a symbolic link (never written through), when it exists and
+ * when it is a symbolic link (never written through), when it is there and
+ * not a regular file (a FIFO would block the writer), when it exists and
  * not force, or when it has other names.  0, or -errno with err filled in. */
 int outfile_check_sidecar(const char *path, bool force, char *err, size_t errlen);
 
