@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "disturb.h"
 #include "judge.h"
+#include "outfile.h"
 #include "sample.h"
 #include "tools.h"
 #include "units.h"
@@ -120,38 +121,84 @@ static const struct {
 };
 #define NCACHE_FIELDS (sizeof cache_fields / sizeof cache_fields[0])
 
-static bool cache_read(const char *path, const char *boot, machine_calib_t *m)
+/* The cache's folder opened, when it is safe to trust: a folder (a path through links is
+ * fine) owned by us and writable by nobody else, so that nobody else can plant a file or a
+ * link in it.  An fd, or -1 (then the cache is neither read nor written). */
+static int cache_dir_open(const char *dir)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Are the figures what a calibration on this machine can measure?  Finite; a fault and a
+ * copy cost more than nothing and less than absurd; the re-fault figures are differences
+ * of two measurements (they may be 0 or just below), bounded; the load an average; the steal
+ * a share, or NaN where /proc/stat was unreadable (as measured). */
+static bool cache_plausible(const machine_calib_t *m)
+{
+    return isfinite(m->fault_ns) && m->fault_ns > 0 && m->fault_ns <= 1e8 && isfinite(m->memcpy_bps) &&
+           m->memcpy_bps > 1e6 && m->memcpy_bps <= 1e13 && isfinite(m->refault_ns) && fabs(m->refault_ns) <= 1e8 &&
+           isfinite(m->refault_sys_ns) && fabs(m->refault_sys_ns) <= 1e8 && isfinite(m->load1) && m->load1 >= 0 &&
+           m->load1 <= 1e5 && (isnan(m->steal) || (m->steal >= 0 && m->steal <= 1));
+}
+
+/* The cache file NAME in the folder dfd, read only when it is a regular file (not a link:
+ * O_NOFOLLOW) owned by us and writable by nobody else, its figures plausible and of this
+ * boot.  false (the figures remeasured) for anything else, never a crash. */
+static bool cache_read(int dfd, const char *name, const char *boot, machine_calib_t *m)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
         return false;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+        st.st_size > 4096) {
+        close(fd);
+        return false;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return false;
+    }
     char line[256], b[64] = "";
     unsigned got = 0, all = (1u << NCACHE_FIELDS) - 1;
-    bool when = false;
+    bool when = false, bad = false;
     while (fgets(line, sizeof line, f)) {
         char *eq = strchr(line, '=');
         if (!eq)
             continue;
         *eq++ = '\0';
         eq[strcspn(eq, "\n")] = '\0';
-        if (!strcmp(line, "boot_id"))
+        char *end = NULL;
+        if (!strcmp(line, "boot_id")) {
             snprintf(b, sizeof b, "%s", eq);
-        else if (!strcmp(line, "measured_at"))
-            m->measured_at = strtoll(eq, NULL, 10), when = true;
+        } else if (!strcmp(line, "measured_at")) {
+            errno = 0;
+            m->measured_at = strtoll(eq, &end, 10), when = true;
+            bad |= errno != 0 || end == eq || *end;
+        }
         for (size_t i = 0; i < NCACHE_FIELDS; i++)
             if (!strcmp(line, cache_fields[i].key)) {
-                *(double *)((char *)m + cache_fields[i].off) = strtod(eq, NULL);
+                *(double *)((char *)m + cache_fields[i].off) = strtod(eq, &end);
+                bad |= end == eq || *end;
                 got |= 1u << i;
             }
     }
     fclose(f);
-    return got == all && when && !strcmp(b, boot) && m->fault_ns > 0 && m->memcpy_bps > 0;
+    return !bad && got == all && when && !strcmp(b, boot) && cache_plausible(m);
 }
 
-/* Written whole under a temporary name and renamed: a reader sees the old file or the new. */
+/* Written whole through outfile (a fresh O_EXCL temporary beside it, renamed over NAME: a
+ * link planted there is replaced, never followed), only into a folder cache_dir_open trusts. */
 static void cache_write(const char *dir, const char *path, const char *boot, const machine_calib_t *m)
 {
-    char tmp[PATH_MAX];
+    char tmp[PATH_MAX + 16];
     snprintf(tmp, sizeof tmp, "%s", dir); /* its parents too (~/.cache may not exist yet) */
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
@@ -161,9 +208,11 @@ static void cache_write(const char *dir, const char *path, const char *boot, con
         }
     if (mkdir(dir, 0755) && errno != EEXIST)
         return;
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s/.calibration.XXXXXX", dir) >= sizeof tmp)
-        return;
-    int fd = mkstemp(tmp);
+    int dfd = cache_dir_open(dir);
+    if (dfd < 0)
+        return; /* not ours alone: another user could swap what we write */
+    close(dfd);
+    int fd = outfile_temp(path, tmp, sizeof tmp);
     if (fd < 0)
         return;
     FILE *f = fdopen(fd, "w");
@@ -176,8 +225,9 @@ static void cache_write(const char *dir, const char *path, const char *boot, con
     fprintf(f, "boot_id=%s\nmeasured_at=%lld\n", boot, m->measured_at);
     for (size_t i = 0; i < NCACHE_FIELDS; i++)
         fprintf(f, "%s=%.9g\n", cache_fields[i].key, *(const double *)((const char *)m + cache_fields[i].off));
-    if (fclose(f) || rename(tmp, path))
+    if (fflush(f) || outfile_place(fileno(f), tmp, path, true))
         unlink(tmp);
+    fclose(f);
 }
 
 void calibrate_machine(machine_calib_t *m)
@@ -186,11 +236,17 @@ void calibrate_machine(machine_calib_t *m)
     char boot[64], dir[PATH_MAX - 64], path[PATH_MAX];
     sysinfo_boot_id(boot, sizeof boot);
     double load = sysinfo_load1();
-    bool cachable = boot[0] && cache_dir(dir, sizeof dir) &&
-                    (size_t)snprintf(path, sizeof path, "%s/calibration-%s.txt", dir, boot) < sizeof path;
+    char name[128];
+    bool cachable = boot[0] && strspn(boot, "0123456789abcdef-") == strlen(boot) && cache_dir(dir, sizeof dir) &&
+                    (size_t)snprintf(name, sizeof name, "calibration-%s.txt", boot) < sizeof name &&
+                    (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path;
     long long now = (long long)time(NULL);
-    if (cachable && cache_read(path, boot, m) && now - m->measured_at >= 0 && now - m->measured_at < CACHE_MAX_AGE_S &&
-        !(fabs(load - m->load1) > CACHE_MAX_LOAD_DIFF)) {
+    int dfd = cachable ? cache_dir_open(dir) : -1;
+    bool hit = dfd >= 0 && cache_read(dfd, name, boot, m) && now - m->measured_at >= 0 &&
+               now - m->measured_at < CACHE_MAX_AGE_S && !(fabs(load - m->load1) > CACHE_MAX_LOAD_DIFF);
+    if (dfd >= 0)
+        close(dfd);
+    if (hit) {
         m->have = m->cached = true;
         return;
     }
