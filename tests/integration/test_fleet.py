@@ -397,7 +397,14 @@ def case_k8s(mb, tmp):
     check(1 <= spec["parallelism"] <= 4, f"parallelism {spec['parallelism']}")
     pod = spec["template"]["spec"]
     c = pod["containers"][0]
-    check(c["securityContext"]["privileged"] is True, "privileged (perf events, tracefs)")
+    sc = c["securityContext"]
+    check_eq((sc["privileged"], sc["allowPrivilegeEscalation"]), (False, False), "not privileged, no escalation")
+    check_eq(sc["capabilities"], {"drop": ["ALL"], "add": ["PERFMON"]}, "only CAP_PERFMON (perf_event_open)")
+    tfs = [m for m in c["volumeMounts"] if m["mountPath"] == "/sys/kernel/tracing"]
+    vol = {v["name"]: v for v in pod["volumes"]}
+    check(len(tfs) == 1 and tfs[0]["readOnly"] is True and
+          vol[tfs[0]["name"]]["hostPath"] == {"path": "/sys/kernel/tracing", "type": "Directory"},
+          f"the node's tracefs mounted read-only, not by the harness: {tfs}")
     check(pod["affinity"]["podAntiAffinity"], "one pod a node")
     check(pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "mb-results" and
           c["volumeMounts"][0]["mountPath"].endswith("/results"), "the shards on the claim, at results/")
@@ -442,6 +449,20 @@ def case_k8s(mb, tmp):
                       (["--shards", "2", "matrices/quick.ini", "x1"], "seed")):
         r = gen("--image", "x", *bad)
         check(r.returncode == 2 and want in r.stderr, f"{bad}: refused naming {want!r}: {r.stderr!r}")
+    # refused in one line naming the argument, exit 2, nothing written (-o stays absent)
+    refused = os.path.join(tmp, "refused.yaml")
+    quick = "matrices/quick.ini"
+    for opts, matrix, want in ((["--name", "mb\n"], quick, "--name"),
+                               (["--claim", "Bad_Claim"], quick, "--claim"),
+                               (["--claim", "results-"], quick, "--claim"),
+                               (["--workdir", "/src/../etc"], quick, "--workdir"),
+                               ([], "matrices/../matrices/quick.ini", "'..' component"),
+                               ([], quick + "\n", "control character")):
+        bad = [*opts, matrix]
+        r = gen("--image", "x", "--shards", "2", "-o", refused, *bad, SEED)
+        check(r.returncode == 2 and want in r.stderr and r.stderr.count("\n") == 1 and not r.stdout,
+              f"{bad}: refused in one line naming {want!r}: {r.returncode} {r.stderr!r}")
+        check(not os.path.exists(refused), f"{bad}: nothing written")
     out = os.path.join(tmp, "job.yaml")
     with open(out, "w") as f:
         f.write("mine\n")
