@@ -4,6 +4,7 @@
     bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR overhead [PAIRS]
     bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR validate [BLOCKS]
     bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR rank [PAIRS]
+    bench_diagnose.py MALLOCBENCH BUILD_TESTS_DIR attach [REPEATS]
 
 overhead: each program's own time for its work (the "elapsed S" it prints) run alone and run
 as `diagnose -- CMD` (the events open before it starts), in alternating pairs: the paired ratio
@@ -19,6 +20,13 @@ blocks, through compare: the measured gain and its CI.  Prints the table the clo
 quotes: predicted against measured, and whether each goal is met (issue 32's "prove it").
 Needs Debian's python3-torch (else skips); all of it ~60 min on 2 cores (DIAG_PROGRAMS and
 DIAG_FAMILIES keep fewer).
+
+attach (issue 43): what a process's mapping count costs diagnose.  A target with 100 and with
+60,000 file mappings (one page of a file at each of 60,000 adjacent addresses: none merge),
+idle, watched for 1 ms: diagnose's own CPU (attach reads /proc/PID/maps); then the same targets
+madvising and re-touching a page as fast as they can, watched for 2 s: diagnose's CPU per
+recorded record at both counts.  Goals: attach <= 0.5 s of CPU at 60,000; the per-record cost
+at 60,000 within noise of that at 100 (medians of REPEATS, their ratio).
 """
 import json
 import os
@@ -326,5 +334,63 @@ def rank():
     return 0
 
 
+MAPPER = r"""
+import ctypes, mmap, os, sys, tempfile
+n, busy = int(sys.argv[1]), sys.argv[2] == "busy"
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+fd, path = tempfile.mkstemp()
+os.ftruncate(fd, 4096)
+os.unlink(path)
+base = libc.mmap(None, n * 4096, 0, 0x22, -1, 0)  # PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS: the room
+for i in range(n):  # MAP_SHARED|MAP_FIXED, offset 0 each time: neighbours never merge
+    assert libc.mmap(base + i * 4096, 4096, 1, 0x11, fd, 0) == base + i * 4096
+buf = mmap.mmap(-1, 4096)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+print("ready", flush=True)
+if not busy:
+    sys.stdin.read()
+while True:
+    buf[0] = 1
+    libc.madvise(addr, 4096, 4)  # MADV_DONTNEED: the next write re-faults
+"""
+
+
+def attach():
+    repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+    res = {}
+    for n in (100, 60000):
+        for busy in (False, True):
+            cpu, per = [], []
+            for _ in range(repeats):
+                p = subprocess.Popen([PY, "-c", MAPPER, str(n), "busy" if busy else "idle"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+                if not p.stdout.readline().startswith("ready"):
+                    raise SystemExit(f"the target with {n} mappings did not start (vm.max_map_count?)")
+                try:
+                    doc = diag(["-p", str(p.pid), "--duration", "2s" if busy else "1ms"])
+                finally:
+                    p.kill()
+                    p.wait()
+                cpu.append(doc["self_cpu_s"])
+                # the window's CPU less the attach it began with (the idle runs' median, measured first)
+                attach_s = res[n, False][0] if busy else 0.0
+                per.append((doc["self_cpu_s"] - attach_s) * 1e9 / max(doc["watch"]["records"], 1))
+            res[n, busy] = (stats.median(cpu), stats.median(per))
+    print(f"diagnose and a process's mappings (medians of {repeats}):")
+    print(f"{'mappings':>9}  {'attach CPU s':>12}  {'ns CPU / record (busy, less attach)':>34}")
+    for n in (100, 60000):
+        print(f"{n:>9}  {res[n, False][0]:>12.3f}  {res[n, True][1]:>34,.0f}")
+    ratio = res[60000, True][1] / res[100, True][1]
+    print(f"attach at 60,000 mappings: {res[60000, False][0]:.3f} s of CPU (goal <= 0.5 s): "
+          f"{'met' if res[60000, False][0] <= 0.5 else 'NOT met'}")
+    print(f"per-record cost, 60,000 / 100 mappings: {ratio:.2f}x (goal: no growth, ~1x): "
+          f"{'met' if ratio < 1.25 else 'NOT met'}")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(overhead() if WHAT == "overhead" else rank() if WHAT == "rank" else validate())
+    sys.exit(overhead() if WHAT == "overhead" else rank() if WHAT == "rank" else attach() if WHAT == "attach"
+             else validate())
