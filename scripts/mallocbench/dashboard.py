@@ -25,6 +25,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import statistics
 import sys
 
@@ -395,14 +396,36 @@ def markdown(md):
     return "\n".join(out)
 
 
+def unpublishable(path, folder):
+    """Why the site may not copy a report's file (None: it may): only a regular file inside the
+    report's folder, reached through no symbolic link, and readable by everyone already (the site
+    publishes its copies 0644), is copied.  A link planted among a report's plots would otherwise
+    publish its target: a root-only file, as 0644."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return e.strerror or str(e)
+    root = os.path.realpath(folder)
+    if stat.S_ISLNK(st.st_mode) or os.path.commonpath([os.path.realpath(path), root]) != root:
+        return "a symbolic link, or reached through one"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if not st.st_mode & stat.S_IROTH:
+        return "not readable by everyone (the site would publish it)"
+    return None
+
+
 def copy_report(src, site):
     """REPORT_DIR/report.md and the local files it references -> SITE/compare/report.html
-    (rendered in place when REPORT_DIR is inside SITE); None, with a warning, without one."""
+    (rendered in place when REPORT_DIR is inside SITE); None, with a warning, without one.
+    Only files unpublishable() passes are read."""
     md_path = os.path.join(src, "report.md")
     try:
-        with open(md_path, encoding="utf-8") as f:
-            md = f.read()
-    except (OSError, UnicodeDecodeError) as e:
+        why = unpublishable(md_path, src)
+        if why:
+            raise OSError(0, why)
+        md = mbout.read_regular(md_path, follow=False).decode("utf-8")
+    except (OSError, UnicodeDecodeError, mbout.NotRegular) as e:
         print("dashboard.py: warning: no compare report linked: cannot read '%s': %s" % (md_path, getattr(e, "strerror", e)), file=sys.stderr)
         return None
     rel = os.path.relpath(os.path.realpath(src), os.path.realpath(site))
@@ -421,10 +444,19 @@ def copy_report(src, site):
         if SCHEME.match(ref) or ref.startswith(("#", "/", "\\")) or ".." in ref.split("/"):
             continue
         p = os.path.join(src, ref)
-        if os.path.isfile(p):
+        why = unpublishable(p, src)
+        if why is None:
             os.makedirs(os.path.dirname(os.path.join(dst, ref)), exist_ok=True)
-            put_copy(p, os.path.join(dst, ref))
+            try:  # read by descriptor, no link followed: what was checked is what is copied
+                mbout.write(in_site(os.path.join(dst, ref)), mbout.read_regular(p, follow=False), force=True)
+            except (OSError, mbout.NotRegular) as e:
+                print(f"dashboard.py: warning: {mbdata.printable(ref)} of the report not published: "
+                      f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
+                missing.add(ref)
         else:
+            if os.path.lexists(p):
+                print(f"dashboard.py: warning: {mbdata.printable(ref)} of the report not published: {why}",
+                      file=sys.stderr)
             missing.add(ref)
 
     def relink(m):

@@ -48,12 +48,13 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat
           (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
 
-def read_regular(path):
+def read_regular(path, follow=True):
     """The bytes of the regular file at path, the one way a script reads an input or a sidecar
     (mbcsv.read_bytes): opened O_NONBLOCK and checked with fstat before a byte is read, so a
     FIFO or device (given, or planted as a sidecar) raises NotRegular where a read would wait
-    for a writer forever.  OSError where it cannot be opened or read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    for a writer forever; not follow: a symbolic link at path is refused too (OSError ELOOP).
+    OSError where it cannot be opened or read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

@@ -187,11 +187,61 @@ def test_api():
     check(p.returncode == 2 and "--floor" in p.stderr and p.stdout == "", f"--floor -1 refused: {p.stderr!r}")
 
 
+def test_dashboard(tmp):
+    """A report's plots planted as links (to a root-only file, through a linked folder) or
+    readable by their owner only are not published; report.md as a link is not rendered."""
+    secret_dir = os.path.join(tmp, "rootonly")
+    os.makedirs(secret_dir, mode=0o700)
+    secret = os.path.join(secret_dir, "secret.png")
+    with open(secret, "wb") as f:
+        f.write(b"SECRET-BYTES-0600")
+    os.chmod(secret, 0o600)
+    rep = os.path.join(tmp, "report")
+    os.makedirs(rep)
+    os.symlink(secret, os.path.join(rep, "linked.png"))
+    os.symlink(secret_dir, os.path.join(rep, "sub"))
+    with open(os.path.join(rep, "private.png"), "wb") as f:
+        f.write(b"SECRET-BYTES-0600")
+    os.chmod(os.path.join(rep, "private.png"), 0o600)
+    with open(os.path.join(rep, "ok.png"), "wb") as f:
+        f.write(b"PUBLIC")
+    os.chmod(os.path.join(rep, "ok.png"), 0o644)
+    with open(os.path.join(rep, "report.md"), "w") as f:
+        f.write("# r\n\n![a](linked.png)\n![b](sub/secret.png)\n![c](private.png)\n![d](ok.png)\n")
+    site = os.path.join(tmp, "site")
+    p = mb("dashboard", os.path.join(FIXTURES, "series.json"), site, "--report", rep)
+    check(p.returncode == 0, f"dashboard: exit {p.returncode}: {p.stderr}")
+    leaked = []
+    for d, _, files in os.walk(site):
+        for n in files:
+            with open(os.path.join(d, n), "rb") as f:
+                if b"SECRET-BYTES" in f.read():
+                    leaked.append(os.path.relpath(os.path.join(d, n), site))
+    check_eq(leaked, [], "site files holding the root-only bytes")
+    check(os.path.exists(os.path.join(site, "compare", "ok.png")), "the plain plot is published")
+    for n in ("linked.png", "sub", "private.png"):
+        check(n in p.stderr, f"{n}: no warning names it: {p.stderr!r}")
+    # report.md itself a link to a file elsewhere: not rendered
+    rep2 = os.path.join(tmp, "report2")
+    os.makedirs(rep2)
+    with open(os.path.join(secret_dir, "report.md"), "w") as f:
+        f.write("# SECRET-BYTES-0600\n")
+    os.chmod(os.path.join(secret_dir, "report.md"), 0o600)
+    os.symlink(os.path.join(secret_dir, "report.md"), os.path.join(rep2, "report.md"))
+    site2 = os.path.join(tmp, "site2")
+    p = mb("dashboard", os.path.join(FIXTURES, "series.json"), site2, "--report", rep2)
+    check(p.returncode == 0 and "no compare report linked" in p.stderr, f"a linked report.md: {p.stderr!r}")
+    for d, _, files in os.walk(site2):
+        for n in files:
+            with open(os.path.join(d, n), "rb") as f:
+                check(b"SECRET-BYTES" not in f.read(), f"{n}: a linked report.md was published")
+
+
 def main():
     test_api()
     test_printable()
     test_diagnose()
-    for t in (test_compare, test_history, test_fifo):
+    for t in (test_compare, test_history, test_fifo, test_dashboard):
         with tempfile.TemporaryDirectory() as tmp:
             t(tmp)
     if FAILS:
