@@ -13,12 +13,24 @@
  * answers, so the region is bracketed exactly.  Without MB_SYNC_FD (run by
  * hand, or under plain `perf stat`) both calls do nothing.  Call them once
  * each, from one thread; counters cover the whole process tree either way.
- * Any language can do the same: write the line, read one byte. */
+ *
+ * The check before any write: the variables are inherited by every
+ * descendant, in which that number may be some unrelated file (Python's
+ * subprocess closes inherited descriptors, and the number is reused).  So
+ * the harness also sets MB_SYNC_ID=DEV:INO, the st_dev and st_ino of its
+ * socket, and a call writes only when fstat(MB_SYNC_FD) is a socket with
+ * exactly that device and inode; else (no MB_SYNC_ID, a bad number, another
+ * file) it does nothing, as by hand.  A descendant that inherited the
+ * socket itself passes the check and marks as the process started would.
+ * Any language can do the same: check the descriptor, write the line, read
+ * one byte. */
 #ifndef MALLOCBENCH_H
 #define MALLOCBENCH_H
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The whole line to fd, through short writes and EINTR: 0, or -1. */
@@ -36,13 +48,32 @@ static inline int mb_sync_write_(int fd, const char *line)
     return 0;
 }
 
+/* MB_SYNC_FD's descriptor if it is the harness's socket, the one MB_SYNC_ID
+ * ("DEV:INO", decimal) names; else -1: no write goes anywhere else. */
+static inline int mb_sync_fd_(void)
+{
+    const char *s = getenv("MB_SYNC_FD"), *id = getenv("MB_SYNC_ID");
+    char *end;
+    struct stat st;
+    if (!s || !*s || !id || !*id)
+        return -1;
+    long fd = strtol(s, &end, 10);
+    if (*end || fd < 0 || fd > INT_MAX)
+        return -1;
+    unsigned long long dev = strtoull(id, &end, 10), ino;
+    if (*end != ':' || !end[1])
+        return -1;
+    ino = strtoull(end + 1, &end, 10);
+    if (*end || fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode) || (unsigned long long)st.st_dev != dev ||
+        (unsigned long long)st.st_ino != ino)
+        return -1;
+    return (int)fd;
+}
+
 static inline void mb_region_marker_(const char *line)
 {
-    const char *s = getenv("MB_SYNC_FD");
-    if (!s || !*s)
-        return;
-    int fd = atoi(s);
-    if (mb_sync_write_(fd, line) != 0)
+    int fd = mb_sync_fd_();
+    if (fd < 0 || mb_sync_write_(fd, line) != 0)
         return;
     char ack;
     while (read(fd, &ack, 1) < 0 && errno == EINTR)

@@ -1,6 +1,7 @@
 /* region.c - the worker's half of the region handshake (see region.h): a
  * line to the harness on MB_SYNC_FD, then a one-byte reply once it has read
- * its counters.  Without MB_SYNC_FD the worker runs alone, as by hand. */
+ * its counters.  Without MB_SYNC_FD, or where its descriptor is not the
+ * socket MB_SYNC_ID names, the worker runs alone, as by hand. */
 #include "region.h"
 #include "units.h"
 #include "result.h"
@@ -39,12 +40,8 @@ __attribute__((constructor)) static void sync_take_token(void)
 
 static int sync_get(void)
 {
-    if (sync_fd == -2) {
-        const char *s = getenv(MB_SYNC_FD_ENV);
-        char *end;
-        long fd = s ? strtol(s, &end, 10) : -1;
-        sync_fd = (s && *s && !*end && fd >= 0) ? (int)fd : -1;
-    }
+    if (sync_fd == -2)
+        sync_fd = mb_sync_fd_(); /* the header's check: the harness's socket, or none */
     return sync_fd;
 }
 

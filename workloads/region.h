@@ -1,5 +1,6 @@
 /* region.h - the worker's side of the steady-state handshake.  When the
- * harness runs the worker it passes MB_SYNC_FD; at region_begin() and
+ * harness runs the worker it passes MB_SYNC_FD (and MB_SYNC_ID, what it must
+ * be: include/mallocbench.h); at region_begin() and
  * region_end() the worker stops until the harness has read its counters, so
  * the measured region's figures exclude start-up and warm-up.  Run by hand
  * (no MB_SYNC_FD) the calls only take the time, and the result is printed. */
@@ -8,6 +9,11 @@
 #include "workload.h"
 
 #define MB_SYNC_FD_ENV "MB_SYNC_FD"
+/* The sync socket's identity, "DEV:INO" (its st_dev and st_ino, decimal):
+ * a writer checks MB_SYNC_FD's descriptor against it before any write
+ * (include/mallocbench.h), so a descendant whose descriptor of that number
+ * is another file writes nothing into it. */
+#define MB_SYNC_ID_ENV "MB_SYNC_ID"
 /* The sample's secret: the worker takes it from the environment at load
  * (and scrubs it there) and starts every line it sends with "<token> ";
  * the harness takes a line without it for a forgery. */

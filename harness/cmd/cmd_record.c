@@ -198,23 +198,27 @@ static int record_header(rec_t *r, uint64_t start_ns)
  * inherited LD_PRELOAD of another allocator would serve its malloc), then
  * the recorder first in LD_PRELOAD (its dlsym(RTLD_NEXT) then finds the
  * allocator's malloc), the allocator's variables and the recorder's. */
-static int record_env(const rec_t *r, uint64_t start_ns, char ***envp)
+static int record_env(const rec_t *r, uint64_t start_ns, int sync_fd, char ***envp)
 {
-    char preload[2 * PATH_MAX + 16], path[PATH_MAX + 32], num[64], sync[32];
+    char preload[2 * PATH_MAX + 16], path[PATH_MAX + 32], num[64], sync[32], sync_id[80];
     snprintf(sync, sizeof sync, "MB_SYNC_FD=%d", REC_SYNC_FD);
+    int rc = prepare_sync_id(sync_fd, sync_id, sizeof sync_id); /* the socket a marker may go to */
+    if (rc)
+        return rc;
     snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", r->recorder, r->lib[0] ? ":" : "", r->lib);
     snprintf(path, sizeof path, "MB_RECORD_PATH=%s", r->of.tmp);
     snprintf(num, sizeof num, "MB_RECORD_START_NS=%llu", (unsigned long long)start_ns);
     alloc_env_t env;
-    int rc = alloc_build_env(r->alloc, NULL, 0, &env);
+    rc = alloc_build_env(r->alloc, NULL, 0, &env);
     if (rc)
         return rc;
-    char *extra[ALLOC_ENV_MAX + 4];
+    char *extra[ALLOC_ENV_MAX + 5];
     size_t n = 0;
     extra[n++] = preload;
     extra[n++] = path;
     extra[n++] = num;
     extra[n++] = sync;
+    extra[n++] = sync_id;
     for (size_t i = 0; i < env.n && n < sizeof extra / sizeof *extra; i++)
         extra[n++] = env.var[i];
     return prepare_env(extra, n, envp);
@@ -226,7 +230,7 @@ static int record_env(const rec_t *r, uint64_t start_ns, char ***envp)
 static int record_start(const rec_t *r, uint64_t start_ns, int sync_fd, pid_t *pid)
 {
     char **envp, fail[PATH_MAX + 64];
-    int rc = record_env(r, start_ns, &envp);
+    int rc = record_env(r, start_ns, sync_fd, &envp);
     if (rc)
         return rc;
     snprintf(fail, sizeof fail, "%s: record: cannot execute '%s'", prog, r->exe);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -154,6 +155,35 @@ int prepare_child_env(const char *probe_keys, const tokens_t *t, bool pin_thread
     int rc = prepare_env(plumbing, n, envp);
     free(read);
     return rc;
+}
+
+int prepare_sync_id(int fd, char *nv, size_t len)
+{
+    struct stat st;
+    if (fstat(fd, &st))
+        return -errno;
+    snprintf(nv, len, "%s=%llu:%llu", MB_SYNC_ID_ENV, (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    return 0;
+}
+
+int prepare_env_add_sync(char ***envp, int fd)
+{
+    char nv[80];
+    size_t n = 0;
+    int rc = prepare_sync_id(fd, nv, sizeof nv);
+    if (rc)
+        return rc;
+    while ((*envp)[n])
+        n++;
+    char **more = realloc(*envp, (n + 2) * sizeof **envp);
+    if (!more)
+        return -ENOMEM;
+    *envp = more;
+    if (!(more[n] = strdup(nv)))
+        return -ENOMEM;
+    more[n + 1] = NULL;
+    return 0;
 }
 
 /* Shell-quote a word only when it needs it, as exec's command is quoted. */

@@ -57,6 +57,13 @@ int prepare_env(char *const *extra, size_t nextra, char ***envp);
  * plumbing (fds, the probe's read-backs, the parent) and the secrets. */
 int prepare_child_env(const char *probe_keys, const tokens_t *t, bool pin_threads, char ***envp);
 
+/* "MB_SYNC_ID=DEV:INO" for the sync socket fd (the child's end): what a
+ * writer checks MB_SYNC_FD's descriptor against (include/mallocbench.h);
+ * 0 or -errno.  prepare_env_add_sync appends it to *envp (a vector from
+ * malloc): 0, -ENOMEM or -errno. */
+int prepare_sync_id(int fd, char *nv, size_t len);
+int prepare_env_add_sync(char ***envp, int fd);
+
 /* The checks before any run of a workload: its own (wl_t.check), or for
  * a user's command those of launch_check_command.  0, or -EINVAL with one
  * line in err. */

@@ -954,7 +954,7 @@ static int sample_child(const run_opts_t *o, const run_config_t *c, const wl_arg
     if (!ch.probe_buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.sp) ||
         pipe2(p.pp, O_CLOEXEC) || pipe2(p.op, O_CLOEXEC) || pipe2(p.gp, O_CLOEXEC))
         rc = ch.probe_buf ? -errno : -ENOMEM;
-    else if (!(rc = env_add_pipe(&envp, p.pp[0]))) {
+    else if (!(rc = env_add_pipe(&envp, p.pp[0])) && !(rc = prepare_env_add_sync(&envp, p.sp[1]))) {
         ch.probe_buf[0] = '\0';
         rc = start_and_watch(&ch, &p, argv, envp);
     }

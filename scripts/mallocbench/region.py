@@ -5,11 +5,16 @@ and waits for the harness's one-byte answer (the harness reads every counter bef
 answers, so the region is bracketed exactly); on leaving, "end\\n" the same way.
 
 Outside mallocbench (no MB_SYNC_FD) it does nothing, so the program runs unchanged by hand.
+Nor does it where the descriptor is not the harness's socket: the variables are inherited by
+every descendant, in which that number may be some unrelated file, so a marker is written only
+when fstat of the descriptor is a socket with the device and inode MB_SYNC_ID ("DEV:INO") names
+(include/mallocbench.h).
 Regions do not nest: entering one while another is open, from any thread, raises
 RegionError.  Safe from any thread (one lock guards the descriptor and the state); the harness
 measures the last region a process marks.  Standard library only."""
 import errno
 import os
+import stat
 import threading
 
 
@@ -32,7 +37,20 @@ def _fd():
         raise RegionError(f"MB_SYNC_FD={text!r} is not a descriptor number") from None
     if fd < 0:
         raise RegionError(f"MB_SYNC_FD={text!r} is not a descriptor number")
-    return fd
+    return fd if _is_sync_socket(fd) else None
+
+
+def _is_sync_socket(fd):
+    """Is fd the harness's socket, the one MB_SYNC_ID ("DEV:INO") names?  Not where the variable
+    is missing or malformed, fd is closed, or it is another file (a descendant's reused number)."""
+    dev, sep, ino = os.environ.get("MB_SYNC_ID", "").partition(":")
+    if not (sep and dev.isdigit() and ino.isdigit()):
+        return False
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return False
+    return stat.S_ISSOCK(st.st_mode) and (st.st_dev, st.st_ino) == (int(dev), int(ino))
 
 
 def _marker(fd, line):
