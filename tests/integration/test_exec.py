@@ -313,8 +313,10 @@ def case_metric(mb, tmp):
     r = exec_rows(mb, tmp, "metric5", ["sh", "-c", "echo 'x: 1e999'"], "-a", "glibc", "-r", "1", "--metric", "x:")[0]
     check(r["status"] == "error" and "not finite" in r["message"] and r["throughput"] == "",
           f"metric: 1e999 is an error, not inf: {r['status']}: {r['message']}: {r['throughput']}")
-    # 123456, then 4090 bytes: the 4095 bytes kept start at "3456"
-    cut = "printf '123456\\n'; head -c 4089 /dev/zero | tr '\\0' x; echo"
+    # 5001 bytes, 123456, then 4090 bytes: the last 4095 bytes kept start at "3456", and the
+    # bytes before them are not all in the first 4095 (with them, the line would be whole)
+    cut = ("head -c 5000 /dev/zero | tr '\\0' x; echo; printf '123456\\n'; "
+           "head -c 4089 /dev/zero | tr '\\0' x; echo")
     r = exec_rows(mb, tmp, "metric6", ["sh", "-c", cut], "-a", "glibc", "-r", "1", "--metric", "^([0-9]+)$")[0]
     check(r["status"] == "error" and "cut" in r["message"] and r["throughput"] == "",
           f"metric: a line the window cut is an error: {r['status']}: {r['message']}: {r['throughput']}")
