@@ -44,7 +44,8 @@
 #define DEFAULT_LIGHT 16        /* --light: one fault in this many recorded */
 #define MAX_T 16                /* -t given to a command's family */
 #define DEFAULT_MAX_MEMORY (256ull << 20) /* --max-memory: diagnose's own memory, at most */
-#define STOP_GRACE_NS 500000000ull /* after SIGINT/SIGTERM: what is left of the work gets this long */
+#define STOP_GRACE_NS 500000000ull /* the window's end: what is left of its records gets this long */
+#define SIGNAL_GRACE_NS 100000000ull /* ... and after SIGINT/SIGTERM, this long */
 
 extern char **environ;
 
@@ -1052,9 +1053,12 @@ static int diagnose(dopts_t *op)
     if (data_fd >= 0)
         close(data_fd);
     struct timespec ts = {0, (long)SETTLE_NS};
-    nanosleep(&ts, NULL);
-    pm_stop_when(m, &stop_signal, pr_now() + STOP_GRACE_NS); /* what is left of the window: as long, at most */
-    if (pr_poll(w, t1, pm_feed, m))
+    if (!stop_signal)
+        nanosleep(&ts, NULL);
+    /* what is left of the window: this long at most; nothing once a stop signal's grace is over
+     * (its records would all be dropped: they are not even read) */
+    pm_stop_when(m, &stop_signal, pr_now() + (stop_signal ? SIGNAL_GRACE_NS : STOP_GRACE_NS));
+    if (!pm_stopped(m) && pr_poll(w, t1, pm_feed, m))
         win.end_reason = "out of memory (the counts are lower bounds)";
     pm_finish(m, t1);
     win.self_cpu_s = self_cpu() - cpu0;

@@ -22,7 +22,7 @@
 #define PAGE 4096ull
 #define USER_TOP 0x800000000000ull
 #define CHUNK_PAGES 512ull          /* 2 MiB */
-#define STOP_GRACE_NS 300000000ull  /* records still taken after a stop signal */
+#define STOP_GRACE_NS 100000000ull  /* records still taken after a stop signal */
 enum { ST_NONE, ST_TOUCHED, ST_GONE, ST_LAZY, ST_REFAULTED };
 #define TIME_MASK ((1ull << 48) - 1)
 #define PACK(st, detail, t) (((uint64_t)(st) << 60) | ((uint64_t)(detail) << 48) | ((t) & TIME_MASK))
@@ -171,6 +171,11 @@ uint64_t pm_bytes(const pm_model_t *m)
 bool pm_capped(const pm_model_t *m)
 {
     return m->capped;
+}
+
+bool pm_stopped(const pm_model_t *m)
+{
+    return m->stopped;
 }
 
 uint64_t pm_dropped(const pm_model_t *m)

@@ -109,11 +109,13 @@ void pm_limit(pm_model_t *m, uint64_t bytes);
 /* What the model holds now, bytes. */
 uint64_t pm_bytes(const pm_model_t *m);
 bool pm_capped(const pm_model_t *m);
-/* Stop taking records (every later one is counted in pm_dropped) 0.3 s after *flag turns
+/* Stop taking records (every later one is counted in pm_dropped) 0.1 s after *flag turns
  * non-zero (a signal), or once perfring's clock passes at (0: never).  Checked inside every
  * long step, so that no record stream can hold the model past it. */
 void pm_stop_when(pm_model_t *m, volatile sig_atomic_t *flag, uint64_t at);
 uint64_t pm_dropped(const pm_model_t *m);
+/* Has it stopped taking records (pm_stop_when's time came)? */
+bool pm_stopped(const pm_model_t *m);
 /* A process never watched, --all included (diagnose's own reader). */
 void pm_ignore(pm_model_t *m, pid_t pid);
 /* perfring's names, for the records' name handles. */

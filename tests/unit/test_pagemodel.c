@@ -215,7 +215,7 @@ static void check_many_maps(void)
     free(truth);
 }
 
-/* Records past the deadline, or 0.3 s after a stop signal, are dropped, not taken. */
+/* Records past the deadline, or 0.1 s after a stop signal, are dropped, not taken. */
 static void check_stop(void)
 {
     CHECK_INT(pm_new(&m, 0, false), 0);
@@ -237,14 +237,15 @@ static void check_stop(void)
         fault((1 + i) * MS, 0x10000000 + i * 4096);
     CHECK_U64(p->faults, 1000); /* no signal: every record taken */
     flag = 1;
-    for (uint64_t i = 0; i < 1000; i++) /* within the grace: still taken */
+    for (uint64_t i = 0; i < 1000; i++) /* within the grace (a loaded machine may pass it: >= 256 taken) */
         fault((2000 + i) * MS, 0x20000000 + i * 4096);
-    CHECK_U64(p->faults, 2000);
-    struct timespec ts = {0, 400000000};
+    CHECK(p->faults >= 1256);
+    uint64_t taken = p->faults;
+    struct timespec ts = {0, 200000000};
     nanosleep(&ts, NULL);
     for (uint64_t i = 0; i < 1000; i++)
         fault((4000 + i) * MS, 0x30000000 + i * 4096);
-    CHECK(p->faults < 2000 + 256 + 1); /* noticed at the next check, every 256 records */
+    CHECK(p->faults <= taken + 256); /* noticed at the next check, every 256 records */
     CHECK(pm_dropped(m) >= 1000 - 256);
     pm_free(m);
 }
