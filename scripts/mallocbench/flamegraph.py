@@ -377,11 +377,18 @@ def summary_line(folded, meta):
 
 # ---------------------------------------------------------------- perf
 
+PERF_TIMEOUT_S = 900  # perf script opens the profiled process's files by name: one may never answer
+
+
 def run_perf(perf, args):
     try:
-        p = subprocess.run([perf, *args], capture_output=True, text=True, errors="replace")
+        p = subprocess.run([perf, *args], capture_output=True, text=True, errors="replace", timeout=PERF_TIMEOUT_S,
+                           stdin=subprocess.DEVNULL)
     except OSError as e:
         raise ProfileError(f"cannot run '{perf}': {e.strerror}")
+    except subprocess.TimeoutExpired:
+        raise ProfileError(f"perf {args[0]} did not finish in {PERF_TIMEOUT_S} s (a file of the profiled process's "
+                           f"that it reads may block)")
     if p.returncode != 0:
         last = [l for l in p.stderr.splitlines() if l.strip()]
         raise ProfileError(f"perf {args[0]} failed (exit {p.returncode}): {last[-1] if last else 'no message'}")
