@@ -20,7 +20,10 @@ static int m(const char *re, const char *out)
     return launch_metric(re, out, strlen(out), false, false, &got, text, sizeof text);
 }
 
-/* out[0..len), NULs and all */
+/* out[0..len), NULs and all; MN: a literal's bytes, its terminator not */
+#define MN(re, lit) mn(re, lit, sizeof lit - 1)
+/* a literal as a window's cut piece: cut before its first line / after its last */
+#define CUT(re, lit, cut_start, cut_end) launch_metric(re, lit, sizeof lit - 1, cut_start, cut_end, &got, NULL, 0)
 static int mn(const char *re, const char *out, size_t len)
 {
     got = NAN;
@@ -106,28 +109,28 @@ int main(void)
     CHECK_INT(m("y", "x 1\n"), -ENOENT);
     CHECK_INT(m("(", "x 1\n"), -EINVAL);
     /* a line at a cut edge of the window */
-    CHECK_INT(launch_metric("n:", "3456\nn: 3456\n", 13, true, false, &got, NULL, 0), 0);
-    CHECK_INT(launch_metric("n", "n 3456\nrest\n", 12, true, false, &got, NULL, 0), -EMSGSIZE);
-    CHECK_INT(launch_metric("n", "head\nn 123", 10, false, true, &got, NULL, 0), -EMSGSIZE);
-    CHECK_INT(launch_metric("n", "head\nn 123\n", 11, false, true, &got, NULL, 0), 0);
+    CHECK_INT(CUT("n:", "3456\nn: 3456\n", true, false), 0);
+    CHECK_INT(CUT("n", "n 3456\nrest\n", true, false), -EMSGSIZE);
+    CHECK_INT(CUT("n", "head\nn 123", false, true), -EMSGSIZE);
+    CHECK_INT(CUT("n", "head\nn 123\n", false, true), 0);
     CHECK(got == 123);
     /* the cut first line's text after a \r began inside the window: whole */
-    CHECK_INT(launch_metric("n", "3456\rn 7\nrest\n", 15, true, false, &got, NULL, 0), 0);
+    CHECK_INT(CUT("n", "3456\rn 7\nrest\n", true, false), 0);
     CHECK(got == 7);
-    CHECK_INT(launch_metric("n", "n 3\r\nrest\n", 10, true, false, &got, NULL, 0), -EMSGSIZE); /* CRLF */
+    CHECK_INT(CUT("n", "n 3\r\nrest\n", true, false), -EMSGSIZE); /* CRLF */
 
     /* the output by its length: a NUL ends nothing (issue 43) */
-    CHECK_INT(mn("rate: (.*)", "rate: 5\0\nrate: 7\n", 17), 0);
+    CHECK_INT(MN("rate: (.*)", "rate: 5\0\nrate: 7\n"), 0);
     CHECK(got == 7);
-    CHECK_INT(mn("rate:", "rate: 5\0rate: 7\n", 16), 0); /* one line: its first match, as a terminal shows it */
+    CHECK_INT(MN("rate:", "rate: 5\0rate: 7\n"), 0); /* one line: its first match, as a terminal shows it */
     CHECK(got == 5);
-    CHECK_INT(mn("rate: (.*)", "rate: 1\0002\n", 10), 0); /* a NUL shows as nothing: "rate: 12" */
+    CHECK_INT(MN("rate: (.*)", "rate: 1\0002\n"), 0); /* a NUL shows as nothing: "rate: 12" */
     CHECK(got == 12);
-    CHECK_INT(mn("rate: (.*)", "\0\0rate: 3\n\0", 13), 0);
+    CHECK_INT(MN("rate: (.*)", "\0\0rate: 3\n\0"), 0);
     CHECK(got == 3);
-    CHECK_INT(mn("x", "x 1\n\0x 2", 9), 0); /* the last line, after a NUL, unterminated */
+    CHECK_INT(MN("x", "x 1\n\0x 2"), 0); /* the last line, after a NUL, unterminated */
     CHECK(got == 2);
-    CHECK_INT(mn("x: (.*)", "x: 1,2\0\n", 8), -EDOM);
+    CHECK_INT(MN("x: (.*)", "x: 1,2\0\n"), -EDOM);
     /* a line rewritten with \r: the text after its last \r is what was printed last */
     CHECK_INT(m("rate: (.*)", "rate: 12.0\rrate: 15.0\n"), 0);
     CHECK(got == 15.0);
@@ -162,7 +165,8 @@ int main(void)
     /* by length: a NUL in the tail hides nothing after it */
     {
         launch_window_t w = {.head = whead, .tail = wtail, .cap = 8};
-        launch_window_add(&w, "n 1\nxxxxxxxxxxx\n\0n 4\n", 20);
+        static const char out[] = "n 1\nxxxxxxxxxxx\n\0n 4\n";
+        launch_window_add(&w, out, sizeof out - 1);
         CHECK_INT(launch_window_metric(&w, "n", &got, text, sizeof text), 0);
         CHECK(got == 4);
     }
