@@ -14,10 +14,13 @@
 # A node without build/mallocbench builds it once: tasks starting together wait
 # on a lock (flock on build.lock in the checkout, git-ignored, opened for writing
 # so that an NFS server grants it) and find it built.
-# A requeued task (SLURM_RESTART_COUNT > 0), or a retried pod of the same Job
-# (MB_JOB_UID, the Job's uid, kept beside the shard as OUT.job), resumes its
-# shard (--resume) rather than run it again; otherwise an existing shard file is
-# refused, never replaced (a new Job does not take an old Job's shards as its own).
+# A requeued task (SLURM_RESTART_COUNT > 0) of the same array (SLURM_ARRAY_JOB_ID),
+# or a retried pod of the same Job (MB_JOB_UID, the Job's uid), resumes its shard
+# (--resume) rather than run it again: the owner is kept beside the shard as OUT.job
+# ("slurm:ARRAY_JOB_ID" or the uid), written to a fresh temporary file and renamed
+# over it (never through a link; a link there is refused); otherwise an existing
+# shard file is refused, never replaced (a new job does not take an old job's
+# shards as its own, nor a requeued task one whose owner it cannot tell).
 # A failed task leaves its shard missing, and merge names it.
 # MALLOCBENCH: the harness to use (default build/mallocbench, built if missing).
 #SBATCH --job-name=mallocbench
@@ -39,6 +42,8 @@ if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then
     [ "$min" = 1 ] || die "the array starts at $min: give --array=1-$n (task K runs shard K/$n, 1-based)"
     [ "$step" = 1 ] && [ "$max" = "$n" ] ||
         die "the array is not contiguous ($n tasks, $min to $max, step $step): give --array=1-$n"
+    # the array's id: the same for all its tasks and through a requeue (the shard's owner)
+    job=slurm:${SLURM_ARRAY_JOB_ID:?SLURM_ARRAY_JOB_ID unset: not a task of a job array}
     cd "${SLURM_SUBMIT_DIR:-.}"
 elif [ -n "${JOB_COMPLETION_INDEX:-}" ]; then
     mode=k8s
@@ -67,19 +72,26 @@ fi
 mkdir -p "$outdir"
 out="$outdir/slurm-$seed-$k.csv"
 resume=""
-if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && [ -e "$out" ]; then
+[ ! -L "$out.job" ] || die "$out.job is a symbolic link: move it (the shard's owner is never written through a link)"
+owner() { [ "$(cat "$out.job" 2>/dev/null)" = "$job" ]; }
+if [ "$mode" = slurm ] && [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && [ -e "$out" ]; then
+    # a requeued task finds its shard; a task of another array (the same matrix and seed
+    # submitted again) finds an old one: not its own
+    owner || die "$out was left by another job (its owner in $out.job is not $job): move it, or give another OUTDIR or seed"
     echo "slurm-array.sh: task $k/$n restarted (${SLURM_RESTART_COUNT}): resuming $out" >&2
     resume=--resume
 elif [ "$mode" = k8s ] && [ -e "$out" ]; then
     # a Kubernetes pod retried (backoffLimit) finds its shard on the shared volume; a pod of
     # another Job (the same matrix and seed applied again) finds an old one: not its own
-    [ "$(cat "$out.job" 2>/dev/null)" = "$job" ] ||
-        die "$out was left by another Job (its uid in $out.job is not $job): move it, or give another OUTDIR or seed"
+    owner || die "$out was left by another Job (its uid in $out.job is not $job): move it, or give another OUTDIR or seed"
     echo "slurm-array.sh: pod $k/$n of its Job found $out: resuming it" >&2
     resume=--resume
 fi
-if [ "$mode" = k8s ] && [ -z "$resume" ]; then
-    [ -e "$out" ] || printf '%s\n' "$job" > "$out.job"
+if [ -z "$resume" ] && [ ! -e "$out" ]; then
+    # the owner, beside the shard: a fresh file renamed over the name (mv -T: rename(2),
+    # which replaces a link planted there meanwhile rather than write through it)
+    tmp=$(mktemp "$outdir/.slurm-$seed-$k.job.XXXXXX") || die "cannot create a temporary file in $outdir"
+    printf '%s\n' "$job" > "$tmp" && mv -T -f "$tmp" "$out.job" || { rm -f "$tmp"; die "cannot write $out.job"; }
 fi
 # --keep-going: a configuration with no ok sample is rows with their status in this shard, not a
 # failed array task (which would keep the afterok merge from running)

@@ -8,7 +8,10 @@ Usage: test_fleet.py MALLOCBENCH CASE.  Cases:
                 refused with the fix; two tasks starting together on a checkout without a
                 build build once (under the lock) and both run; a requeued task
                 (SLURM_RESTART_COUNT > 0) resumes its torn shard to the full one, a fresh
-                task refuses an existing shard and leaves it as it was; a shard whose
+                task refuses an existing shard and leaves it as it was; the shard's owner
+                (SLURM_ARRAY_JOB_ID) recorded in OUT.job: a requeued task of another array,
+                or of a shard without an owner, refused it; OUT.job a symbolic link refused,
+                nothing written through it; a shard whose
                 sidecar is lost: merge warns, and its rows are a machine of their own.
   slurm         a private munged, slurmctld -D and slurmd -D -N n1 (every key, socket,
                 port, state, spool, pid and log in a temporary folder; no cgroup
@@ -72,9 +75,10 @@ def task(env_extra, *args, cwd=ROOT, mb=None):
     return subprocess.run(["sh", ARRAY, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
-def slurm_env(k, n, lo=1, hi=None, step=1, restart=None):
+def slurm_env(k, n, lo=1, hi=None, step=1, restart=None, array="100"):
     e = {"SLURM_ARRAY_TASK_ID": str(k), "SLURM_ARRAY_TASK_COUNT": str(n), "SLURM_ARRAY_TASK_MIN": str(lo),
-         "SLURM_ARRAY_TASK_MAX": str(hi if hi is not None else n), "SLURM_ARRAY_TASK_STEP": str(step)}
+         "SLURM_ARRAY_TASK_MAX": str(hi if hi is not None else n), "SLURM_ARRAY_TASK_STEP": str(step),
+         "SLURM_ARRAY_JOB_ID": array}
     if restart is not None:
         e["SLURM_RESTART_COUNT"] = str(restart)
     return e
@@ -128,6 +132,34 @@ def case_array_script(mb, tmp):
     p = task(slurm_env(1, 3), "plan.ini", SEED, "res", cwd=co, mb=mb)
     check(p.returncode != 0 and "exists" in p.stderr, f"a fresh task refuses an existing shard: {p.stderr!r}")
     check_eq(open(shard).read(), torn, "the refused shard as it was")
+    # the owner beside each shard, a plain file: a requeued task of another array, or one whose
+    # shard has no owner recorded, is refused it (issue 43: any shard was resumed)
+    job = shard + ".job"
+    check(not os.path.islink(job) and open(job).read() == "slurm:100\n", f"the shard's owner: {job}")
+    p = task(slurm_env(1, 3, restart=1, array="200"), "plan.ini", SEED, "res", cwd=co, mb=mb)
+    check(p.returncode == 2 and "left by another job" in p.stderr and "slurm:200" in p.stderr,
+          f"a requeued task of another array refused the shard: {p.returncode} {p.stderr!r}")
+    os.rename(job, job + ".away")
+    p = task(slurm_env(1, 3, restart=1), "plan.ini", SEED, "res", cwd=co, mb=mb)
+    check(p.returncode == 2 and "left by another job" in p.stderr,
+          f"a shard whose owner is unknown not resumed: {p.returncode} {p.stderr!r}")
+    os.rename(job + ".away", job)
+    check_eq(open(shard).read(), torn, "the refused shard as it was")
+    p = task({k: v for k, v in slurm_env(1, 3, restart=1).items() if k != "SLURM_ARRAY_JOB_ID"}, "plan.ini",
+             SEED, "res", cwd=co, mb=mb)
+    check(p.returncode != 0 and "SLURM_ARRAY_JOB_ID unset" in p.stderr, f"no array id: {p.stderr!r}")
+    # OUT.job a link: refused, nothing written through it, whether the task is fresh or requeued
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("keep\n")
+    link = os.path.join(co, "res", f"slurm-{SEED}-3.csv.job")
+    os.symlink(victim, link)
+    for restart in (None, 1):
+        p = task(slurm_env(3, 3, restart=restart), "plan.ini", SEED, "res", cwd=co, mb=mb)
+        check(p.returncode == 2 and "symbolic link" in p.stderr, f"OUT.job a link refused: {p.stderr!r}")
+    check_eq(open(victim).read(), "keep\n", "nothing written through OUT.job's link")
+    check(not os.path.exists(os.path.join(co, "res", f"slurm-{SEED}-3.csv")), "the refused task ran nothing")
+    os.remove(link)
     p = task(slurm_env(1, 3, restart=1), "plan.ini", SEED, "res", cwd=co, mb=mb)
     check(p.returncode == 0 and "resuming" in p.stderr, f"a requeued task resumes: {p.returncode} {p.stderr!r}")
     check_eq(det(shard), full, "the resumed shard is the full one, no sample twice")
