@@ -294,7 +294,7 @@ static int parse(int argc, char **argv, dopts_t *o)
 static pstat_t proc_stat(pid_t pid)
 {
     pstat_t s = {0};
-    char buf[4096], *f, path[64], line[256];
+    char buf[4096], *f;
     if (spawn_proc_stat(pid, buf, sizeof buf, &f))
         return s;
     unsigned long long ut, st;
@@ -303,17 +303,18 @@ static pstat_t proc_stat(pid_t pid)
         return s;
     double tck = (double)sysconf(_SC_CLK_TCK);
     s.utime_s = (double)ut / tck, s.stime_s = (double)st / tck;
-    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
-    FILE *fp = fopen(path, "re");
-    while (fp && fgets(line, sizeof line, fp)) {
+    char *roll = NULL; /* by the reader: smaps_rollup takes the memory-map lock the process can hold */
+    size_t len = 0;
+    if (procread_file(pid, "smaps_rollup", PROCREAD_TIMEOUT_MS, &roll, &len) || !roll)
+        return s;
+    for (char *line = strtok(roll, "\n"); line; line = strtok(NULL, "\n")) {
         unsigned long long kib;
         if (sscanf(line, "Rss: %llu kB", &kib) == 1)
             s.rss_kib = kib;
         else if (sscanf(line, "AnonHugePages: %llu kB", &kib) == 1)
             s.anon_huge_kib = kib;
     }
-    if (fp)
-        fclose(fp);
+    free(roll);
     s.ok = true;
     return s;
 }
@@ -421,54 +422,91 @@ static void add_file(void *ctx, const char *path)
  * leaves ident_read, which keeps only allocator variables. */
 typedef struct {
     bool done;
-    int rc;               /* procread_capture's: 0 read, -ETIMEDOUT the process held the reading up */
-    ident_capture_t c;
+    int rc;               /* procread_capture's: 0 read, -ETIMEDOUT the process held the reading up,
+                           * -ENOMEM past diagnose's memory cap */
+    ident_capture_t *c;   /* NULL: not read */
 } envcap_t;
 
 static envcap_t *caps;
 static size_t ncaps;
 
-static void capture_one(size_t i, const pm_proc_t *p, const dopts_t *o)
+/* Reads image i (p) by the reader, its memory counted in the model's cap (past it: not read). */
+static int capture_one(pm_model_t *m, size_t i, const pm_proc_t *p, const dopts_t *o)
 {
     caps[i].done = true;
-    caps[i].rc = procread_capture(p->pid, o->show_args, PROCREAD_TIMEOUT_MS, &caps[i].c);
+    if (!pm_room(m, sizeof *caps[i].c + IDENT_ENV_KEEP) || !(caps[i].c = malloc(sizeof *caps[i].c)))
+        return caps[i].rc = -ENOMEM;
+    caps[i].rc = procread_capture(p->pid, o->show_args, PROCREAD_TIMEOUT_MS, caps[i].c);
+    if (caps[i].rc) {
+        free(caps[i].c);
+        caps[i].c = NULL;
+    } else {
+        pm_account(m, (int64_t)(sizeof *caps[i].c + caps[i].c->env_len));
+    }
+    pm_ignore(m, procread_pid()); /* a reader killed for its slowness has a successor */
+    return caps[i].rc;
 }
 
-/* A few images a call (CAPTURE_PER_POLL), so that --all's hundreds never hold up the
- * reading of the rings. */
+/* Room in caps for every image (each entry small: a reading is allocated when made). */
+static bool caps_grow(pm_model_t *m)
+{
+    size_t n = pm_count(m);
+    if (n <= ncaps)
+        return true;
+    envcap_t *g = pm_room(m, (n - ncaps) * sizeof *g) ? realloc(caps, n * sizeof *g) : NULL;
+    if (!g)
+        return false;
+    pm_account(m, (int64_t)((n - ncaps) * sizeof *g));
+    memset(g + ncaps, 0, (n - ncaps) * sizeof *g);
+    caps = g, ncaps = n;
+    return true;
+}
+
+/* A few images a call (CAPTURE_PER_POLL), none past `until` (perfring's clock; 0: no limit),
+ * and none more in a pass once one was slow (a process that held the reader up), so that
+ * --all's hundreds, hostile ones among them, never hold up the reading of the rings. */
 #define CAPTURE_PER_POLL 8
-static void capture_envs(const pm_model_t *m, const dopts_t *o)
+static void capture_envs(pm_model_t *m, const dopts_t *o, uint64_t until)
 {
     unsigned budget = CAPTURE_PER_POLL;
-    size_t n = pm_count(m);
-    if (n > ncaps) {
-        envcap_t *g = realloc(caps, n * sizeof *g);
-        if (!g)
-            return;
-        memset(g + ncaps, 0, (n - ncaps) * sizeof *g);
-        caps = g, ncaps = n;
-    }
-    for (size_t i = 0; i < n && budget && !stop_signal; i++) {
+    caps_grow(m);
+    for (size_t i = 0; i < ncaps && budget && !stop_signal && !(until && pr_now() >= until); i++) {
         const pm_proc_t *p = pm_at(m, i);
         if (caps[i].done || p->ended || p->before_exec) /* before its exec it is still our copy */
             continue;
-        budget--;
-        capture_one(i, p, o);
+        budget = capture_one(m, i, p, o) == -ETIMEDOUT ? 0 : budget - 1;
     }
 }
 
 /* Images still running and not read yet (--all's many, or short windows): read now, within
  * CAPTURE_REST_NS in all, and not at all once a stop signal came. */
 #define CAPTURE_REST_NS 2000000000ull
-static void capture_rest(const pm_model_t *m, const dopts_t *o)
+static void capture_rest(pm_model_t *m, const dopts_t *o)
 {
-    capture_envs(m, o); /* sizes caps to every image */
+    caps_grow(m);
     uint64_t end = pr_now() + CAPTURE_REST_NS;
     for (size_t i = 0; i < ncaps && !stop_signal && pr_now() < end; i++) {
         const pm_proc_t *p = pm_at(m, i);
         if (!caps[i].done && !p->ended && !p->before_exec)
-            capture_one(i, p, o);
+            capture_one(m, i, p, o);
     }
+}
+
+static void free_caps(void)
+{
+    for (size_t i = 0; i < ncaps; i++)
+        if (caps[i].c) {
+            ident_capture_free(caps[i].c);
+            free(caps[i].c);
+        }
+    free(caps);
+    caps = NULL, ncaps = 0;
+}
+
+/* The model's reads of /proc/PID/maps, by the reader. */
+static int read_by_reader(int pid, const char *name, char **buf, size_t *len)
+{
+    return procread_file(pid, name, PROCREAD_TIMEOUT_MS, buf, len);
 }
 
 /* The page model's share of --max-memory: less the rings (PR_RING_PAGES a CPU) and the
@@ -482,13 +520,6 @@ static uint64_t model_limit(uint64_t max_memory)
     return max_memory > fixed + (16ull << 20) ? max_memory - fixed : 16ull << 20;
 }
 
-static void free_caps(void)
-{
-    for (size_t i = 0; i < ncaps; i++)
-        ident_capture_free(&caps[i].c);
-    free(caps);
-    caps = NULL, ncaps = 0;
-}
 
 /* How `mallocbench exec` would start this image's allocator as it started: the library where it
  * is not the family's own (exec -a FAMILY:PATH), the settings its variables gave, as -t takes
@@ -520,18 +551,18 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
 {
     files_t fl = {.n = 0};
     pm_files(m, p, add_file, &fl);
-    const envcap_t *cap = p->idx < ncaps && caps[p->idx].done ? &caps[p->idx] : NULL;
+    const envcap_t *cap = p->idx < ncaps && caps[p->idx].c ? &caps[p->idx] : NULL;
     ident_exe_t *own = NULL; /* a command's first image that ended before it was read: the file the user named */
-    const ident_exe_t *exe = cap && !cap->c.exe_rc ? &cap->c.exe : NULL;
+    const ident_exe_t *exe = cap && !cap->c->exe_rc ? &cap->c->exe : NULL;
     if (!exe && o->mode == MODE_CMD && p->pid == o->pid && !p->forked_child && (own = malloc(sizeof *own)) &&
         !ident_exe_path(o->path, own))
         exe = own;
-    ident_input_t in = {fl.files, fl.n, exe, NULL, 0, cap && cap->c.conf[0] ? cap->c.conf : NULL};
+    ident_input_t in = {fl.files, fl.n, exe, NULL, 0, cap && cap->c->conf[0] ? cap->c->conf : NULL};
     char *env = NULL;
     size_t envlen = 0;
     const char *env_from = "none";
-    if (cap && cap->c.env)
-        in.environ = cap->c.env, in.environ_len = cap->c.env_len, env_from = "process";
+    if (cap && cap->c->env)
+        in.environ = cap->c->env, in.environ_len = cap->c->env_len, env_from = "process";
     /* an image of the command that ended: the environment diagnose gave it (an image that
      * changed its own before exec is not seen) */
     bool own_env = !in.environ && o->mode == MODE_CMD && p->pid == o->pid;
@@ -678,12 +709,12 @@ static void write_proc(FILE *f, const pm_model_t *m, const pm_proc_t *p, const d
     fprintf(f, ", \"cmdline\": [");
     /* as the reader took it while the image ran: its program's name, the rest counted
      * (arguments may carry secrets; --show-args keeps them) */
-    const envcap_t *cap = p->idx < ncaps && caps[p->idx].done && !caps[p->idx].rc ? &caps[p->idx] : NULL;
-    const char *cl = cap ? cap->c.cmdline : "";
-    size_t n = cap ? cap->c.cmdline_len : 0;
+    const envcap_t *cap = p->idx < ncaps && caps[p->idx].c ? &caps[p->idx] : NULL;
+    const char *cl = cap ? cap->c->cmdline : "";
+    size_t n = cap ? cap->c->cmdline_len : 0;
     for (size_t at = 0; at < n; at += strnlen(cl + at, n - at) + 1)
         fprintf(f, "%s", at ? ", " : ""), text_json_write(f, cl + at);
-    fprintf(f, "], \"args_hidden\": %u", cap ? cap->c.hidden_args : 0u);
+    fprintf(f, "], \"args_hidden\": %u", cap ? cap->c->hidden_args : 0u);
     fprintf(f, ", \"forked\": %s, \"parent_image\": %d, \"ended\": %s, \"seconds\": %.6f, ",
             p->forked_child ? "true" : "false", p->parent_idx, p->ended ? "true" : "false",
             (double)(p->end_t - p->start_t) / 1e9);
@@ -852,15 +883,20 @@ static int start_command(const dopts_t *o, pid_t *pid, int *go)
 
 /* Lets a command held before its exec go, once perf record has opened its file (its events
  * are on the command by then) or 5 s passed. */
-static void release_command(int go, pid_t perf, int data_fd)
+static void release_command(int go, pid_t perf, int data_fd, pr_watch_t *w, pm_model_t *m)
 {
     struct stat st;
+    /* the rings are read meanwhile: on a busy host other processes' records would fill them */
     for (int i = 0; perf > 0 && data_fd >= 0 && i < 250 && (fstat(data_fd, &st) || st.st_size == 0); i++) {
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
+        (void)pr_poll(w, pr_now() - SETTLE_NS, pm_feed, m);
     }
-    struct timespec ts = {0, 200000000};
-    nanosleep(&ts, NULL);
+    for (int i = 0; i < 10; i++) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+        (void)pr_poll(w, pr_now() - SETTLE_NS, pm_feed, m);
+    }
     if (write(go, "g", 1) != 1)
         fprintf(stderr, "%s: diagnose: the command was not released: %s\n", prog, strerror(errno));
     close(go);
@@ -878,7 +914,7 @@ static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pi
         uint64_t now = pr_now();
         if (pr_poll(w, now - SETTLE_NS, pm_feed, m))
             return "out of memory";
-        capture_envs(m, o);
+        capture_envs(m, o, bounded ? end : 0);
         if (stop_signal)
             return stop_signal == SIGINT ? "interrupted" : "terminated";
         if (bounded && now >= end)
@@ -1006,6 +1042,7 @@ static int diagnose(dopts_t *op)
         return rc == -EACCES || rc == -EPERM ? die_usage("diagnose: %s", err) : die_io("diagnose: %s", err);
     }
     pm_set_names(m, w);
+    pm_set_reader(m, read_by_reader);
     pm_limit(m, model_limit(o.max_memory));
     pm_ignore(m, procread_pid());
     struct sigaction sa = {.sa_handler = on_signal}, old;
@@ -1036,14 +1073,14 @@ static int diagnose(dopts_t *op)
     int data_fd = -1;
     pid_t perf = !rc && o.stacks ? start_stacks(&o, o.pid, &data_fd) : -1;
     if (go >= 0)
-        release_command(go, perf, data_fd);
+        release_command(go, perf, data_fd, w, m);
     if (rc) {
         pr_close(w);
         pm_free(m);
         procread_stop();
         return rc > 0 ? rc : die_io("diagnose: %s", strerror(-rc));
     }
-    capture_envs(m, &o);
+    capture_envs(m, &o, o.mode != MODE_CMD || o.window_given ? t0 + (uint64_t)(o.window_s * 1e9) : 0);
     win.end_reason = watch_loop(w, m, &o, child, t0, &win.exit_status);
     uint64_t t1 = pr_now();
     pr_disable(w); /* the window ends here: nothing after it is counted */

@@ -1,10 +1,13 @@
 /* procread.c - the reader of procread.h.  One request at a time over a
- * socket pair: {pid, full} in, the ident_capture_t (its env pointer
- * cleared) and the environment block's bytes out. */
+ * socket pair: {pid, what, full} in; for a capture the ident_capture_t (its
+ * env pointer cleared) and the environment block's bytes out, for a /proc
+ * file its length and bytes. */
 #include "procread.h"
 #include "spawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -15,10 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ENV_MAX (16u << 20) /* the most of an environment block taken back */
+#define ENV_MAX (1u << 20)  /* the most of an environment block taken back (ident keeps far less) */
+#define FILE_MAX (64u << 20) /* the most of a /proc file taken back */
+#define KILL_WAIT_MS 100     /* how long a killed reader is waited for before it is left behind */
+
+static const char *const proc_files[] = {"maps", "smaps_rollup"};
 
 typedef struct {
-    int32_t pid, full;
+    int32_t pid, what, full; /* what: -1 a capture, else an index of proc_files */
 } request_t;
 
 static int sock = -1;
@@ -50,6 +57,30 @@ static void serve(void *ctx)
         ssize_t n = recv(fd, &rq, sizeof rq, MSG_WAITALL);
         if (n != (ssize_t)sizeof rq)
             _exit(0);
+        if (rq.what >= 0) { /* a /proc file: its length, then its bytes */
+            char path[64], *buf = NULL;
+            uint64_t len = 0;
+            snprintf(path, sizeof path, "/proc/%d/%s", (int)rq.pid,
+                     proc_files[(size_t)rq.what < sizeof proc_files / sizeof *proc_files ? rq.what : 0]);
+            int f = open(path, O_RDONLY | O_CLOEXEC);
+            size_t cap = 1u << 16;
+            buf = f >= 0 ? malloc(cap) : NULL;
+            for (ssize_t r; buf && (r = read(f, buf + len, cap - len)) > 0;) {
+                len += (uint64_t)r;
+                if (len == cap) {
+                    char *g = cap < FILE_MAX ? realloc(buf, cap * 2) : NULL;
+                    if (!g)
+                        break; /* the first FILE_MAX bytes */
+                    buf = g, cap *= 2;
+                }
+            }
+            if (f >= 0)
+                close(f);
+            if (write_all(fd, &len, sizeof len) || (len && write_all(fd, buf, len)))
+                _exit(0);
+            free(buf);
+            continue;
+        }
         ident_capture_t c;
         ident_capture(rq.pid, rq.full != 0, &c);
         char *env = c.env;
@@ -92,8 +123,11 @@ void procread_stop(void)
         return;
     close(sock);
     kill(reader, SIGKILL);
-    while (waitpid(reader, NULL, 0) < 0 && errno == EINTR)
-        ;
+    /* a reader stuck in a request its target never answers (a FUSE file the target serves) dies
+     * only when that request ends: it is waited for a little, then left behind, never blocked on */
+    struct timespec ts = {0, 5000000};
+    for (int i = 0; i < KILL_WAIT_MS / 5 && waitpid(reader, NULL, WNOHANG) == 0; i++)
+        nanosleep(&ts, NULL);
     sock = -1, reader = -1;
 }
 
@@ -135,7 +169,7 @@ int procread_capture(int pid, bool full_cmdline, unsigned timeout_ms, ident_capt
     if (rc)
         return rc;
     uint64_t deadline = now_ms() + timeout_ms;
-    request_t rq = {pid, full_cmdline};
+    request_t rq = {pid, -1, full_cmdline};
     ident_capture_t c;
     if (write_all(sock, &rq, sizeof rq))
         rc = -EPIPE;
@@ -161,5 +195,38 @@ int procread_capture(int pid, bool full_cmdline, unsigned timeout_ms, ident_capt
         out->cmdline_len = 0;
     if (!out->env)
         out->env_len = 0;
+    return 0;
+}
+
+int procread_file(int pid, const char *name, unsigned timeout_ms, char **buf, size_t *len)
+{
+    *buf = NULL, *len = 0;
+    int32_t what = -1;
+    for (size_t i = 0; i < sizeof proc_files / sizeof *proc_files; i++)
+        if (!strcmp(name, proc_files[i]))
+            what = (int32_t)i;
+    if (what < 0)
+        return -EINVAL;
+    int rc = procread_start();
+    if (rc)
+        return rc;
+    uint64_t deadline = now_ms() + timeout_ms, n = 0;
+    request_t rq = {pid, what, 0};
+    char *b = NULL;
+    if (write_all(sock, &rq, sizeof rq))
+        rc = -EPIPE;
+    else if (!(rc = read_until(&n, sizeof n, deadline)) && n > FILE_MAX)
+        rc = -EPROTO;
+    if (!rc && !(b = malloc(n + 1)))
+        rc = -ENOMEM;
+    if (!rc && n && (rc = read_until(b, n, deadline)) == 0)
+        b[n] = '\0';
+    if (rc) {
+        free(b);
+        procread_stop();
+        return rc;
+    }
+    b[n] = '\0';
+    *buf = b, *len = n;
     return 0;
 }

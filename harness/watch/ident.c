@@ -56,6 +56,16 @@ int ident_environ(int pid, char **buf, size_t *len)
     return 0;
 }
 
+/* Was a variable of p's name (up to '=') kept before, in block[0..out)? */
+static bool kept_before(const char *block, size_t out, const char *p)
+{
+    size_t n = strcspn(p, "=");
+    for (const char *q = block; q < block + out; q += strlen(q) + 1)
+        if (!strncmp(q, p, n) && q[n] == '=')
+            return true;
+    return false;
+}
+
 int ident_capture_env(int pid, char **block, size_t *len)
 {
     char *env;
@@ -63,14 +73,33 @@ int ident_capture_env(int pid, char **block, size_t *len)
     int rc = ident_environ(pid, &env, &n);
     if (rc)
         return rc;
-    for (const char *p = env; p < env + n; p += strnlen(p, (size_t)(env + n - p)) + 1) /* kept ones move down */
-        if (alloc_env_owner(p) || !strncmp(p, "LD_PRELOAD=", 11)) {
-            size_t l = strnlen(p, (size_t)(env + n - p)) + 1;
+    /* kept ones move down: the first of each name only (the one getenv finds), each at most
+     * IDENT_VAR_KEEP bytes (a longer one is cut: more is never shown), IDENT_ENV_KEEP and
+     * 4 x IDENT_MAX_VARS variables in all */
+    unsigned nkept = 0;
+    for (const char *p = env; p < env + n && nkept < 4 * IDENT_MAX_VARS; p += strnlen(p, (size_t)(env + n - p)) + 1)
+        if ((alloc_env_owner(p) || !strncmp(p, "LD_PRELOAD=", 11)) && !kept_before(env, out, p)) {
+            size_t l = strnlen(p, (size_t)(env + n - p));
+            if (l > IDENT_VAR_KEEP - 1)
+                l = IDENT_VAR_KEEP - 1;
+            if (out + l + 1 > IDENT_ENV_KEEP)
+                break;
             memmove(env + out, p, l);
-            out += l;
+            env[out + l] = '\0';
+            out += l + 1;
+            nkept++;
         }
     memset(env + out, 0, n - out); /* nothing else of it stays in memory */
-    *block = env;
+    char *small = malloc(out + 1); /* the block, no bigger than what is kept */
+    if (small) {
+        memcpy(small, env, out);
+        small[out] = '\0';
+    }
+    memset(env, 0, n);
+    free(env);
+    if (!small)
+        return -ENOMEM;
+    *block = small;
     *len = out;
     return 0;
 }

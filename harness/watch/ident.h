@@ -16,6 +16,8 @@
 #include <stddef.h>
 
 #define IDENT_MAX_VARS 16
+#define IDENT_VAR_KEEP 4096   /* the most of one variable ident_capture_env keeps */
+#define IDENT_ENV_KEEP 65536  /* the most of a process's variables it keeps in all */
 
 typedef struct {
     const alloc_info_t *family; /* NULL: glibc or unrecognised */
@@ -64,7 +66,8 @@ int ident_environ(int pid, char **buf, size_t *len);
 
 /* The part of pid's environment ident may keep: the allocator variables and
  * LD_PRELOAD (read to tell "preloaded", never printed), as a malloc'd
- * NUL-separated block (*len bytes; 0 when none).  Read while the image
+ * NUL-separated block (*len bytes; 0 when none): the first of each name only, each at most
+ * IDENT_VAR_KEEP bytes, IDENT_ENV_KEEP in all (a process cannot make it hold more).  Read while the image
  * runs, so that one which execs or exits later is still recognised.  The
  * rest of the environment is dropped here, as it is read.  0 or -errno. */
 int ident_capture_env(int pid, char **block, size_t *len);

@@ -59,6 +59,7 @@ struct pm_model {
     bool stopped;
     uint64_t dropped;       /* records not taken once stopped */
     hmap_t chunks;          /* (image, 2 MiB chunk) -> pages of it in `pages`: give-backs skip empty ones */
+    pm_read_fn read;        /* how /proc/PID/maps is read (NULL: here) */
     hmap_t pages;           /* (image, page) -> state */
     hmap_t by_pid;          /* pid -> index + 1 of its current image */
     hmap_t others;          /* pids known not to be watched (follow mode) */
@@ -139,6 +140,8 @@ void pm_set_names(pm_model_t *m, const pr_watch_t *w)
     m->w = w;
 }
 
+static bool room_for(pm_model_t *m, size_t more);
+
 void pm_limit(pm_model_t *m, uint64_t bytes)
 {
     m->limit = bytes;
@@ -166,6 +169,16 @@ uint64_t pm_bytes(const pm_model_t *m)
            hmap_bytes(&m->others) + hmap_bytes(&m->by_tid) + m->rpages_cap * sizeof *m->rpages +
            m->pend_cap * sizeof *m->pend + m->procs_cap * (sizeof *m->procs + sizeof *m->exec_first) +
            m->names.cap + hmap_bytes(&m->names.index) + m->other_bytes;
+}
+
+bool pm_room(pm_model_t *m, size_t more)
+{
+    return room_for(m, more);
+}
+
+void pm_account(pm_model_t *m, int64_t bytes)
+{
+    m->other_bytes = bytes < 0 && (uint64_t)-bytes > m->other_bytes ? 0 : m->other_bytes + (uint64_t)bytes;
 }
 
 bool pm_capped(const pm_model_t *m)
@@ -354,25 +367,59 @@ void pm_files(const pm_model_t *m, const pm_proc_t *p, void (*fn)(void *ctx, con
             fn(ctx, pm_lib_name(m, last = p->maps[i].name));
 }
 
-/* p's mappings as /proc/PID/maps lists them now. */
-static void maps_read(pm_model_t *m, pm_proc_t *p)
+/* /proc/PID/NAME whole, read here (when no reader was given). */
+static int read_direct(int pid, const char *name, char **buf, size_t *len)
 {
-    char path[64], line[4352];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
     FILE *f = fopen(path, "re");
     if (!f)
+        return -errno;
+    size_t cap = 1u << 16, n = 0;
+    char *b = malloc(cap + 1);
+    for (size_t r; b && (r = fread(b + n, 1, cap - n, f)) > 0;) {
+        n += r;
+        if (n == cap) {
+            char *g = realloc(b, 2 * cap + 1);
+            if (!g)
+                break;
+            b = g, cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!b)
+        return -ENOMEM;
+    b[n] = '\0';
+    *buf = b, *len = n;
+    return 0;
+}
+
+void pm_set_reader(pm_model_t *m, pm_read_fn fn)
+{
+    m->read = fn;
+}
+
+/* p's mappings as /proc/PID/maps lists them now (read by the model's reader: reading maps
+ * takes the process's memory-map lock, which the process can hold). */
+static void maps_read(pm_model_t *m, pm_proc_t *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    if ((m->read ? m->read : read_direct)((int)p->pid, "maps", &buf, &len) || !buf)
         return;
-    while (fgets(line, sizeof line, f)) {
+    for (char *line = buf, *end; line < buf + len; line = end + 1) {
+        end = memchr(line, '\n', (size_t)(buf + len - line));
+        if (!end)
+            end = buf + len;
+        *end = '\0';
         unsigned long long lo, hi;
         int off = 0;
         if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2 || !off)
             continue;
-        char *name = line + off;
-        name[strcspn(name, "\n")] = '\0';
-        if (name[0] == '/')
-            maps_add(m, p, lo, hi, name);
+        if (line[off] == '/')
+            maps_add(m, p, lo, hi, line + off);
     }
-    fclose(f);
+    free(buf);
 }
 
 static void read_comm(pm_proc_t *p)
@@ -478,34 +525,37 @@ static uint64_t key_of(uint32_t idx, uint64_t page)
     return ((uint64_t)idx << 36) | (page & ((1ull << 36) - 1));
 }
 
-/* A page new to the model: false (nothing added) past the model's limit. */
-static bool page_new(pm_model_t *m, const pm_proc_t *p, uint64_t pg, uint64_t val)
+/* A page new to the model: false (nothing added) past the model's limit.  *chunk_known: its
+ * 2 MiB chunk is in `chunks` already (found once per chunk by a give-back's loop; NULL: look). */
+static bool page_new(pm_model_t *m, pm_proc_t *p, uint64_t pg, uint64_t val, bool *chunk_known)
 {
-    uint64_t ck = key_of(p->idx, pg / CHUNK_PAGES), *c = hmap_get(&m->chunks, ck);
-    if (!room_in(m, &m->pages) || (!c && !room_in(m, &m->chunks)))
+    uint64_t ck = key_of(p->idx, pg / CHUNK_PAGES);
+    bool known = chunk_known ? *chunk_known : hmap_get(&m->chunks, ck) != NULL;
+    if (!room_in(m, &m->pages) || (!known && !room_in(m, &m->chunks)))
         return false;
     if (hmap_put(&m->pages, key_of(p->idx, pg), val))
         return m->capped = true, false;
     if (!p->pg_hi || pg < p->pg_lo)
-        ((pm_proc_t *)p)->pg_lo = pg;
+        p->pg_lo = pg;
     if (pg + 1 > p->pg_hi)
-        ((pm_proc_t *)p)->pg_hi = pg + 1;
-    if ((c = hmap_get(&m->chunks, ck)))
-        (*c)++;
-    else if (hmap_put(&m->chunks, ck, 1))
+        p->pg_hi = pg + 1;
+    if (!known && hmap_put(&m->chunks, ck, 1))
         m->capped = true;
+    if (chunk_known)
+        *chunk_known = true;
     return true;
 }
 
 /* Page pg of p given back at t (see give_back). */
-static void give_page(pm_model_t *m, pm_proc_t *p, uint64_t pg, pm_by_t by, bool lazy, bool alloc, uint64_t t)
+static void give_page(pm_model_t *m, pm_proc_t *p, uint64_t pg, pm_by_t by, bool lazy, bool alloc, uint64_t t,
+                      bool *chunk_known)
 {
     uint64_t *v = hmap_get(&m->pages, key_of(p->idx, pg));
     unsigned st = v ? ST_OF(*v) : ST_NONE;
     if (lazy) {
         if (st != ST_GONE && v)
             *v = PACK(ST_LAZY, 0, t);
-        else if (!v && !page_new(m, p, pg, PACK(ST_LAZY, 0, t)))
+        else if (!v && !page_new(m, p, pg, PACK(ST_LAZY, 0, t), chunk_known))
             p->untracked_bytes += PAGE;
         return;
     }
@@ -523,7 +573,7 @@ static void give_page(pm_model_t *m, pm_proc_t *p, uint64_t pg, pm_by_t by, bool
     uint64_t val = PACK(ST_GONE, GONE_DETAIL(by, counted, alloc), t);
     if (v) {
         *v = val;
-    } else if (!page_new(m, p, pg, val)) {
+    } else if (!page_new(m, p, pg, val, chunk_known)) {
         p->untracked_bytes += PAGE; /* past the limit: neither kept nor told apart when it returns */
         return;
     }
@@ -562,12 +612,13 @@ static void give_back(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, pm_
     for (uint64_t c = first / CHUNK_PAGES; c <= (end - 1) / CHUNK_PAGES; c++) {
         uint64_t a = c * CHUNK_PAGES > first ? c * CHUNK_PAGES : first;
         uint64_t b = (c + 1) * CHUNK_PAGES < end ? (c + 1) * CHUNK_PAGES : end;
-        if (should_stop(m) || (m->capped && !hmap_get(&m->chunks, key_of(p->idx, c)))) {
+        bool known = hmap_get(&m->chunks, key_of(p->idx, c)) != NULL;
+        if (should_stop(m) || (m->capped && !known)) {
             p->untracked_bytes += (b - a) * PAGE;
             continue;
         }
         for (uint64_t pg = a; pg < b; pg++)
-            give_page(m, p, pg, by, lazy, alloc, t);
+            give_page(m, p, pg, by, lazy, alloc, t, &known);
     }
     series_note(m, p, t);
 }
@@ -775,7 +826,7 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
     if (v)
         *v = PACK(ST_TOUCHED, 0, t);
     else
-        (void)page_new(m, p, addr / PAGE, PACK(ST_TOUCHED, 0, t)); /* past the limit: a later re-fault reads as first */
+        (void)page_new(m, p, addr / PAGE, PACK(ST_TOUCHED, 0, t), NULL); /* past the limit: a later re-fault reads as first */
 }
 
 /* ---- cpu samples ---------------------------------------------------------- */

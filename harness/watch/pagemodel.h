@@ -109,6 +109,11 @@ void pm_limit(pm_model_t *m, uint64_t bytes);
 /* What the model holds now, bytes. */
 uint64_t pm_bytes(const pm_model_t *m);
 bool pm_capped(const pm_model_t *m);
+/* Memory the caller keeps for the model's processes (diagnose's readings of them), counted in
+ * the same cap: pm_room says whether `more` fits (past it the model is capped), pm_account adds
+ * (or, negative, takes off) what was kept. */
+bool pm_room(pm_model_t *m, size_t more);
+void pm_account(pm_model_t *m, int64_t bytes);
 /* Stop taking records (every later one is counted in pm_dropped) 0.1 s after *flag turns
  * non-zero (a signal), or once perfring's clock passes at (0: never).  Checked inside every
  * long step, so that no record stream can hold the model past it. */
@@ -116,6 +121,10 @@ void pm_stop_when(pm_model_t *m, volatile sig_atomic_t *flag, uint64_t at);
 uint64_t pm_dropped(const pm_model_t *m);
 /* Has it stopped taking records (pm_stop_when's time came)? */
 bool pm_stopped(const pm_model_t *m);
+/* How the model reads /proc/PID/NAME ("maps"): 0 with a malloc'd NUL-ended buffer, or -errno.
+ * diagnose's reader (procread.h), which no process can hold up; unset, the model reads it. */
+typedef int (*pm_read_fn)(int pid, const char *name, char **buf, size_t *len);
+void pm_set_reader(pm_model_t *m, pm_read_fn fn);
 /* A process never watched, --all included (diagnose's own reader). */
 void pm_ignore(pm_model_t *m, pid_t pid);
 /* perfring's names, for the records' name handles. */

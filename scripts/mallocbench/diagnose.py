@@ -353,7 +353,7 @@ def verify_command(doc, t):
     else:
         cmd = t.get("cmdline") or []
     tail = " ".join(shlex.quote(c) for c in cmd) if cmd else "CMD ARGS"
-    if cmd and t.get("args_hidden"):  # its arguments were left out (they may carry secrets)
+    if doc["mode"] != "command" and cmd and t.get("args_hidden"):  # a process's arguments were left out
         tail += " ARGS"
     words = ["-a", f"default={item},keep={item}"]
     for s in sets:
@@ -632,8 +632,11 @@ def stacks(prefix, force, alloc_lib, pages=None):
     data, log = prefix + ".perf.data", prefix + ".perf.log"
     out = {"folded": prefix + ".folded", "svg": prefix + ".svg", "faults": [], "giveback": [], "error": None}
     try:
-        if not os.path.exists(data):
-            why = open(log, errors="replace").read().strip().splitlines() if os.path.exists(log) else []
+        if not os.path.exists(data) or os.path.getsize(data) == 0:  # diagnose makes it; perf fills it
+            try:  # diagnose made the log O_EXCL; read without following a link put there since
+                why = mbout.read_regular(log, follow=False).decode(errors="replace").strip().splitlines()
+            except (OSError, mbout.NotRegular):
+                why = []
             raise flamegraph.ProfileError(f"perf record wrote nothing: {why[-1] if why else 'no message'}")
         for p in (out["folded"], out["svg"]):
             mbout.check(p, force)

