@@ -143,10 +143,7 @@ def case_calib_cache(mb, tmp):
             ("a group-writable file", {}, lambda: os.chmod(name, 0o664)),
             ("a NaN load", {"load": "nan"}, None),
             ("an infinite fault", {"fault": "inf"}, None),
-            ("a negative fault", {"fault": "-5"}, None),
-            ("an absurd fault", {"fault": "1e300"}, None),
-            ("a figure with junk after it", {"fault": "15000abc"}, None),
-            ("a NaN memcpy", {"extra": "memcpy_bytes_per_s=nan\n"}, None)):
+            ("a figure with junk after it", {"fault": "15000abc"}, None)):
         if what.startswith("another") and os.geteuid() != 0:
             print(f"note: {what} not tried (chown needs root)", file=sys.stderr)
             continue

@@ -7,6 +7,7 @@ Import it before torch or numpy: it pins the thread pools through the
 environment, which OpenMP/MKL/OpenBLAS read once when they load."""
 import hashlib
 import os
+import stat
 import struct
 
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
@@ -14,8 +15,17 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
 
 
 def _sync(word):
-    fd = os.environ.get("MB_SYNC_FD")
-    if fd is None:
+    """The marker, only to the harness's socket: the descriptor MB_SYNC_FD names must be the
+    socket whose device and inode MB_SYNC_ID ("DEV:INO") gives (a descendant that inherited the
+    variables may hold another file at that number; mallocbench.h's check)."""
+    fd, (dev, sep, ino) = os.environ.get("MB_SYNC_FD", ""), os.environ.get("MB_SYNC_ID", "").partition(":")
+    if not (fd.isdigit() and sep and dev.isdigit() and ino.isdigit()):
+        return
+    try:
+        st = os.fstat(int(fd))
+    except OSError:
+        return
+    if not stat.S_ISSOCK(st.st_mode) or (st.st_dev, st.st_ino) != (int(dev), int(ino)):
         return
     os.write(int(fd), word)
     os.read(int(fd), 1)
