@@ -73,7 +73,8 @@ mkdir -p "$outdir"
 out="$outdir/slurm-$seed-$k.csv"
 resume=""
 [ ! -L "$out.job" ] || die "$out.job is a symbolic link: move it (the shard's owner is never written through a link)"
-owner() { [ "$(cat "$out.job" 2>/dev/null)" = "$job" ]; }
+# read only a regular file (a FIFO planted there would hold cat forever), at most 256 bytes
+owner() { [ -f "$out.job" ] && [ ! -L "$out.job" ] && [ "$(head -c 256 "$out.job" 2>/dev/null)" = "$job" ]; }
 if [ "$mode" = slurm ] && [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && [ -e "$out" ]; then
     # a requeued task finds its shard; a task of another array (the same matrix and seed
     # submitted again) finds an old one: not its own

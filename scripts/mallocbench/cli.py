@@ -46,8 +46,9 @@ def run(main):
     _forget_package_path()
     try:
         rc = main()
-    except Fail as e:
-        print(e.line, file=sys.stderr)
+    except Fail as e:  # its line may quote other people's text (a sidecar's name): made printable here
+        from . import mbdata  # standard library only; imported late: cli comes first of all
+        print("\n".join(mbdata.printable(part) for part in str(e.line).split("\n")), file=sys.stderr)
         return e.status
     except KeyboardInterrupt:  # ^C (SIGINT at its default): one line, no traceback, the shell's status
         name = os.path.splitext(os.path.basename(sys.argv[0] or ""))[0]

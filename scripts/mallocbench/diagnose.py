@@ -711,11 +711,12 @@ def main(argv=None):
         alloc = max(doc["processes"], key=lambda e: e["cpu_samples"]["all"])["allocator"] if doc["processes"] else {}
         doc["stacks"] = stacks(a.stacks, a.force, alloc.get("path", ""),
                                read_pages(a.refaulted) if a.refaulted else None)
-    if a.json:
-        json.dump(full(doc, a.top), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print("\n".join(render(doc, a.top)))
+    try:  # a saved document someone changed: one line, not a traceback from deep in the analysis
+        text = json.dumps(full(doc, a.top), indent=1) if a.json else "\n".join(render(doc, a.top))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
+        raise cli.Fail(f"mallocbench diagnose: {a.doc}: not a document diagnose wrote ({type(e).__name__}: {e})",
+                       2) from None
+    print(text)
     return 0
 
 

@@ -54,9 +54,18 @@ def read_regular(path, follow=True):
     FIFO or device (given, or planted as a sidecar) raises NotRegular where a read would wait
     for a writer forever; not follow: a symbolic link at path is refused too (OSError ELOOP).
     OSError where it cannot be opened or read."""
+    # stat first: opening a device has effects of its own (a watchdog armed, a tape rewound) that
+    # no flag undoes; then the descriptor must be what was checked
+    before = os.stat(path, follow_symlinks=follow)
+    if not stat.S_ISREG(before.st_mode):
+        kind = next((k for test, k in _KINDS if test(before.st_mode)), "not a regular file")
+        raise NotRegular(f"cannot read '{path}': it is {kind}, not a regular file")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+            raise NotRegular(f"cannot read '{path}': it was replaced as it was opened")
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
             raise NotRegular(f"cannot read '{path}': it is {kind}, not a regular file")
@@ -90,9 +99,23 @@ def _same(a, b):
     return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
 
 
-def check(path, force=False, inputs=()):
+def check(path, force=False, inputs=(), own=False):
     """Refuse what must not be written (see the module's rules); the resolved path,
-    or None for a FIFO or device written in place."""
+    or None for a FIFO or device written in place.  own: a file the command names itself (a
+    journal, a plot beside an output; the user did not name it): a symbolic link, a FIFO or a
+    device at its name is refused, never written through (as the harness's sidecars)."""
+    if own:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        except OSError as e:
+            raise OutputError(f"cannot write '{path}': {e.strerror or e}") from None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise OutputError(f"cannot write '{path}': it is a symbolic link (a file this command names itself "
+                              f"is never written through one); remove it")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise OutputError(f"cannot write '{path}': it is not a regular file")
     real = resolve(path)
     for i in inputs:
         if i and _same(real, i):
@@ -141,9 +164,32 @@ def _still_there(fd, path):
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
+_SIDECARS = (".meta.json", ".rss.csv")
+_with = {}  # {lock path: [the locks of the CSVs it is a sidecar of, one per lock() taken]}
+
+
 def lock(real):
     """Take real's lock as the harness's outfile_lock does (the module's rules); the lock's
-    path, for unlock().  OutputError, in the harness's words, where another process holds it."""
+    path, for unlock().  OutputError, in the harness's words, where another process holds it.
+    A sidecar's name (BASE.meta.json, BASE.rss.csv) takes its CSV's lock too: the harness holds
+    only BASE.csv's while it writes all three."""
+    for suffix in _SIDECARS:
+        if real.endswith(suffix):
+            try:
+                csv = lock(real[:-len(suffix)] + ".csv")
+            except OutputError as e:
+                raise OutputError(f"cannot write '{real}', a sidecar of its CSV: {e}") from None
+            try:
+                name = _lock_one(real)
+            except OutputError:
+                unlock(csv)
+                raise
+            _with.setdefault(name, []).append(csv)
+            return name
+    return _lock_one(real)
+
+
+def _lock_one(real):
     name = real + ".lock"
     if name in _held:
         _held[name][1] += 1
@@ -184,6 +230,8 @@ def unlock(name):
     """Let go of a lock lock() took (its last user removes the file, still holding it)."""
     if name is None or name not in _held:
         return
+    if _with.get(name):
+        unlock(_with[name].pop())
     _held[name][1] -= 1
     if _held[name][1] > 0:
         return
@@ -245,10 +293,10 @@ def _place(real, data, binary):
     _sync_dir(d)
 
 
-def write(path, data, force=False, inputs=()):
-    """Write str (UTF-8) or bytes to path whole, under the module's rules."""
+def write(path, data, force=False, inputs=(), own=False):
+    """Write str (UTF-8) or bytes to path whole, under the module's rules (own: see check)."""
     binary = isinstance(data, (bytes, bytearray))
-    real = check(path, force, inputs)
+    real = check(path, force, inputs, own)
     if real is None:  # a FIFO or a device: in place
         with open(path, "ab" if binary else "a", **({} if binary else {"encoding": "utf-8"})) as f:
             f.write(data)

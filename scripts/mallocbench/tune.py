@@ -569,7 +569,8 @@ class Tuner:
                                  "alive": c.alive, "dropped": c.dropped} for c in self.cands],
                  "rounds": self.rounds, "confirm": self.confirm, "files": sorted(self.files)}
         state.update(extra or {})
-        mbout.write(self.base + ".tune.json", json.dumps(state, indent=1), force=True)  # the search's own journal
+        # the search's own journal: never through a link planted at its name
+        mbout.write(self.base + ".tune.json", json.dumps(state, indent=1), force=True, own=True)
 
     def load(self):
         """--resume: the saved state; a one-line error when it is missing or another search's."""
@@ -948,7 +949,7 @@ def plot(path, labels, xs, ys, xlabel, ylabel, better, colours):
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
-    mbout.write(path, buf.getvalue(), force=True)  # BASE.pareto-*.png: the search's own (own_files)
+    mbout.write(path, buf.getvalue(), force=True, own=True)  # BASE.pareto-*.png: the search's own (own_files)
     return None
 
 
@@ -1242,6 +1243,13 @@ def search_and_report(args, out, base):
                                 "(a search's file, but no journal says this search wrote it): "
                                 "add --force to replace it\n"))
             return 2
+    journal = base + ".tune.json"
+    if os.path.islink(journal):  # the search's own journal is never read or written through a link
+        if resuming or not args.force:
+            sys.stderr.write(f"mallocbench: tune: '{journal}' is a symbolic link: a search's journal is never "
+                             f"read or written through one; remove it\n")
+            return 2
+        os.unlink(journal)  # --force on a fresh search: the link itself goes, never its target
     sp = space(args.families.replace(",", " ").split(), args.domain)
     tuner = SAVED["tuner"] = Tuner(args, sp, base)
     try:

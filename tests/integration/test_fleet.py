@@ -67,12 +67,12 @@ def write_plan(tmp):
     return path
 
 
-def task(env_extra, *args, cwd=ROOT, mb=None):
+def task(env_extra, *args, cwd=ROOT, mb=None, timeout=300):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "JOB_COMPLETION", "MB_SHARDS"))}
     if mb:
         env["MALLOCBENCH"] = mb
     env.update(env_extra)
-    return subprocess.run(["sh", ARRAY, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(["sh", ARRAY, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def slurm_env(k, n, lo=1, hi=None, step=1, restart=None, array="100"):
@@ -143,6 +143,13 @@ def case_array_script(mb, tmp):
     p = task(slurm_env(1, 3, restart=1), "plan.ini", SEED, "res", cwd=co, mb=mb)
     check(p.returncode == 2 and "left by another job" in p.stderr,
           f"a shard whose owner is unknown not resumed: {p.returncode} {p.stderr!r}")
+    os.mkfifo(job)  # a FIFO at the owner's name: refused at once, never read (cat waited forever)
+    try:
+        p = task(slurm_env(1, 3, restart=1), "plan.ini", SEED, "res", cwd=co, mb=mb, timeout=60)
+        check(p.returncode == 2 and "left by another job" in p.stderr, f"a FIFO as the shard's owner: {p.returncode} {p.stderr!r}")
+    except subprocess.TimeoutExpired:
+        check(False, "a FIFO as the shard's owner: the task hung on it")
+    os.remove(job)
     os.rename(job + ".away", job)
     check_eq(open(shard).read(), torn, "the refused shard as it was")
     p = task({k: v for k, v in slurm_env(1, 3, restart=1).items() if k != "SLURM_ARRAY_JOB_ID"}, "plan.ini",

@@ -214,11 +214,16 @@ def case_own_files(mb, tmp):
         os.unlink(path)
     check_eq(open(victim).read(), "theirs\n", "the victim of a link untouched")
     os.symlink("victim.txt", os.path.join(tmp, "s.round1.rss.csv"))
+    journal = os.path.join(tmp, "s.tune.json")
+    os.symlink("victim.txt", journal)  # the journal's own name: read or written through it, never
+    for extra in ([], ["--resume"]):
+        p, _ = tune(mb, *args, *extra)
+        check(p.returncode == 2 and "s.tune.json" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              f"a link at the journal's name {extra}: refused in one line: {p.returncode} {p.stderr!r}")
     p, _ = tune(mb, *args, "--force")
     check(p.returncode in (0, 1) and open(out).read().startswith("#"), f"--force: the search ran: {p.stderr[-300:]!r}")
-    check(not os.path.islink(os.path.join(tmp, "s.round1.rss.csv")) and open(victim).read() == "theirs\n",
-          "--force replaced the planted link itself, never its target")
-    journal = os.path.join(tmp, "s.tune.json")
+    check(not os.path.islink(os.path.join(tmp, "s.round1.rss.csv")) and not os.path.islink(journal)
+          and open(victim).read() == "theirs\n", "--force replaced the planted links itself, never their target")
     st = json.load(open(journal))
     check("s.confirm.csv" in st.get("files", []) and "s.pareto-rss.png" in st["files"],
           f"the journal lists the files the search wrote: {st.get('files')}")

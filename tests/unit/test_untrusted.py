@@ -48,6 +48,61 @@ def test_printable():
           "the dashboard's HTML escape too")
 
 
+def test_fail_line():
+    """A script's one-line error quotes input (a configuration's name from a sidecar): it reaches
+    the terminal printable, as every view's text does (cli.run, the one place Fail is printed)."""
+    import contextlib
+    import io
+    from mallocbench import cli
+
+    def main():
+        raise cli.Fail("mallocbench compare: no ok sample of configuration 'a" + ESC + "]0;PWN\x07" + RLO + "'", 1)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = cli.run(main)
+    check(rc == 1 and raw_in(err.getvalue().rstrip("\n")) == [] and "\\x1b[2K" in err.getvalue(),
+          f"a Fail's line printed raw: {err.getvalue()!r}")
+
+
+def test_sidecar_lock(tmp):
+    """A sidecar's writer takes its CSV's lock too: while another process writes x.csv (the
+    harness holds only x.csv.lock for x.csv, x.meta.json and x.rss.csv), x.rss.csv is refused."""
+    from mallocbench import mbout
+    csv = os.path.join(tmp, "x.csv")
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from mallocbench import mbout; "
+                               f"mbout.lock({csv!r}); print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        check(holder.stdout.readline().startswith("held"), "the holder took x.csv's lock")
+        for side in ("x.rss.csv", "x.meta.json"):
+            try:
+                mbout.write(os.path.join(tmp, side), "a,b\n", force=True)
+                check(False, f"{side} written while another process writes x.csv")
+            except mbout.OutputError as e:
+                check("sidecar" in str(e) and str(holder.pid) in str(e), f"{side}: refused naming the holder: {e}")
+            check(not os.path.exists(os.path.join(tmp, side)), f"{side}: nothing written")
+        mbout.write(os.path.join(tmp, "y.rss.csv"), "a\n")  # another CSV's sidecar: free
+        check(os.path.exists(os.path.join(tmp, "y.rss.csv")) and not os.path.exists(os.path.join(tmp, "y.csv.lock")),
+              "a free sidecar written, its CSV's lock let go")
+    finally:
+        holder.communicate("")
+
+
+def test_bad_doc(tmp):
+    """A saved diagnose document with a call name the analysis does not know: one line, exit 2."""
+    doc = json.load(open(os.path.join(FIXTURES, "diagnose-pid.json")))
+    for p in doc["processes"]:
+        if p["allocator"].get("keep"):
+            p["allocator"]["keep"]["stops"] = ["evil"]
+    path = os.path.join(tmp, "bad.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    for extra in ([], ["--json"]):
+        p = mb("diagnose", path, *extra)
+        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr,
+              f"diagnose {extra} on a changed document: one line: {p.returncode} {p.stderr[-300:]!r}")
+
+
 def test_diagnose():
     doc = json.load(open(os.path.join(FIXTURES, "diagnose-pid.json")))
     p = doc["processes"][0]
@@ -240,8 +295,9 @@ def test_dashboard(tmp):
 def main():
     test_api()
     test_printable()
+    test_fail_line()
     test_diagnose()
-    for t in (test_compare, test_history, test_fifo, test_dashboard):
+    for t in (test_compare, test_history, test_fifo, test_dashboard, test_sidecar_lock, test_bad_doc):
         with tempfile.TemporaryDirectory() as tmp:
             t(tmp)
     if FAILS:
