@@ -30,25 +30,31 @@ from . import mbdata
 from . import mbout
 from . import stats
 
-try:
-    import matplotlib
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-    from matplotlib.ticker import FuncFormatter
-except ImportError as _err:
-    if __name__ != "__main__":
-        raise  # report.py says what to install
-    _MISSING = _err  # main() says what to install
-else:
-    _MISSING = None
+# matplotlib and numpy, imported by need() once the input is read (~0.6 s): an entry that refuses
+# its input never pays for them
+matplotlib = plt = np = Line2D = Patch = FuncFormatter = None
+
+
+def need():
+    """Import matplotlib (its file backend, Agg: the entries only write files) and numpy, once;
+    ImportError (mbcsv.missing_dependency says what to install) where they are missing."""
+    global matplotlib, plt, np, Line2D, Patch, FuncFormatter
+    if plt is not None:
+        return
+    import matplotlib as mpl
+    mpl.use("Agg")
+    import matplotlib.pyplot as pyplot
+    import numpy
+    from matplotlib.lines import Line2D as line2d
+    from matplotlib.patches import Patch as patch
+    from matplotlib.ticker import FuncFormatter as funcformatter
+    matplotlib, plt, np, Line2D, Patch, FuncFormatter = mpl, pyplot, numpy, line2d, patch, funcformatter
 
 
 def use_file_backend():
     """Draw without a display (Agg): what the entries that only write files (plots, report)
-    ask for; importing this module chooses no backend."""
-    matplotlib.use("Agg")
+    ask for; importing this module imports no matplotlib."""
+    need()
 
 KiB = 1024
 MiB = 1024 * 1024
@@ -141,6 +147,7 @@ def load(csv_paths):
     """Rows of every CSV (schema checked), plus the RSS series and meta of each (mbdata.load)."""
     run = mbdata.load(csv_paths)
     FAMILIES[:] = run.families
+    need()  # the input is read and sound: now the drawing library (the styles mix colours with it)
     return Data(run)
 
 
@@ -1003,12 +1010,11 @@ def main(argv=None):
     ap.add_argument("--force", action="store_true",
                     help="write into a folder holding files plots.py did not write (they are kept)")
     args = ap.parse_args(argv)
-    if _MISSING:
-        raise cli.Fail(f"plots.py: {mbcsv.missing_dependency(_MISSING)}", 1)
-    use_file_backend()
     written = []
     try:
         manifest = make_plots(args.csv, args.outdir, args.machine_note, written, args.force)
+    except ImportError as e:  # found missing once the input was read (need())
+        raise cli.Fail(f"plots.py: {mbcsv.missing_dependency(e)}", 1) from None
     except (PlotError, mbout.OutputError) as e:
         print(f"plots.py: {e}", file=sys.stderr)
         return mbcsv.EXIT_BAD_INPUT

@@ -386,21 +386,21 @@ def main(argv=None):
             folder = mbout.Folder(args.outdir, args.force, inputs=[args.csv])
         except mbout.OutputError as e:
             die(str(e), mbcsv.EXIT_BAD_INPUT)
+    try:  # the input first: a refusal pays for no scipy or matplotlib import
+        run = mbdata.load(args.csv)
+    except mbcsv.CsvError as e:
+        die(str(e), mbcsv.EXIT_BAD_INPUT)
     plots = None
     if folder and not args.no_plots:
+        from . import plots  # imports no matplotlib until need()
         try:
-            from . import plots
+            plots.need()
         except ImportError as e:
             die(f"{mbcsv.missing_dependency(e)}, or pass --no-plots")
-        plots.use_file_backend()
     try:  # the statistics need scipy: Debian's interpreter when this one lacks it
         stats.require_scipy()
     except ImportError as e:
         die(mbcsv.missing_dependency(e))
-    try:
-        run = mbdata.load(args.csv)
-    except mbcsv.CsvError as e:
-        die(str(e), mbcsv.EXIT_BAD_INPUT)
     if not run.ok:
         die(f"no ok rows in '{args.csv}'")
     order = run.config_order
