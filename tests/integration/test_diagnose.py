@@ -50,6 +50,8 @@ Usage: test_diagnose.py MALLOCBENCH CASE TESTS_BUILD_DIR.  Cases:
   bounds       a process that munmaps empty gigabytes as fast as it can: diagnose keeps to its
                --max-memory (the model capped, the counts said to be lower bounds), its window
                ends on time, and SIGTERM in the middle of such a flood ends it within seconds.
+  args         a watched process's arguments (a secret among them) appear nowhere in the words or
+               the JSON, its program's name does and their count is said; --show-args keeps them.
   stacks_links --stacks refuses a link already at PREFIX.perf.data or .perf.log (a dangling one
                included: perf, as root, would create its target) and creates nothing there.
 """
@@ -354,6 +356,28 @@ def case_bounds(mb, tmp):
         maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         if maxrss > before:  # KiB: diagnose's own peak (or its words' python), the flood's far under it
             check(maxrss < 200 * 1024, f"{sig}: diagnose's peak RSS {maxrss // 1024} MiB (--max-memory 64M)")
+
+
+def case_args(mb, tmp):
+    p = subprocess.Popen(["/bin/sh", "-c", "sleep 60; :", "sh", "--token=" + SECRET], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        outs = [subprocess.run([mb, "diagnose", *json_arg, "-p", str(p.pid), "--duration", "300ms"],
+                               capture_output=True, text=True, timeout=120) for json_arg in ([], ["--json"])]
+        shown = subprocess.run([mb, "diagnose", "--json", "--show-args", "-p", str(p.pid), "--duration", "300ms"],
+                               capture_output=True, text=True, timeout=120)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)  # its sleep too
+        p.wait()
+    for o in outs:
+        check_eq(o.returncode, 0, f"exit ({o.stderr.strip()})")
+        check(SECRET not in o.stdout and SECRET not in o.stderr, "an argument of the process is in the output")
+    doc = json.loads(outs[1].stdout)
+    e = [x for x in doc["processes"] if x["pid"] == p.pid]
+    check(e and e[0]["cmdline"] == ["/bin/sh"] and e[0]["args_hidden"] == 4,
+          f"the program's name kept, its 4 arguments counted: {e and (e[0]['cmdline'], e[0]['args_hidden'])}")
+    check(SECRET in shown.stdout, "--show-args keeps the arguments")
 
 
 def case_stacks_links(mb, tmp):

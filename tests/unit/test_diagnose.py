@@ -139,6 +139,18 @@ def main():
     a["as_exec"]["library"] = "/opt/je dev/libjemalloc.so.2"
     check_eq(words(d)[2].split(" -t ")[0], "Verify: mallocbench exec -a 'default=jemalloc:/opt/je dev/libjemalloc.so.2,"
              "keep=jemalloc:/opt/je dev/libjemalloc.so.2'", "Verify: a library of its own, as -a FAMILY:PATH")
+    # a process whose arguments were left out (issue 43: they may carry secrets): the Verify line
+    # ends in ARGS and says why; a command the user gave keeps its words and gains no ARGS
+    d = copy.deepcopy(base)
+    d["processes"][0].update(cmdline=["python3"], args_hidden=1)
+    out = words(d)
+    check_eq(out[2], "Verify: mallocbench exec -a default=jemalloc,keep=jemalloc -t keep:dirty_decay_ms=-1 "
+             "-t keep:muzzy_decay_ms=-1 -- python3 ARGS", "Verify: a process's hidden arguments as ARGS")
+    check(any("left out since they may carry secrets" in l and "--show-args" in l for l in out),
+          "Verify: why its arguments are left out")
+    d["mode"] = "command"
+    d["target"].update(command=["python3", "x.py"], exec_command=["python3", "x.py"], exec_dropped=[])
+    check(words(d)[2].endswith("-- python3 x.py"), f"a command keeps its words, no ARGS: {words(d)[2]}")
     # a command given with env(1) setting the allocator: the harness's exec_command, what it dropped said
     d = copy.deepcopy(base)
     d["mode"] = "command"
