@@ -195,23 +195,19 @@ static const char *env_get(const ident_input_t *in, const char *name)
     return NULL;
 }
 
-/* "pkg" "version" of the Debian package whose file list holds path. */
-int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen)
+/* The package list (/var/lib/dpkg/info/NAME.list) that holds path or alt, its name in pkg: only
+ * lists whose name starts with prefix ("" every list).  true when found. */
+static bool find_list(const char *prefix, const char *path, const char *alt, char *pkg, size_t pkglen)
 {
-    char alt[PATH_MAX + 8], line[PATH_MAX + 8];
-    /* merged /usr: the list names /lib/..., the mapping /usr/lib/... (or the other way) */
-    if (!strncmp(path, "/usr/", 5))
-        snprintf(alt, sizeof alt, "%s", path + 4);
-    else
-        snprintf(alt, sizeof alt, "/usr%s", path);
+    char line[PATH_MAX + 8];
     DIR *d = opendir("/var/lib/dpkg/info");
     if (!d)
-        return -ENOENT;
+        return false;
     struct dirent *e;
     bool found = false;
     while (!found && (e = readdir(d))) {
         size_t l = strlen(e->d_name);
-        if (l < 6 || strcmp(e->d_name + l - 5, ".list"))
+        if (l < 6 || strcmp(e->d_name + l - 5, ".list") || strncmp(e->d_name, prefix, strlen(prefix)))
             continue;
         char lp[PATH_MAX];
         snprintf(lp, sizeof lp, "/var/lib/dpkg/info/%s", e->d_name);
@@ -228,7 +224,25 @@ int ident_package(const char *path, char *pkg, size_t pkglen, char *version, siz
             fclose(f);
     }
     closedir(d);
-    if (!found)
+    return found;
+}
+
+/* "pkg" "version" of the Debian package whose file list holds path.  The lists named like the
+ * file are read first (libjemalloc.so.2 in libjemalloc2's, libc.so.6 in libc6's,
+ * libtcmalloc_minimal.so.4 in libtcmalloc-minimal4's): reading all of them (thousands) takes
+ * most of a second, which a report after ^C has not got. */
+int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen)
+{
+    char alt[PATH_MAX + 8], line[PATH_MAX + 8], stem[128];
+    /* merged /usr: the list names /lib/..., the mapping /usr/lib/... (or the other way) */
+    if (!strncmp(path, "/usr/", 5))
+        snprintf(alt, sizeof alt, "%s", path + 4);
+    else
+        snprintf(alt, sizeof alt, "/usr%s", path);
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(base_of(path), "."), base_of(path));
+    for (char *c = stem; *c; c++)
+        *c = *c == '_' ? '-' : *c;
+    if (!(stem[0] && find_list(stem, path, alt, pkg, pkglen)) && !find_list("", path, alt, pkg, pkglen))
         return -ENOENT;
     char *colon = strchr(pkg, ':'); /* libjemalloc2:amd64 */
     size_t plen = colon ? (size_t)(colon - pkg) : strlen(pkg);
