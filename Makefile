@@ -65,7 +65,7 @@ $(SAN)/build.ninja: | deps-test
 # smokes of each command and family, the behaviour checks); in build-san/, under
 # ASan+UBSan (any sanitizer report fails), the unit tests (but the Python
 # statistics and views, py_units: no C of ours runs in them), the smokes and each
-# fuzz target for 10 s (-Dfuzz_fast_seconds).  `make test-full` adds the slow
+# fuzz target over its seed corpus, each input once (-Dfuzz_fast_seconds=0).  `make test-full` adds the slow
 # tier: the measurements, searches and soaks, every other integration test
 # under the sanitizers, and each fuzz target for 60 s more (-Dfuzz_seconds).
 # Both print each part's wall time and the ten slowest tests at the end.

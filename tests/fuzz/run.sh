@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh EXE SEEDS WORK [SECONDS [MORE...]] - run one libFuzzer target for
-# SECONDS (FUZZ_SECONDS overrides; default 60) on a scratch copy of its seed
+# SECONDS (FUZZ_SECONDS overrides; default 60; 0: each seed once, no search) on a scratch copy of its seed
 # corpus SEEDS, plus each MORE (a file, or a directory's files): real inputs
 # kept elsewhere in the tree (matrices/*.ini), copied as they are today so
 # the corpus holds no stale copy of them.  Runs in WORK (WORK/corpus is
@@ -22,7 +22,9 @@ for more in "$@"; do
     fi
 done
 dict=$seeds.dict
-set -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+# 0 seconds: every input of the corpus run once, no search (the fast tier's replay)
+if [ "$secs" -eq 0 ]; then limit=-runs=0; else limit=-max_total_time="$secs"; fi
+set -- "$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -error_exitcode=1 -timeout_exitcode=1 \
     -artifact_prefix="$work/artifacts/"
 [ -f "$dict" ] && set -- "$@" -dict="$dict"
