@@ -3,8 +3,32 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+int file_temp(const char *base, char *tmp, size_t len)
+{
+    if ((size_t)snprintf(tmp, len, "%s.XXXXXX.tmp", base) >= len)
+        return -ENAMETOOLONG;
+    int fd = mkostemps(tmp, 4, O_CLOEXEC); /* O_CREAT|O_EXCL: never an existing name, nor a link's target */
+    if (fd < 0) {
+        int e = errno;
+        tmp[0] = '\0';
+        return -e;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask)) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        tmp[0] = '\0';
+        return -e;
+    }
+    return fd;
+}
 
 int file_read_all(const char *path, size_t max, char **buf, size_t *len)
 {

@@ -2,6 +2,7 @@
  * place for a device or FIFO, under a lock on the resolved path that refuses
  * a second writer with the holder's pid (contract: outfile.h). */
 #include "outfile.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,24 +96,7 @@ bool outfile_same_file(const char *a, const char *b)
 
 int outfile_temp(const char *real, char *tmp, size_t len)
 {
-    if ((size_t)snprintf(tmp, len, "%s.XXXXXX.tmp", real) >= len)
-        return -ENAMETOOLONG;
-    int fd = mkostemps(tmp, 4, O_CLOEXEC); /* O_CREAT|O_EXCL: never an existing name, nor a link's target */
-    if (fd < 0) {
-        int e = errno;
-        tmp[0] = '\0';
-        return -e;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask)) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        tmp[0] = '\0';
-        return -e;
-    }
-    return fd;
+    return file_temp(real, tmp, len);
 }
 
 /* fsync the directory holding path, so that a rename survives a crash. */

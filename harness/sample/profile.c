@@ -5,6 +5,7 @@
  * variables): perf 6.1 loses the user stacks of a command started through
  * env(1), whose pre-exec maps stay in its view (docs/profile.md). */
 #include "profile.h"
+#include "fileio.h"
 #include "launch.h"
 #include "prepare.h"
 #include "sample.h"
@@ -103,7 +104,7 @@ oom:
 
 /* Runs argv to its end (killed with its group after timeout_s, 0 = none, or
  * on an interrupt), its stdout to out_fd and its stderr to err_fd (our own
- * temporaries, opened by profile_temp: nothing is opened here by name):
+ * temporaries, opened by file_temp: nothing is opened here by name):
  * 0 with its wait status, or -errno; -ETIMEDOUT when it was killed on time,
  * -EINTR on an interrupt. */
 static int run_to_end(const run_opts_t *o, char *const *argv, char *const *envp, int out_fd, int err_fd,
@@ -171,28 +172,10 @@ static void read_first_line(const char *path, char *buf, size_t len)
     fclose(f);
 }
 
-/* Every file a profile writes is a fresh temporary beside OUT (profile_temp:
+/* Every file a profile writes is a fresh temporary beside OUT (file_temp:
  * O_EXCL, never an existing name or a link's target); the graphs are renamed
  * over OUT.folded and OUT.svg (a link planted there is replaced, never
  * followed), the rest removed by the names we created. */
-/* A new temporary BASE.XXXXXX.tmp, created O_CREAT|O_EXCL (mkostemps), mode
- * 0666 less the umask: an fd with its name in tmp, or -errno.  outfile_temp's
- * discipline (output/outfile.h), which the sample stage may not include. */
-static int profile_temp(const char *base, char *tmp, size_t len)
-{
-    if ((size_t)snprintf(tmp, len, "%s.XXXXXX.tmp", base) >= len)
-        return -ENAMETOOLONG;
-    int fd = mkostemps(tmp, 4, O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        tmp[0] = '\0';
-        return -e;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    return fd;
-}
 
 typedef struct {
     const run_opts_t *o;
@@ -306,7 +289,7 @@ static int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const 
     size_t made = 0;
     for (; made < sizeof temps / sizeof *temps; made++) {
         snprintf(base, sizeof base, "%s.%s", out_prefix, temps[made].suffix);
-        int fd = profile_temp(base, temps[made].tmp, PATH_MAX + 32);
+        int fd = file_temp(base, temps[made].tmp, PATH_MAX + 32);
         if (fd < 0) {
             rc = fd;
             snprintf(summary, len, "profile: cannot create a temporary beside '%s': %s", base, strerror(-rc));
