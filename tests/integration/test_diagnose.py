@@ -216,7 +216,9 @@ def case_all(mb, tmp):
     progs = [start_prog("1000", "1000000", "0", "dontneed", "0", "0"),
              start_prog("200", "1000000", "5", "dontneed", "0", "0"),
              start_prog("50", "1000000", "50", "dontneed", "0", "0")]
-    short = start_prog("100", "20", "10", "dontneed", "300", "0")
+    # waits 1 s before its work (300 ms was less than diagnose's start on a loaded machine: a round
+    # then fell before the window and the count read 1500), then about 0.3 s of it, then exits
+    short = start_prog("100", "20", "10", "dontneed", "1000", "0")
     try:
         doc, _ = diag_json(mb, "--all", "--duration", "2s")
     finally:
