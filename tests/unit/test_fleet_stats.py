@@ -21,6 +21,10 @@ b mod 3, as three shards would run it, or at random):
             refused.
   history   tests/fixtures/fleet-history/: a run per machine, named after it and calibrated;
             compare --fleet pools the folder.
+  real      the first real fleet answer: vm-686f62 (a fault at 11 us) and vm-5892ce (1.84 us): je-keep
+            against glibc differs by machine, 58.5x [52.2, 63.0] against 6.4x [4.3, 9.6], the larger
+            where a fault costs more; a third machine's run (made up from a fixture) gives the
+            pooled cell with tau and I^2 with no change of code (third).
   kinds     two real machines of this kind: exec-fixed.csv (an Intel Xeon, kernel v1147, a
             sidecar from before boot_id) and its plan rerun on an AMD EPYC (v1272): compare
             --fleet tells them apart, gives each one's answer, pools nothing, and says what
@@ -51,7 +55,7 @@ except ImportError as e:
     print(f"SKIP: {e.name} is missing (apt-get install python3-scipy python3-statsmodels)")
     sys.exit(77)
 
-from mallocbench import compare, mbdata, stats  # noqa: E402
+from mallocbench import change, compare, mbdata, stats, words  # noqa: E402
 
 FIXTURE = sys.argv[1]
 FAILS = []
@@ -105,7 +109,7 @@ def primary_cell(run):
 
 
 def unsplit():
-    ch = compare.change([r for r in ROWS if r["config"] == BASE and r["status"] == "ok"],
+    ch = change.change([r for r in ROWS if r["config"] == BASE and r["status"] == "ok"],
                         [r for r in ROWS if r["config"] == OTHER and r["status"] == "ok"],
                         lambda r: float(r["throughput"]) if r["throughput"] else None)
     return ch.estimate
@@ -173,7 +177,7 @@ def case_aa(tmp):
         rng.shuffle(bl)
         assign = {b: "ABC"[i % 3] for i, b in enumerate(bl)}
         rows = split(assign)
-        ch = compare.change([r for r in rows if r["config"] == BASE and r["status"] == "ok"],
+        ch = change.change([r for r in rows if r["config"] == BASE and r["status"] == "ok"],
                             [r for r in rows if r["config"] == OTHER and r["status"] == "ok"], fn)
         flagged += bool(ch.fleet and ch.fleet.differs)
     check(len(base) > 0 and flagged <= 0.05 * n, f"A/A splits flagged 'differs by machine': {flagged} of {n}")
@@ -229,19 +233,19 @@ def case_formulas(tmp):
     check(pf.left_out == ["D"] and pf.k == 2 and pf.estimate is None, f"a CI of no width left out: {pf.left_out}")
     check(pf.left_why == {"D": stats.NO_SPREAD}, f"and why: {pf.left_why}")
     # ... but it is exact: 1.2 lies beyond both CIs, so the machines differ (Q alone never sees it)
-    check(pf.differs and stats.machine_words(pf, compare.ratio_text).startswith("differs by machine: 1.200x on D"),
-          f"an exact machine beyond the others' CIs: {stats.machine_words(pf, compare.ratio_text)}")
+    check(pf.differs and stats.machine_words(pf, words.ratio_text).startswith("differs by machine: 1.200x on D"),
+          f"an exact machine beyond the others' CIs: {stats.machine_words(pf, words.ratio_text)}")
     inside = close + [("D", fixed(1.01, 1.01, 1.01))]
     pi = stats.pool(inside)
     check(not pi.differs and pi.estimate is not None, "an exact machine inside the pooled CI: no difference")
-    check(stats.machine_words(pi, compare.ratio_text) == "consistent across machines",
-          f"an exact machine held to the CIs is judged: {stats.machine_words(pi, compare.ratio_text)}")
+    check(stats.machine_words(pi, words.ratio_text) == "consistent across machines",
+          f"an exact machine held to the CIs is judged: {stats.machine_words(pi, words.ratio_text)}")
     check(stats.pooled_change(pi).n == 24, f"the pooled change counts the pooled machines' blocks: {stats.pooled_change(pi).n}")
     few = close[:2] + [("E", fixed(3.0, None, None, n=3))]
     check(stats.pool(few).left_why == {"E": stats.NO_CI} and not stats.pool(few).differs
-          and stats.machine_words(stats.pool(few), compare.ratio_text)
+          and stats.machine_words(stats.pool(few), words.ratio_text)
           == "consistent across the machines with a CI (E not judged)",
-          f"a machine with too few blocks: not pooled, not judged: {stats.machine_words(stats.pool(few), compare.ratio_text)}")
+          f"a machine with too few blocks: not pooled, not judged: {stats.machine_words(stats.pool(few), words.ratio_text)}")
     # at a family's level (99%) a 6-block machine shows no CI: it is left out, not weighed by its 95% one,
     # and an exact machine beside it is held to the CIs there are (no crash on a missing one)
     rng2 = random.Random(3)
@@ -251,10 +255,10 @@ def case_formulas(tmp):
             u = len(base)
             base[u] = 1000 + rng2.randint(0, 50)
             other[u], where[u] = base[u] * r * (1 + rng2.uniform(-noise, noise)), m
-    ch = compare._fleet_change(base, other, list(base), 0.99, where, 0.01)
+    ch = change._fleet_change(base, other, list(base), 0.99, where, 0.01)
     check(ch is not None and ch.fleet.left_why == {"A": stats.NO_CI, "B": stats.NO_CI, "C": stats.NO_SPREAD},
           f"99%: the 6-block machines show no CI and are left out: {ch and ch.fleet.left_why}")
-    ch = compare._fleet_change(base, other, list(base), 0.95, where, 0.01)
+    ch = change._fleet_change(base, other, list(base), 0.95, where, 0.01)
     check(ch is not None and ch.fleet.differs and ch.fleet.k == 2, "95%: the exact 2.0x beyond both CIs: differs")
     two_exact = [("A", fixed(1.4, 1.4, 1.4)), ("B", fixed(2.0, 2.0, 2.0))]
     check(stats.pool(two_exact).differs, "two exact machines that disagree differ")
@@ -337,6 +341,80 @@ def case_history(tmp):
               "each cell on every machine of the history")
 
 
+def _fleet_json(files):
+    out = subprocess.run([sys.executable, "-m", "mallocbench.compare", "--fleet", *files, "--json",
+                          "--metric", "throughput"], capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, f"compare --fleet {[os.path.basename(f) for f in files]}: {out.stderr}")
+    return json.loads(out.stdout) if out.returncode == 0 else {"cells": []}
+
+
+def _keep_cell(doc):
+    return next((c for c in doc["cells"] if not c["geomean"] and c["config"].startswith("je-keep")), {})
+
+
+def case_real(tmp):
+    """The first real fleet answer (docs/fleet.md): over vm-686f62 (AMD, a fault at 11 us) and
+    vm-5892ce (Intel, 1.84 us), jemalloc keeping its memory against glibc differs by machine, and
+    its ratio is the larger where a fault costs more (58.5x against 6.4x); two machines pool
+    nothing."""
+    d = os.path.join(os.path.dirname(os.path.abspath(FIXTURE)), "fleet-history")
+    files = [os.path.join(d, "vm-686f62.csv"), os.path.join(d, "vm-5892ce.csv")]
+    cell = _keep_cell(_fleet_json(files))
+    ms = {m["machine"]: m for m in cell.get("machines", [])}
+    check(sorted(ms) == ["vm/5892ce", "vm/686f62"], f"je-keep on both real machines: {sorted(ms)}")
+    if len(ms) != 2:
+        return
+    fault = {f"vm/{json.load(open(f[:-4] + '.meta.json'))['machine']['boot_id'][:6]}":
+             json.load(open(f[:-4] + ".meta.json"))["machine"]["calibration"]["fault_ns"] for f in files}
+    dear, cheap = max(fault, key=fault.get), min(fault, key=fault.get)
+    check((dear, cheap) == ("vm/686f62", "vm/5892ce"), f"the AMD machine's fault is the dearer: {fault}")
+    check(ms[dear]["lo"] > ms[cheap]["hi"], f"the effect rises with the fault cost: {ms[dear]} against {ms[cheap]}")
+    check(words.ratio_text(ms[dear]["estimate"]) == "58.5x" and 52.1 < ms[dear]["lo"] < 52.3
+          and 62.9 < ms[dear]["hi"] < 63.1, f"58.5x [52.2, 63.0] on {dear}: {ms[dear]}")
+    check(6.35 < ms[cheap]["estimate"] < 6.45 and 4.3 < ms[cheap]["lo"] < 4.4 and 9.6 < ms[cheap]["hi"] < 9.7,
+          f"6.4x [4.3, 9.6] on {cheap}: {ms[cheap]}")
+    pl = cell.get("pooled") or {}
+    check(pl.get("differs") is True and pl.get("words", "").startswith("differs by machine: 58.5x on vm/686f62"),
+          f"the words: {pl.get('words')!r}")
+    check("page-fault cost 11 µs on vm/686f62, 1.84 µs on vm/5892ce" in pl.get("differences", ""),
+          f"the fault cost named: {pl.get('differences')!r}")
+    check(pl.get("estimate") is None and pl.get("tau") is None, f"two machines pool nothing: {pl}")
+
+
+def case_third(tmp):
+    """A third machine's run in the fleet history (made up here from vm-686f62's run: another host
+    and boot, je-keep's throughput scaled by 0.5) gives the pooled cell with tau and I^2 with no
+    change of code."""
+    d = os.path.join(os.path.dirname(os.path.abspath(FIXTURE)), "fleet-history")
+    src = os.path.join(d, "vm-686f62.csv")
+    with open(src, newline="") as f:
+        rd = csv.DictReader(f)
+        head, rows = rd.fieldnames, list(rd)
+    meta = json.load(open(src[:-4] + ".meta.json"))
+    for r in rows:
+        r["run_id"], r["host"] = "third-run", "vm3"
+        if r["config"].startswith("je-keep") and r["throughput"]:
+            r["throughput"] = repr(float(r["throughput"]) * 0.5)
+    meta["run_id"] = "third-run"
+    meta["machine"] = dict(meta["machine"], host="vm3", boot_id="333333aa-0000-0000-0000-000000000000")
+    third = os.path.join(tmp, "vm3-333333.csv")
+    with open(third, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=head, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    with open(third[:-4] + ".meta.json", "w") as f:
+        json.dump(meta, f)
+    files = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".csv")) + [third]
+    cell = _keep_cell(_fleet_json(files))
+    pl = cell.get("pooled") or {}
+    check(pl.get("k") == 3 and pl.get("estimate") is not None and pl.get("lo") is not None,
+          f"three machines: a pooled cell: {pl}")
+    check(isinstance(pl.get("tau"), float) and pl["tau"] > 0 and isinstance(pl.get("i2"), float)
+          and pl.get("tau_ci") and pl.get("i2_ci"), f"with tau and I^2 and their CIs: {pl}")
+    check(pl.get("differs") is True and cell.get("estimate") == pl.get("estimate"),
+          f"the pooled ratio is the cell's answer, and it differs by machine: {cell.get('estimate')} {pl}")
+
+
 def case_kinds(tmp):
     d = os.path.dirname(os.path.abspath(FIXTURE))
     files = [os.path.join(d, "exec-fixed.csv"), os.path.join(d, "exec-fixed-686f62.csv")]
@@ -380,8 +458,8 @@ def case_dashboard(tmp):
             for part in w[len("differs by machine: "):].split(", "):
                 x, m = part.split(" on ", 1)
                 said += 1
-                check(x == compare.ratio_text(f["ratio"][m][i]), f"the fleet view's {x} on {m} is compare's "
-                                                               f"{compare.ratio_text(f['ratio'][m][i])}")
+                check(x == words.ratio_text(f["ratio"][m][i]), f"the fleet view's {x} on {m} is compare's "
+                                                               f"{words.ratio_text(f['ratio'][m][i])}")
     check(said > 0, "the synthetic history has machines that differ")
     got = json.loads(dashboard.dump({"series": [{"ratio": [12.3456], "lo": [12.3456]}],
                                      "fleet": [{"ratio": {"a": [0.1235123]}, "pooled": [12.3456],
