@@ -19,7 +19,6 @@ alerts.csv) are left in SITE.
 import argparse
 import datetime
 import hashlib
-import html
 import json
 import math
 import os
@@ -36,6 +35,7 @@ from . import cli
 from . import mbcsv  # standard library only: the family colours' fallback
 from . import mbdata  # standard library only: what a NIGHT is
 from . import mbout  # standard library only: how a file is written
+from . import words  # standard library only: a value and Markdown as HTML
 
 # latest.status -> (label, glyph): the glyph repeats the colour for those who cannot see it
 STATUS = {
@@ -63,10 +63,7 @@ def die(msg, code):
     raise cli.Fail("dashboard.py: " + msg, code)
 
 
-def esc(s):
-    """Text from the input as HTML text or an attribute: printable (mbdata.printable: no control
-    or bidi-override character, which html.escape lets through), then escaped."""
-    return html.escape(mbdata.printable("" if s is None else s), quote=True)
+esc = words.html_text  # text from the input as HTML text or an attribute
 
 
 def norm_metric(m):
@@ -277,125 +274,6 @@ def downsample(s, full, max_weeks):
     return t
 
 
-# ---------------------------------------------------------------- markdown (the compare report)
-#
-# One pass over each line: a token is a backslash escape, an image, a link, a code span or
-# bold; everything else is text.  Every piece of text and every attribute is HTML-escaped as
-# it is written out, last, so no input becomes markup.  A link keeps its target only when it
-# is relative or http(s); an image only when it is relative (the site fetches nothing from
-# outside); anything else is shown as the text it is.
-
-TOKEN = re.compile(r"""
-    \\(?P<esc>[!-/:-@\[-`{-~])
-  | (?P<img>!\[(?P<alt>(?:\\.|[^\]\\])*)\]\((?P<src>[^()\s]+)\))
-  | (?P<link>\[(?P<text>(?:\\.|[^\]\\])+)\]\((?P<href>[^()\s]+)\))
-  | (?P<tick>`+)(?P<code>.+?)(?<!`)(?P=tick)(?!`)
-  | \*\*(?P<strong>[^*]+)\*\*
-""", re.X)
-SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-
-
-def safe_href(url):
-    """URL when it is relative or http(s), else None (javascript:, data:, //host, \\\\host)."""
-    if "\\" in url or url.startswith("//") or any(ord(c) <= 0x20 or 0x7f <= ord(c) <= 0x9f for c in url):
-        return None
-    m = SCHEME.match(url)
-    return url if not m or m.group(0).lower() in ("http:", "https:") else None
-
-
-def safe_src(url):
-    """URL when it is relative and inside the site's folder tree, else None: no image loads from outside."""
-    if safe_href(url) is None or SCHEME.match(url) or url.startswith("/"):
-        return None
-    return url
-
-
-def unescape_md(text):
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
-
-
-def inline(text, links=True):
-    out, pos = [], 0
-    for m in TOKEN.finditer(text):
-        out.append(esc(text[pos:m.start()]))
-        pos = m.end()
-        if m.group("esc") is not None:
-            out.append(esc(m.group("esc")))
-        elif m.group("img") is not None:
-            src = safe_src(m.group("src")) if links else None
-            out.append('<img src="%s" alt="%s">' % (esc(src), esc(unescape_md(m.group("alt")))) if src else esc(m.group(0)))
-        elif m.group("link") is not None:
-            href = safe_href(m.group("href")) if links else None
-            out.append('<a href="%s">%s</a>' % (esc(href), inline(m.group("text"), False)) if href else esc(m.group(0)))
-        elif m.group("tick") is not None:
-            code = m.group("code")
-            if len(code) > 2 and code[0] == code[-1] == " " and code.strip(" "):
-                code = code[1:-1]
-            out.append("<code>%s</code>" % esc(code))
-        else:
-            out.append("<strong>%s</strong>" % inline(m.group("strong"), links))
-    out.append(esc(text[pos:]))
-    return "".join(out)
-
-
-def table_cells(line):
-    """The cells of a pipe-table row; a backslash-escaped | stays in its cell."""
-    body = line.strip()
-    body = body[1:] if body.startswith("|") else body
-    cells = re.findall(r"((?:\\.|[^|\\])*)(\||$)", body)
-    return [c.strip() for c, _ in cells[:-1]]
-
-
-def markdown(md):
-    """The subset report.py writes: headings, lists, pipe tables, images, code, paragraphs."""
-    out, para, lines, i = [], [], md.splitlines(), 0
-
-    def flush():
-        if para:
-            out.append("<p>%s</p>" % inline(" ".join(para)))
-            para.clear()
-    while i < len(lines):
-        ln = lines[i]
-        if ln.startswith("```"):
-            flush()
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
-                j += 1
-            out.append("<pre>%s</pre>" % html.escape("\n".join(lines[i + 1:j])))
-            i = j + 1
-            continue
-        m = re.match(r"(#{1,6})\s+(.*)", ln)
-        if m:
-            flush()
-            out.append("<h%d>%s</h%d>" % (len(m.group(1)), inline(m.group(2)), len(m.group(1))))
-        elif ln.startswith("|"):
-            flush()
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append(table_cells(lines[i]))
-                i += 1
-            body = [r for r in rows[1:] if not all(re.fullmatch(r":?-+:?", c) for c in r)]
-            out.append("<table><tr>%s</tr>%s</table>" % (
-                "".join("<th>%s</th>" % inline(c) for c in rows[0]),
-                "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % inline(c) for c in r) for r in body)))
-            continue
-        elif re.match(r"\s*[-*]\s+", ln):
-            flush()
-            items = []
-            while i < len(lines) and re.match(r"\s*[-*]\s+", lines[i]):
-                items.append(re.sub(r"^\s*[-*]\s+", "", lines[i]))
-                i += 1
-            out.append("<ul>%s</ul>" % "".join("<li>%s</li>" % inline(x) for x in items))
-            continue
-        elif not ln.strip():
-            flush()
-        else:
-            para.append(ln)
-        i += 1
-    flush()
-    return "\n".join(out)
-
-
 def unpublishable(path, folder):
     """Why the site may not copy a report's file (None: it may): only a regular file inside the
     report's folder, reached through no symbolic link, and readable by everyone already (the site
@@ -432,16 +310,16 @@ def copy_report(src, site):
     if rel != "." and not rel.startswith(".."):
         up = "../" * (rel.count(os.sep) + 1)
         page("mallocbench compare report", '<p><a href="%sindex.html">&larr; overview</a> \u00b7 '
-             '<a href="report.md">report.md</a></p>' % up + markdown(md), os.path.join(src, "report.html"), up)
+             '<a href="report.md">report.md</a></p>' % up + words.markdown_html(md), os.path.join(src, "report.html"), up)
         return rel.replace(os.sep, "/") + "/report.html"
     dst = os.path.join(site, "compare")
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(dst)
-    # the targets of the report's real links and images (the tokens markdown() renders)
-    refs = {m.group("src") or m.group("href") for m in TOKEN.finditer(md) if m.group("img") or m.group("link")}
+    # the sources of the report's images (the lines words.markdown_html renders as images)
+    refs = {img[1] for img in map(words.md_image, md.splitlines()) if img and words.safe_src(img[1])}
     missing = set()
     for ref in sorted(refs):
-        if SCHEME.match(ref) or ref.startswith(("#", "/", "\\")) or ".." in ref.split("/"):
+        if ref.startswith("#") or ".." in ref.split("/"):
             continue
         p = os.path.join(src, ref)
         why = unpublishable(p, src)
@@ -459,15 +337,13 @@ def copy_report(src, site):
                       file=sys.stderr)
             missing.add(ref)
 
-    def relink(m):
-        ref = m.group("src") or m.group("href")
-        if (m.group("img") or m.group("link")) and ref in missing:
-            return m.group(0)[:-len(ref) - 1] + "#missing)"
-        return m.group(0)
-    md = TOKEN.sub(relink, md)
+    def relink(line):
+        img = words.md_image(line)
+        return line.strip()[:-len(img[1]) - 1] + "#missing)" if img and img[1] in missing else line
+    md = "\n".join(map(relink, md.splitlines()))
     put_copy(md_path, os.path.join(dst, "report.md"))
     page("mallocbench compare report", '<p><a href="../index.html">&larr; overview</a> \u00b7 '
-         '<a href="report.md">report.md</a></p>' + markdown(md), os.path.join(dst, "report.html"), "../")
+         '<a href="report.md">report.md</a></p>' + words.markdown_html(md), os.path.join(dst, "report.html"), "../")
     return "compare/report.html"
 
 

@@ -25,7 +25,6 @@ import html
 import io
 import json
 import os
-import re
 import sys
 
 from . import cli
@@ -35,6 +34,7 @@ from . import mbdata
 from . import mbout
 from . import stats
 from . import summary
+from . import words
 
 REFAULT = 128  # faults per MiB: half the pages of every buffer faulted again
 CPU_METRIC = next(m for m in compare.METRICS if m[4] == "user_cpu")
@@ -152,120 +152,19 @@ def die(msg, status=1):
 
 # ---- HTML: the report's own Markdown, rendered (the subset report.md uses) ---------------------
 
-def _inline(text):
-    """One line of the report's Markdown as HTML: backslash escapes, code spans (a fence of n
-    backticks), **bold**; everything else escaped as text."""
-    out, i, bold = [], 0, False
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            out.append(html.escape(text[i + 1]))
-            i += 2
-        elif ch == "`":
-            n = len(text) - len(text[i:].lstrip("`"))
-            fence = text[i:i + n]
-            end = text.find(fence, i + n)
-            if end < 0:
-                out.append(html.escape(fence))
-                i += n
-                continue
-            code = text[i + n:end]
-            if code.startswith(" ") and code.endswith(" ") and len(code) > 1:
-                code = code[1:-1]
-            out.append(f"<code>{html.escape(code)}</code>")
-            i = end + n
-        elif text.startswith("**", i):
-            out.append("</b>" if bold else "<b>")
-            bold = not bold
-            i += 2
-        else:
-            out.append(html.escape(ch))
-            i += 1
-    if bold:
-        out.append("</b>")
-    return "".join(out)
-
-
-def _cells(line):
-    """The cells of a Markdown table row, split at the | that are not escaped."""
-    cells, cur, i = [], [], 0
-    body = line.strip()[1:-1] if line.strip().endswith("|") else line.strip()[1:]
-    while i < len(body):
-        if body[i] == "\\" and i + 1 < len(body):
-            cur.append(body[i:i + 2])
-            i += 2
-        elif body[i] == "|":
-            cells.append("".join(cur).strip())
-            cur = []
-            i += 1
-        else:
-            cur.append(body[i])
-            i += 1
-    cells.append("".join(cur).strip())
-    return cells
-
-
-_IMG = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\(([^()\s]+)\)\Z")
-
-
 def md_to_html(md, title="mallocbench report"):
     """The report's Markdown as one self-contained HTML page (no script, no external file but
-    its plots beside it)."""
-    lines = md.split("\n")
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src \'self\'; '
-           'style-src \'unsafe-inline\'">',
-           f"<title>{html.escape(title)}</title>",
-           "<style>body{font:15px/1.45 sans-serif;max-width:72em;margin:2em auto;padding:0 1em}"
-           "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;"
-           "text-align:right}td:first-child,th:first-child{text-align:left}img{max-width:100%}"
-           "code{background:#f3f3f3}</style></head><body>"]
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        st = line.strip()
-        if not st:
-            i += 1
-            continue
-        m = re.match(r"(#{1,4}) (.*)", st)
-        if m:
-            k = len(m.group(1))
-            out.append(f"<h{k}>{_inline(m.group(2))}</h{k}>")
-            i += 1
-        elif st.startswith("- "):
-            out.append("<ul>")
-            while i < len(lines) and lines[i].strip().startswith("- "):
-                out.append(f"<li>{_inline(lines[i].strip()[2:])}</li>")
-                i += 1
-            out.append("</ul>")
-        elif st.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].strip().startswith("|"):
-                rows.append(lines[i])
-                i += 1
-            out.append("<table>")
-            for k, row in enumerate(rows):
-                cells = _cells(row)
-                if k == 1 and all(re.fullmatch(r":?-+:?", c) for c in cells):
-                    continue
-                tag = "th" if k == 0 else "td"
-                out.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
-            out.append("</table>")
-        elif _IMG.match(st):
-            m = _IMG.match(st)
-            alt = re.sub(r"\\(.)", r"\1", m.group(1))
-            out.append(f'<p><img src="{html.escape(m.group(2))}" alt="{html.escape(alt)}"></p>')
-            i += 1
-        else:
-            para = []
-            while i < len(lines) and lines[i].strip() and not re.match(r"#{1,4} |- |\||!\[", lines[i].strip()):
-                para.append(lines[i].strip())
-                i += 1
-            if not para:  # a line no rule above took: as text
-                para, i = [st], i + 1
-            out.append("<p>" + "<br>".join(_inline(x) for x in para) + "</p>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    its plots beside it): words' one renderer inside the page's own head and style."""
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src \'self\'; '
+        'style-src \'unsafe-inline\'">',
+        f"<title>{html.escape(title)}</title>",
+        "<style>body{font:15px/1.45 sans-serif;max-width:72em;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;"
+        "text-align:right}td:first-child,th:first-child{text-align:left}img{max-width:100%}"
+        "code{background:#f3f3f3}</style></head><body>",
+        words.markdown_html(md), "</body></html>"]) + "\n"
 
 
 # ---- the report ---------------------------------------------------------------------------------

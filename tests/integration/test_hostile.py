@@ -31,7 +31,7 @@ try:
     HAVE_PLOTS = True
 except ImportError:
     HAVE_PLOTS = False
-from mallocbench import dashboard as mbsite  # noqa: E402
+from mallocbench import words  # noqa: E402
 
 
 def script(name, *args):
@@ -141,21 +141,25 @@ XSS = [
 
 
 def test_markdown():
-    md = "\n\n".join(XSS) + "\n\n| h | i |\n|---|---|\n| [a](x.html) | ![p](p.png) |\n"
-    out = mbsite.markdown(md)
-    p = parse_page(out, "markdown()")
-    check(not p.problems, f"markdown(): markup from the input: {p.problems}")
+    md = "\n\n".join(XSS) + "\n\n| h | i |\n|---|---|\n| [a](x.html) | ![p](p.png) |\n\n![p](p.png)\n"
+    out = words.markdown_html(md)
+    p = parse_page(out, "markdown_html()")
+    check(not p.problems, f"markdown_html(): markup from the input: {p.problems}")
     text = "".join(p.text)
-    check("<script>alert(1)</script>" in text, "markdown(): <script> not shown as text")
-    check("javascript:alert(1)" in text, "markdown(): a javascript: link not shown as text")
-    # what the site writes itself still renders
-    check('<a href="x.html">a</a>' in out and '<img src="p.png" alt="p">' in out, f"markdown(): ordinary links: {out[-200:]}")
-    check_eq(mbsite.markdown("a \\| b `c|d` \\[x\\](y) \\*s\\*"), "<p>a | b <code>c|d</code> [x](y) *s*</p>",
+    check("<script>alert(1)</script>" in text, "markdown_html(): <script> not shown as text")
+    check("javascript:alert(1)" in text, "markdown_html(): a javascript: link not shown as text")
+    # what the report writes itself still renders: an image alone on its line; a link, or an
+    # image inside a line, is its text (issue 44: the stricter of the two renderers' rules)
+    check('<p><img src="p.png" alt="p"></p>' in out, f"markdown_html(): an image on its line: {out[-200:]}")
+    check("<a " not in out and "<td>[a](x.html)</td><td>![p](p.png)</td>" in out,
+          f"markdown_html(): a link or an image in a line made markup: {out[-200:]}")
+    check_eq(words.markdown_html("a \\| b `c|d` \\[x\\](y) \\*s\\*"), "<p>a | b <code>c|d</code> [x](y) *s*</p>",
              "backslash escapes")
-    check_eq(mbsite.table_cells("| a \\| b | c |"), ["a \\| b", "c"], "an escaped | stays in its cell")
-    check_eq(mbsite.safe_href("https://x.example/a"), "https://x.example/a", "https link kept")
-    for bad in ("javascript:x", " javascript:x", "java\tscript:x", "//x", "\\\\x", "data:x", "file:///etc"):
-        check(mbsite.safe_href(bad) is None, f"safe_href({bad!r}) is not refused")
+    check_eq(words.md_cells("| a \\| b | c |"), ["a \\| b", "c"], "an escaped | stays in its cell")
+    check_eq(words.safe_src("plots/a.png"), "plots/a.png", "a relative image kept")
+    for bad in ("javascript:x", " javascript:x", "java\tscript:x", "//x", "\\\\x", "data:x", "file:///etc",
+                "https://x.example/a.png", "/etc/a.png"):
+        check(words.safe_src(bad) is None, f"safe_src({bad!r}) is not refused")
 
 
 # pieces that mean something to markdown or HTML, for the fuzzer below
@@ -166,19 +170,19 @@ FUZZ_PIECES = list("[]()!*`|\\<>\"'=/:#- \nax&;") + [
 
 def test_markdown_fuzz(n=4000, seed=18):
     """A fuzzer for the converter (the site renderer): seeded random texts made of FUZZ_PIECES;
-    every output must hold only markup that markdown() makes itself (no tag, attribute, link or
+    every output must hold only markup that markdown_html() makes itself (no tag, attribute, link or
     image source from the input), whatever the input."""
     rnd = random.Random(seed)
     for i in range(n):
         md = "".join(rnd.choice(FUZZ_PIECES) for _ in range(rnd.randint(1, 48)))
         try:
-            out = mbsite.markdown(md)
+            out = words.markdown_html(md)
         except Exception as e:  # the converter must take any text
-            check(False, f"markdown({md!r}): {type(e).__name__}: {e}")
+            check(False, f"markdown_html({md!r}): {type(e).__name__}: {e}")
             return
-        problems = parse_page(out, "markdown()").problems
+        problems = parse_page(out, "markdown_html()").problems
         if problems:
-            check(False, f"markdown({md!r}) gave markup from the input: {problems}: {out!r}")
+            check(False, f"markdown_html({md!r}) gave markup from the input: {problems}: {out!r}")
             return
     print(f"test_hostile: markdown fuzz: {n} random texts, only the converter's markup")
 
@@ -371,7 +375,7 @@ def stored_last(hist):
 def md_checks(what, md, wants):
     """A Markdown output rendered by the site's converter: no markup from the input, and each
     wanted text shown as it is."""
-    page = parse_page(mbsite.markdown(md), what)
+    page = parse_page(words.markdown_html(md), what)
     check(not page.problems, f"{what}: markup from the input: {page.problems[:3]}")
     text = "".join(page.text)
     for w in wants:
