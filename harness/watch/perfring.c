@@ -1,8 +1,9 @@
 /* perfring.c - the per-CPU events of perfring.h: opened system-wide on
  * every online CPU, one ring per CPU (every event of a CPU writes into its
- * page-fault event's ring), records parsed as they are read and handed on
- * sorted by their CLOCK_MONOTONIC stamps. */
+ * page-fault event's ring), records parsed as they are read (perfparse.c) and
+ * handed on sorted by their CLOCK_MONOTONIC stamps. */
 #include "perfring.h"
+#include "perfparse.h"
 #include "strpool.h"
 
 #include <errno.h>
@@ -18,24 +19,18 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The events of one CPU, in this order (ev index). */
-enum { EV_FAULT, EV_MAJOR, EV_CPU, EV_TP0 };
-#define NTP (2 * PR_NSYS)           /* enter and exit of each call */
-#define NEV (EV_TP0 + NTP)
-#define MAX_ARGS 6
+/* The events of one CPU, in perfparse.h's order (ev index). */
+enum { EV_FAULT = PR_EV_FAULT, EV_MAJOR = PR_EV_MAJOR, EV_CPU = PR_EV_CPU, EV_TP0 = PR_EV_TP0 };
+#define NTP PR_NTP                  /* enter and exit of each call */
+#define NEV PR_NEV
+#define MAX_ARGS PR_MAX_ARGS
 #define REG_SP 7    /* PERF_REG_X86_SP */
 #define REG_IP 8    /* PERF_REG_X86_IP */
 
 static const char *const sys_names[PR_NSYS] = {"madvise", "munmap", "brk", "mremap", "mmap"};
 
 /* The kernel functions a cpu-clock sample is classified by. */
-typedef struct {
-    const char *name;
-    uint8_t at, sys;
-    uint64_t lo, hi;
-} ksym_t;
-
-static ksym_t ksyms[] = {
+static pr_ksym_t ksyms[] = {
     {"asm_exc_page_fault", PR_AT_FAULT, 0, 0, 0},
     {"exc_page_fault", PR_AT_FAULT, 0, 0, 0},
     {"handle_mm_fault", PR_AT_FAULT, 0, 0, 0},
@@ -58,8 +53,7 @@ struct pr_watch {
     size_t ring_len;
     uint16_t arg_off[NTP][MAX_ARGS]; /* raw-data offsets of each tracepoint's fields */
     uint8_t nargs[NTP];
-    pr_want_fn want;
-    void *ctx;
+    pr_parser_t parse;          /* the records' parser: these offsets, ksyms, want, into pend */
     unsigned fault_period;
     pr_rec_t *pend;             /* read, not yet handed on */
     size_t npend, cap;
@@ -68,6 +62,8 @@ struct pr_watch {
     bool oom;                   /* a record could not be kept */
     unsigned char *scratch;     /* a record that wraps the ring's end */
 };
+
+static void keep(void *ctx, const pr_rec_t *r);
 
 uint64_t pr_now(void)
 {
@@ -291,7 +287,9 @@ int pr_open(pr_watch_t **out, unsigned fault_period, pr_want_fn want, void *ctx,
     pr_watch_t *w = calloc(1, sizeof *w);
     if (!w)
         return -ENOMEM;
-    w->want = want, w->ctx = ctx;
+    w->parse = (pr_parser_t){.arg_off = (const uint16_t (*)[MAX_ARGS])w->arg_off, .nargs = w->nargs,
+                             .ksyms = ksyms, .nksyms = NKSYMS, .want = want, .want_ctx = ctx,
+                             .emit = keep, .emit_ctx = w, .names = &w->names, .st = &w->st};
     w->fault_period = fault_period ? fault_period : 1;
     w->ncpu = get_nprocs_conf();
     w->ring_len = (size_t)PR_RING_PAGES * (size_t)sysconf(_SC_PAGESIZE);
@@ -380,192 +378,12 @@ static pr_rec_t *pend_new(pr_watch_t *w)
     return r;
 }
 
-/* The event (index within its CPU's set) an id belongs to, or -1. */
-static int event_of(const pr_watch_t *w, int cpu, uint64_t id)
+/* The parser's records, kept until pr_poll hands them on in time order. */
+static void keep(void *ctx, const pr_rec_t *r)
 {
-    const uint64_t *ids = w->id + (size_t)cpu * NEV;
-    for (int e = 0; e < NEV; e++)
-        if (ids[e] == id)
-            return e;
-    return -1;
-}
-
-/* A cpu-clock sample's place, from its kernel chain: a give-back call over
- * the fault entry over a TLB-flush IPI over any other kernel code. */
-static void classify_chain(pr_rec_t *r, const uint64_t *ips, uint64_t nr)
-{
-    bool kernel = false, user = false, fault = false, tlb = false, gb = false;
-    unsigned nuser = 0;
-    for (uint64_t i = 0; i < nr; i++) {
-        uint64_t ip = ips[i];
-        if (ip >= PERF_CONTEXT_MAX) {
-            kernel = ip == PERF_CONTEXT_KERNEL;
-            user = ip == PERF_CONTEXT_USER;
-            continue;
-        }
-        if (user) {
-            if (nuser < PR_USER_IPS)
-                r->a[nuser++] = ip;
-            continue;
-        }
-        if (!kernel)
-            continue;
-        for (size_t k = 0; k < NKSYMS; k++)
-            if (ip >= ksyms[k].lo && ip < ksyms[k].hi) {
-                if (ksyms[k].at == PR_AT_GIVEBACK && !gb)
-                    gb = true, r->sys = ksyms[k].sys;
-                fault |= ksyms[k].at == PR_AT_FAULT;
-                tlb |= ksyms[k].at == PR_AT_TLB;
-            }
-    }
-    r->at = gb ? PR_AT_GIVEBACK : fault ? PR_AT_FAULT : tlb ? PR_AT_TLB : PR_AT_KERNEL;
-}
-
-/* One PERF_RECORD_SAMPLE of event e (body past the header, len bytes). */
-static void parse_sample(pr_watch_t *w, int e, const uint64_t *p, size_t len)
-{
-    const uint64_t *end = p + len / 8;
-    p++; /* identifier */
-    uint64_t ip = 0;
-    if (e == EV_CPU)
-        ip = *p++;
-    if (p + 3 + (e == EV_FAULT || e == EV_MAJOR) > end)
-        return;
-    int32_t pid = (int32_t)(uint32_t)p[0], tid = (int32_t)(uint32_t)(p[0] >> 32);
-    uint64_t time = p[1];
-    p += 2;
-    uint64_t addr = 0;
-    if (e == EV_FAULT || e == EV_MAJOR)
-        addr = *p++;
-    uint32_t cpu = (uint32_t)*p++;
-    bool want = w->want(w->ctx, pid);
-    if (e >= EV_TP0 && !want) {
-        int t = e - EV_TP0;
-        if (!(t & 1))
-            w->st.other_calls[t / 2]++;
-        return;
-    }
-    if (!want && e != EV_CPU)
-        return;
-    pr_rec_t r = {.time = time, .pid = pid, .tid = tid, .cpu = cpu};
-    if (e == EV_FAULT || e == EV_MAJOR) {
-        r.kind = e == EV_FAULT ? PR_FAULT : PR_MAJOR;
-        r.a[0] = addr;
-    } else if (e == EV_CPU) {
-        if (p >= end)
-            return;
-        uint64_t nr = *p++;
-        if (p + nr > end)
-            return;
-        r.kind = PR_CPU;
-        classify_chain(&r, p, nr);
-        if (!nr)
-            r.at = ip >= 0x800000000000ull ? PR_AT_KERNEL : PR_AT_USER;
-        else if (r.at == PR_AT_KERNEL && ip < 0x800000000000ull)
-            r.at = PR_AT_USER;
-        if (!want && r.at != PR_AT_TLB)
-            return;
-    } else {
-        int t = e - EV_TP0;
-        if (p >= end)
-            return;
-        uint32_t size = (uint32_t)*p;
-        const unsigned char *raw = (const unsigned char *)p + 4;
-        if (raw + size > (const unsigned char *)end)
-            return;
-        r.kind = (t & 1) ? PR_EXIT : PR_ENTER;
-        r.sys = (uint8_t)(t / 2);
-        for (int k = 0; k < w->nargs[t]; k++)
-            if ((size_t)w->arg_off[t][k] + 8 <= size)
-                memcpy(&r.a[k], raw + w->arg_off[t][k], 8);
-        if (!(t & 1)) { /* regs_user {abi, sp, ip}, stack_user {size, 8 bytes, dyn_size} */
-            const uint64_t *q = p + (4 + size + 7) / 8;
-            if (q < end && *q != PERF_SAMPLE_REGS_ABI_NONE && q + 3 <= end) {
-                r.a[6] = q[2];
-                q += 3;
-                if (q + 2 <= end && q[0] >= 8)
-                    r.a[7] = q[1];
-            }
-        }
-    }
-    pr_rec_t *slot = pend_new(w);
+    pr_rec_t *slot = pend_new(ctx);
     if (slot)
-        *slot = r;
-}
-
-/* The sample_id trailer (pid/tid, time, cpu, identifier) at a record's end. */
-static void trailer(const unsigned char *rec, size_t size, pr_rec_t *r)
-{
-    const uint64_t *t = (const uint64_t *)(rec + size - 32);
-    r->pid = (int32_t)(uint32_t)t[0];
-    r->tid = (int32_t)(uint32_t)(t[0] >> 32);
-    r->time = t[1];
-    r->cpu = (uint32_t)t[2];
-}
-
-static void parse_record(pr_watch_t *w, int cpu, const struct perf_event_header *h)
-{
-    const unsigned char *rec = (const unsigned char *)h;
-    const unsigned char *body = rec + sizeof *h;
-    size_t size = h->size;
-    w->st.records++;
-    if (h->type == PERF_RECORD_SAMPLE) {
-        if (size < sizeof *h + 8)
-            return;
-        int e = event_of(w, cpu, *(const uint64_t *)body);
-        if (e >= 0)
-            parse_sample(w, e, (const uint64_t *)body, size - sizeof *h);
-        return;
-    }
-    if (h->type == PERF_RECORD_LOST) {
-        if (size >= sizeof *h + 16)
-            w->st.lost += ((const uint64_t *)body)[1];
-        return;
-    }
-    if (h->type == PERF_RECORD_THROTTLE) {
-        w->st.throttled++;
-        return;
-    }
-    if (size < sizeof *h + 40)
-        return;
-    pr_rec_t r = {0};
-    trailer(rec, size, &r);
-    const uint32_t *u = (const uint32_t *)body;
-    if (h->type == PERF_RECORD_COMM) {
-        if (!w->want(w->ctx, (int32_t)u[0]))
-            return;
-        r.kind = PR_COMM;
-        r.pid = (int32_t)u[0], r.tid = (int32_t)u[1];
-        r.sys = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
-        r.name = strpool_add(&w->names, (const char *)(u + 2), 16);
-    } else if (h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_EXIT) {
-        /* a new process is kept while its parent is: want() learns of it here */
-        if (!w->want(w->ctx, (int32_t)u[0]) && !w->want(w->ctx, (int32_t)u[1]))
-            return;
-        r.kind = h->type == PERF_RECORD_FORK ? PR_FORK : PR_GONE;
-        r.pid = (int32_t)u[0], r.tid = (int32_t)u[2];
-        r.a[0] = u[1], r.a[1] = u[3];
-        r.time = *(const uint64_t *)(u + 4);
-    } else if (h->type == PERF_RECORD_MMAP2) {
-        /* pid, tid, addr, len, pgoff, maj/min, ino, ino_generation, prot, flags, a name, the trailer */
-        if (size < sizeof *h + 8 + 6 * 8 + 8 + 8 + 32 || !w->want(w->ctx, (int32_t)u[0]))
-            return;
-        const uint64_t *q = (const uint64_t *)(u + 2);
-        r.kind = PR_MMAP;
-        r.pid = (int32_t)u[0], r.tid = (int32_t)u[1];
-        r.a[0] = q[0], r.a[1] = q[1], r.a[2] = q[2];
-        const uint32_t *pf = (const uint32_t *)(q + 3 + 1 + 2); /* maj, min; ino; ino_generation */
-        r.a[3] = pf[0], r.a[4] = pf[1];
-        const char *fname = (const char *)(pf + 2);
-        size_t room = (size_t)(rec + size - 32 - (const unsigned char *)fname);
-        /* anonymous memory needs no name: its record only clears what was mapped there */
-        r.name = strncmp(fname, "//anon", room < 7 ? room : 7) ? strpool_add(&w->names, fname, room) : 0;
-    } else {
-        return;
-    }
-    pr_rec_t *slot = pend_new(w);
-    if (slot)
-        *slot = r;
+        *slot = *r;
 }
 
 /* Everything in CPU c's ring, parsed into the pending records. */
@@ -592,7 +410,7 @@ static void drain(pr_watch_t *w, int c)
             memcpy(w->scratch + first, data, hh.size - first);
             h = (const void *)w->scratch;
         }
-        parse_record(w, c, h);
+        pr_parse(&w->parse, w->id + (size_t)c * NEV, h, hh.size);
         tail += hh.size;
     }
     __atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);

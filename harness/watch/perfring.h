@@ -13,61 +13,17 @@
  * and mmap records that follow fork, exec, exit and the mappings. */
 #ifndef MB_PERFRING_H
 #define MB_PERFRING_H
+#include "perfparse.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define PR_CPU_PERIOD_NS 1000000ull /* one cpu-clock sample per ms of CPU time */
 #define PR_RING_PAGES 1024          /* 4 MiB of ring per CPU (a power of two) */
-#define PR_USER_IPS 4               /* user addresses kept from a cpu-clock sample's chain */
 
-typedef enum {
-    PR_FAULT,       /* a[0] the address */
-    PR_MAJOR,       /* a[0] the address */
-    PR_ENTER,       /* sys; a[0..5] the arguments; a[6] the user ip, a[7] the word at the
-                     * user stack's top (a leaf syscall wrapper's return address) */
-    PR_EXIT,        /* sys; a[0] the result */
-    PR_CPU,         /* at; a[0..3] user addresses, innermost first (0: none) */
-    PR_COMM,        /* name; sys 1: the comm of an exec */
-    PR_FORK,        /* a[0] parent pid, a[1] parent tid */
-    PR_GONE,        /* a thread ended */
-    PR_MMAP,        /* a[0] addr, a[1] len, a[2] pgoff, a[3] prot, a[4] flags; name */
-} pr_kind_t;
-
-typedef enum { PR_SYS_MADVISE, PR_SYS_MUNMAP, PR_SYS_BRK, PR_SYS_MREMAP, PR_SYS_MMAP, PR_NSYS } pr_sys_t;
-
-/* Where a cpu-clock sample found the CPU. */
-typedef enum {
-    PR_AT_USER,     /* in user space */
-    PR_AT_KERNEL,   /* in the kernel, none of the below */
-    PR_AT_FAULT,    /* under the page-fault entry */
-    PR_AT_GIVEBACK, /* under one of the give-back calls (sys says which) */
-    PR_AT_TLB,      /* a TLB-flush IPI (another CPU changed a shared mm) */
-    PR_NAT
-} pr_at_t;
-
-typedef struct {
-    uint64_t time;      /* CLOCK_MONOTONIC, ns */
-    int32_t pid, tid;
-    uint8_t kind, sys, at, pad;
-    uint32_t cpu;
-    uint64_t a[8];
-    uint32_t name;      /* COMM, MMAP: pr_name()'s handle; 0 none */
-} pr_rec_t;
-
-/* Which processes' records to keep (the rest are dropped as they are read):
- * want(ctx, pid).  A cpu-clock sample of another process is kept only when
- * it is a TLB-flush IPI; another process's give-back calls are only counted. */
-typedef bool (*pr_want_fn)(void *ctx, int32_t pid);
-
+/* The records (pr_rec_t), the processes kept (pr_want_fn), the counts (pr_stats_t): perfparse.h. */
 typedef struct pr_watch pr_watch_t;
-
-typedef struct {
-    uint64_t records, lost, throttled;  /* read; lost (PERF_RECORD_LOST); throttle records */
-    uint64_t other_calls[PR_NSYS];      /* give-back calls entered by processes not kept */
-    unsigned ncpus;
-    bool ksyms;                         /* /proc/kallsyms was readable: cpu samples classified */
-} pr_stats_t;
 
 /* Opens the events on every online CPU (disabled) and maps their rings: 0,
  * or -errno with one line in err (EACCES: not root; ENOENT: no tracefs).
