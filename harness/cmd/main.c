@@ -1,28 +1,41 @@
 /* main.c - the mallocbench command line: the command named first runs, from
- * the table of cli.h's MB_COMMANDS (run, exec, serve, list, tune, compare,
- * report, merge, record, trace, calibrate, schema, version), after every argument
- * is checked to be UTF-8.  Every input is checked before any run;
+ * the table of cli.h's MB_COMMANDS (its one list of them, which usage() prints),
+ * after every argument is checked to be UTF-8: a C command's cmd_NAME, a PY
+ * command's Python module mallocbench.NAME (tools_exec_python, with MB_HARNESS
+ * naming this program).  Every input is checked before any run;
  * exit codes: 0 ok, 1 a run failed to start, a check or a read/write failed,
  * 2 bad usage or input, 4 a configuration without one ok sample (run, exec, serve;
  * --keep-going: 0), 130 interrupted (everything measured so far is in the CSV). */
 #include "cli.h"
 #include "mb_config.h"
 #include "text.h"
+#include "tools.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* The commands, from cli.h's MB_COMMANDS: usage(), the dispatch and the
- * list of valid names all read this one table. */
+ * list of valid names all read this one table.  run is NULL for a PY command. */
 typedef struct {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
 } command_t;
 
-#define MB_COMMAND_ROW(name, summary) {#name, cmd_##name, summary},
+#define MB_COMMAND_RUN_C(name) cmd_##name
+#define MB_COMMAND_RUN_PY(name) NULL
+#define MB_COMMAND_ROW(name, kind, summary) {#name, MB_COMMAND_RUN_##kind(name), summary},
 static const command_t commands[] = {MB_COMMANDS(MB_COMMAND_ROW){NULL, NULL, NULL}};
 #undef MB_COMMAND_ROW
+#undef MB_COMMAND_RUN_C
+#undef MB_COMMAND_RUN_PY
+
+/* Run c with argv[0] its name: its cmd_NAME, or become python3 -m mallocbench.NAME with
+ * the arguments after the name (returns only on failure, 2 after one line). */
+static int command_run(const command_t *c, int argc, char **argv)
+{
+    return c->run ? c->run(argc, argv) : tools_exec_python(c->name, argc - 1, argv + 1);
+}
 
 /* "run, exec, ...": every command's name, in the table's order. */
 static const char *command_names(void)
@@ -95,7 +108,7 @@ int main(int argc, char **argv)
         for (const command_t *c = commands; c->name; c++)
             if (!strcmp(argv[2], c->name)) {
                 char *args[] = {argv[2], (char *)"--help", NULL};
-                return c->run(2, args);
+                return command_run(c, 2, args);
             }
         return die_usage("help: unknown command '%s' (%s)", argv[2], command_names());
     }
@@ -104,6 +117,6 @@ int main(int argc, char **argv)
     cli_set_whole(argc, argv);
     for (const command_t *c = commands; c->name; c++)
         if (!strcmp(cmd, c->name))
-            return c->run(argc - 1, argv + 1);
+            return command_run(c, argc - 1, argv + 1);
     return die_usage("unknown command '%s' (%s; see --help)", cmd, command_names());
 }

@@ -2,17 +2,20 @@
 
 The harness (`mallocbench`, C) measures and writes one CSV schema; these modules only read
 it.  Each entry runs as `python3 -m mallocbench.MODULE ...`, as scripts/MODULE.py (a shim),
-or through the harness (`mallocbench compare`, `mallocbench tune`, `run --profile`):
+or through the harness (`mallocbench compare`, `report`, `tune`, `diagnose`, `run --profile`):
 
     summary     the tables of one or more runs            compare    paired statistics, verdicts
     report      a Markdown report with plots               plots      PNG/SVG figures
     tune        the tunables search of `mallocbench tune`  frameworks make frameworks' report
     history     the nightly history's store                detect     its change-point detector
     dashboard   the nightly dashboard as a static site     flamegraph perf.data to flame graphs
+    diagnose    the words of `mallocbench diagnose`        k8s        a Kubernetes Job of a plan's shards
 
-and what they share: mbcsv (the schema and the strict reader), mbdata (the data layer: runs,
-the metric registry, params, traits), stats (the estimators), mbout (how a file is written),
-cli (how an entry ends: modules raise cli.Fail, only an entry's __main__ exits).
+and what they share: change (the one estimator of a change and its cells) and words (every
+figure as text, the one Markdown renderer), the middle layer; mbcsv (the schema and the strict
+reader), mbdata (the data layer: runs, the metric registry, params, traits), stats (the
+estimators), mbout (how a file is written), cli (how an entry ends: modules raise cli.Fail,
+only an entry's __main__ exits); region (a measured program's region, for the API below).
 
 The Python API (docs/python.md; a notebook-style example in docs/examples/api.py):
 

@@ -39,10 +39,15 @@ echo "installed: $bin"
 script=$(find "$tmp/moved" -type f -path '*-packages/mallocbench/compare.py')
 [ -n "$script" ] || fail "no .../*-packages/mallocbench/compare.py installed (the Python package)"
 pkg=$(dirname "$script")
-for m in __init__ cli mbcsv mbdata mbout stats summary report tune flamegraph; do
-	[ -f "$pkg/$m.py" ] || fail "the installed package lacks $m.py"
-done
-[ -f "$pkg/schema.json" ] || fail "no schema.json installed beside the package's modules"
+# the package is installed whole (meson.build installs the folder, no list): every module of
+# the source's scripts/mallocbench but dashboard.py, and the schema, nothing else
+src=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+	"$build/meson-info/meson-info.json") || fail "no source directory in $build/meson-info/meson-info.json"
+(cd "$src/scripts/mallocbench" && ls -- *.py | grep -vx dashboard.py; echo schema.json) | sort >"$tmp/want"
+ls -A "$pkg" | sort >"$tmp/got"
+[ "$(wc -l <"$tmp/want")" -ge 15 ] || fail "read too few modules in $src/scripts/mallocbench: $(cat "$tmp/want")"
+diff "$tmp/want" "$tmp/got" >"$tmp/pkg.diff" ||
+	fail "the installed package is not the source's modules (but dashboard.py) and schema.json: $(cat "$tmp/pkg.diff")"
 
 # Nothing that runs may name the build tree (debug info aside: strip a copy).
 for f in $(find "$tmp/moved" -type f); do

@@ -9,9 +9,15 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
     includes only headers of its own stage or a lower one (a header named
     twice, or a harness file outside the stages, is a breach too);
   - a command is more than its file and one line of cli.h's MB_COMMANDS
-    table: cmd_NAME lives in harness/cmd/cmd_NAME.c (trace beside record,
-    version in main.c), each such file has its table line and each line its
-    function, and meson.build names no command's file (it reads the table);
+    table, X(NAME, KIND, "..."): a C command's cmd_NAME lives in
+    harness/cmd/cmd_NAME.c (trace beside record, version in main.c), each such
+    file has its table line and each C line its function; a PY command is the
+    module scripts/mallocbench/NAME.py and its shim scripts/NAME.py, with no C
+    function, and no harness/cmd file hands its arguments unchanged to a module
+    (tools_exec_python("NAME", argc - 1, argv + 1): that is a PY line); meson.build
+    names no command's file (it reads the table);
+  - scripts/mallocbench/__init__.py's docstring, the package's index, does not
+    name one of its modules;
   - harness headers include each other in a cycle, or harness files do as
     modules (x.c and x.h are one module: a .c that includes a header whose
     module includes the .c's own header calls back up);
@@ -59,8 +65,21 @@ MAX_LINES = 100
 LOWER = ("common", "workloads", "allocators")
 LAUNCH_DIRS = ("harness", "common", "workloads", "allocators", "record")
 SPAWNER = "harness/sample/spawn.c"
-# the harness's stages, top down: a file includes headers of its own stage or lower ones
-STAGES = ("cmd", "plan", "verdict", "output", "sample", "watch", "base")
+# the harness's stages, top down (the order docs/include_graph.py draws them in), and the
+# include table: a file includes headers of its own stage and of the stages its row names,
+# no other (docs/architecture.md).  watch/ (diagnose's) is reachable only from cmd/; output/
+# never reads the machine (machine/ writes what the sidecar is given).
+STAGES = ("cmd", "plan", "machine", "verdict", "output", "watch", "sample", "base")
+ALLOWED = {
+    "cmd": {"plan", "machine", "verdict", "output", "sample", "watch", "base"},
+    "plan": {"verdict", "output", "sample", "base"},
+    "machine": {"verdict", "output", "sample", "base"},
+    "verdict": {"output", "sample", "base"},
+    "output": {"sample", "base"},
+    "sample": {"base"},
+    "watch": {"sample", "base"},
+    "base": set(),
+}
 # a call: the name after an operator, a bracket, a comma, `return` or a line
 # start, never after a type or an identifier (a declaration or definition)
 LAUNCH = re.compile(r"(?:^|[=(,;{}!&|?:]|\breturn)\s*(?:\(\s*void\s*\)\s*)?"
@@ -474,6 +493,12 @@ def check_package(root):
         fail(f"too little to check the package against: {sorted(modules)}, {sorted(shims)}, {len(others)} others")
     for what in package_problems(modules, shims, others, stdlib):
         fail(what)
+    if index_problems("summary, compare", {"__init__.py", "summary.py", "compare.py"}) or \
+            index_problems("summary comparer compare-point", {"summary.py", "compare.py"}) != [
+                "scripts/mallocbench/__init__.py's docstring, the package's index, does not name compare"]:
+        fail("the package index check is broken")
+    for what in index_problems(ast.get_docstring(ast.parse(modules.get("__init__.py", ""))) or "", modules):
+        fail(what)
 
 
 def check_scripts(root):
@@ -531,19 +556,22 @@ def check_tests_layout(root):
 
 
 CMD_DEF = re.compile(r"^int cmd_(\w+)\(", re.M)
-TABLE_ROW = re.compile(r'^\s*X\((\w+), "', re.M)
+TABLE_ROW = re.compile(r'^\s*X\((\w+), (\w+), "', re.M)
+# a C file that only runs a module: main.c runs a PY row's module itself
+PASS_THROUGH = re.compile(r'tools_exec_python\(\s*"(\w+)"\s*,\s*argc\s*-\s*1\s*,\s*argv\s*\+\s*1\s*\)')
 # commands whose function lives beside another's: trace in record's file, version in main.c
 CMD_HOME = {"trace": "cmd_record.c", "version": "main.c"}
 
 
-def command_problems(files, table):
-    """Each command's entry point int cmd_NAME(...) lives in harness/cmd/cmd_NAME.c (perf's
+def command_problems(files, table, modules, shims):
+    """Each C command's entry point int cmd_NAME(...) lives in harness/cmd/cmd_NAME.c (perf's
     layout: one file per command over library files named for what they own), a cmd_*.c
     file holds its command, and the commands are cli.h's MB_COMMANDS table: each function
-    has its line there and each line its function.  One line per breach, for {file name:
-    text} of harness/cmd and the table's text."""
+    has its C line there and each C line its function; each PY line its module and shim
+    (names of scripts/mallocbench/*.py and scripts/*.py) and no C function or file.  One
+    line per breach, for {file name: text} of harness/cmd and the table's text."""
     out = []
-    rows = TABLE_ROW.findall(table)
+    rows = dict(TABLE_ROW.findall(table))
     defined = set()
     for f, text in sorted(files.items()):
         for name in CMD_DEF.findall(text):
@@ -552,18 +580,65 @@ def command_problems(files, table):
                 out.append(f"harness/cmd/{f} defines cmd_{name}: a command lives in harness/cmd/cmd_{name}.c")
             if name not in rows:
                 out.append(f"cmd_{name} has no line in cli.h's MB_COMMANDS: a command is its file and one line")
+            elif rows[name] != "C":
+                out.append(f"harness/cmd/{f} defines cmd_{name}, a {rows[name]} command of cli.h's MB_COMMANDS")
         if f.startswith("cmd_") and f.endswith(".c") and f"int cmd_{f[4:-2]}(" not in text:
             out.append(f"harness/cmd/{f} defines no cmd_{f[4:-2]}")
-    for name in rows:
-        if name not in defined:
+        for name in PASS_THROUGH.findall(text):
+            out.append(f"harness/cmd/{f} hands its arguments to mallocbench.{name} unchanged: a PY line of "
+                       f"cli.h's MB_COMMANDS runs the module, with no C file")
+    for name, kind in rows.items():
+        if kind == "C" and name not in defined:
             out.append(f"cli.h's MB_COMMANDS names {name}, which no harness/cmd file defines (cmd_{name})")
+        elif kind == "PY" and not {f"{name}.py"} <= modules & shims:
+            out.append(f"cli.h's MB_COMMANDS runs mallocbench.{name}: a PY command is scripts/mallocbench/"
+                       f"{name}.py and its shim scripts/{name}.py")
+        elif kind not in ("C", "PY"):
+            out.append(f"cli.h's MB_COMMANDS gives {name} the kind {kind}: C or PY")
     return out
 
 
-def layer_problems(tree):
+def command_self_check():
+    table = 'X(a, C, "one")\nX(b, C, "two")\nX(p, PY, "three")\n'
+    mods, shims = {"p.py", "q.py"}, {"p.py"}
+    if command_problems({"cmd_a.c": "int cmd_a(int n)\n{\n}\n", "b.c": "int cmd_b(void)\n"}, table, mods, shims) != [
+            "harness/cmd/b.c defines cmd_b: a command lives in harness/cmd/cmd_b.c"] or \
+            command_problems({"cmd_c.c": "static int c(void);\n", "cmd_a.c": "int cmd_a(void)\n"}, table, mods,
+                             shims) != [
+                "harness/cmd/cmd_c.c defines no cmd_c",
+                "cli.h's MB_COMMANDS names b, which no harness/cmd file defines (cmd_b)"] or \
+            command_problems({"cmd_d.c": "int cmd_d(void)\n"}, "", mods, shims) != [
+                "cmd_d has no line in cli.h's MB_COMMANDS: a command is its file and one line"]:
+        fail("the command check is broken")
+    bad = 'X(a, C, "one")\nX(p, PY, "p")\nX(q, PY, "q")\nX(r, PY, "r")\nX(s, SH, "s")\n'
+    got = command_problems({"cmd_a.c": "int cmd_a(int c, char **v)\n{\n    return tools_exec_python(\"a\", "
+                                       "argc - 1, argv + 1);\n}\n", "cmd_p.c": "int cmd_p(void)\n"},
+                           bad, mods, shims)
+    want = ["harness/cmd/cmd_a.c hands its arguments to mallocbench.a unchanged: a PY line of cli.h's "
+            "MB_COMMANDS runs the module, with no C file",
+            "harness/cmd/cmd_p.c defines cmd_p, a PY command of cli.h's MB_COMMANDS",
+            "cli.h's MB_COMMANDS runs mallocbench.q: a PY command is scripts/mallocbench/q.py and its shim "
+            "scripts/q.py",
+            "cli.h's MB_COMMANDS runs mallocbench.r: a PY command is scripts/mallocbench/r.py and its shim "
+            "scripts/r.py",
+            "cli.h's MB_COMMANDS gives s the kind SH: C or PY"]
+    if got != want:
+        fail("the command check misses a bad PY command: " + repr(got))
+
+
+def index_problems(doc, modules):
+    """The package's index (scripts/mallocbench/__init__.py's docstring) names every module, for
+    the docstring and the names of scripts/mallocbench/*.py: one line per module it omits."""
+    return [f"scripts/mallocbench/__init__.py's docstring, the package's index, does not name {m[:-3]}"
+            for m in sorted(modules) if m != "__init__.py" and not re.search(rf"(?<![\w-]){m[:-3]}(?![\w-])", doc)]
+
+
+def layer_problems(tree, allowed=None):
     """The stage folders, for {"stage/file": text} of harness/: every file in a stage of
     STAGES, each header name in one file only, and every include of a harness header
-    reaching its own stage or a lower one.  One line per breach."""
+    reaching its own stage or one its row of the include table (ALLOWED) names.  One line
+    per breach."""
+    allowed = ALLOWED if allowed is None else allowed
     out = []
     home = {}
     for path in sorted(tree):
@@ -580,25 +655,42 @@ def layer_problems(tree):
         if stage not in STAGES:
             continue
         for h in INCLUDE.findall(text):
-            if h in home and STAGES.index(home[h]) < STAGES.index(stage):
-                out.append(f"harness/{path} includes {home[h]}/{h}: the {stage} stage reaches up "
-                           f"to the {home[h]} stage")
+            if h in home and home[h] != stage and home[h] not in allowed.get(stage, ()):
+                how = "reaches up to" if STAGES.index(home[h]) < STAGES.index(stage) else "may not include"
+                out.append(f"harness/{path} includes {home[h]}/{h}: the {stage} stage {how} the {home[h]} stage")
     return out
 
 
 def layer_self_check():
-    good = {"cmd/main.c": '#include "plan.h"\n#include "err.h"\n', "plan/plan.h": '#include "err.h"\n',
+    good = {"cmd/main.c": '#include "plan.h"\n#include "err.h"\n#include "ring.h"\n',
+            "plan/plan.h": '#include "err.h"\n',
             "plan/plan.c": '#include "plan.h"\n#include "sample.h"\n', "sample/sample.h": "",
-            "base/err.h": ""}
+            "watch/ring.h": '#include "err.h"\n', "machine/facts.h": '#include "sample.h"\n', "base/err.h": ""}
     bad = dict(good)
     bad["sample/sample.c"] = '#include "sample.h"\n#include "plan.h"\n'
+    bad["plan/plan.c"] = '#include "plan.h"\n#include "ring.h"\n'   # down the stages, not in plan's row
+    bad["output/side.c"] = '#include "facts.h"\n'                     # output/ never reads the machine
     bad["base/plan.h"] = ""
     bad["misc.c"] = ""
-    if layer_problems(good) or layer_problems(bad) != [
-            "harness/misc.c: not in a stage folder (cmd, plan, verdict, output, sample, watch, base)",
+    want = ["harness/misc.c: not in a stage folder (" + ", ".join(STAGES) + ")",
+            "harness/output/side.c includes machine/facts.h: the output stage reaches up to the machine stage",
+            "harness/plan/plan.c includes watch/ring.h: the plan stage may not include the watch stage",
             "harness/plan/plan.h: plan.h is also harness/base/plan.h",
-            "harness/sample/sample.c includes plan/plan.h: the sample stage reaches up to the plan stage"]:
+            "harness/sample/sample.c includes plan/plan.h: the sample stage reaches up to the plan stage"]
+    if layer_problems(good) or sorted(layer_problems(bad)) != sorted(want):
         fail("the stage-folder check is broken: " + repr(layer_problems(bad)))
+    # a table that allows what the tree does passes it; the table is what decides
+    if sorted(layer_problems(bad, {**ALLOWED, "plan": ALLOWED["plan"] | {"watch"}})) != \
+            sorted(w for w in want if "ring.h" not in w):
+        fail("the include table is not what the stage-folder check reads")
+    # every stage has its row, and only stages below it in the drawing's order: the table has no cycle
+    for stage, row in ALLOWED.items():
+        if stage not in STAGES or any(r not in STAGES or STAGES.index(r) <= STAGES.index(stage) for r in row):
+            fail(f"the include table's row of {stage} names {sorted(row)}: only stages drawn below it")
+    if set(ALLOWED) != set(STAGES):
+        fail(f"the include table has rows for {sorted(ALLOWED)}, the stages are {STAGES}")
+    if [s for s in STAGES if "watch" in ALLOWED[s]] != ["cmd"]:
+        fail("watch/ is reachable from more than cmd/: " + repr([s for s in STAGES if "watch" in ALLOWED[s]]))
 
 
 def main():
@@ -606,15 +698,7 @@ def main():
     self_check()
     nscripts = check_scripts(root)
     check_tests_layout(root)
-    table = 'X(a, "one")\nX(b, "two")\n'
-    if command_problems({"cmd_a.c": "int cmd_a(int n)\n{\n}\n", "b.c": "int cmd_b(void)\n"}, table) != [
-            "harness/cmd/b.c defines cmd_b: a command lives in harness/cmd/cmd_b.c"] or \
-            command_problems({"cmd_c.c": "static int c(void);\n", "cmd_a.c": "int cmd_a(void)\n"}, table) != [
-                "harness/cmd/cmd_c.c defines no cmd_c",
-                "cli.h's MB_COMMANDS names b, which no harness/cmd file defines (cmd_b)"] or \
-            command_problems({"cmd_d.c": "int cmd_d(void)\n"}, "") != [
-                "cmd_d has no line in cli.h's MB_COMMANDS: a command is its file and one line"]:
-        fail("the command check is broken")
+    command_self_check()
     layer_self_check()
     hroot = os.path.join(root, "harness")
     tree = {}
@@ -625,8 +709,12 @@ def main():
     cmd_files = {p[4:]: t for p, t in tree.items() if p.startswith("cmd/") and p.endswith(".c")}
     if len([f for f in cmd_files if f.startswith("cmd_")]) < 5:
         fail("fewer than 5 harness/cmd/cmd_*.c: the command check read nothing")
-    for what in command_problems(cmd_files, tree.get("cmd/cli.h", "")):
+    pyfiles = {d: {f for f in os.listdir(os.path.join(root, *d)) if f.endswith(".py")}
+               for d in (("scripts", "mallocbench"), ("scripts",))}
+    for what in command_problems(cmd_files, tree.get("cmd/cli.h", ""), *pyfiles.values()):
         fail(what)
+    if len(TABLE_ROW.findall(tree.get("cmd/cli.h", ""))) < 10:
+        fail("fewer than 10 rows read from cli.h's MB_COMMANDS: the command check read nothing")
     # meson builds the commands from the table: a list of their files would be a second place
     named = re.findall(r"harness/cmd/cmd_\w+\.c", read(os.path.join(root, "meson.build")))
     if named:

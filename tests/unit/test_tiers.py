@@ -10,8 +10,8 @@ Usage: test_tiers.py BUILD_ROOT SOURCE_ROOT.  Reads meson's introspection
   - a unit test is slow (the editing loop, `--suite unit`, is every unit test);
   - a benchmark is fast (a benchmark prints figures: it is a measurement);
   - a fuzz target has no fast run (fuzz_NAME) and a slow one (fuzz_NAME_long);
-  - a command of the harness (`cmd_NAME` in harness/cmd/cmd_*.c and cli.h's MB_COMMANDS table)
-    has no smoke test smoke_NAME in the suite smoke.
+  - a command of the harness (a line of cli.h's MB_COMMANDS table, C or PY) has no smoke test
+    smoke_NAME in the suite smoke.
 Checks its rules on made-up entries first, so it cannot pass by reading nothing.
 """
 import json
@@ -89,7 +89,7 @@ def main():
     with open(os.path.join(info, "intro-benchmarks.json"), encoding="utf-8") as f:
         benchmarks = json.load(f)
     with open(os.path.join(src, "harness", "cmd", "cli.h"), encoding="utf-8") as f:
-        commands = set(re.findall(r'^\s*X\((\w+), "', f.read(), re.M))
+        commands = set(re.findall(r'^\s*X\((\w+), (?:C|PY), "', f.read(), re.M))
     if len(tests) < 50 or len(commands) < 10:
         fail(f"read {len(tests)} tests and {len(commands)} commands: the introspection or the table moved")
     for what in problems(tests, benchmarks, commands):
