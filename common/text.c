@@ -134,6 +134,10 @@ bool text_needs_guard(const char *s, bool raw)
 
 void text_json_write(FILE *out, const char *s)
 {
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', out);
     for (size_t i = 0; p[i];) {

@@ -34,7 +34,8 @@ bool text_needs_guard(const char *s, bool raw);
 
 /* s as a JSON string literal: " and \ escaped, control characters and DEL
  * as \u00XX, each byte that is not UTF-8 as \udcXX (Python's surrogateescape:
- * os.fsencode gives the bytes back); never raw control or invalid bytes. */
+ * os.fsencode gives the bytes back); never raw control or invalid bytes.  NULL is
+ * written null.  The harness's one JSON string writer. */
 void text_json_write(FILE *out, const char *s);
 
 #endif

@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 
-STAGES = ("cmd", "plan", "verdict", "output", "sample", "base")
+STAGES = ("cmd", "plan", "machine", "verdict", "output", "watch", "sample", "base")  # test_structure.py's
 
 
 def deps(build):

@@ -3,12 +3,14 @@
  * window: every fault and give-back call recorded by per-CPU system-wide
  * events (harness/watch/perfring.h), classified by the page model
  * (pagemodel.h), its allocator and start-up settings recognised (ident.h).
- * The measurements go out as one JSON document (schema
+ * The measurements go out as one JSON document (diagdoc.h, schema
  * mallocbench-diagnose-raw/1) to mallocbench.diagnose, which predicts the
  * fix's saving and says it in words (or --json).  The watched process is
  * never stopped, signalled or waited on; diagnose only reads. */
+#include "calibrate.h"
 #include "cli.h"
 #include "configs.h"
+#include "diagdoc.h"
 #include "elfinfo.h"
 #include "ident.h"
 #include "launch.h"
@@ -18,7 +20,6 @@
 #include "prepare.h"
 #include "registry.h"
 #include "spawn.h"
-#include "text.h"
 #include "tools.h"
 #include "units.h"
 
@@ -39,8 +40,6 @@
 #define DEFAULT_WINDOW_S 10.0
 #define POLL_NS 20000000ull     /* read the rings every 20 ms ... */
 #define SETTLE_NS 50000000ull   /* ... handing on what is older than 50 ms (every CPU has written it) */
-#define SERIES_OUT 200          /* replay points written per process */
-#define ALL_OUT 200             /* processes written by --all (the busiest) */
 #define DEFAULT_LIGHT 16        /* --light: one fault in this many recorded */
 #define MAX_T 16                /* -t given to a command's family */
 #define DEFAULT_MAX_MEMORY (256ull << 20) /* --max-memory: diagnose's own memory, at most */
@@ -72,11 +71,7 @@ typedef struct {
     char **envp;           /* the command's environment: ours, or -a's (prepare_env) */
 } dopts_t;
 
-typedef struct {          /* what /proc says of a process at the window's ends */
-    bool ok;
-    double utime_s, stime_s;
-    uint64_t rss_kib, anon_huge_kib;
-} pstat_t;
+typedef diagdoc_pstat_t pstat_t; /* what /proc says of a process at the window's ends */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -336,86 +331,6 @@ static bool proc_gone(pid_t pid)
 
 /* ---- the document ------------------------------------------------------ */
 
-static const char *const sys_key[PR_NSYS] = {"madvise", "munmap", "brk", "mremap", "mmap_fixed"};
-static const char *const class_key[PM_NCLASS] = {"first_touch", "refault", "lazy_reclaimed",
-                                                 "cow", "file", "other"};
-static const char *const by_key[PM_NBY] = {"madvise", "munmap", "brk"};
-static const char *const at_key[PR_NAT] = {"user", "kernel", "fault", "giveback", "tlb"};
-
-static const char *advice_name(unsigned a)
-{
-    static const char *const names[] = {
-        [0] = "MADV_NORMAL", [1] = "MADV_RANDOM", [2] = "MADV_SEQUENTIAL", [3] = "MADV_WILLNEED",
-        [4] = "MADV_DONTNEED", [8] = "MADV_FREE", [9] = "MADV_REMOVE", [10] = "MADV_DONTFORK",
-        [11] = "MADV_DOFORK", [12] = "MADV_MERGEABLE", [13] = "MADV_UNMERGEABLE",
-        [14] = "MADV_HUGEPAGE", [15] = "MADV_NOHUGEPAGE", [16] = "MADV_DONTDUMP", [17] = "MADV_DODUMP",
-        [18] = "MADV_WIPEONFORK", [19] = "MADV_KEEPONFORK", [20] = "MADV_COLD", [21] = "MADV_PAGEOUT",
-        [22] = "MADV_POPULATE_READ", [23] = "MADV_POPULATE_WRITE", [24] = "MADV_DONTNEED_LOCKED",
-        [25] = "MADV_COLLAPSE",
-    };
-    return a < sizeof names / sizeof names[0] && names[a] ? names[a] : "other";
-}
-
-static void jstr(FILE *f, const char *key, const char *v)
-{
-    fprintf(f, "\"%s\": ", key);
-    text_json_write(f, v ? v : "");
-}
-
-static void jnum(FILE *f, const char *key, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "\"%s\": %.17g", key, v);
-    else
-        fprintf(f, "\"%s\": null", key);
-}
-
-static int cmp_lib(const void *a, const void *b)
-{
-    const pm_lib_t *x = a, *y = b;
-    return (x->samples < y->samples) - (x->samples > y->samples);
-}
-
-/* Every file that took a sample, the most first (each file its own count). */
-static void write_libs(FILE *f, const pm_model_t *m, const char *key, const pm_libs_t *libs)
-{
-    pm_lib_t *v = libs->n ? malloc(libs->n * sizeof *v) : NULL;
-    size_t n = v ? libs->n : 0;
-    if (v) {
-        memcpy(v, libs->v, n * sizeof *v);
-        qsort(v, n, sizeof *v, cmp_lib);
-    }
-    fprintf(f, "\"%s\": [", key);
-    for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%s{", i ? ", " : "");
-        jstr(f, "lib", v[i].name ? pm_lib_name(m, v[i].name) : "(anonymous or unknown)");
-        fprintf(f, ", \"samples\": %llu}", (unsigned long long)v[i].samples);
-    }
-    uint64_t unkept = libs->unkept;
-    for (size_t i = 0; !v && i < libs->n; i++) /* no room to sort: the counts, not told apart */
-        unkept += libs->v[i].samples;
-    if (unkept)
-        fprintf(f, "%s{\"lib\": \"(not told apart: out of memory)\", \"samples\": %llu}", n ? ", " : "",
-                (unsigned long long)unkept);
-    fprintf(f, "]");
-    free(v);
-}
-
-typedef struct {
-    const char *files[1024];
-    size_t n;
-} files_t;
-
-static void add_file(void *ctx, const char *path)
-{
-    files_t *fl = ctx;
-    for (size_t i = 0; i < fl->n; i++)
-        if (!strcmp(fl->files[i], path))
-            return;
-    if (fl->n < sizeof fl->files / sizeof fl->files[0])
-        fl->files[fl->n++] = path;
-}
-
 /* Each image's reading (ident_capture, by procread's reader): its program file, its
  * allocator variables, its compiled-in settings and its command line, taken while it ran so
  * that one which execs or exits later is still recognised.  The environment block never
@@ -521,232 +436,6 @@ static uint64_t model_limit(uint64_t max_memory)
 }
 
 
-/* How `mallocbench exec` would start this image's allocator as it started: the library where it
- * is not the family's own (exec -a FAMILY:PATH), the settings its variables gave, as -t takes
- * them, and what of those variables no tunable says (exec cannot set it). */
-static void write_exec(FILE *f, const ident_t *id)
-{
-    const alloc_info_t *a = id->family;
-    char own[PATH_MAX] = "", real[PATH_MAX] = "", set[IDENT_MAX_VARS * 4][160], left[IDENT_MAX_VARS * 4][512];
-    size_t nset = 0, nleft = 0;
-    if (a && !alloc_is_system(a) && id->path[0] &&
-        (alloc_locate(a, own, sizeof own) || !realpath(own, real) || strcmp(real, id->path)))
-        snprintf(real, sizeof real, "%s", id->path);
-    else
-        real[0] = '\0';
-    ident_exec_settings(a, (const char (*)[512])id->vars, id->nvars, set, sizeof set / sizeof *set, &nset, left,
-                        sizeof left / sizeof *left, &nleft);
-    fprintf(f, ", \"as_exec\": {");
-    jstr(f, "library", real);
-    fprintf(f, ", \"settings\": [");
-    for (size_t i = 0; i < nset; i++)
-        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, set[i]);
-    fprintf(f, "], \"not_settable\": [");
-    for (size_t i = 0; i < nleft; i++)
-        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, left[i]);
-    fprintf(f, "]}");
-}
-
-static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, const dopts_t *o)
-{
-    files_t fl = {.n = 0};
-    pm_files(m, p, add_file, &fl);
-    const envcap_t *cap = p->idx < ncaps && caps[p->idx].c ? &caps[p->idx] : NULL;
-    ident_exe_t *own = NULL; /* a command's first image that ended before it was read: the file the user named */
-    const ident_exe_t *exe = cap && !cap->c->exe_rc ? &cap->c->exe : NULL;
-    if (!exe && o->mode == MODE_CMD && p->pid == o->pid && !p->forked_child && (own = malloc(sizeof *own)) &&
-        !ident_exe_path(o->path, own))
-        exe = own;
-    ident_input_t in = {fl.files, fl.n, exe, NULL, 0, cap && cap->c->conf[0] ? cap->c->conf : NULL};
-    char *env = NULL;
-    size_t envlen = 0;
-    const char *env_from = "none";
-    if (cap && cap->c->env)
-        in.environ = cap->c->env, in.environ_len = cap->c->env_len, env_from = "process";
-    /* an image of the command that ended: the environment diagnose gave it (an image that
-     * changed its own before exec is not seen) */
-    bool own_env = !in.environ && o->mode == MODE_CMD && p->pid == o->pid;
-    char ownblock[1] = "";
-    if (own_env) { /* the command got our environment (or -a's): hand it over as a block */
-        char **given = o->envp ? o->envp : environ;
-        size_t len = 0;
-        for (char **e = given; *e; e++)
-            len += strlen(*e) + 1;
-        env = malloc(len ? len : 1);
-        for (char **e = given; env && *e; e++)
-            memcpy(env + envlen, *e, strlen(*e) + 1), envlen += strlen(*e) + 1;
-        in.environ = env ? env : ownblock, in.environ_len = envlen;
-        env_from = "command";
-    }
-    ident_t id;
-    ident_read(&in, &id);
-    if (env)
-        memset(env, 0, envlen); /* no environment stays in memory */
-    free(env);
-    free(own);
-    fprintf(f, "\"allocator\": {");
-    jstr(f, "family", id.family ? id.family->name : "");
-    fprintf(f, ", \"sure\": %s, ", id.sure ? "true" : "false");
-    jstr(f, "how", id.how), fprintf(f, ", ");
-    jstr(f, "evidence", id.evidence), fprintf(f, ", ");
-    jstr(f, "path", id.path), fprintf(f, ", ");
-    jstr(f, "version", id.version), fprintf(f, ", ");
-    jstr(f, "version_how", id.version_how), fprintf(f, ", ");
-    fprintf(f, "\"environment_read\": %s, \"environment_from\": \"%s\", \"vars\": [", in.environ ? "true" : "false",
-            env_from);
-    for (size_t i = 0; i < id.nvars; i++)
-        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, id.vars[i]);
-    fprintf(f, "], ");
-    jstr(f, "malloc_conf_file", id.malloc_conf_file);
-    fprintf(f, ", ");
-    jstr(f, "malloc_conf_compiled", id.malloc_conf_compiled);
-    write_exec(f, &id);
-    fprintf(f, ", \"keep\": ");
-    const alloc_info_t *a = id.family;
-    if (a && a->keep) {
-        alloc_setting_t s[8];
-        alloc_env_t envset;
-        size_t ns = 0;
-        char err[256], buf[256], *save = NULL;
-        snprintf(buf, sizeof buf, "%s", a->keep);
-        for (char *tok = strtok_r(buf, ",", &save); tok && ns < 8; tok = strtok_r(NULL, ",", &save))
-            if (!alloc_parse_setting(a, tok, &s[ns], err, sizeof err))
-                ns++;
-        memset(&envset, 0, sizeof envset);
-        alloc_build_env(a, s, ns, &envset);
-        fprintf(f, "{");
-        jstr(f, "setting", a->keep);
-        fprintf(f, ", \"settings\": [");
-        for (size_t i = 0; i < ns; i++)
-            fprintf(f, "%s\"%s=%s\"", i ? ", " : "", s[i].t->name, s[i].value);
-        fprintf(f, "]");
-        fprintf(f, ", ");
-        jstr(f, "joined_by", a->conf.var ? a->conf.sep : ""); /* a variable the process set already gains ours */
-        fprintf(f, ", \"env\": [");
-        for (size_t i = 0; i < envset.n; i++)
-            fprintf(f, "%s", i ? ", " : ""), text_json_write(f, envset.var[i]);
-        fprintf(f, "], \"stops\": [");
-        for (int b = 0, k = 0; b < PM_NBY; b++)
-            if (a->keep_stops & (1u << b))
-                fprintf(f, "%s\"%s\"", k++ ? ", " : "", by_key[b]);
-        fprintf(f, "]}");
-    } else {
-        fprintf(f, "null");
-    }
-    fprintf(f, "}");
-}
-
-static void write_counts(FILE *f, const pm_proc_t *p)
-{
-    fprintf(f, "\"faults\": {\"minor\": %llu, \"major\": %llu", (unsigned long long)(p->faults - p->majors),
-            (unsigned long long)p->majors);
-    for (int c = 0; c < PM_NCLASS; c++)
-        fprintf(f, ", \"%s\": %llu", class_key[c], (unsigned long long)p->cls[c]);
-    fprintf(f, ", \"refault_age\": [");
-    for (int b = 0; b < PM_NAGES; b++)
-        fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)p->age[b]);
-    fprintf(f, "], \"refault_pages\": %llu, \"alloc_refault_pages\": %llu, \"first_after_unmap\": %llu, "
-               "\"refault_by\": {",
-            (unsigned long long)p->refault_pages, (unsigned long long)p->alloc_refault_pages,
-            (unsigned long long)p->first_after_unmap);
-    for (int b = 0; b < PM_NBY; b++)
-        fprintf(f, "%s\"%s\": %llu", b ? ", " : "", by_key[b], (unsigned long long)p->refault_by[b]);
-    fprintf(f, "}, \"alloc_refault_by\": {");
-    for (int b = 0; b < PM_NBY; b++)
-        fprintf(f, "%s\"%s\": %llu", b ? ", " : "", by_key[b], (unsigned long long)p->alloc_refault_by[b]);
-    fprintf(f, "}}, \"calls\": {");
-    for (int s = 0; s < PR_NSYS; s++)
-        fprintf(f, "%s\"%s\": {\"calls\": %llu, \"bytes\": %llu, \"alloc_calls\": %llu, \"alloc_bytes\": %llu}",
-                s ? ", " : "", sys_key[s], (unsigned long long)p->calls[s], (unsigned long long)p->bytes[s],
-                (unsigned long long)p->alloc_calls[s], (unsigned long long)p->alloc_bytes[s]);
-    fprintf(f, "}, \"advice\": [");
-    for (unsigned a = 0, k = 0; a <= PM_NADVICE; a++)
-        if (p->advice_calls[a])
-            fprintf(f, "%s{\"advice\": \"%s\", \"calls\": %llu, \"bytes\": %llu}", k++ ? ", " : "",
-                    a == PM_NADVICE ? "other" : advice_name(a), (unsigned long long)p->advice_calls[a],
-                    (unsigned long long)p->advice_bytes[a]);
-    fprintf(f, "], \"failed_calls\": %llu, \"lazy_bytes\": %llu, \"untracked_bytes\": %llu, ",
-            (unsigned long long)p->failed, (unsigned long long)p->lazy_bytes, (unsigned long long)p->untracked_bytes);
-    fprintf(f, "\"cpu_samples\": {\"all\": %llu", (unsigned long long)p->samples);
-    for (int a = 0; a < PR_NAT; a++)
-        fprintf(f, ", \"%s\": %llu", at_key[a], (unsigned long long)p->at[a]);
-    fprintf(f, ", \"giveback_by\": {");
-    for (int s = 0; s < PR_NSYS; s++)
-        fprintf(f, "%s\"%s\": %llu", s ? ", " : "", sys_key[s], (unsigned long long)p->at_sys[s]);
-    fprintf(f, "}}");
-}
-
-static void write_replay(FILE *f, const pm_proc_t *p)
-{
-    fprintf(f, "\"kept_memory\": {\"peak_bytes\": {\"madvise\": %llu, \"any\": %llu}, "
-               "\"end_bytes\": {\"madvise\": %llu, \"any\": %llu}, \"series\": [",
-            (unsigned long long)p->peak[0], (unsigned long long)p->peak[1], (unsigned long long)p->kept[0],
-            (unsigned long long)p->kept[1]);
-    size_t step = p->nseries > SERIES_OUT ? (p->nseries + SERIES_OUT - 1) / SERIES_OUT : 1;
-    for (size_t i = 0, k = 0; i < p->nseries; i++)
-        if (i % step == 0 || i + 1 == p->nseries)
-            fprintf(f, "%s[%.6f, %llu, %llu]", k++ ? ", " : "", (double)p->series[i].t / 1e9,
-                    (unsigned long long)p->series[i].kept[0], (unsigned long long)p->series[i].kept[1]);
-    fprintf(f, "]}");
-}
-
-static void write_pstat(FILE *f, const char *key, const pstat_t *s)
-{
-    fprintf(f, "\"%s\": ", key);
-    if (!s->ok) {
-        fprintf(f, "null");
-        return;
-    }
-    fprintf(f, "{\"utime_s\": %.3f, \"stime_s\": %.3f, \"rss_kib\": %llu, \"anon_huge_kib\": %llu}", s->utime_s,
-            s->stime_s, (unsigned long long)s->rss_kib, (unsigned long long)s->anon_huge_kib);
-}
-
-static void write_proc(FILE *f, const pm_model_t *m, const pm_proc_t *p, const dopts_t *o, const pstat_t *st0,
-                       const pstat_t *st1)
-{
-    fprintf(f, "{\"pid\": %d, \"image\": %u, ", (int)p->pid, p->idx);
-    jstr(f, "comm", p->comm);
-    fprintf(f, ", \"cmdline\": [");
-    /* as the reader took it while the image ran: its program's name, the rest counted
-     * (arguments may carry secrets; --show-args keeps them) */
-    const envcap_t *cap = p->idx < ncaps && caps[p->idx].c ? &caps[p->idx] : NULL;
-    const char *cl = cap ? cap->c->cmdline : "";
-    size_t n = cap ? cap->c->cmdline_len : 0;
-    for (size_t at = 0; at < n; at += strnlen(cl + at, n - at) + 1)
-        fprintf(f, "%s", at ? ", " : ""), text_json_write(f, cl + at);
-    fprintf(f, "], \"args_hidden\": %u", cap ? cap->c->hidden_args : 0u);
-    fprintf(f, ", \"forked\": %s, \"parent_image\": %d, \"ended\": %s, \"seconds\": %.6f, ",
-            p->forked_child ? "true" : "false", p->parent_idx, p->ended ? "true" : "false",
-            (double)(p->end_t - p->start_t) / 1e9);
-    write_counts(f, p);
-    fprintf(f, ", ");
-    write_libs(f, m, "fault_libs", &p->fault_libs);
-    fprintf(f, ", ");
-    write_libs(f, m, "giveback_libs", &p->giveback_libs);
-    fprintf(f, ", ");
-    write_replay(f, p);
-    fprintf(f, ", ");
-    write_allocator(f, m, p, o);
-    if (st0 && st1) {
-        fprintf(f, ", ");
-        write_pstat(f, "proc_start", st0);
-        fprintf(f, ", ");
-        write_pstat(f, "proc_end", st1);
-    }
-    fprintf(f, "}");
-}
-
-/* The order --all writes processes in: most cpu samples under faults and give-backs first. */
-static const pm_model_t *sort_model;
-static int cmp_loss(const void *a, const void *b)
-{
-    const pm_proc_t *x = pm_at(sort_model, *(const size_t *)a), *y = pm_at(sort_model, *(const size_t *)b);
-    uint64_t lx = x->at[PR_AT_FAULT] + x->at[PR_AT_GIVEBACK], ly = y->at[PR_AT_FAULT] + y->at[PR_AT_GIVEBACK];
-    if (lx != ly)
-        return lx < ly ? 1 : -1;
-    return (x->faults < y->faults) - (x->faults > y->faults);
-}
-
 typedef struct {
     double seconds;
     const char *end_reason;
@@ -760,102 +449,63 @@ typedef struct {
 /* The command as `mallocbench exec` takes it: an env(1) in front that sets, unsets or clears
  * allocator variables loses those words (exec sets the allocator itself and refuses a command
  * line that sets one: launch_env_word is the one reading of env's words), and env itself where
- * nothing else of it is left; "exec_dropped" names what went (the variables' names, never their
- * values).  Any other command is written as it is. */
-static void write_exec_command(FILE *f, const dopts_t *o)
+ * nothing else of it is left; *dropped gets what went (the document names the variables, never
+ * their values).  Any other command is kept as it is.  exec and dropped: room for ncmd words. */
+static void exec_words(const dopts_t *o, const char **exec, size_t *nexec, const char **dropped, size_t *ndropped)
 {
     bool env = o->ncmd > 1 && launch_is_env(o->cmd[0]);
-    const char *keep[256], *dropped[256];
-    int i = 1, nkeep = 0, ndropped = 0;
-    while (env && i < o->ncmd && nkeep < 250 && ndropped < 250) {
+    const char *keep[256];
+    int i = 1, nkeep = 0, nd = 0;
+    while (env && i < o->ncmd && nkeep < 250 && nd < 250) {
         launch_env_word_t w;
         launch_env_word(o->cmd, (size_t)i, &w);
         if (w.kind == LAUNCH_ENV_PROGRAM || w.kind == LAUNCH_ENV_SPLIT || w.kind == LAUNCH_ENV_END)
             break; /* the command, or a split string: the rest stays as it is */
         for (size_t k = 0; k < w.words && i + (int)k < o->ncmd; k++)
             if (w.allocator) /* a cleared environment would clear exec's allocator too */
-                dropped[ndropped++] = o->cmd[i + k];
+                dropped[nd++] = o->cmd[i + k];
             else
                 keep[nkeep++] = o->cmd[i + k];
         i += (int)w.words;
     }
-    if (!ndropped) /* nothing of an allocator's: the command as given */
+    if (!nd) /* nothing of an allocator's: the command as given */
         i = 0, nkeep = 0;
-    fprintf(f, "\"exec_command\": [");
-    int n = 0;
+    size_t n = 0;
     if (nkeep)
-        fprintf(f, "%s", n++ ? ", " : ""), text_json_write(f, o->cmd[0]);
+        exec[n++] = o->cmd[0];
     for (int k = 0; k < nkeep; k++)
-        fprintf(f, "%s", n++ ? ", " : ""), text_json_write(f, keep[k]);
+        exec[n++] = keep[k];
     for (int k = i; k < o->ncmd; k++)
-        fprintf(f, "%s", n++ ? ", " : ""), text_json_write(f, o->cmd[k]);
-    fprintf(f, "], \"exec_dropped\": [");
-    for (int k = 0; k < ndropped; k++) {
-        char name[256];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(dropped[k], "="), dropped[k]);
-        fprintf(f, "%s", k ? ", " : ""), text_json_write(f, name);
-    }
-    fprintf(f, "]");
+        exec[n++] = o->cmd[k];
+    *nexec = n, *ndropped = (size_t)nd;
+}
+
+static const ident_capture_t *capture_of(void *ctx, uint32_t idx)
+{
+    (void)ctx;
+    return idx < ncaps && caps[idx].c ? caps[idx].c : NULL;
 }
 
 static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const dopts_t *o, const window_t *win)
 {
     pr_stats_t ps;
     pr_stats(w, &ps);
-    fprintf(f, "{\"schema\": \"mallocbench-diagnose-raw/1\", \"mode\": \"%s\", ",
-            o->mode == MODE_PID ? "pid" : o->mode == MODE_ALL ? "all" : "command");
-    fprintf(f, "\"target\": {\"pid\": %d, \"children\": %s, \"command\": [", (int)o->pid, o->children ? "true" : "false");
-    for (int i = 0; i < o->ncmd; i++)
-        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, o->cmd[i]);
-    fprintf(f, "], ");
-    write_exec_command(f, o);
-    fprintf(f, ", ");
-    jstr(f, "allocator", o->family ? o->family : ""); /* -a, as exec takes it ("" the command's own) */
-    fprintf(f, ", \"tunables\": [");
-    for (size_t i = 0; i < o->ntun; i++)
-        fprintf(f, "%s", i ? ", " : ""), text_json_write(f, o->tun[i]);
-    fprintf(f, "], \"exit_status\": %d}, ", win->exit_status);
-    fprintf(f, "\"window\": {\"started_unix\": %lld, \"seconds\": %.6f, \"ended\": \"%s\"}, ",
-            (long long)win->started, win->seconds, win->end_reason);
-    fprintf(f, "\"watch\": {\"cpus\": %u, \"records\": %llu, \"lost\": %llu, \"throttled\": %llu, "
-               "\"kernel_symbols\": %s, \"cpu_period_ns\": %llu, \"fault_period\": %u, \"other_calls\": {",
-            ps.ncpus, (unsigned long long)ps.records, (unsigned long long)ps.lost, (unsigned long long)ps.throttled,
-            ps.ksyms ? "true" : "false", (unsigned long long)PR_CPU_PERIOD_NS, o->light ? o->light : 1u);
-    for (int s = 0; s < PR_NSYS; s++)
-        fprintf(f, "%s\"%s\": %llu", s ? ", " : "", sys_key[s], (unsigned long long)ps.other_calls[s]);
-    fprintf(f, "}, \"tlb_other_samples\": %llu, ", (unsigned long long)pm_tlb_other(m));
-    /* the bounds: the model's memory and its cap (--max-memory), records not taken after the
-     * window's end or a stop signal; either makes every count a lower bound */
-    fprintf(f, "\"model_bytes\": %llu, \"model_limit\": %llu, \"capped\": %s, \"dropped_records\": %llu, "
-               "\"lower_bounds\": %s}, ",
-            (unsigned long long)pm_bytes(m), (unsigned long long)model_limit(o->max_memory),
-            pm_capped(m) ? "true" : "false", (unsigned long long)pm_dropped(m),
-            pm_capped(m) || pm_dropped(m) || ps.lost ? "true" : "false");
-    jnum(f, "calibrate_fault_ns", win->calib_ns);
-    fprintf(f, ", ");
-    jnum(f, "calibrate_refault_ns", win->calib_refault_ns);
-    fprintf(f, ", ");
-    jnum(f, "calibrate_refault_sys_ns", win->calib_refault_sys_ns);
-    fprintf(f, ", ");
-    jnum(f, "self_cpu_s", win->self_cpu_s);
-    fprintf(f, ", \"processes\": [");
-    size_t n = pm_count(m), *order = malloc((n ? n : 1) * sizeof *order), k = 0;
-    for (size_t i = 0; order && i < n; i++) {
-        const pm_proc_t *p = pm_at(m, i);
-        if (o->mode != MODE_ALL || p->faults || p->samples || p->calls[PR_SYS_MADVISE] || p->calls[PR_SYS_MUNMAP])
-            order[k++] = i;
-    }
-    sort_model = m;
-    if (o->mode == MODE_ALL)
-        qsort(order, k, sizeof *order, cmp_loss);
-    for (size_t j = 0; j < k && (o->mode != MODE_ALL || j < ALL_OUT); j++) {
-        const pm_proc_t *p = pm_at(m, order[j]);
-        fprintf(f, "%s", j ? ",\n" : "\n");
-        bool main_image = o->mode == MODE_PID && p->pid == o->pid;
-        write_proc(f, m, p, o, main_image ? &win->st0 : NULL, main_image ? &win->st1 : NULL);
-    }
-    free(order);
-    fprintf(f, "]}\n");
+    size_t nw = (size_t)(o->ncmd > 0 ? o->ncmd : 0) + 1;
+    const char **exec = calloc(nw, sizeof *exec), **dropped = calloc(nw, sizeof *dropped);
+    diagdoc_in_t in = {
+        .mode = o->mode == MODE_PID ? DIAGDOC_PID : o->mode == MODE_ALL ? DIAGDOC_ALL : DIAGDOC_COMMAND,
+        .pid = o->pid, .children = o->children, .cmd = o->cmd, .ncmd = o->ncmd, .exec_cmd = exec,
+        .dropped = dropped, .family = o->family, .tunables = o->tun, .ntun = o->ntun, .exe_path = o->path,
+        .envp = o->envp ? o->envp : environ, .fault_period = o->light ? o->light : 1u,
+        .model_limit = model_limit(o->max_memory), .exit_status = win->exit_status, .started = win->started,
+        .seconds = win->seconds, .end_reason = win->end_reason, .calib_ns = win->calib_ns,
+        .calib_refault_ns = win->calib_refault_ns, .calib_refault_sys_ns = win->calib_refault_sys_ns,
+        .self_cpu_s = win->self_cpu_s, .st0 = win->st0, .st1 = win->st1, .capture = capture_of};
+    if (exec && dropped)
+        exec_words(o, exec, &in.nexec, dropped, &in.ndropped);
+    diagdoc_write(f, m, &ps, &in);
+    free(exec);
+    free(dropped);
 }
 
 /* ---- the window ---------------------------------------------------------- */

@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "schedule.h"
 #include "sidecar.h"
-#include "sysinfo.h"
+#include "text.h"
 #include "tools.h"
 #include "units.h"
 
@@ -87,7 +87,7 @@ static void domain_json(const alloc_info_t *a, const char *name, const char *val
         char one[128];
         snprintf(one, sizeof one, "%.*s", (int)n, v);
         printf("%s", v == values ? "" : ", ");
-        sysinfo_json_string(stdout, one);
+        text_json_write(stdout, one);
         v += n + (v[n] == '|');
     }
     printf("]}");
@@ -103,9 +103,9 @@ static void known_json(const char *known)
         snprintf(k, sizeof k, "%.*s", (int)(eq < n ? eq : n), s);
         snprintf(v, sizeof v, "%.*s", eq < n ? (int)(n - eq - 1) : 0, eq < n ? s + eq + 1 : "");
         printf("%s[", s == known ? "" : ", ");
-        sysinfo_json_string(stdout, k);
+        text_json_write(stdout, k);
         printf(", ");
-        sysinfo_json_string(stdout, v);
+        text_json_write(stdout, v);
         printf("]");
         s += n + (s[n] == ',');
     }
@@ -124,12 +124,12 @@ static int list_tunables_json(const char *only)
         if (only && strcmp(only, a->name))
             continue;
         printf("%s\n  {\"name\": ", m++ ? "," : "");
-        sysinfo_json_string(stdout, a->name);
+        text_json_write(stdout, a->name);
         printf(", \"colour\": ");
-        sysinfo_json_string(stdout, a->colour);
+        text_json_write(stdout, a->colour);
         printf(", \"known_label\": ");
         if (a->known_label)
-            sysinfo_json_string(stdout, a->known_label);
+            text_json_write(stdout, a->known_label);
         else
             printf("null");
         printf(", \"known\": ");
@@ -141,11 +141,11 @@ static int list_tunables_json(const char *only)
         for (size_t k = 0; k < a->ntunables; k++) {
             const alloc_tunable_t *t = &a->tunables[k];
             printf("%s\n     {\"name\": ", k ? "," : "");
-            sysinfo_json_string(stdout, t->name);
+            text_json_write(stdout, t->name);
             printf(", \"type\": \"%s\", \"default\": ", type_name(t->type));
-            sysinfo_json_string(stdout, t->def);
+            text_json_write(stdout, t->def);
             printf(", \"help\": ");
-            sysinfo_json_string(stdout, t->help);
+            text_json_write(stdout, t->help);
             printf(", \"domain\": ");
             if (domain_of(a, t))
                 domain_json(a, t->name, domain_of(a, t));
@@ -199,9 +199,9 @@ static void param_json(const wl_param_t *p)
     static const char *const types[] = {"size", "uint", "enum", "string", "sizes", "text"};
     bool numeric = p->type == WLP_SIZE || p->type == WLP_UINT || p->type == WLP_SIZES;
     printf("{\"name\": ");
-    sysinfo_json_string(stdout, p->name);
+    text_json_write(stdout, p->name);
     printf(", \"type\": \"%s\", \"default\": ", types[p->type]);
-    sysinfo_json_string(stdout, p->def);
+    text_json_write(stdout, p->def);
     if (numeric)
         printf(", \"min\": %llu, \"max\": %llu", (unsigned long long)p->min, (unsigned long long)p->max);
     else
@@ -214,9 +214,9 @@ static void param_json(const wl_param_t *p)
     }
     printf("%s", p->type == WLP_ENUM ? "]" : "");
     printf(", \"unit\": ");
-    sysinfo_json_string(stdout, p->unit);
+    text_json_write(stdout, p->unit);
     printf(", \"help\": ");
-    sysinfo_json_string(stdout, p->help);
+    text_json_write(stdout, p->help);
     printf("}");
 }
 
@@ -232,7 +232,7 @@ static int list_workloads_json(void)
         printf(n++ ? ",\n  {" : "\n  {");
         sidecar_workload_facts(stdout, w);
         printf(", \"help\": ");
-        sysinfo_json_string(stdout, w->help);
+        text_json_write(stdout, w->help);
         printf(",\n   \"params\": [");
         for (size_t k = 0; k < w->nparams; k++) {
             printf(k ? ",\n     " : "\n     ");
@@ -244,7 +244,7 @@ static int list_workloads_json(void)
             size_t len = strcspn(s, ";");
             snprintf(spec, sizeof spec, "%.*s", (int)len, s);
             printf("%s", s == w->smoke ? "" : ", ");
-            sysinfo_json_string(stdout, spec);
+            text_json_write(stdout, spec);
             s += len + (s[len] == ';');
         }
         printf("]}");

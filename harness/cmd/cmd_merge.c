@@ -16,7 +16,7 @@
 #include "outfile.h"
 #include "output.h"
 #include "plan.h"
-#include "sysinfo.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -149,7 +149,7 @@ static int merge_meta(const char *out, char **in, int nin)
             fwrite(first, 1, flen - 1, j); /* less its closing brace */
             fputs(",\n  \"merged_from\": [", j);
             for (int i = 0; i < nin; i++) {
-                sysinfo_json_string(j, in[i]);
+                text_json_write(j, in[i]);
                 fputs(i + 1 < nin ? ", " : "", j);
             }
             fprintf(j, "],\n  \"shards\": [\n%s\n  ]\n}\n", text ? text : "");

@@ -2,6 +2,7 @@
  * command line, the matrix, the registries, the outputs, the seed), prove
  * every configuration, open the outputs, execute the plan (schedule.c) with
  * a progress report after each sample, summarize.  One cleanup path. */
+#include "calibrate.h"
 #include "cli.h"
 #include "counters.h"
 #include "csv.h"
@@ -287,9 +288,16 @@ static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
         return 0;
     machine_calib_t cal; /* the machine's costs, cached per boot: what tells machines apart */
     calibrate_machine(&cal);
-    rc = sidecar_write(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
-                       c->r.cfg, c->r.ncfg, c->st.versions, &c->cli.o, c->r.wl,
-                       c->sp.limit ? c->st.limits : NULL, c->r.nw, quiet, &cal);
+    char commit[160];
+    sysinfo_git_commit(commit, sizeof commit);
+    char *machine = sysinfo_machine_json(&cal);
+    sidecar_machine_t m = {.commit = commit, .quiet_checked = quiet != NULL, .quiet = quiet && quiet->quiet,
+                           .quiet_why = quiet ? quiet->why : "", .machine = machine};
+    rc = machine ? sidecar_write(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
+                                 c->r.cfg, c->r.ncfg, c->st.versions, &c->cli.o, c->r.wl,
+                                 c->sp.limit ? c->st.limits : NULL, c->r.nw, &m)
+                 : -ENOMEM;
+    free(machine);
     if (rc)
         fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, c->out.meta, strerror(-rc));
     return 0;

@@ -4,7 +4,7 @@
  * output.h). */
 #include "output.h"
 #include "fileio.h"
-#include "sysinfo.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -527,7 +527,7 @@ int out_write_sidecar(const char *path, const char *json, bool keep_previous)
                 plen--;
             fwrite(prev, 1, plen, f);
         } else {
-            sysinfo_json_string(f, prev); /* not JSON: kept as text */
+            text_json_write(f, prev); /* not JSON: kept as text */
         }
         fputs("\n}\n", f);
     } else {

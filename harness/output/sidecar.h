@@ -8,8 +8,6 @@
  * sidecar inside its own ("previous"). */
 #ifndef MB_SIDECAR_H
 #define MB_SIDECAR_H
-#include "quiet.h"
-#include "sysinfo.h"
 #include "types.h"
 #include "workload.h"
 
@@ -17,13 +15,22 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* limits: NULL when not measured (--no-limit); quiet: the machine as the run
- * found it ("quiet": {"quiet", "why"}: the reports say a busy machine in
- * their first lines), NULL when not checked.  0 or -errno. */
+/* The machine as the run found it, read by the machine stage (harness/machine/), which
+ * output/ does not include: the sidecar writes what it is given. */
+typedef struct {
+    const char *commit;   /* the source tree's git commit, "" (written null) outside git */
+    bool quiet_checked;   /* "quiet": {"quiet", "why"} is written (the reports say a busy
+                           * machine in their first lines) */
+    bool quiet;
+    const char *quiet_why;
+    const char *machine;  /* the "machine" object's members, JSON text (sysinfo_machine_json) */
+} sidecar_machine_t;
+
+/* limits: NULL when not measured (--no-limit).  0 or -errno. */
 int sidecar_write(const char *path, bool keep_previous, const char *run_id, int argc, char **argv,
                   const run_config_t *cfg, size_t ncfg, char versions[][128],
                   const run_opts_t *o, const wl_args_t *wl, const double *limits, size_t nw,
-                  const quiet_t *quiet, const machine_calib_t *cal);
+                  const sidecar_machine_t *m);
 
 /* The members (no braces) "name", "metric" (the descriptor's own, even
  * where parameters may choose another), "lower_is_better" and "traits" (a

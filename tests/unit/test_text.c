@@ -123,6 +123,8 @@ static void test_json(void)
     json("\xff\xfe", "\"\\udcff\\udcfe\"");
     json("\xed\xa0\x80", "\"\\udced\\udca0\\udc80\"");
     json("x\xe2\x82", "\"x\\udce2\\udc82\"");
+    json(NULL, "null"); /* a missing fact (the sidecar's git_commit outside git) */
+    json("", "\"\"");
 }
 
 int main(void)

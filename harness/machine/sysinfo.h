@@ -7,9 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Write a JSON string literal (with quotes), escaped. */
-void sysinfo_json_string(FILE *out, const char *s);
-/* The machine's own costs, from `calibrate` (cached per boot; harness/cmd/cmd_calibrate.c):
+/* The machine's own costs, from `calibrate` (cached per boot; calibrate.h):
  * what decides an allocator's result and differs across a fleet. */
 typedef struct {
     bool have;                /* false: not measured (why says) */
@@ -34,9 +32,9 @@ typedef struct {
     X("load1", load1, "%.2f")                                                                       \
     X("steal", steal, "%.4f")
 
-/* Write the "machine" object's members (no braces), indented by two; cal (or NULL) as its
- * "calibration" member. */
-void sysinfo_write_machine(FILE *out, const machine_calib_t *cal);
+/* The "machine" object's members (no braces), indented by two, cal (or NULL) as its
+ * "calibration" member: JSON text for the sidecar (sidecar.h), malloc'd; NULL when out of memory. */
+char *sysinfo_machine_json(const machine_calib_t *cal);
 /* This boot's id (/proc/sys/kernel/random/boot_id), or "". */
 void sysinfo_boot_id(char *buf, size_t len);
 /* The 1-minute load average, or NAN. */

@@ -10,14 +10,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-void sysinfo_json_string(FILE *out, const char *s)
-{
-    if (!s)
-        fputs("null", out);
-    else
-        text_json_write(out, s);
-}
-
 /* First line of a file, trimmed; NULL if unreadable. */
 static char *read_line(const char *path, char *buf, size_t len)
 {
@@ -78,7 +70,7 @@ static char *bracketed(char *s)
 static void member(FILE *out, const char *key, const char *val, int last)
 {
     fprintf(out, "    \"%s\": ", key);
-    sysinfo_json_string(out, val);
+    text_json_write(out, val);
     fputs(last ? "\n" : ",\n", out);
 }
 
@@ -176,7 +168,7 @@ static void number(FILE *out, const char *key, double v, const char *fmtspec)
     fputs(",\n", out);
 }
 
-void sysinfo_write_machine(FILE *out, const machine_calib_t *cal)
+static void write_machine(FILE *out, const machine_calib_t *cal)
 {
     char buf[512], host[256];
     struct utsname u;
@@ -207,7 +199,7 @@ void sysinfo_write_machine(FILE *out, const machine_calib_t *cal)
         fputs("    \"calibration\": null", out);
         if (cal && cal->why[0]) {
             fputs(",\n    \"calibration_missing\": ", out);
-            sysinfo_json_string(out, cal->why);
+            text_json_write(out, cal->why);
         }
         fputs("\n", out);
         return;
@@ -218,6 +210,21 @@ void sysinfo_write_machine(FILE *out, const machine_calib_t *cal)
 #undef X
     fprintf(out, "      \"measured_at\": %lld,\n      \"cached\": %s\n    }\n", cal->measured_at,
             cal->cached ? "true" : "false");
+}
+
+char *sysinfo_machine_json(const machine_calib_t *cal)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    write_machine(f, cal);
+    if (fclose(f)) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 void sysinfo_git_commit(char *buf, size_t len)
