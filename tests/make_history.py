@@ -7,7 +7,8 @@ counts that move, counters not counted, configurations added or dropped).
 
     make_history.py OUTDIR [--nights 30] [--machines 2] [--seed 1] [--regress-last] [--family NAME=#RRGGBB ...]
 
-The CLI writes OUTDIR/<machine-id>/<NIGHT>.{csv,meta.json,rss.csv} with a few planted
+The CLI writes OUTDIR/<machine-id>/<NIGHT>.{csv,meta.json,rss.csv} (HOST-BOOT: machine i is host
+ci-i in one boot) with a few planted
 changes (listed on stdout); --regress-last adds a 10% regression of jemalloc's throughput on
 the last two nights of the first machine (detect.py then exits 3); --family adds a configuration
 of a family of that name with that plot colour in its sidecars.  The sidecars carry each family's
@@ -23,7 +24,7 @@ import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from mallocbench import history
+from mallocbench import machines as mbmachines
 from mallocbench import mbcsv
 
 FIXTURE = os.path.join(HERE, "fixtures", "small-run.csv")
@@ -114,7 +115,7 @@ def effect(events, machine, night, wl, config, metric):
 
 def write(outdir, nights=30, machines=None, configs=None, workloads=None, events=(), noise=0.01, samples=6,
           seed=1, start="2026-11-01", counts_noise=0.0, colours=None):
-    """Write the history; returns {machine index: machine id}.  noise: the sd of each night's
+    """Write the history; returns {machine index: the machine's name in the history read}.  noise: the sd of each night's
     level (relative, per configuration, independent); samples scatter around it at noise/2.
     events: dicts with kind step|spike|drift|machine|env|missing|absent, machine (index), night,
     and as they apply: config, allocator, workload, metric (throughput, user_cpu, sys_cpu,
@@ -144,14 +145,15 @@ def write(outdir, nights=30, machines=None, configs=None, workloads=None, events
             meta["run_id"] = f"{night.replace('-', '')}T030000Z-{mi:04x}"
             meta["started"] = night + "T03:00:00Z"
             meta["machine"] = dict(meta["machine"], **mach)
-            meta["machine"].update(host=f"ci-{mi}", kernel=versions["kernel"], glibc_version=versions["glibc"])
+            meta["machine"].update(host=f"ci-{mi}", kernel=versions["kernel"], glibc_version=versions["glibc"],
+                                   boot_id=mach.get("boot_id", f"{mi:08x}-0000-4000-8000-000000000000"))
             present = [c for c in configs if _present(events, mi, ni, c[0])]
             meta["configs"] = [dict({"config": c, "allocator": a}, **({"colour": colours[a]} if a in colours else {}),
                                     lib_path="", version=versions["glibc"] if a == "glibc" else versions[a],
                                     environment=[f"MALLOC_CONF={t}"] if t else []) for c, a, t, _ in present]
             meta["limits"] = []
-            mid = mid or history.machine_id(meta)
-            d = os.path.join(outdir, mid)
+            mid = mid or f"ci-{mi}"  # the machine as the history names it: its host, one boot each
+            d = os.path.join(outdir, mbmachines.machine_id(meta))
             os.makedirs(d, exist_ok=True)
             rows = []
             sample = 0

@@ -482,8 +482,9 @@ def overview(doc, links, report, has_alerts):
     out.append("</section>")
     if doc.get("fleet"):
         out.append('<section id="fleet"><h2>Across machines</h2><p class="meta">Each workload and configuration '
-                   'measured on several machines: the latest night\u2019s ratio to the baseline pooled over '
-                   'them (random effects; a CI from three machines) and whether they agree.</p>'
+                   'measured on several machines (a machine: one boot of a host, as compare names it): the '
+                   'latest night\u2019s ratio to the baseline pooled over them (random effects; a CI from '
+                   'three machines) and whether they agree.</p>'
                    '<table class="list"><tr><th>workload</th><th>config</th><th>night</th><th>pooled</th>'
                    '<th>95% CI</th><th>machines</th><th>they say</th></tr>')
         for f in doc["fleet"]:
@@ -500,8 +501,9 @@ def overview(doc, links, report, has_alerts):
         info = doc["machines"].get(m, {}) if isinstance(doc["machines"].get(m), dict) else {}
         fp = info.get("fingerprint", {}) if isinstance(info.get("fingerprint"), dict) else {}
         nights = info.get("nights") or sorted({n for s in ss for n in s["nights"]})
-        out.append('<section class="machine" id="m-%d"><h2>%s</h2><p class="meta">%s \u00b7 %d nights, %s \u2026 %s</p>' % (
-            mi, esc(m), esc(", ".join("%s %s" % (k, v) for k, v in fp.items())), len(nights),
+        out.append('<section class="machine" id="m-%d"><h2>%s</h2><p class="meta">%s%s \u00b7 %d nights, %s \u2026 %s</p>' % (
+            mi, esc(m), "kind %s: " % esc(info["kind"]) if isinstance(info.get("kind"), str) else "",
+            esc(", ".join("%s %s" % (k, v) for k, v in fp.items())), len(nights),
             esc(nights[0] if nights else "?"), esc(nights[-1] if nights else "?")))
         env = [e for e in info.get("environment", []) if isinstance(e, dict)]
         if env:

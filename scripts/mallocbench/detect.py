@@ -306,7 +306,7 @@ def aa_noise(machine, group_series, nights, window=WINDOW):
 
 
 def analyse(hist, window=WINDOW, alpha=ALPHA):
-    """Run the detector over a loaded history (history.load); returns (alerts, series) with each
+    """Run the detector over a loaded history (nightly.load); returns (alerts, series) with each
     series given segments, changes and latest, ready for series.json."""
     groups = {}
     for s in hist["series"]:
@@ -496,7 +496,7 @@ def _clean(o):
 def series_json(hist, alerts, series, history_dir, report=None):
     machines = {}
     for mid, m in hist["machines"].items():
-        machines[mid] = {"fingerprint": m["fingerprint"], "nights": m["nights"],
+        machines[mid] = {"kind": m["kind"], "fingerprint": m["fingerprint"], "nights": m["nights"],
                          "environment": [{"night": e["night"], "what": e["what"]} for e in m["environment"]],
                          "missing_counters": m["missing_counters"],
                          "aa_pair": next((p for p in reversed(list(m["aa"].values())) if p), None),
@@ -591,10 +591,10 @@ def main(argv=None):
     except ImportError as e:
         print(f"detect.py: {mbcsv.missing_dependency(e)}", file=sys.stderr)
         return 1
-    from . import history
+    from . import nightly
     try:
-        hist = history.load(args.history)
-    except (history.HistoryError, mbcsv.CsvError) as e:
+        hist = nightly.load(args.history)
+    except (nightly.HistoryError, mbcsv.CsvError) as e:
         print(f"detect.py: {e}", file=sys.stderr)
         return mbcsv.EXIT_BAD_INPUT
     alerts, series = analyse(hist, WINDOW, ALPHA)

@@ -313,16 +313,32 @@ def sidecar(path, suffix):
     return (path[:-4] if path.endswith(".csv") else path) + suffix
 
 
+def read_meta(path):
+    """A run's sidecar as a dict: the .meta.json beside a run CSV (or that file itself, a path
+    ending in .json); None where there is none.  The one reader of a sidecar, for every script,
+    with one policy: a sidecar that is there but is no JSON object (a FIFO or device, unreadable,
+    not JSON, nested too deeply, a list) is refused, CsvError in one line naming it, never taken
+    for no sidecar (that would silently change the run's baseline and its machine)."""
+    p = path if path.endswith(".json") else sidecar(path, ".meta.json")
+    try:
+        meta = read_json(p)  # CsvError for a FIFO or a device
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise CsvError(f"cannot read '{p}': {e.strerror}") from None
+    except ValueError as e:
+        raise CsvError(f"'{p}': not JSON: {e}") from None
+    if not isinstance(meta, dict):
+        raise CsvError(f"'{p}': not a JSON object")
+    return meta
+
+
 def sidecar_configs(paths):
     """The entries of the `configs` lists of the CSVs' .meta.json sidecars, in order (dicts
-    with at least a `config`); none from a CSV without a readable sidecar."""
+    with at least a `config`); none from a CSV without a sidecar (read_meta)."""
     out = []
     for path in paths:
-        try:
-            meta = read_json(sidecar(path, ".meta.json"))
-        except (OSError, ValueError):
-            continue
-        configs = meta.get("configs") if isinstance(meta, dict) else None
+        configs = (read_meta(path) or {}).get("configs")
         out += [c for c in configs or [] if isinstance(c, dict) and isinstance(c.get("config"), str) and c["config"]]
     return out
 

@@ -17,6 +17,7 @@ import unicodedata
 from collections import namedtuple
 
 from . import mbcsv
+from .machines import machine_descriptions, mark_machines  # noqa: F401  (a machine: one boot of a host)
 
 num = mbcsv.num
 sidecar = mbcsv.sidecar  # <name>.meta.json / <name>.rss.csv beside <name>.csv
@@ -631,13 +632,7 @@ def workloads_with_trait(paths, trait):
     return out
 
 
-def read_meta(path):
-    """The .meta.json beside a run CSV as a dict; None when missing or not JSON."""
-    try:
-        meta = mbcsv.read_json(sidecar(path, ".meta.json"))  # CsvError for a FIFO or device there
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) else None
+read_meta = mbcsv.read_meta  # the one sidecar reader: None where there is none, CsvError for a bad one
 
 
 def read_rss(path, into):
@@ -815,93 +810,6 @@ def check_plan_unique(rows):
         seen[key] = r
 
 
-# ---- machines: which machine measured each row ----------------------------------------------
-
-def machine_descriptions(metas):
-    """{run_id: the sidecar's `machine`} over the sidecars, each one's `previous` (the run it
-    resumed) and, in a merged one, its shards' (and theirs)."""
-    out = {}
-    todo = [m for m in metas if isinstance(m, dict)]
-    while todo:
-        m = todo.pop()
-        if m.get("run_id") and isinstance(m.get("machine"), dict):
-            out.setdefault(m["run_id"], m["machine"])
-        todo += [x for x in (m.get("shards") or []) + [m.get("previous")] if isinstance(x, dict)]
-    return out
-
-
-# What a machine cannot change without a reboot: a sidecar that names no boot (one written
-# before sidecars carried boot_id) and differs in one of them from its host's known boot is
-# another machine, not that boot.
-_BOOT_FIXED = ("kernel", "cpu_model", "mem_total_kib")
-
-
-def mark_machines(rows, metas):
-    """Each row's machine: row["_machine"] its label, row["_machine_desc"] its description
-    (the sidecar's `machine`, {} without one).  A machine is one boot of a host (boot_id:
-    machines of one image share a host name, a reboot changes a machine's state, and the
-    containers of one node share its boot).  A sidecar that names no boot is its host's only
-    known boot where it agrees with it on _BOOT_FIXED, else a machine of its own told by its
-    kernel and CPU; a row without a sidecar is its host alone where no sidecar names a
-    machine of that host, else an unknown machine of its own run.  The label is the host
-    name, with the boot's first 6 hex digits (or the kernel, for a machine without a boot)
-    where one host name covers several machines.  Returns {label: description}."""
-    desc = machine_descriptions(metas)
-    known = {}  # host -> {its known boot: its description}
-    for r in rows:
-        d = desc.get(r.get("run_id"), {})
-        if d.get("boot_id"):
-            known.setdefault(r.get("host", ""), {}).setdefault(str(d["boot_id"]), d)
-
-    def described(r):  # the machine a row's own sidecar names, None without one
-        d = desc.get(r.get("run_id"), {})
-        b, host = str(d.get("boot_id") or ""), r.get("host", "")
-        if b or not d:
-            return ("boot", b) if b else None
-        boots = known.get(host, {})
-        if len(boots) == 1:
-            (only, od), = boots.items()
-            if all(d.get(f) in (None, "") or od.get(f) in (None, "") or str(d[f]) == str(od[f])
-                   for f in _BOOT_FIXED):
-                return ("boot", only)
-        if d.get("kernel") or d.get("cpu_model"):
-            return ("desc", host, str(d.get("kernel") or ""), str(d.get("cpu_model") or ""))
-        return None
-    ks = [described(r) for r in rows]
-    named = {}  # host -> the machines its sidecars name
-    for r, k in zip(rows, ks):
-        if k:
-            named.setdefault(r.get("host", ""), set()).add(k)
-    # a run whose sidecar is lost (a shard's, a copied file's) may be any machine of that host
-    # name: its own, unknown, rather than one of theirs
-    ks = [k or (("run", r.get("host", ""), r.get("run_id", "")) if named.get(r.get("host", ""))
-                else ("host", r.get("host", ""))) for r, k in zip(rows, ks)]
-    keys, hosts = {}, {}
-    for r, k in zip(rows, ks):
-        d = desc.get(r.get("run_id"), {})
-        if not keys.get(k) or (d.get("boot_id") and not keys[k].get("boot_id")):
-            keys[k] = d
-        hosts.setdefault(k, r.get("host", ""))
-    per_host = {}
-    for k, h in hosts.items():
-        per_host.setdefault(h, set()).add(k)
-
-    def label(k):
-        h = hosts[k]
-        if len(per_host[h]) == 1:
-            return h
-        if k[0] == "boot":
-            return f"{h}/{k[1].replace('-', '')[:6]}"
-        if k[0] == "desc":
-            same = [o for o in per_host[h] if o[0] == "desc" and o[2] == k[2]]
-            return f"{h}/{k[2]}" if len(same) == 1 else f"{h}/{k[2]}/{k[3]}"
-        return f"{h}/? (run {k[2]}, no sidecar)"  # a "host" key is its host's only machine
-    labels = {k: label(k) for k in hosts}
-    for r, k in zip(rows, ks):
-        r["_machine"], r["_machine_desc"] = labels[k], keys[k]
-    return {labels[k]: d for k, d in keys.items()}
-
-
 def run_paths(paths):
     """[str] of one path (str or os.PathLike) or a list of them; TypeError for anything else
     (bytes were read as a list of file descriptors, a pathlib.Path failed inside)."""
@@ -924,7 +832,7 @@ def run_paths(paths):
 def load(paths):
     """A Run of one CSV path or a list of them; mbcsv.CsvError for input that is not a
     mallocbench CSV of the schema, or that holds one sample twice (check_unique).  A missing
-    or unreadable sidecar is no sidecar."""
+    sidecar is no sidecar; one that is there but no JSON object is refused (read_meta)."""
     paths = run_paths(paths)
     rows, metas, rss = [], [], {}
     per_file = []

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""test_detect.py - the nightly detector (scripts/detect.py) and history reader
-(scripts/history.py) on synthetic histories (tests/make_history.py) with planted changes: a 5%
+"""test_detect.py - the nightly detector (scripts/detect.py), the history's reader (nightly.py:
+its machines are boots of a host, as compare names them; a folder stored before issue 44 is still
+read) and store (history.py) on synthetic histories (tests/make_history.py) with planted changes: a 5%
 step found at its night, A/A noise and one outlier night raising nothing, a slow drift reported,
 a recovered regression kept, environment and machine labels, a count that moves by one call,
 pending vs confirmed, exit 3 every night while a confirmed regression is unresolved (0 once it
@@ -27,6 +28,9 @@ except ImportError:
     sys.exit(77)
 from mallocbench import detect
 from mallocbench import history
+from mallocbench import machines
+from mallocbench import mbcsv
+from mallocbench import nightly
 import make_history  # noqa: E402
 
 FAILS = []
@@ -246,7 +250,7 @@ rc, alerts, js, ids = run([], 8, "colours", configs=fams, colours={"scudo": "#E6
 got = {(s["allocator"], s["colour"]) for s in js["series"]}
 check(got == {("scudo", "#E69F00"), ("glibc", None), ("tbbmalloc", "#56B4E9")},
       f"series.json carries each family's sidecar colour, null without one: {sorted(got, key=str)}")
-fb = history.mbcsv.FALLBACK_COLOURS
+fb = mbcsv.FALLBACK_COLOURS
 check(mb_site.family_colours(js["series"]) == {"scudo": "#E69F00", "glibc": fb[0], "tbbmalloc": "#56B4E9"},
       f"site: the sidecar's colours, the fallback for glibc: {mb_site.family_colours(js['series'])}")
 rc, alerts, js, ids = run([], 8, "no-colours", configs=fams, colours={})
@@ -315,30 +319,88 @@ check(any(a["status"] == "recovered" and a["direction"] == "regression" for a in
 
 
 
-# machine ids: stable, readable, different for different hardware; store refuses to overwrite
+# machine kinds: stable, readable, different for different hardware (never a machine's name)
 meta = {"machine": {"cpu_model": "AMD EPYC 7763 64-Core Processor", "cores_online": 2, "mem_total_kib": 24683584,
                     "kernel": "6.18.44-fc", "thp_enabled": "madvise"}}
-mid = history.machine_id(meta)
-check(mid.startswith("amd-epyc-7763-2c-24g-k6-madvise-") and len(mid.rsplit("-", 1)[1]) == 6, f"machine id {mid}")
+kind = machines.machine_kind(meta)
+check(kind.startswith("amd-epyc-7763-2c-24g-k6-madvise-") and len(kind.rsplit("-", 1)[1]) == 6, f"machine kind {kind}")
 meta2 = json.loads(json.dumps(meta))
 meta2["machine"]["kernel"] = "6.19.1"
-check(history.machine_id(meta2) == mid, "a kernel minor update keeps the machine id")
+check(machines.machine_kind(meta2) == kind, "a kernel minor update keeps the machine kind")
 meta2["machine"]["cores_online"] = 4
-check(history.machine_id(meta2) != mid, "other cores: another machine")
+check(machines.machine_kind(meta2) != kind, "other cores: another kind")
+# a machine is a boot of a host: its id is HOST-BOOT, as compare labels one host's boots
+meta["machine"].update(host="vm", boot_id="686f62ab-0000-4000-8000-000000000000")
+check(history.machine_id(meta) == "vm-686f62", f"the machine's id: {history.machine_id(meta)}")
+meta2 = json.loads(json.dumps(meta))
+meta2["machine"]["boot_id"] = "5892ce9d-0000-4000-8000-000000000000"
+check(history.machine_id(meta2) == "vm-5892ce" and machines.machine_kind(meta2) == machines.machine_kind(meta),
+      "two identical VMs (one image, one host name): one kind, two machines")
 run_dir = os.path.join(TMP, "store")
 os.makedirs(run_dir)
-for suf in (".csv", ".meta.json", ".rss.csv"):
-    shutil.copy(os.path.join(HERE, "fixtures", "small-run" + suf), os.path.join(run_dir, "run" + suf))
+
+
+def put_run(run_id, boot=None):
+    """small-run.{csv,meta.json,rss.csv} as run RUN_ID, its sidecar naming boot BOOT."""
+    with open(os.path.join(HERE, "fixtures", "small-run.csv"), newline="") as f:
+        rd = csv.DictReader(f)
+        head, rows = rd.fieldnames, list(rd)
+    with open(os.path.join(run_dir, "run.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=head, lineterminator="\n")
+        w.writeheader()
+        w.writerows(dict(r, run_id=run_id) for r in rows)
+    m = mbcsv.read_meta(os.path.join(HERE, "fixtures", "small-run.csv"))
+    m["run_id"] = run_id
+    if boot:
+        m["machine"]["boot_id"] = boot
+    with open(os.path.join(run_dir, "run.meta.json"), "w") as f:
+        json.dump(m, f)
+    shutil.copy(os.path.join(HERE, "fixtures", "small-run.rss.csv"), os.path.join(run_dir, "run.rss.csv"))
+    return m
+
+
 hist_dir = os.path.join(TMP, "store-history")
+put_run("r1")
 check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 0, "store a run")
-fid = history.machine_id(history.read_meta(os.path.join(HERE, "fixtures", "small-run.csv")))
+fid = history.machine_id(mbcsv.read_meta(os.path.join(HERE, "fixtures", "small-run.csv")))
+check(fid == "vm-k61844fcv1045", f"a sidecar from before boot_id: its host and kernel {fid}")
 check(all(os.path.exists(os.path.join(hist_dir, fid, "2026-12-02" + s)) for s in (".csv", ".meta.json", ".rss.csv")),
       "stored as HISTORY/<id>/NIGHT.*")
-for suf in (".csv", ".meta.json", ".rss.csv"):
-    shutil.copy(os.path.join(HERE, "fixtures", "small-run" + suf), os.path.join(run_dir, "run" + suf))
+put_run("r1")
 check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 2,
       "storing a night twice is refused")
 check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02", "--force"]) == 0, "--force")
+
+# two identical VMs storing one night: two machines (before issue 44 the second was refused, one kind)
+two = os.path.join(TMP, "two-vms")
+for rid, boot in (("vm-a", "aaaaaa11-0000-4000-8000-000000000000"), ("vm-b", "bbbbbb22-0000-4000-8000-000000000000")):
+    put_run(rid, boot)
+    check(history.main(["store", os.path.join(run_dir, "run.csv"), two, "2026-12-02"]) == 0, f"{rid} stores the night")
+check(sorted(os.listdir(two)) == ["vm-aaaaaa", "vm-bbbbbb"], f"a folder per machine: {sorted(os.listdir(two))}")
+got = nightly.load(two)["machines"]
+check(sorted(got) == ["vm/aaaaaa", "vm/bbbbbb"], f"two machines, labelled as compare labels them: {sorted(got)}")
+check(len({m["kind"] for m in got.values()}) == 1, "one kind")
+# a history stored before issue 44 (a folder per machine kind) is still read: its nights and the
+# nights stored since (HOST-BOOT) are one machine where one boot measured them
+old = os.path.join(TMP, "old-history")
+m = put_run("night1", "cccccc33-0000-4000-8000-000000000000")
+os.makedirs(os.path.join(old, machines.machine_kind(m)))
+for suf in (".csv", ".meta.json", ".rss.csv"):
+    shutil.copy(os.path.join(run_dir, "run" + suf), os.path.join(old, machines.machine_kind(m), "2026-12-01" + suf))
+put_run("night2", "cccccc33-0000-4000-8000-000000000000")
+check(history.main(["store", os.path.join(run_dir, "run.csv"), old, "2026-12-02"]) == 0, "store beside an old folder")
+got = nightly.load(old)["machines"]
+check(list(got) == ["vm"] and got["vm"]["nights"] == ["2026-12-01", "2026-12-02"],
+      f"the old folder's night and the new one's: one machine {[(k, v['nights']) for k, v in got.items()]}")
+check(nightly.latest(old).endswith(os.path.join("vm-cccccc", "2026-12-02.csv")), f"latest: {nightly.latest(old)}")
+# the same machine's night in both folders is refused, naming both files
+for suf in (".csv", ".meta.json"):
+    shutil.copy(os.path.join(old, machines.machine_kind(m), "2026-12-01" + suf), os.path.join(old, "vm-cccccc", "2026-12-01" + suf))
+try:
+    nightly.load(old)
+    check(False, "a machine's night stored twice was read")
+except nightly.HistoryError as e:
+    check("2026-12-01 of machine vm again" in str(e), f"a machine's night stored twice: {e}")
 check(detect.main([os.path.join(TMP, "nothing-here"), "--out", os.path.join(TMP, "x")]) == 2, "no history: exit 2")
 
 shutil.rmtree(TMP, ignore_errors=True)

@@ -445,13 +445,13 @@ def case_kinds(tmp):
 
 
 def case_dashboard(tmp):
-    from mallocbench import dashboard, history
+    from mallocbench import dashboard, nightly
     hist = os.path.join(tmp, "hist")
     here = os.path.dirname(os.path.abspath(__file__))
     subprocess.run([sys.executable, os.path.join(here, "..", "make_history.py"), hist, "--nights", "6",
                     "--machines", "3"], check=True, capture_output=True, timeout=120)
     said = 0
-    for f in history.load(hist)["fleet"]:
+    for f in nightly.load(hist)["fleet"]:
         for i, w in enumerate(f["words"]):
             if not (w or "").startswith("differs by machine: "):
                 continue

@@ -118,9 +118,9 @@ def test_harness_schema(fixture, tmp, harness):
     MB_HARNESS (as `mallocbench compare` sets it) gives the schema."""
     copy = os.path.join(tmp, "lone", "scripts")
     os.makedirs(os.path.join(copy, "mallocbench"))
-    for f in ("__init__.py", "region.py", "cli.py", "summary.py", "compare.py", "stats.py", "mbcsv.py", "mbdata.py",
-              "mbout.py"):
-        shutil.copy(os.path.join(SCRIPTS, "mallocbench", f), os.path.join(copy, "mallocbench"))
+    for f in sorted(os.listdir(os.path.join(SCRIPTS, "mallocbench"))):  # the package's modules, whatever they are
+        if f.endswith(".py"):
+            shutil.copy(os.path.join(SCRIPTS, "mallocbench", f), os.path.join(copy, "mallocbench"))
     shutil.copy(os.path.join(SCRIPTS, "summary.py"), copy)
     env = {k: v for k, v in os.environ.items() if k not in ("MB_SCHEMA", "PYTHONPATH")}
     p = subprocess.run([sys.executable, os.path.join(copy, "summary.py"), fixture], capture_output=True, text=True,

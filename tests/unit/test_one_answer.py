@@ -3,11 +3,11 @@
 every view that shows a configuration against its baseline, and the test fails when any two
 disagree on a pair's ratio, its unit or its verdict word.
 
-The reference is `compare --json` (the records of compare.analyse).  Against it:
+The reference is `compare --json` (the records of change.analyse).  Against it:
 the Python API (mallocbench.compare: the same records), compare's text table, its --csv-out,
 summary (text and Markdown: the vs column), report (Markdown: the summary table, the statistics
 table and the "Best:" sentences; --json: its summary and comparison; --html), the dashboard's
-nightly ratio (history.load over the CSV stored as one night), tune's wording of a pair
+nightly ratio (nightly.load over the CSV stored as one night), tune's wording of a pair
 (tune.change_text over the same blocks), and the units of CPU, faults and calls (compare's
 `/MiB` is summary's `faults/MiB` and report's `unit_of_work`).  A frameworks CSV (FW=path)
 also checks the frameworks report's table.
@@ -40,7 +40,7 @@ except ImportError:
     sys.exit(77)
 
 import mallocbench
-from mallocbench import cli, dashboard, history, mbdata, tune
+from mallocbench import cli, dashboard, mbdata, nightly, tune
 from mbtest import FAILS, check
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -64,7 +64,7 @@ def script(name, *args):
 
 
 def words(cell):
-    """A record as the tables word it (compare.change_words)."""
+    """A record as the tables word it (words.change_words)."""
     if cell["method"] == "ratio of medians (unpaired: fewer than 2 pairs)":
         return f"{cell['text']} unpaired"
     return f"{cell['text']} {cell['verdict']}" if cell["verdict"] not in ("-", "") else cell["text"]
@@ -238,7 +238,7 @@ def check_run(path, tmp):
         shutil.copy(meta, mbdata.sidecar(night, ".meta.json"))
         subprocess.run([sys.executable, os.path.join(SCRIPTS, "history.py"), "store", night, hist, "2026-01-01"],
                        check=True, capture_output=True)
-        series = history.load(hist)["series"]
+        series = nightly.load(hist)["series"]
         shown = []
         for c in prim:
             if c["kind"] != "ratio":

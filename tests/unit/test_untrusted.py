@@ -3,7 +3,7 @@
 (issue 43): mbdata.printable escapes controls, ESC, DEL, C1 and Unicode format characters (a
 bidi override); diagnose's words with a hostile comm and MALLOC_CONF; compare's fleet lines and
 footer with hostile machine descriptions (text and Markdown); summary and the dashboard's HTML;
-history.py store with a sidecar whose cores_online or kernel is a path; a FIFO as a sidecar or
+history.py store with a sidecar whose host, boot_id, cores_online or kernel is a path; a FIFO as a sidecar or
 as the CSV refused in one line, never waited on; JSON nested too deeply one line, never a
 traceback.
 
@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from mallocbench import dashboard, diagnose, history, mbdata
+from mallocbench import dashboard, diagnose, history, machines, mbdata
 from mbtest import FAILS, check, check_eq
 
 FIXTURES = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -155,8 +155,10 @@ def test_compare(tmp):
 def test_history(tmp):
     hist = os.path.join(tmp, "history")
     os.makedirs(hist)
-    for field, value in (("cores_online", "/../../../outside"), ("cores_online", "../.."), ("kernel", "../../x.y"),
-                         ("thp_enabled", "/../../t"), ("cpu_model", "../../../" + "a" * 300)):
+    for i, (field, value) in enumerate((("cores_online", "/../../../outside"), ("cores_online", "../.."),
+                                        ("kernel", "../../x.y"), ("thp_enabled", "/../../t"),
+                                        ("cpu_model", "../../../" + "a" * 300), ("host", "../../h"), ("host", "-" * 50),
+                                        ("boot_id", "/../../b"))):
         d = os.path.join(tmp, field)
         os.makedirs(d, exist_ok=True)
         shutil.copy(os.path.join(FIXTURES, "small-run.csv"), d)
@@ -164,15 +166,16 @@ def test_history(tmp):
         meta["machine"][field] = value
         with open(os.path.join(d, "small-run.meta.json"), "w") as f:
             json.dump(meta, f)
-        mid = history.machine_id(meta)
-        check("/" not in mid and ".." not in mid and not mid.startswith(".") and len(mid) < 120,
-              f"{field}={value[:20]!r}: machine id {mid!r} is a name")
-        p = mb("history", "store", os.path.join(d, "small-run.csv"), hist, "2026-01-01")
+        for mid in (history.machine_id(meta), machines.machine_kind(meta)):
+            check("/" not in mid and ".." not in mid and not mid.startswith((".", "-")) and len(mid) < 120,
+                  f"{field}={value[:20]!r}: machine id or kind {mid!r} is a name")
+        p = mb("history", "store", os.path.join(d, "small-run.csv"), hist, f"2026-01-{i + 1:02d}")
         check(p.returncode == 0, f"{field}: stored: {p.stderr}")
         got = p.stdout.strip()
         check(os.path.realpath(got).startswith(os.path.realpath(hist) + os.sep) and os.path.exists(got),
               f"{field}={value[:20]!r}: the run is inside the history: {got!r}")
-    check_eq(sorted(os.listdir(tmp)), sorted(["cores_online", "kernel", "thp_enabled", "cpu_model", "history"]),
+    check_eq(sorted(os.listdir(tmp)), sorted(["cores_online", "kernel", "thp_enabled", "cpu_model", "host", "boot_id",
+                                              "history"]),
              "nothing written beside the history")
     # a machine folder that is a link out of the history: refused, nothing moved
     d = os.path.join(tmp, "linked")
@@ -205,7 +208,9 @@ def test_fifo(tmp):
     with open(os.path.join(tmp, "run.meta.json"), "w") as f:
         f.write("[" * 100000)
     p = mb("compare", csv)
-    check(p.returncode == 0 and "Traceback" not in p.stderr, f"a sidecar nested too deeply is no sidecar: {p.stderr!r}")
+    err = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(err) == 1 and "run.meta.json" in err[0] and "nested too deeply" in err[0],
+          f"a sidecar nested too deeply: refused in one line naming it (the one reader's policy): {p.stderr!r}")
     deep = os.path.join(tmp, "deep.json")
     with open(deep, "w") as f:
         f.write('{"a":' * 50000)
