@@ -1031,9 +1031,3 @@ const pm_proc_t *pm_at(const pm_model_t *m, size_t i)
 {
     return i < m->nprocs ? m->procs[i] : NULL;
 }
-
-bool pm_all_ended(const pm_model_t *m, pid_t pid)
-{
-    const pm_proc_t *p = proc_of(m, (int32_t)pid);
-    return p && p->ended;
-}

@@ -141,8 +141,6 @@ const char *pm_file_at(const pm_model_t *m, const pm_proc_t *p, uint64_t addr);
 void pm_files(const pm_model_t *m, const pm_proc_t *p, void (*fn)(void *ctx, const char *path), void *ctx);
 /* The name of a library handle in pm_lib_t. */
 const char *pm_lib_name(const pm_model_t *m, uint32_t name);
-/* Whether every record of pid's first image ended (the process exited). */
-bool pm_all_ended(const pm_model_t *m, pid_t pid);
 
 /* Every page re-faulted in the window, once each: *n entries of (pid, page address), valid
  * until the model is freed (for --stacks: which sampled faults touched re-faulted pages). */
