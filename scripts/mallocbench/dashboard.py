@@ -45,8 +45,8 @@ STATUS = {
     "returning": ("returning to the level before", "\u21ba"), "recovered": ("recovered", "\u2713"),
     "weakened": ("weakened", "~"), "ok": ("ok", ""),
 }
-# metric display order: the primary figure first
-METRIC_ORDER = ["throughput", "user cpu", "sys cpu", "faults per gb", "madvise", "munmap", "brk", "peak rss"]
+# metric display order: the registry's history metrics by key (a series' `metric`), the primary figure first
+METRIC_ORDER = [m.key for m in mbdata.metrics("history")]
 TABLE_NIGHTS = 30  # nights in a series page's table (the plots hold them all): keeps pages small
 UPLOT = ("uPlot.iife.min.js", "uPlot.min.css")
 # every page: scripts, styles and images from the site's own files only; inline style
@@ -66,13 +66,9 @@ def die(msg, code):
 esc = words.html_text  # text from the input as HTML text or an attribute
 
 
-def norm_metric(m):
-    return re.sub(r"[\s_]+", " ", m.strip().lower())
-
-
 def metric_key(m):
-    n = norm_metric(m)
-    return (METRIC_ORDER.index(n), "") if n in METRIC_ORDER else (len(METRIC_ORDER), n)
+    """Sort key of a series' metric (a registry key): the registry's order, then any other by name."""
+    return (METRIC_ORDER.index(m), "") if m in METRIC_ORDER else (len(METRIC_ORDER), m)
 
 
 def family_colours(series):

@@ -190,8 +190,8 @@ def summary_record(line):
                                                "unit": compare.change_unit(cell), "paired": ch.paired,
                                                "verdict": cell["verdict"]},
             "text": {k: line.get(k) for k in SUMMARY_KEYS}}
-STAT_TABLES = ("throughput", "user CPU", "sys CPU", "faults", "peak RSS", "peak PSS of the process tree",
-               "latency p99")
+# the statistics tables the report shows, by the metrics' keys in the registry (mbdata.METRICS)
+STAT_TABLES = ("throughput", "user_cpu", "sys_cpu", "faults", "peak_rss", "tree_pss", "latency_p99")
 
 
 def build(run, csv_path, baseline, folder, plots):
@@ -247,7 +247,7 @@ def build(run, csv_path, baseline, folder, plots):
     md.write(f"\nEach configuration against {t(baseline)}, paired by block: the change is the Hodges-Lehmann "
              "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
              "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
-    shown = res.tables(STAT_TABLES)
+    shown = res.tables({mbdata.METRIC[k].name for k in STAT_TABLES})
     if any(not c["is_base"] for c in shown):
         buf = io.StringIO()
         compare.render(shown, True, buf)

@@ -131,7 +131,7 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
             "vs": "baseline" if config == baseline and ok else compare.change_words(prim),
             "_cell": prim,
         }
-        user, sys_ = median_of("user CPU"), median_of("sys CPU")
+        user, sys_ = (median_of(table_of(k)) for k in CPU_KEYS)
         cpu = user + sys_ if user is not None and sys_ is not None else None
         line["_CPU"] = cpu
         line["CPU"] = compare.fmt_value(cpu, "s") if cpu is not None else "-"  # the head says per what
@@ -141,14 +141,14 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
             line["_" + col] = v
         share = med([mbdata.sys_share(r) for r in ok])
         line["sys%"] = fmt(pct(share), ".0f")
-        rss = median_of("peak RSS")
+        rss = median_of(table_of("peak RSS MiB"))
         line["_share"], line["_rss"] = share, rss
         line["peak RSS MiB"] = fmt(rss, ".0f")
-        line["tree PSS MiB"] = fmt(median_of("peak PSS of the process tree"), ".0f", "")
+        line["tree PSS MiB"] = fmt(median_of(table_of("tree PSS MiB")), ".0f", "")
         lim = med([num(r, "fraction_of_limit") for r in ok])
         line["of limit"] = fmt(pct(lim), ".0f", "") + ("%" if lim is not None else "")
-        for col, table in (("p50", "latency p50"), ("p99", "latency p99"), ("p99.9", "latency p99.9")):
-            v = median_of(table)
+        for col in ("p50", "p99", "p99.9"):
+            v = median_of(table_of(col))
             line[col] = compare.fmt_value(v, "us") if v is not None else ""
         line["notes"] = mbdata.printable("; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120])
         out.append(line)
@@ -163,6 +163,16 @@ COLS = ["config", "n", "throughput", "vs", "of limit", "CPU", "sys%", "faults", 
         "peak RSS MiB", "tree PSS MiB", "p50", "p99", "p99.9", "notes"]
 OPTIONAL = {"notes", "tree PSS MiB", "of limit", "p50", "p99", "p99.9"}
 PER_COLS = {"CPU", "faults", "madvise", "munmap", "brk"}  # headed per the workload's unit of work
+# the columns that show one metric, by its key in the registry (mbdata.METRICS); CPU is user + sys
+METRIC_COLS = {"throughput": "throughput", "sys%": "sys_share", "faults": "faults", "madvise": "madvise",
+               "munmap": "munmap", "brk": "brk", "peak RSS MiB": "peak_rss", "tree PSS MiB": "tree_pss",
+               "p50": "latency_p50", "p99": "latency_p99", "p99.9": "latency_p999"}
+CPU_KEYS = ("user_cpu", "sys_cpu")
+
+
+def table_of(col):
+    """The table (change's cells' `table`: the registry's name) of a column's metric, by its key."""
+    return mbdata.METRIC[METRIC_COLS.get(col, col)].name
 # the footer's line for each column, printed only for the columns a table has
 EXPLAIN = [
     ("throughput", "{figure}: median over ok samples, ±half the range"),
