@@ -10,7 +10,7 @@ test_readme.py fails the day the README and the committed run disagree.
 import datetime
 import sys
 
-from mallocbench import compare, mbdata, stats
+from mallocbench import change, mbdata, stats, words
 
 
 def when(text):
@@ -31,18 +31,18 @@ def main():
           f"{len({(r['workload'], r['workload_params']) for r in run.rows})} workloads x {blocks} blocks"
           + (f", {int(took // 60)} min {int(took % 60)} s" if took is not None else ""))
     print(f"machine: {m.get('cpu_model')}, {m.get('cores_online')} cores, kernel {m.get('kernel')}")
-    res = compare.analyse(run.ok, baseline=run.config_order[0], order={c: i for i, c in enumerate(run.config_order)},
+    res = change.analyse(run.ok, baseline=run.config_order[0], order={c: i for i, c in enumerate(run.config_order)},
                           trade_offs=set(run.with_trait("trade_off")),
-                          metrics=[x for x in compare.METRICS if x[4] in ("throughput", "faults")])
+                          metrics=[x for x in change.METRICS if x[4] in ("throughput", "faults")])
     cells = [c for c in res if c["workload"] == wl and not c["geomean"]]
     for c in cells:
-        if c["table"] != compare.PRIMARY:
+        if c["table"] != change.PRIMARY:
             continue
         faults = next((f for f in cells if f["table"] == "faults" and f["config"] == c["config"]
                        and f["params"] == c["params"]), None)
-        fv = f"{compare.fmt(faults['median'])} faults{faults['unit']}" if faults else "faults not measured"
-        what = "baseline" if c["is_base"] else f"{compare.change_words(c)} vs {c['baseline']}"
-        print(f"{wl} {c['config']}: {compare.fmt_value(c['median'], c['unit'])}, {what}, {fv}")
+        fv = f"{words.fmt(faults['median'])} faults{faults['unit']}" if faults else "faults not measured"
+        what = "baseline" if c["is_base"] else f"{words.change_words(c)} vs {c['baseline']}"
+        print(f"{wl} {c['config']}: {words.fmt_value(c['median'], c['unit'])}, {what}, {fv}")
 
 
 if __name__ == "__main__":

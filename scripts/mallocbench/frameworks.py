@@ -15,12 +15,13 @@ import glob
 import os
 import sys
 
+from . import change
 from . import cli
-from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
 from . import stats
+from . import words
 
 
 
@@ -67,11 +68,11 @@ def mib(v):
 
 
 def ratio_text(cell):
-    """A pair as every view prints it (compare.change_words), with its CI."""
+    """A pair as every view prints it (words.change_words), with its CI."""
     if cell is None or cell["change"] is None:
         return "–"
-    _, ci = compare.fmt_change(cell)
-    return compare.change_words(cell) + (f" [{ci}]" if ci != "-" else "")
+    _, ci = words.fmt_change(cell)
+    return words.change_words(cell) + (f" [{ci}]" if ci != "-" else "")
 
 
 def modes_text(rows, fn):
@@ -119,7 +120,7 @@ def findings(run, progs, base):
                 mem = mbdata.peak_memory_name(groups[c] + groups[f])
                 cost = (f"{mem} {mib(r_c)} → {mib(r_f)} ({r_f - r_c:+.0f} MiB, {(r_f / r_c - 1) * 100:+.0f}%)"
                         if r_c and r_f else f"{mem} not measured")
-                ch = compare.pair(groups.get(base, []), groups[f]) if base in groups else None
+                ch = change.pair(groups.get(base, []), groups[f]) if base in groups else None
                 s += (f" The labelled setting **{lab(f)}** ({run.configs[f].tunables}) fixes it: "
                       f"{k(fl[c])} → {k(fl[f])} faults, throughput {ratio_text(ch)} of {lab(base)}'s; it costs "
                       f"{cost}.")
@@ -141,7 +142,7 @@ def main_table(run, progs, base):
     for prog, groups in progs.items():
         for c in sorted(groups, key=run.config_rank):
             rs = groups[c]
-            ch = compare.pair(groups[base], rs) if base in groups and c != base else None
+            ch = change.pair(groups[base], rs) if base in groups and c != base else None
             rt = "baseline" if c == base else ratio_text(ch)
             lines.append(f"| {prog} | {lab(c)} | {rt} | {modes_text(rs, REGION_FAULTS)} | "
                          f"{pct(mbdata.median_of(rs, mbdata.sys_share))} | "
@@ -159,7 +160,7 @@ def serve_table(run, base):
         for c in sorted(groups, key=run.config_rank):
             rs = groups[c]
             p99 = mbdata.median_of(rs, col("latency_p99_us"))
-            ch = compare.pair(groups[base], rs) if base in groups and c != base else None
+            ch = change.pair(groups[base], rs) if base in groups and c != base else None
             lines.append(f"| {prog} | {lab(c)} | {mbdata.median_of(rs, col('throughput')):.1f} | "
                          f"{'baseline' if c == base else ratio_text(ch)} | "
                          f"{'not measured (exec rows carry none)' if p99 is None else f'{p99 / 1000:.1f} ms'} |")
@@ -273,8 +274,8 @@ def synthetic(run, progs, syn, base, match):
     for (name, prog, traced), groups in sgroups.items():
         real = progs.get(prog, {})
         for c in sorted(groups, key=run.config_rank):
-            s = compare.pair(groups[base], groups[c]) if base in groups and c != base else None
-            p = compare.pair(real[base], real[c]) if base in real and c in real and c != base else None
+            s = change.pair(groups[base], groups[c]) if base in groups and c != base else None
+            p = change.pair(real[base], real[c]) if base in real and c in real and c != base else None
             one = "baseline" if c == base else None
             lines.append(f"| {mbcsv.unguard(name)}{' (from a trace)' if traced else ''} | {prog} | {lab(c)} | "
                          f"{one or ratio_text(s)} | {one or ratio_text(p)} |")

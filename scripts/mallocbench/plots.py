@@ -23,12 +23,13 @@ import os
 import sys
 import textwrap
 
+from . import change
 from . import cli
-from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
 from . import stats
+from . import words
 
 # matplotlib and numpy, imported by need() once the input is read (~0.6 s): an entry that refuses
 # its input never pays for them
@@ -550,9 +551,9 @@ def bars_caption(data, group, metrics, whisk):
         sign = 1 if metrics[0]["better"] == "higher" else -1
         best = max(t, key=lambda c: (sign * t[c], -configs.index(c)))
         if best != base:
-            cell = compare.pair(data.groups[group][base], data.groups[group][best])
+            cell = change.pair(data.groups[group][base], data.groups[group][best])
             parts.append(f"Best {metrics[0]['better'] == 'higher' and 'highest' or 'lowest'} figure: {best} "
-                         f"({t[best]:.3g} {metrics[0]['unit']}; {compare.change_words(cell)} vs {base}).")
+                         f"({t[best]:.3g} {metrics[0]['unit']}; {words.change_words(cell)} vs {base}).")
     elif t and "trade_off" in data.run.traits(group[0]):
         parts.append("A trade-off, not better or worse: memory given back now is faulted in again later.")
     refault = [c for c in configs

@@ -27,6 +27,7 @@ import json
 import os
 import sys
 
+from . import change
 from . import cli
 from . import compare
 from . import mbcsv
@@ -37,7 +38,7 @@ from . import summary
 from . import words
 
 REFAULT = 128  # faults per MiB: half the pages of every buffer faulted again
-CPU_METRIC = next(m for m in compare.METRICS if m[4] == "user_cpu")
+CPU_METRIC = next(m for m in change.METRICS if m[4] == "user_cpu")
 
 
 def med(rows, fn):
@@ -110,14 +111,14 @@ def what_it_shows(run, baseline):
             sign = -1 if mbcsv.better(next(iter(configs.values()))[0]) == "lower" else 1
             best = max(good, key=lambda c: (sign * meds[c], -rank(c)[0]))
             if "trade_off" in run.traits(wl) or "idle_region" in run.traits(wl):
-                parts = [f"{c} {compare.fmt_value(meds[c], unit)}" for c in sorted(good, key=rank)]
+                parts = [f"{c} {words.fmt_value(meds[c], unit)}" for c in sorted(good, key=rank)]
                 text.append("Share of the freed memory given back to the kernel by the end of the idle: "
                             + ", ".join(parts) + " (a trade-off, not better or worse: memory kept is not "
                             "faulted in again, memory given back is).")
             elif baseline in configs and best != baseline:
-                cell = compare.pair(configs[baseline], configs[best],
+                cell = change.pair(configs[baseline], configs[best],
                                     trade_off="trade_off" in run.traits(wl))
-                text.append(f"Best: {best}, {compare.change_words(cell)} against {baseline} ({unit}).")
+                text.append(f"Best: {best}, {words.change_words(cell)} against {baseline} ({unit}).")
         for c, rs in sorted(configs.items(), key=lambda kv: rank(kv[0])):
             default = run.family_default(c)
             base = configs.get(default) if default else None
@@ -130,12 +131,12 @@ def what_it_shows(run, baseline):
             if f0 and f0 >= REFAULT and f1 is not None:
                 bits.append(f"removes {(1 - f1 / f0) * 100:.0f}% of the faults")
             trade = "trade_off" in run.traits(wl)
-            figure = compare.pair(base, rs, trade_off=trade)
+            figure = change.pair(base, rs, trade_off=trade)
             if figure and figure["change"] is not None:
-                bits.append(f"{figure['metric']} {compare.change_words(figure)}")
-            cpu = compare.pair(base, rs, metric=CPU_METRIC)
+                bits.append(f"{figure['metric']} {words.change_words(figure)}")
+            cpu = change.pair(base, rs, metric=CPU_METRIC)
             if cpu and cpu["change"] is not None:
-                bits.append(f"user CPU per {mbdata.work_unit(rs)} {compare.change_words(cpu)}")
+                bits.append(f"user CPU per {mbdata.work_unit(rs)} {words.change_words(cpu)}")
             if r0 and r1:
                 bits.append(f"{mbdata.peak_memory_name(base + rs)} {r1 - r0:+.0f} MiB")
             if bits:
@@ -185,9 +186,9 @@ def summary_record(line):
             "madvise_per_work": line.get("_madvise"), "munmap_per_work": line.get("_munmap"),
             "brk_per_work": line.get("_brk"), "sys_share": line.get("_share"), "peak_rss_mib": line.get("_rss"),
             "time_s": None if not line.get("_time") else dict(zip(("median", "min", "max"), line["_time"])),
-            "change": None if ch is None else {"estimate": compare.json_number(ch.estimate), "lo": compare.json_number(ch.lo),
-                                               "hi": compare.json_number(ch.hi), "kind": ch.kind,
-                                               "unit": compare.change_unit(cell), "paired": ch.paired,
+            "change": None if ch is None else {"estimate": words.json_number(ch.estimate), "lo": words.json_number(ch.lo),
+                                               "hi": words.json_number(ch.hi), "kind": ch.kind,
+                                               "unit": words.change_unit(cell), "paired": ch.paired,
                                                "verdict": cell["verdict"]},
             "text": {k: line.get(k) for k in SUMMARY_KEYS}}
 # the statistics tables the report shows, by the metrics' keys in the registry (mbdata.METRICS)
@@ -202,9 +203,9 @@ def build(run, csv_path, baseline, folder, plots):
     meta = run.metas[0] if run.metas else {}
     m = meta.get("machine", {})
     trade = set(run.with_trait("trade_off"))
-    res = compare.analyse(rows, baseline=baseline, floor=0.01, order=compare.config_order(rows, [csv_path]),
+    res = change.analyse(rows, baseline=baseline, floor=0.01, order=change.config_order(rows, [csv_path]),
                           trade_offs=trade)
-    first = compare.first_lines(run, res)
+    first = words.first_lines(run, res)
     shows = what_it_shows(run, baseline)
     lines = summary.summarize(run.rows, baseline, order, res=res)
     data = {"schema": JSON_SCHEMA, "data": os.path.basename(csv_path), "ok_samples": len(rows),
@@ -246,7 +247,7 @@ def build(run, csv_path, baseline, folder, plots):
     md.write("\n## Statistics against the baseline\n")
     md.write(f"\nEach configuration against {t(baseline)}, paired by block: the change is the Hodges-Lehmann "
              "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
-             "test. " + compare.VERDICT_TEXT.format(floor="1%") + "\n")
+             "test. " + words.VERDICT_TEXT.format(floor="1%") + "\n")
     shown = res.tables({mbdata.METRIC[k].name for k in STAT_TABLES})
     if any(not c["is_base"] for c in shown):
         buf = io.StringIO()

@@ -660,7 +660,7 @@ def pooled_change(pl, base_med=math.nan, med=math.nan):
 def machine_words(pl, fmt):
     """'differs by machine: 1.800x on A, 1.100x on B' or 'consistent across machines', from
     Cochran's Q (p < alpha) together with a spread beyond the floor; fmt writes a ratio
-    (compare.ratio_text: the one way every view writes it)."""
+    (words.ratio_text: the one way every view writes it)."""
     if pl.missing:
         return pl.missing
     if pl.differs:

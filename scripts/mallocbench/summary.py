@@ -3,7 +3,7 @@
 
 One line per workload and allocator configuration: medians over the samples that ended ok,
 with the spread, each configuration against the baseline with the verdict compare gives the
-same pair (compare.analyse: the paired Hodges-Lehmann ratio, one estimator in every view), and
+same pair (change.analyse: the paired Hodges-Lehmann ratio, one estimator in every view), and
 the kernel work behind the figure, per unit of work (mbdata.work: per MiB where the workload
 declares its bytes, per run of a command, per unit of a rate figure).  Reads columns by name
 through mbcsv, which refuses a schema it does not know and any malformed row (one line naming
@@ -20,11 +20,12 @@ import argparse
 import statistics
 import sys
 
+from . import change
 from . import cli
-from . import compare
 from . import mbcsv
 from . import mbdata
 from . import stats
+from . import words
 
 
 def die(msg, status=1):
@@ -68,7 +69,7 @@ def throughput_text(vals, unit):
         return "-"
     s = spread(vals)
     # a share (unit fraction) as a percentage, as compare writes it, never '0 fraction'
-    return compare.fmt_value(m, unit) + (f" ±{s:.0f}%" if s is not None else "")
+    return words.fmt_value(m, unit) + (f" ±{s:.0f}%" if s is not None else "")
 
 
 def time_text(times):
@@ -78,7 +79,7 @@ def time_text(times):
     if m is None:
         return "-"
     t = [v for v in times if v is not None]
-    return compare.fmt_value(m, "s") + (f" [{compare.fmt_ci((min(t), max(t)), 's', m)}]" if len(t) > 1 else "")
+    return words.fmt_value(m, "s") + (f" [{words.fmt_ci((min(t), max(t)), 's', m)}]" if len(t) > 1 else "")
 
 
 def as_time(unit):
@@ -86,7 +87,7 @@ def as_time(unit):
     return unit == "runs/s"
 
 
-# the counts per unit of work, each column named as its metric's key in compare.METRICS (CPU beside them
+# the counts per unit of work, each column named as its metric's key in change.METRICS (CPU beside them
 # is user + sys)
 COUNTS = ("faults", "madvise", "munmap", "brk")
 
@@ -94,11 +95,11 @@ COUNTS = ("faults", "madvise", "munmap", "brk")
 def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=False):
     """One line per workload and configuration; configurations in `order` (as the run
     was asked for: mbcsv.config_order), others after by name.  The vs column and every
-    per-work median come from compare.analyse (res: one already made for these rows).  A
+    per-work median come from change.analyse (res: one already made for these rows).  A
     command's runs/s is shown as the time of a run (time_text) unless runs_per_s."""
     ok_rows = [r for r in rows if r["status"] == "ok"]
     if res is None:
-        res = compare.analyse(ok_rows, baseline=baseline, order={c: i for i, c in enumerate(order or [])} or None,
+        res = change.analyse(ok_rows, baseline=baseline, order={c: i for i, c in enumerate(order or [])} or None,
                               trade_offs=trade_offs)
     cells = {(c["workload"], c["params"], c["config"], c["table"]): c for c in res if not c["geomean"]}
     groups = {}
@@ -118,7 +119,7 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
         def median_of(table, c=cell):
             x = c(table)
             return x["median"] if x else None
-        prim = cell(compare.PRIMARY)
+        prim = cell(change.PRIMARY)
         timed = as_time(unit) and not runs_per_s
         times = [1 / v if v else None for v in t] if timed else []
         line = {
@@ -128,16 +129,16 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
             "_t": med(t), "_unit": unit, "_figure": TIME_HEAD if timed else mbdata.figure_name(ok[0]) if ok else "",
             "_time": (med(times), min(x for x in times if x is not None), max(x for x in times if x is not None))
             if timed and any(x is not None for x in times) else None,
-            "vs": "baseline" if config == baseline and ok else compare.change_words(prim),
+            "vs": "baseline" if config == baseline and ok else words.change_words(prim),
             "_cell": prim,
         }
         user, sys_ = (median_of(table_of(k)) for k in CPU_KEYS)
         cpu = user + sys_ if user is not None and sys_ is not None else None
         line["_CPU"] = cpu
-        line["CPU"] = compare.fmt_value(cpu, "s") if cpu is not None else "-"  # the head says per what
+        line["CPU"] = words.fmt_value(cpu, "s") if cpu is not None else "-"  # the head says per what
         for col in COUNTS:
-            v = median_of(next(m[0] for m in compare.METRICS if m[4] == col))
-            line[col] = compare.fmt(v)
+            v = median_of(next(m[0] for m in change.METRICS if m[4] == col))
+            line[col] = words.fmt(v)
             line["_" + col] = v
         share = med([mbdata.sys_share(r) for r in ok])
         line["sys%"] = fmt(pct(share), ".0f")
@@ -149,7 +150,7 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
         line["of limit"] = fmt(pct(lim), ".0f", "") + ("%" if lim is not None else "")
         for col in ("p50", "p99", "p99.9"):
             v = median_of(table_of(col))
-            line[col] = compare.fmt_value(v, "us") if v is not None else ""
+            line[col] = words.fmt_value(v, "us") if v is not None else ""
         line["notes"] = mbdata.printable("; ".join(sorted({f"{r['status']}: {r['message']}" for r in bad}))[:120])
         out.append(line)
     rank = {c: i for i, c in enumerate(order or [])}
@@ -180,7 +181,7 @@ EXPLAIN = [
              "client's run): median over ok "
              "samples [fastest..slowest]; its runs/s (1 / time, higher is better) are what vs compares, so 0.5x "
              "takes twice as long (--runs-per-s, compare and every JSON give the runs/s)"),
-    ("vs", "vs {baseline}: " + compare.ESTIMATOR_TEXT + "; the word is compare's verdict at a 1% floor"),
+    ("vs", "vs {baseline}: " + words.ESTIMATOR_TEXT + "; the word is compare's verdict at a 1% floor"),
     ("of limit", "of limit: share of the same work with buffers allocated once (the machine's memcpy limit)"),
     ("CPU", "CPU, faults, madvise, munmap, brk: median user + sys CPU time, minor page faults and calls in the measured "
             "region per unit of work (per MiB the workload touches, per run of a command, per unit of a rate "
@@ -315,13 +316,13 @@ def main():
         stats.require_scipy()
     except ImportError as e:
         die(mbcsv.missing_dependency(e))
-    res = compare.analyse(run.ok, baseline=args.baseline, order={c: i for i, c in enumerate(order)},
+    res = change.analyse(run.ok, baseline=args.baseline, order={c: i for i, c in enumerate(order)},
                           trade_offs=set(run.with_trait("trade_off")))
     lines = summarize(rows, args.baseline, order, res=res, runs_per_s=args.runs_per_s)
     if args.curve:
         render_curve(lines, args.curve, args.markdown, sys.stdout)
         return
-    first = compare.first_lines(run, res)
+    first = words.first_lines(run, res)
     if first:
         out = sys.stdout
         out.write("".join(f"{'- ' if args.markdown else ''}{mbdata.md_text(x) if args.markdown else mbdata.printable(x)}\n"

@@ -26,12 +26,13 @@ import sys
 import tempfile
 import time
 
+from . import change
 from . import cli
-from . import compare
 from . import mbcsv
 from . import mbdata
 from . import mbout
 from . import stats
+from . import words
 
 ROUND_BLOCKS = 2      # blocks each survivor runs per racing round
 STOP_GRACE_S = 10     # s a run interrupted at the deadline has to end before it is killed
@@ -902,19 +903,19 @@ def trade_off(confirm_csv, rows):
 
 
 def change_text(vals, base, other, better="higher", trade_off=False, machines=None, unit=""):
-    """other against base as every view words a pair (compare.pair_values: the paired
+    """other against base as every view words a pair (change.pair_values: the paired
     Hodges-Lehmann ratio, its verdict word at a 1% floor; trade_off: the figure of a workload
     with that trait; several machines {block: machine}: pooled), with its 95% CI and n; unit:
     the figure's, which a difference (a change that is no ratio) is written in."""
     if base not in vals or other not in vals or base == other:
         return "-"
-    cell = compare.pair_values(vals[base], vals[other], better, unit=unit, trade_off=trade_off,
+    cell = change.pair_values(vals[base], vals[other], better, unit=unit, trade_off=trade_off,
                                machines=machines)
     ch = cell["change"]
     if ch is None:
         return "-"
-    _, ci = compare.fmt_change(cell)
-    return compare.change_words(cell) + (f" [{ci}]" if ci != "-" else "") + f" n={ch.n}"
+    _, ci = words.fmt_change(cell)
+    return words.change_words(cell) + (f" [{ci}]" if ci != "-" else "") + f" n={ch.n}"
 
 
 def front(points, better):
@@ -970,7 +971,7 @@ FLOOR = 0.01  # the verdicts' floor, as compare's default (--floor 1)
 def confirmed_winner(args, want, finalists, crow, better, why=""):
     """(winner, verdict) from the confirmation alone.  The configurations rank by their median
     per-block ratio to glibc's default (over --max-rss: left out); the first is the winner only
-    when, over at least CONFIRM_MIN common blocks, its paired change (compare.pair_values: the
+    when, over at least CONFIRM_MIN common blocks, its paired change (change.pair_values: the
     Hodges-Lehmann ratio, its exact signed-rank CI) lies wholly beyond the floor on the better
     side against the runner-up, against glibc's default (the baseline) and, for a tuned
     setting, against its family's default (a setting that only won the racing by chance, the
@@ -1004,14 +1005,14 @@ def confirmed_winner(args, want, finalists, crow, better, why=""):
         return None, "; ".join(notes + [f"{top.label} was the only configuration confirmed: nothing to win against"])
     parts, won = [], True
     for base, role in against:
-        cell = compare.pair_values(vals[base], vals[top.label], better, floor=FLOOR, unit=unit)
+        cell = change.pair_values(vals[base], vals[top.label], better, floor=FLOOR, unit=unit)
         ch = cell["change"]
         n = ch.n if ch is not None and ch.paired else 0
         ok = n >= CONFIRM_MIN and cell["verdict"] == "improved"
         won &= ok
         text = f"against {base} ({role}) {change_text(vals, base, top.label, better, unit=unit)}"
         if not ok:
-            res = compare.resolution_text(cell)
+            res = words.resolution_text(cell)
             text += (f", {n} common blocks ({CONFIRM_MIN} needed)" if n < CONFIRM_MIN else "")
             text += f", resolution {res or 'none (no CI)'}"
         parts.append(text)
@@ -1075,7 +1076,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
                      f"{change_text(conf[key], fd, best.label, b, t, unit=u) if fd else '(is the default)'} | "
                      f"{change_text(conf[key], 'glibc', best.label, b, t, unit=u)} |")
     lines += ["", "Changes are configuration/base as every view of mallocbench prints them: "
-              + compare.ESTIMATOR_TEXT + f"; the word is the verdict at a {FLOOR:.0%} floor (docs/output.md, "
+              + words.ESTIMATOR_TEXT + f"; the word is the verdict at a {FLOOR:.0%} floor (docs/output.md, "
               "*The statistics of `mallocbench compare`*).",
               "", "| configuration | origin | setting | median " + OBJECTIVES["throughput"][0]
               + f" | vs glibc default | median faults per {per} | median {MEM} | median kernel CPU per {per} |",
@@ -1088,13 +1089,13 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         f = [med(conf["throughput"].get(c.label, {}).values()), med(faults.get(c.label, {}).values()),
              med(conf["rss"].get(c.label, {}).values()), med(conf["sys"].get(c.label, {}).values())]
         vs = change_text(conf["throughput"], "glibc", c.label, tpb, trade, unit=unit) if c.label != "glibc" else "-"
-        lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + compare.fmt_value(f[0], unit)
-                     + f" | {vs} | {compare.fmt(f[1])} | " + ("-" if f[2] is None else f"{f[2]:.0f} MiB")
-                     + f" | {compare.fmt_value(f[3], 's')} |")
+        lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + words.fmt_value(f[0], unit)
+                     + f" | {vs} | {words.fmt(f[1])} | " + ("-" if f[2] is None else f"{f[2]:.0f} MiB")
+                     + f" | {words.fmt_value(f[3], 's')} |")
         # a default or a hand-picked setting that loses to glibc's default, or faults 3x more than
         # the configuration with the fewest: the line a user must not miss
         if c.origin in ("default", "hand-picked") and known and "glibc" in conf["throughput"]:
-            cell = compare.pair_values(conf["throughput"]["glibc"], conf["throughput"].get(c.label, {}), tpb,
+            cell = change.pair_values(conf["throughput"]["glibc"], conf["throughput"].get(c.label, {}), tpb,
                                        trade_off=trade)
             low = fault_meds[low_c]
             # 3x the fewest, and a quarter of the most at least: from 0, not every fault counts
@@ -1102,9 +1103,9 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
                     and c.label != low_c)
             if (cell["verdict"] == "regressed" and c.label != "glibc") or many:
                 findings.append(f"**{c.label}** ({c.origin}: {c.text()}): "
-                                + (f"{compare.change_words(cell)} against glibc's default" if c.label != "glibc"
+                                + (f"{words.change_words(cell)} against glibc's default" if c.label != "glibc"
                                    else "the baseline")
-                                + (f"; {compare.fmt(f[1])} faults per {per} where {low_c} has {compare.fmt(low)}"
+                                + (f"; {words.fmt(f[1])} faults per {per} where {low_c} has {words.fmt(low)}"
                                    + (" (256 per MiB: every page faulted in again)" if per == "MiB" else "")
                                    if many else "") + ".")
     if findings:  # what the user must not miss, above the tables that hold it

@@ -1,9 +1,326 @@
-"""words.py - the middle layer's wording: every figure, unit, ratio, CI and verdict as text, and
-the one Markdown to HTML renderer (filled in by issue 44's split of compare.py)."""
+"""words.py - the middle layer's wording: every figure, unit, ratio, CI and verdict as text (a
+value with its unit, a change and its CI, a verdict, the lines under a cell measured on several
+machines), one way for every view, and the one Markdown to HTML renderer."""
 import html
+import math
 import re
 
 from . import mbdata
+from . import stats
+
+ESTIMATOR_TEXT = ("change: the Hodges-Lehmann estimate of the per-block ratio against the baseline, paired by "
+                  "block, with its 95% CI from the exact Wilcoxon signed-rank test; 'unpaired': fewer than 2 "
+                  "pairs, the ratio of the medians, no CI and no verdict")
+VERDICT_TEXT = ("improved / regressed: the whole CI of the change lies beyond -+{floor} in the better / worse "
+                "direction; improved? / regressed?: it excludes no change but reaches into that band (real, "
+                "perhaps smaller than {floor}); negligible: it lies inside the band; within noise: it includes "
+                "no change and reaches beyond the band; too few: at this n no difference could reach "
+                "significance, whatever the data; trade-off: the workload's figure is a trade-off "
+                "(its descriptor says so), not better or worse, and is shown with what it costs.")
+
+
+def json_number(v):
+    return None if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))) else v
+
+
+def change_words(cell):
+    """A pair's change as every view words it: the estimate ('0.871x'; 'unpaired' where fewer
+    than 2 pairs) and its verdict ('0.871x regressed', '1.002x negligible')."""
+    if cell is None or cell["change"] is None:
+        return "-"
+    text, _ = fmt_change(cell)
+    if cell["change"].method == stats.UNPAIRED:
+        return f"{text} unpaired"
+    return f"{text} {cell['verdict']}" if cell["verdict"] not in ("-", "") else text
+
+
+
+# ---- formatting -------------------------------------------------------------------------
+
+def _pct(level):
+    return f"{level * 100:.4g}%"
+
+
+_PREFIX = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+
+
+def _unit_scale(v, unit):
+    """(factor, unit text) to print values near v in unit readably: B/s as GB/s..., us as
+    us/ms/s, s as us/ms/s, other rates with k/M/G."""
+    a = abs(v) if v is not None and v == v else 0.0
+    if unit == "fraction":  # a share (idle_release's): in percent, as the summary shows it
+        return 100.0, "%"
+    if unit.startswith("s/"):  # CPU time per unit of work: as s/ms/µs per it
+        f, u = _unit_scale(v, "s")
+        return f, u + unit[1:]
+    if unit == "us":
+        return (1e-6, "s") if a >= 1e6 else (1e-3, "ms") if a >= 1e3 else (1.0, "µs")
+    if unit == "s":
+        return (1.0, "s") if a >= 1 or a == 0 else (1e3, "ms") if a >= 1e-3 else (1e6, "µs")
+    if unit in ("B/s", "B"):
+        for f, p in _PREFIX:
+            if a >= f:
+                return 1 / f, p + unit
+        return 1.0, unit
+    if unit not in ("MiB", "") and a >= 1e4:
+        for f, p in _PREFIX:
+            if a >= f:
+                return 1 / f, p + (" " + unit if not unit.startswith("/") else unit)
+    return 1.0, unit
+
+
+def fmt(v, nd=3):
+    """A number in nd significant digits, never in exponent form."""
+    if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
+        return "-"
+    if v == 0:
+        return "0"
+    digits = max(0, nd - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:.{min(digits, 9)}f}"
+
+
+def fmt_value(v, unit, like=None):
+    """v in unit, scaled as `like` (default v itself) would be: '1.22 GB/s', '63.2 ms'."""
+    f, u = _unit_scale(v if like is None else like, unit)
+    if v is None:
+        return "-"
+    return f"{fmt(v * f)}{_sep(u)}{u}"
+
+
+def _sep(u):
+    """What stands between a number and its unit: nothing before '/run', '%' or no unit."""
+    return "" if u.startswith("/") or u in ("", "%") else " "
+
+
+def fmt_ci(ci, unit, like):
+    if not ci:
+        return "-"
+    f, u = _unit_scale(like, unit)
+    return f"{fmt(ci[0] * f)}..{fmt(ci[1] * f)}"
+
+
+def ratio_text(x):
+    """A ratio as every view writes it (tables, words, JSON's text, the fleet view)."""
+    if x is not None and math.isinf(x):
+        return ">1.8e308x"  # past the largest double (stats._exp): a size, never 'infx'
+    return "-" if x is None else f"{mbdata.ratio_digits(x)}x"
+
+
+def _ci_text(lo, hi):
+    """A ratio's CI as every table prints it."""
+    return "-" if lo is None else mbdata.ratio_ci_digits(lo, hi)
+
+
+def _diff_unit(like, unit):
+    """(factor, unit text) of a difference in unit: the unit's own scale (ms/sample, /run), a
+    share's in percentage points ('pp': 98% to 0% is -98.2 pp, never '-0.982'); a value with
+    no unit in the registry says so ('(no unit)'), never a bare number beside a ratio."""
+    f, u = _unit_scale(like, unit)
+    return (f, "pp") if u == "%" else (f, u or "(no unit)")
+
+
+def fmt_change(c):
+    """(change, change CI) as every view writes them (the one place): a ratio '0.291x'; a
+    difference (a change that is not a ratio: a side with a value <= 0) signed, '+' up and '-'
+    down, in its metric's unit (mbdata.unit_of: '+5.00 ms/sample', '-98.2 pp' for a share); from
+    a baseline of zero, '0→823/run'.  The CI is written in the same scale, without the unit."""
+    ch = c["change"]
+    if ch is None:
+        return "-", "-"
+    if ch.kind == "ratio":
+        return ratio_text(ch.estimate), _ci_text(ch.lo, ch.hi)
+    like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
+    f, u = _diff_unit(like, c["unit"])
+
+    def signed(v):
+        return "-" if v is None else ("+" if v > 0 else "") + fmt(v * f)
+    if ch.base_median == 0:
+        text = f"0→{fmt(ch.median * f)}{_sep(u)}{u}"
+    else:
+        text = f"{signed(ch.estimate)}{_sep(u)}{u}"
+    return text, "-" if ch.lo is None else f"{signed(ch.lo)}..{signed(ch.hi)}"
+
+
+def change_unit(c):
+    """The unit of a change's numbers in JSON (estimate, lo, hi): 'ratio', or for a
+    difference its metric's unit (c['unit']: 'fraction', 's/sample', '/run'); None without one."""
+    ch = c["change"]
+    if ch is None:
+        return None
+    return "ratio" if ch.kind == "ratio" else c["unit"]
+
+
+def resolution_text(c):
+    """The resolution a comparison reached (the smallest change its blocks could flag: its
+    paired CI's half-width) as every line writes it: a ratio's as a share ('±9.6%'), a
+    difference's in its unit as fmt_change writes it ('±0.05 pp', '±5.00 ms/sample'); None
+    without a CI."""
+    ch = c["change"]
+    r = mbdata.resolution(ch)
+    if r is not None:
+        return f"±{r * 100:.1f}%"
+    if ch is None or ch.kind != "diff" or ch.lo is None or ch.hi is None:
+        return None
+    half = (ch.hi - ch.lo) / 2
+    like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
+    f, u = _diff_unit(like, c["unit"])
+    return f"±{fmt(half * f)}{_sep(u)}{u}"
+
+
+def quantity(name, unit):
+    """A quantity with its unit as every view words it: 'faults per MiB', 'user CPU, s per run',
+    'copy bandwidth, B/s'."""
+    if unit == "fraction":
+        return f"{name}, a share in %"
+    if unit.startswith("/"):
+        return f"{name} per {unit[1:]}"
+    if "/" in unit and not unit.endswith("/s"):
+        a, b = unit.split("/", 1)
+        return f"{name}, {a} per {b}"
+    return f"{name}, {unit or 'no unit'}"
+
+
+def _fmt_p(p):
+    return "-" if p is None or math.isnan(p) else f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _n_text(c):
+    ch = c["change"]
+    if ch is None:
+        return f"{c['n']}/{c['n_base']}"
+    if ch.paired:
+        return f"{ch.n}" if ch.n == c["n"] == c["n_base"] else f"{ch.n} of {c['n']}/{c['n_base']}"
+    return f"{ch.n}/{ch.n_base}"
+
+
+# what tells machines apart (their sidecars' `machine`): (key, words, unit scale, unit)
+MACHINE_FIGURES = (("fault_ns", "page-fault cost", 1e-3, "µs"), ("refault_ns", "re-fault cost", 1e-3, "µs"),
+                   ("memcpy_bytes_per_s", "memcpy bandwidth", 1e-9, "GB/s"))
+MACHINE_TRAITS = (("cpu_model", "CPU"), ("kernel", "kernel"), ("thp_enabled", "THP"), ("numa_nodes", "NUMA nodes"),
+                  ("cgroup_memory_limit", "cgroup memory limit"), ("cores_online", "cores"))
+
+
+def _trend(ests, vals):
+    """+1 where a figure rises with the ratio on every machine, -1 where it falls on every
+    one, 0 otherwise (ties included): a description of these machines, not a test."""
+    by = [v for _, v in sorted(zip(ests, vals))]
+    steps = [b - a for a, b in zip(by, by[1:])]
+    return 1 if all(d > 0 for d in steps) else -1 if all(d < 0 for d in steps) else 0
+
+
+def machine_differences(pl, descs):
+    """What differs between a cell's pooled machines, from their descriptions: a calibrated
+    figure (page-fault cost, memcpy bandwidth) with whether the ratio rises or falls with it
+    across them (every machine in the same order: a description of these machines, not a
+    test), and the traits (CPU, kernel, THP, ...) that are not the same on all.  '' when
+    nothing is known."""
+    ms = sorted(((m, ch) for m, ch in pl.machines if ch is not None), key=lambda x: -x[1].estimate)  # as the words
+    return _differences([m for m, _ in ms], descs, [ch.estimate for _, ch in ms])
+
+
+def fleet_differences(res):
+    """What differs between all the machines a comparison's cells were measured on (the
+    footer's and the JSON's): the same figures and traits as a cell's, without a trend.  ''
+    for one machine, or when nothing known differs."""
+    pls = [getattr(c["change"], "fleet", None) for c in res if not c["is_base"] and c["change"] is not None]
+    ms = sorted({m for pl in pls if pl is not None for m, _ in pl.machines})
+    return _differences(ms, res.machine_desc) if len(ms) >= 2 else ""
+
+
+def _differences(ms, descs, ests=None):
+    parts = []
+    for key, words, scale, unit in MACHINE_FIGURES:
+        vals = [((descs.get(m) or {}).get("calibration") or {}).get(key) for m in ms]
+        if len(ms) < 2 or any(not isinstance(v, (int, float)) for v in vals) or max(vals) < 1.2 * min(vals):
+            continue
+        t = _trend(ests, vals) if ests and len(ms) >= 3 else 0  # two machines are always in some order
+        trend = " (the ratio rises with it)" if t > 0 else " (the ratio falls as it rises)" if t < 0 else ""
+        parts.append(f"{words} " + ", ".join(f"{v * scale:.3g} {unit} on {m}" for m, v in zip(ms, vals)) + trend)
+    loads = [((descs.get(m) or {}).get("calibration") or {}).get("load1") for m in ms]
+    if parts and all(isinstance(v, (int, float)) for v in loads) and max(loads) - min(loads) > 0.5:
+        # calibrate records its load: a figure measured busy is the machine's state, not the machine
+        parts.append("calibrated at load " + ", ".join(f"{v:.2g} on {m}" for m, v in zip(ms, loads))
+                     + " (a busy machine's figures are its state as much as the machine)")
+    for key, words in MACHINE_TRAITS:
+        vals = [(descs.get(m) or {}).get(key) for m in ms]
+        if any(v is None for v in vals) or len(set(map(str, vals))) < 2:
+            continue
+        by = {}
+        for m, v in zip(ms, vals):
+            by.setdefault(str(v), []).append(m)
+        parts.append(f"{words} " + "; ".join(f"{v} on {', '.join(who)}" for v, who in by.items()))
+    return "; ".join(parts)
+
+
+def first_lines(run, res):
+    """What a reader must see before any table (summary, report, the end of `run`): the
+    configurations with no ok sample, a machine that was not quiet, the disturbed samples, and
+    the resolution each primary comparison reached (the smallest change it could flag: its
+    paired CI's half-width) or why it reached none.  run: mbdata.Run; res: analyse() of its rows."""
+    lines = [f"no ok sample: {x}" for x in mbdata.no_ok_sample(run)]
+    for meta in run.metas:
+        q = meta.get("quiet") if isinstance(meta, dict) else None
+        if isinstance(q, dict) and q.get("quiet") is False:
+            lines.append(f"the machine was not quiet when the run started: {mbdata.printable(str(q.get('why') or '?'))}"
+                         " (figures are noisier; --require-quiet refuses to start)")
+    marked = [r for r in run.ok if mbdata.disturbed(r)]
+    if marked:
+        by = {}
+        for r in marked:
+            by[r["workload"]] = by.get(r["workload"], 0) + 1
+        tot = {}
+        for r in run.ok:
+            tot[r["workload"]] = tot.get(r["workload"], 0) + 1
+        lines.append("disturbed samples: " + ", ".join(f"{w} {n}/{tot[w]}" for w, n in by.items())
+                     + " (CPU waits, host steal, khugepaged or compaction during the sample; "
+                     "compare --drop-disturbed leaves them out)")
+    prim = [c for c in res if c["primary"] and not c["geomean"] and not c["is_base"] and c["change"] is not None]
+    for key in dict.fromkeys((c["workload"], c["params"]) for c in prim):
+        cells = [c for c in prim if (c["workload"], c["params"]) == key]
+        parts, none = [], {}
+        for c in cells:
+            ch = c["change"]
+            r = resolution_text(c)
+            if r is not None:
+                parts.append(f"{c['config']} {r}")
+                continue
+            why = ("unpaired: fewer than 2 blocks" if ch.method == stats.UNPAIRED
+                   else f"{ch.n} pairs; a 95% CI needs 6: add blocks")
+            none.setdefault(why, []).append(c["config"])
+        for why, cfgs in none.items():
+            parts.append(("none" if len(cfgs) == len(cells) else "none for " + ", ".join(cfgs)) + f" ({why})")
+        lines.append(f"resolution reached, {mbdata.workload_title(*key)} vs {cells[0]['baseline']}: "
+                     + ", ".join(parts))
+    return lines
+
+
+def fleet_lines(c, descs=None):
+    """The lines under a cell measured on several machines: each machine's change, the pooled
+    one with tau and I^2, the words, and what differs between the machines."""
+    ch = c["change"]
+    pl = getattr(ch, "fleet", None)
+    if pl is None:
+        return []
+    each = ", ".join(f"{ratio_text(m_ch.estimate)} [{_ci_text(m_ch.lo, m_ch.hi)}] on {m} ({m_ch.n} blocks)"
+                     for m, m_ch in pl.machines)
+    head = f"{mbdata.workload_title(c['workload'], c['params'])} {c['config']} vs {c['baseline']}"
+    lines = [f"{head}, {c['metric']}, on each machine: {each}"]
+    if pl.estimate is not None:
+        lines.append(f"  pooled over {pl.k} machines: {ratio_text(pl.estimate)} [{_ci_text(pl.lo, pl.hi)}] "
+                     f"(Hartung-Knapp {_pct(pl.level)} CI); tau {pl.tau:.3f} [{pl.tau_ci[0]:.3f}..{pl.tau_ci[1]:.3f}], "
+                     f"I² {pl.i2 * 100:.0f}% [{pl.i2_ci[0] * 100:.0f}..{pl.i2_ci[1] * 100:.0f}%]; "
+                     f"Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}")
+    else:
+        q = f"; Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}" if pl.q is not None else ""
+        why = pl.missing or f"{pl.k} machine(s) with a CI, {stats.POOL_MIN} needed"
+        lines.append(f"  not pooled ({why}): the table gives the paired change over all their blocks, "
+                     f"whose CI leaves out the machines' spread{q}")
+    for why in dict.fromkeys(pl.left_why.values()):
+        lines.append(f"  not pooled ({why}): {', '.join(m for m in pl.left_out if pl.left_why.get(m) == why)}")
+    words = stats.machine_words(pl, ratio_text)
+    diff = machine_differences(pl, descs or {}) if pl.differs else ""
+    lines.append(f"  {words}" + (f"; they differ in {diff}" if diff else ""))
+    return lines
 
 
 # ---- Markdown to HTML: the one renderer (report --html, the dashboard's report page) ------

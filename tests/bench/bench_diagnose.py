@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 
-from mallocbench import compare, stats
+from mallocbench import compare, mbdata, stats
 
 MB = sys.argv[1] if len(sys.argv) > 1 else "build/mallocbench"
 BUILD = sys.argv[2] if len(sys.argv) > 2 else "build/tests"
@@ -194,7 +194,7 @@ def measured(tmp, blocks, libs, keeps):
         subprocess.run([MB, "run", "-m", ini, "-o", csv, "--keep-going"], cwd=ROOT, check=False)
     out = {}
     faults = {}  # (program, config label) -> region faults per run, median
-    run = compare.mbdata.load(csv)
+    run = mbdata.load(csv)
     for r in run.rows:
         if r.get("status") != "ok":
             continue

@@ -17,7 +17,8 @@ import random
 import sys
 import time
 
-from mallocbench import compare
+from mallocbench import change
+from mallocbench import mbcsv
 from mallocbench import stats
 
 EFFECTS = [("A/A", 1.0), ("+3%", 1.03), ("+5%", 1.05), ("+10%", 1.10), ("2x", 2.0)]
@@ -33,7 +34,7 @@ def rows(rng, n, cv, effect):
         beta = math.exp(rng.gauss(0, BLOCK_SD))
         for config, mult in (("A", 1.0), ("B", effect)):
             v = 1e9 * mult * beta * max(0.05, 1 + rng.gauss(0, cv))
-            out.append({"schema_version": compare.mbcsv.SCHEMA, "status": "ok", "workload": "w", "workload_params": "p",
+            out.append({"schema_version": mbcsv.SCHEMA, "status": "ok", "workload": "w", "workload_params": "p",
                         "config": config, "allocator": config, "requested_tunables": "", "block": str(b),
                         "throughput": f"{v:.6g}", "throughput_unit": "B/s", "metric": "copy bandwidth",
                         "metric_better": "higher", "region_wall_s": "1"})
@@ -63,10 +64,10 @@ def main():
         print("SKIP: no python3 with scipy (apt-get install python3-scipy)")
         return 77
     rng = random.Random(a.seed)
-    metric = [compare.METRICS[0]]
+    metric = [change.METRICS[0]]
     t0 = time.time()
     print(f"{a.trials} trials per cell; block effect sd {BLOCK_SD:.0%} (multiplies both configurations); "
-          f"verdicts by compare.analyse (paired, floor 1%, alpha 0.05 per cell)")
+          f"verdicts by change.analyse (paired, floor 1%, alpha 0.05 per cell)")
     print("flagged = improved or regressed; old = unpaired Mann-Whitney, Holm over "
           f"{OLD_M} cells, floor on the point estimate\n")
     head = f"{'change':<6} {'n':>3}" + "".join(f"  {'CV ' + format(cv, '.0%'):>16}" for cv in NOISE)
@@ -81,7 +82,7 @@ def main():
                 flagged = old = 0
                 for _ in range(a.trials):
                     rs = rows(rng, n, cv, effect)
-                    cell = [c for c in compare.analyse(rs, baseline="A", metrics=metric) if c["config"] == "B"][0]
+                    cell = [c for c in change.analyse(rs, baseline="A", metrics=metric) if c["config"] == "B"][0]
                     v = cell["verdict"]
                     flagged += stats.flagged(v)
                     wrong_way += effect > 1 and v == "regressed"

@@ -20,8 +20,12 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mallocbench import change
 from mallocbench import compare
+from mallocbench import mbcsv
+from mallocbench import mbdata
 from mallocbench import stats
+from mallocbench import words
 
 try:
     import scipy  # noqa: F401
@@ -34,7 +38,7 @@ from mbtest import FAILS, check  # noqa: E402
 
 def row(wl, config, block, tput, unit="B/s", allocator=None, tunables="", metric="copy bandwidth", better="higher",
         params="p", **cols):
-    r = {"schema_version": compare.mbcsv.SCHEMA, "status": "ok", "workload": wl, "workload_params": params,
+    r = {"schema_version": mbcsv.SCHEMA, "status": "ok", "workload": wl, "workload_params": params,
          "config": config, "allocator": allocator or config.split("[")[0].split("@")[0],
          "requested_tunables": tunables, "block": str(block), "throughput": f"{tput:.6g}",
          "throughput_unit": unit, "metric": metric, "metric_better": better, "region_wall_s": "1"}
@@ -56,18 +60,18 @@ def run_rows(rng, configs, n=10, workloads=(("tensor_copy", "B/s", "copy bandwid
     return out
 
 
-def cell(res, config, wl=None, table=compare.PRIMARY):
+def cell(res, config, wl=None, table=change.PRIMARY):
     got = [c for c in res if c["config"] == config and not c["is_base"] and c["table"] == table
            and (wl is None or c["workload"] == wl)]
     return got[0] if got else None
 
 
-PRIMARY = [compare.METRICS[0]]
+PRIMARY = [change.METRICS[0]]
 rng = random.Random(3)
 
 # ---- one run: 10x found, A/A not, both directions, paired -------------------------------------
 rs = run_rows(rng, {"glibc": 1, "jemalloc": 1, "tcmalloc": 10.9, "slow": 0.95})
-res = compare.analyse(rs, baseline="glibc", metrics=PRIMARY)
+res = change.analyse(rs, baseline="glibc", metrics=PRIMARY)
 t = cell(res, "tcmalloc")
 check(t["verdict"] == "improved" and t["change"].paired and 10 < t["change"].estimate < 12,
       f"tcmalloc 10.9x at 10 blocks: {t['verdict']} {t['change']}")
@@ -76,16 +80,16 @@ check(cell(res, "slow")["verdict"] == "regressed", f"5% slower: {cell(res, 'slow
 # order: first appearance, baseline row first in its workload
 check([c["config"] for c in res][:4] == ["glibc", "jemalloc", "tcmalloc", "slow"], "order of first appearance")
 # 6 blocks: 10x is still found (the old design printed ~ with Holm p = 0.108)
-res6 = compare.analyse(run_rows(rng, {"glibc": 1, "tcmalloc": 10.9}, n=6), baseline="glibc", metrics=PRIMARY)
+res6 = change.analyse(run_rows(rng, {"glibc": 1, "tcmalloc": 10.9}, n=6), baseline="glibc", metrics=PRIMARY)
 check(cell(res6, "tcmalloc")["verdict"] == "improved", "10.9x at 6 blocks is improved")
 # lower is better (schema 4 metric_better): a larger value is a regression
 lw = run_rows(rng, {"glibc": 1, "je": 1.2}, workloads=(("lat", "us", "step time", "lower", 63200),))
-check(cell(compare.analyse(lw, metrics=PRIMARY), "je")["verdict"] == "regressed", "lower is better: +20% regressed")
+check(cell(change.analyse(lw, metrics=PRIMARY), "je")["verdict"] == "regressed", "lower is better: +20% regressed")
 # a missing block drops that pair, and n says so
 rs5 = [r for r in run_rows(rng, {"glibc": 1, "x": 1.5}, n=8) if not (r["config"] == "x" and r["block"] == "3")]
-c = cell(compare.analyse(rs5, metrics=PRIMARY), "x")
-check(c["change"].n == 7 and c["n"] == 7 and c["n_base"] == 8 and compare._n_text(c) == "7 of 7/8",
-      f"n of a dropped block: {compare._n_text(c)}")
+c = cell(change.analyse(rs5, metrics=PRIMARY), "x")
+check(c["change"].n == 7 and c["n"] == 7 and c["n_base"] == 8 and words._n_text(c) == "7 of 7/8",
+      f"n of a dropped block: {words._n_text(c)}")
 # ... and the other pairs stay paired by block, not shifted by position past the gap
 b5 = {r["block"]: float(r["throughput"]) for r in rs5 if r["config"] == "glibc"}
 x5 = {r["block"]: float(r["throughput"]) for r in rs5 if r["config"] == "x"}
@@ -94,25 +98,25 @@ want = stats.paired_change([b5[b] for b in both], [x5[b] for b in both], 0.95)
 check(abs(c["change"].estimate - want.estimate) < 1e-9 and abs(c["change"].lo - want.lo) < 1e-9,
       f"a dropped block leaves the pairs by block: {c['change']} against {want}")
 
-# compare.estimate (the dashboard's nightly ratio) is change()'s estimate, without its CI
-fn = compare.METRICS[0][3]
+# change.estimate (the dashboard's nightly ratio) is change()'s estimate, without its CI
+fn = change.METRICS[0][3]
 for n in (1, 2, 6, 9):
     rr = run_rows(rng, {"glibc": 1, "x": 1.3}, n=n)
     b, o = [r for r in rr if r["config"] == "glibc"], [r for r in rr if r["config"] == "x"]
-    full, quick = compare.change(b, o, fn), compare.estimate(b, o, fn)
+    full, quick = change.change(b, o, fn), change.estimate(b, o, fn)
     check(quick == (full.kind, full.estimate), f"estimate() is change()'s at {n} blocks: {quick} vs {full}")
     check((full.method == stats.UNPAIRED) == (n < 2), f"{n} blocks: unpaired exactly under 2 pairs: {full.method}")
 
 # the default baseline is the run's first configuration (as hyperfine's reference), whatever its family
 rf = run_rows(rng, {"scudo": 1, "glibc": 1.5, "tbbmalloc": 0.5})
-resf = compare.analyse(rf, metrics=PRIMARY)
+resf = change.analyse(rf, metrics=PRIMARY)
 check(resf.baseline == "scudo" and [c["config"] for c in resf if c["is_base"]] == ["scudo"],
       f"no --baseline: the first configuration to appear: {resf.baseline}")
 check(cell(resf, "glibc")["verdict"] == "improved" and cell(resf, "tbbmalloc")["verdict"] == "regressed",
       "no --baseline: the others against scudo")
-resf = compare.analyse(rf, metrics=PRIMARY, order={"tbbmalloc": 0, "scudo": 1, "glibc": 2})
+resf = change.analyse(rf, metrics=PRIMARY, order={"tbbmalloc": 0, "scudo": 1, "glibc": 2})
 check(resf.baseline == "tbbmalloc", f"no --baseline: the first of the run's order: {resf.baseline}")
-check(compare.analyse(rf, metrics=PRIMARY, baseline="glibc").baseline == "glibc", "an explicit baseline wins")
+check(change.analyse(rf, metrics=PRIMARY, baseline="glibc").baseline == "glibc", "an explicit baseline wins")
 
 # ---- units per row, readable times, 0->x ------------------------------------------------------
 wls = (("tensor_copy", "B/s", "copy bandwidth", "higher", 1.22e9), ("arena_churn", "ops/s", "allocations per second",
@@ -127,7 +131,7 @@ def extra(wl, config, b):
 
 
 rs = run_rows(rng, {"glibc": 1, "jemalloc": 1.3, "tcmalloc": 5}, workloads=wls, extra=extra)
-res = compare.analyse(rs, metrics=compare.METRICS)
+res = change.analyse(rs, metrics=change.METRICS)
 out = io.StringIO()
 compare.render(res, False, out)
 text = out.getvalue()
@@ -143,7 +147,7 @@ check("tensor_copy (p): faults per MiB, lower is better" in text, "faults per Mi
 m = cell(res, "jemalloc", "tensor_copy", "madvise calls")
 check(m["change"].kind == "diff" and m["verdict"] == "regressed", f"0 -> 823 madvise: {m['verdict']}")
 # geomean: the throughputs only (not idle_release's fraction), the set named, with a CI
-geo = [c for c in res if c["geomean"] and c["table"] == compare.PRIMARY]
+geo = [c for c in res if c["geomean"] and c["table"] == change.PRIMARY]
 check(len(geo) == 2 and geo[0]["params"] == "tensor_copy, arena_churn", f"geomean set: {[g['params'] for g in geo]}")
 g = [c for c in geo if c["config"] == "tcmalloc"][0]
 check(g["change"].lo is not None and 4.5 < g["change"].estimate < 5.5 and g["verdict"] == "improved",
@@ -152,7 +156,7 @@ check("geometric mean over tensor_copy, arena_churn" in text, "geomean set print
 # a workload where a configuration has a zero ratio leaves the geomean set
 rz = run_rows(rng, {"glibc": 1, "a": 1.1}, workloads=wls[:2]) + [
     row("third", cfg, b, 0.0 if cfg == "a" else 5.0, unit="ops/s") for b in range(10) for cfg in ("glibc", "a")]
-geo = [c for c in compare.analyse(rz, metrics=PRIMARY) if c["geomean"]]
+geo = [c for c in change.analyse(rz, metrics=PRIMARY) if c["geomean"]]
 check(len(geo) == 1 and "third" not in geo[0]["params"], f"a zero throughput leaves the set: {geo}")
 # footer: m cells, expected false flags, the verdict words
 check("cells tested at alpha = 0.05 each; about" in text and "false flags expected when nothing changed" in text,
@@ -160,19 +164,19 @@ check("cells tested at alpha = 0.05 each; about" in text and "false flags expect
 check(all(f"{w}:" in text for w in ("negligible", "within noise", "too few", "trade-off")), "verdict words explained")
 # too few
 r4 = run_rows(rng, {"glibc": 1, "x": 2}, n=4)
-res4 = compare.analyse(r4, metrics=PRIMARY)
+res4 = change.analyse(r4, metrics=PRIMARY)
 o4 = io.StringIO()
 compare.render(res4, False, o4)
 check(cell(res4, "x")["verdict"] == "too few" and "too few: n=4 pairs: no difference can be detected" in
       o4.getvalue(), "n=4: too few, said in the footer")
 
 # ---- multiplicity options ---------------------------------------------------------------------
-resp = compare.analyse(rs, metrics=compare.METRICS, family="primary")
+resp = change.analyse(rs, metrics=change.METRICS, family="primary")
 prim = [c for c in resp if c["primary"] and not c["is_base"]]
 other = [c for c in resp if not c["primary"] and not c["is_base"]]
 check(all(abs(c["level"] - (1 - 0.05 / len(prim))) < 1e-12 for c in prim) and all(c["level"] == 0.95 for c in other),
       "--family primary: Bonferroni on primary cells only")
-resb = compare.analyse(rs, metrics=compare.METRICS, family="bh")
+resb = change.analyse(rs, metrics=change.METRICS, family="bh")
 tested = [c for c in resb if not c["is_base"] and c["change"] is not None]
 r, level = stats.bh_level([c["change"].p for c in tested])
 check(all(abs(c["level"] - level) < 1e-12 for c in tested), "--family bh: one FCR level")
@@ -186,7 +190,7 @@ for r in old:
     if "[" in r["config"]:
         r["requested_tunables"] = "dirty_decay_ms=-1"
 new = run_rows(rng, {"glibc": 1, "jemalloc@/opt/je/libjemalloc.so.2": 0.9, "mimalloc": 2})
-res2 = compare.analyse(old, new, names=("old.csv", "new.csv"), metrics=PRIMARY)
+res2 = change.analyse(old, new, names=("old.csv", "new.csv"), metrics=PRIMARY)
 c = cell(res2, "jemalloc@/opt/je/libjemalloc.so.2")
 check(c is not None and c["baseline"] == "jemalloc (old.csv)" and not c["change"].paired,
       "jemalloc@/path matched to jemalloc by family and tunables, unpaired")
@@ -198,7 +202,7 @@ compare.render(res2, False, o2, ("old.csv", "new.csv"))
 check("only in new.csv: mimalloc" in o2.getvalue() and "is not estimated" in o2.getvalue(),
       "two runs: only-in line and the run-to-run caveat printed")
 # label match wins over family match; an ambiguous family match is not made
-m, oo, on = compare.match_configs([row("w", "je-new", 0, 1, allocator="jemalloc"), row("w", "jemalloc", 0, 1)],
+m, oo, on = change.match_configs([row("w", "je-new", 0, 1, allocator="jemalloc"), row("w", "jemalloc", 0, 1)],
                                   [row("w", "je-new", 0, 1, allocator="jemalloc"), row("w", "jemalloc@/a", 0, 1),
                                    row("w", "jemalloc@/b", 0, 1)])
 check(m == {"je-new": "je-new"} and oo == ["jemalloc"] and on == ["jemalloc@/a", "jemalloc@/b"],
@@ -206,7 +210,7 @@ check(m == {"je-new": "je-new"} and oo == ["jemalloc"] and on == ["jemalloc@/a",
 # several runs per side: the run is the unit
 runs_old = [run_rows(rng, {"glibc": 1}, n=3) for _ in range(6)]
 runs_new = [run_rows(rng, {"glibc": 1.5}, n=3) for _ in range(6)]
-res3 = compare.analyse(runs_old, runs_new, metrics=PRIMARY)
+res3 = change.analyse(runs_old, runs_new, metrics=PRIMARY)
 c = cell(res3, "glibc")
 check(res3.mode == "several runs" and c["change"].n == 6 and c["change"].n_base == 6 and c["verdict"] == "improved",
       f"several runs: n counts runs: {c and c['change']}")
@@ -325,16 +329,15 @@ for b in range(10):
         drows.append(row("tensor_copy", cfg, b, tput, region_run_delay_s=f"{wait:.3f}",
                          region_task_clock_s=f"{1 - wait:.3f}", steal_s="0", khugepaged_collapses="0",
                          compactions="0", total_wall_s="1"))
-from mallocbench import mbdata
 glibc = [r for r in drows if r["config"] == "glibc"]
 check(sum(1 for r in glibc if mbdata.disturbed(r)) == 2, "the two glibc samples that waited 30% are disturbed")
-r2 = mbdata.variance_explained(glibc, lambda r: compare.num(r, "throughput"))
+r2 = mbdata.variance_explained(glibc, lambda r: change.num(r, "throughput"))
 check(r2 is not None and r2 > 0.9, f"their waits explain most of glibc's variance: {r2}")
 check(mbdata.disturbed(dict(glibc[0], compactions="3")) == "memory was compacted", "a compaction marks a sample")
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "d.csv")
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=[c for c, _ in compare.mbcsv.COLUMNS], restval="")
+        w = csv.DictWriter(f, fieldnames=[c for c, _ in mbcsv.COLUMNS], restval="")
         w.writeheader()
         for i, r in enumerate(drows):
             w.writerow(dict(r, run_id="t", sample=str(i)))
@@ -345,19 +348,19 @@ with tempfile.TemporaryDirectory() as tmp:
     text = script("compare.py", "--drop-disturbed", path)
     check("glibc 0/8 (+2 dropped)" in text, f"--drop-disturbed leaves them out and says so: {text[-900:]}")
 
-# issue 42, item 7: every change carries its unit, written in one place (compare.fmt_change)
+# issue 42, item 7: every change carries its unit, written in one place (words.fmt_change)
 diff = stats.Change("diff", -0.979, -0.99, -0.97, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.003, 0.982, True)
 rat = stats.Change("ratio", 0.291, 0.28, 0.30, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.29, 1.0, True)
 for unit, want, res in (("fraction", "-97.9 pp", "±1.00 pp"), ("s/sample", "-979 ms/sample", "±10.0 ms/sample"),
                         ("/run", "-0.979/run", "±0.0100/run"), ("", "-0.979 (no unit)", "±0.0100 (no unit)")):
     c = {"change": diff, "unit": unit}
-    check(compare.fmt_change(c)[0] == want and compare.resolution_text(c) == res and compare.change_unit(c) == unit,
-          f"a difference in {unit!r}: {compare.fmt_change(c)} {compare.resolution_text(c)!r}, want {want!r} {res!r}")
+    check(words.fmt_change(c)[0] == want and words.resolution_text(c) == res and words.change_unit(c) == unit,
+          f"a difference in {unit!r}: {words.fmt_change(c)} {words.resolution_text(c)!r}, want {want!r} {res!r}")
 c = {"change": rat, "unit": "fraction"}
-check(compare.fmt_change(c)[0] == "0.291x" and compare.resolution_text(c) == "±3.4%"
-      and compare.change_unit(c) == "ratio", f"a ratio: {compare.fmt_change(c)} {compare.resolution_text(c)}")
+check(words.fmt_change(c)[0] == "0.291x" and words.resolution_text(c) == "±3.4%"
+      and words.change_unit(c) == "ratio", f"a ratio: {words.fmt_change(c)} {words.resolution_text(c)}")
 up = stats.Change("diff", 0.005, 0.004, 0.006, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.01, 0.005, True)
-check(compare.fmt_change({"change": up, "unit": "s/run"})[0] == "+5.00 ms/run", "a rise is signed '+'")
+check(words.fmt_change({"change": up, "unit": "s/run"})[0] == "+5.00 ms/run", "a rise is signed '+'")
 
 # issue 42, item 8: exec reads like hyperfine.  A command's time, not its runs/s, with the
 # range; its runs/s with --runs-per-s and in the JSON
@@ -366,7 +369,7 @@ with open(fixed, newline="") as f:
     frs = [r for r in csv.DictReader(f) if r["status"] == "ok"]
 for cfg in ("glibc", "tcmalloc"):
     t = [1 / float(r["throughput"]) for r in frs if r["config"] == cfg]
-    want = f"{compare.fmt_value(statistics.median(t), 's')} [{compare.fmt_ci((min(t), max(t)), 's', statistics.median(t))}]"
+    want = f"{words.fmt_value(statistics.median(t), 's')} [{words.fmt_ci((min(t), max(t)), 's', statistics.median(t))}]"
     got = [l for l in sout.split("\n") if l.split()[:1] == [cfg]]
     check(got and f" {want} " in got[0], f"summary: {cfg}'s time of a run {want!r}: {got}")
 check("time of a run" in sout and "runs/s ±" not in sout, f"summary: a command's time, not its runs/s: {sout[:500]}")
@@ -388,7 +391,7 @@ with tempfile.TemporaryDirectory() as tmp:
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
             for r in rs:
-                cmd = compare.mbdata.param_of(r["workload_params"], "cmd")
+                cmd = mbdata.param_of(r["workload_params"], "cmd")
                 w.writerow(dict(r, metric="the figure the command printed (metric=REGEX)", throughput_unit=unit,
                                 workload_params=f"metric=rate: ([0-9.]+),unit={unit},better=higher,cmd={cmd}"))
         st = script("summary.py", path)
