@@ -17,6 +17,7 @@
 #include "pagemodel.h"
 #include "perfring.h"
 #include "procread.h"
+#include "profile.h"
 #include "prepare.h"
 #include "registry.h"
 #include "spawn.h"
@@ -581,8 +582,10 @@ static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pi
     }
 }
 
-/* perf record of pid's stacks (faults 1 in 16, the give-back calls) into PREFIX.perf.data,
- * its messages into PREFIX.perf.log: its pid, or -1 (the log says why). */
+/* perf record of pid's stacks (faults 1 in STACKS_FAULT_PERIOD, the give-back calls, profile.h's
+ * command line) into PREFIX.perf.data, its messages into PREFIX.perf.log: its pid, or -1 (the
+ * log says why). */
+#define STACKS_FAULT_PERIOD 16
 static pid_t start_stacks(const dopts_t *o, pid_t pid, int *data_fd)
 {
     char data[PATH_MAX], log[PATH_MAX], p[32];
@@ -600,14 +603,18 @@ static pid_t start_stacks(const dopts_t *o, pid_t pid, int *data_fd)
         close(fd);
         return -1;
     }
-    char *argv[] = {(char *)o->perf, "record", "-q", "-N", "-d", "-o", "/proc/self/fd/3", "-m", "16M", "--call-graph",
-                    "dwarf,16384", "-c", "1", "-e", "page-faults/period=16/", "-e", "syscalls:sys_enter_madvise",
-                    "-e", "syscalls:sys_enter_munmap", "-e", "syscalls:sys_enter_brk", "-p", p, NULL};
+    char **argv = NULL;
+    int rc = profile_record_argv(&(profile_record_t){.perf = o->perf, .data = "/proc/self/fd/3",
+                                                     .fault_period = STACKS_FAULT_PERIOD, .tracepoints = true,
+                                                     .data_addr = true, .pid = p},
+                                 &argv);
     const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {fd, 1}, {fd, 2}, {*data_fd, 3}};
     spawn_t sp = {.path = o->perf, .argv = argv, .envp = environ, .fds = fds, .nfds = 4, .group = true,
                   .death_signal = SIGINT, .go_fd = -1};
     pid_t perf = -1;
-    int rc = spawn_start(&sp, &perf);
+    if (!rc)
+        rc = spawn_start(&sp, &perf);
+    launch_free_words(argv);
     close(fd);
     return rc ? -1 : perf;
 }

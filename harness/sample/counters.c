@@ -5,6 +5,7 @@
  * Library functions return 0 or -errno and never exit. */
 #include "counters.h"
 #include "mb_config.h"
+#include "tracefs.h"
 
 #include <linux/perf_event.h>   /* before pfmlib: libpfm4 then skips its copy */
 
@@ -18,7 +19,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -108,11 +108,7 @@ static const struct {
     { "emulation-faults",        PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
 };
 
-/* ---- process-wide discovery: tracefs, libpfm4, last privilege level ---- */
-
-static pthread_once_t cnt_tracefs_once = PTHREAD_ONCE_INIT;
-static const char *cnt_tracefs;                 /* NULL when unavailable */
-static char cnt_tracefs_why[CNT_REASON_MAX];    /* why unavailable */
+/* ---- process-wide discovery: libpfm4, last privilege level (tracefs: tracefs.h) ---- */
 
 static int cnt_last_excl = -1;                  /* exclude_kernel of the last open, -1: none yet */
 
@@ -120,66 +116,6 @@ static int cnt_last_excl = -1;                  /* exclude_kernel of the last op
 static pthread_once_t cnt_pfm_once = PTHREAD_ONCE_INIT;
 static int cnt_pfm_status = PFM_ERR_NOINIT;
 #endif
-
-static bool cnt_is_dir(const char *path, int *err)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        *err = errno;
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        *err = ENOTDIR;
-        return false;
-    }
-    return true;
-}
-
-/* Find tracefs, mounting it at /sys/kernel/tracing when absent and root. */
-static void cnt_tracefs_find(void)
-{
-    static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-    char ev[PATH_MAX];
-    int err0 = 0, err;
-
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        snprintf(ev, sizeof ev, "%s/events", dirs[i]);
-        if (cnt_is_dir(ev, &err)) {
-            cnt_tracefs = dirs[i];
-            return;
-        }
-        if (i == 0)
-            err0 = err;
-    }
-    if (err0 == ENOENT && geteuid() == 0) {
-        if (mount("nodev", dirs[0], "tracefs", 0, NULL) != 0) {
-            snprintf(cnt_tracefs_why, sizeof cnt_tracefs_why,
-                     "tracefs not available: mount on %s: %s", dirs[0], strerror(errno));
-            return;
-        }
-        snprintf(ev, sizeof ev, "%s/events", dirs[0]);
-        if (cnt_is_dir(ev, &err)) {
-            cnt_tracefs = dirs[0];
-            return;
-        }
-        snprintf(cnt_tracefs_why, sizeof cnt_tracefs_why,
-                 "tracefs not available: mounted, but %.80s: %s", ev, strerror(err));
-        return;
-    }
-    if (err0 == ENOENT)
-        snprintf(cnt_tracefs_why, sizeof cnt_tracefs_why,
-                 "tracefs not available: not mounted at %s (mounting needs root)", dirs[0]);
-    else
-        snprintf(cnt_tracefs_why, sizeof cnt_tracefs_why,
-                 "tracefs not available: %s/events: %s%s", dirs[0], strerror(err0),
-                 err0 == EACCES ? " (root only)" : "");
-}
-
-static const char *cnt_tracefs_path(void)
-{
-    pthread_once(&cnt_tracefs_once, cnt_tracefs_find);
-    return cnt_tracefs;
-}
 
 /* A tracepoint category or name: letters, digits, '_' and '-' only, so that
  * it can never leave the events/ directory. */
@@ -196,7 +132,7 @@ static bool cnt_tp_token(const char *s, size_t len)
 /* Read the id of tracepoint cat:name from tracefs; 0 or -errno. */
 static int cnt_tp_id(const char *cat, size_t catlen, const char *name, uint64_t *id)
 {
-    const char *tfs = cnt_tracefs_path();
+    const char *tfs = tracefs_dir();
     char path[PATH_MAX], buf[32], *end;
     FILE *f;
     size_t n;
@@ -215,11 +151,6 @@ static int cnt_tp_id(const char *cat, size_t catlen, const char *name, uint64_t 
     if (errno || end == buf || (*end != '\n' && *end != '\0'))
         return -EINVAL;
     return 0;
-}
-
-const char *cnt_tracefs_dir(void)
-{
-    return cnt_tracefs_path();
 }
 
 int cnt_tracepoint_id(const char *cat, const char *name, uint64_t *id)
@@ -319,8 +250,8 @@ static int cnt_resolve(cnt_ev_t *ev, const char *name, char *err, size_t errlen)
             return 0;
         }
     }
-    if (tp_form && !cnt_tracefs_path())
-        cnt_set_err(err, errlen, "unknown event '%s': %s (and %s)", name, why, cnt_tracefs_why);
+    if (tp_form && !tracefs_dir())
+        cnt_set_err(err, errlen, "unknown event '%s': %s (and %s)", name, why, tracefs_why());
     else if (tp_form)
         cnt_set_err(err, errlen, "unknown event '%s': %s, and no such tracepoint", name, why);
     else
@@ -367,8 +298,8 @@ int cnt_set_new(cnt_set_t **out, const char *const *extra, size_t nextra,
             uint64_t id = 0;
             int r;
             ev->resolved = false;
-            if (!cnt_tracefs_path())
-                snprintf(ev->reason, sizeof ev->reason, "%s", cnt_tracefs_why);
+            if (!tracefs_dir())
+                snprintf(ev->reason, sizeof ev->reason, "%s", tracefs_why());
             else if ((r = cnt_tp_id("syscalls", 8, cnt_fixed[i].tracepoint, &id)) != 0)
                 snprintf(ev->reason, sizeof ev->reason, "tracepoint syscalls:%s: %s",
                          cnt_fixed[i].tracepoint, strerror(-r));
@@ -719,7 +650,7 @@ static const char *cnt_excl_state(void)
 void cnt_describe(char *buf, size_t len)
 {
     char pfm[32], pmu[64];
-    const char *tfs = cnt_tracefs_path();
+    const char *tfs = tracefs_dir();
     int pmu_err;
 
     if (!buf || !len)
@@ -807,11 +738,11 @@ int cnt_list_events(FILE *out)
             "instructions, cache-misses, dTLB-load-misses, ...) or tracepoint category:name ");
 #endif
     {
-        const char *tfs = cnt_tracefs_path();
+        const char *tfs = tracefs_dir();
         if (tfs)
             fprintf(out, "(see %s/available_events, e.g. syscalls:sys_enter_mremap)\n", tfs);
         else
-            fprintf(out, "(%s)\n", cnt_tracefs_why);
+            fprintf(out, "(%s)\n", tracefs_why());
     }
     fflush(out);
     return ferror(out) ? -EIO : 0;

@@ -86,10 +86,8 @@ double cnt_scaled(const cnt_value_t *v);
  * the running fraction of the interval; NAN when unsupported. */
 double cnt_delta(const cnt_value_t *before, const cnt_value_t *after);
 
-/* The tracefs directory in use (mounted if absent and we are root), or
- * NULL when there is none; and the id of tracepoint cat:name in it: 0, or
- * -errno (-EINVAL: a name that is not a tracepoint's). */
-const char *cnt_tracefs_dir(void);
+/* The id of tracepoint cat:name in tracefs (tracefs.h): 0, or -errno (-EINVAL: a name that
+ * is not a tracepoint's). */
 int cnt_tracepoint_id(const char *cat, const char *name, uint64_t *id);
 
 /* Print the events this machine offers and whether each can be counted

@@ -6,6 +6,7 @@
  * tracepoint's format file. */
 #include "execs.h"
 #include "counters.h"
+#include "tracefs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +40,7 @@ static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
  * (every kernel since 3.4) when it cannot be read. */
 static unsigned filename_offset(void)
 {
-    const char *tfs = cnt_tracefs_dir();
+    const char *tfs = tracefs_dir();
     char path[512], line[256];
     unsigned off = 8;
     if (!tfs)

@@ -5,16 +5,19 @@
  * variables): perf 6.1 loses the user stacks of a command started through
  * env(1), whose pre-exec maps stay in its view (docs/profile.md). */
 #include "profile.h"
+#include "elfinfo.h"
 #include "fileio.h"
 #include "launch.h"
 #include "prepare.h"
 #include "sample.h"
 #include "spawn.h"
 #include "tools.h"
+#include "tracefs.h"
 #include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,31 +29,13 @@
 #define PERF_ARGS_MAX 40
 #define RENDER_TIMEOUT_S 600.0
 
-/* The first executable PROG on $PATH (or PROG itself when it has a '/'). */
-static int find_program(const char *prog, char *out, size_t len)
-{
-    if (strchr(prog, '/')) {
-        snprintf(out, len, "%s", prog);
-        return access(out, X_OK) == 0 ? 0 : -errno;
-    }
-    const char *path = getenv("PATH");
-    char dirs[4096];
-    snprintf(dirs, sizeof dirs, "%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-    char *save = NULL;
-    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, len, "%s/%s", d, prog);
-        struct stat st;
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-            return 0;
-    }
-    return -ENOENT;
-}
-
-/* Whether the kernel's syscall tracepoints can be opened (tracefs readable). */
+/* Whether the kernel's syscall tracepoints can be opened (tracefs.h's, readable). */
 static bool have_syscall_tracepoints(void)
 {
-    return access("/sys/kernel/tracing/events/syscalls/sys_enter_madvise", F_OK) == 0 ||
-           access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_madvise", F_OK) == 0;
+    const char *tfs = tracefs_dir();
+    char p[PATH_MAX];
+    return tfs && (size_t)snprintf(p, sizeof p, "%s/events/syscalls/sys_enter_madvise", tfs) < sizeof p &&
+           access(p, F_OK) == 0;
 }
 
 /* perf's ring buffer per CPU (-m), "16M": 16 MiB, halved down to 1 MiB
@@ -64,36 +49,51 @@ static void buffer_size(char *buf, size_t len)
     snprintf(buf, len, "%ldM", mib);
 }
 
-/* perf record's command line, the worker's command (cmd) at its end. */
-static int perf_argv(const char *perf, const char *data, char *const *cmd, bool tracepoints, char ***argvp)
+int profile_record_argv(const profile_record_t *r, char ***argvp)
 {
     char fault_ev[64], cpu_ev[64], stack[32], mmap_size[32];
     buffer_size(mmap_size, sizeof mmap_size);
-    snprintf(fault_ev, sizeof fault_ev, "page-faults/period=%d/", PROFILE_FAULT_PERIOD);
+    snprintf(fault_ev, sizeof fault_ev, "page-faults/period=%d/", r->fault_period);
     snprintf(cpu_ev, sizeof cpu_ev, "cpu-clock/period=%d/", PROFILE_CPU_PERIOD_NS);
     snprintf(stack, sizeof stack, "dwarf,%d", PROFILE_STACK_BYTES);
-    const char *fixed[] = {perf, "record", "-q", "-N", "-o", data, "-m", mmap_size, "--call-graph", stack,
-                           "-c", "1", /* every tracepoint hit; the two periods above are their own */
-                           "-e", fault_ev, "-e", cpu_ev};
+    const char *words[PERF_ARGS_MAX];
+    size_t k = 0;
+    const char *head[] = {r->perf, "record", "-q", "-N"};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+        words[k++] = head[i];
+    if (r->data_addr)
+        words[k++] = "-d";
+    const char *mid[] = {"-o", r->data, "-m", mmap_size, "--call-graph", stack,
+                         "-c", "1", /* every tracepoint hit; the periods are their own */
+                         "-e", fault_ev};
+    for (size_t i = 0; i < sizeof mid / sizeof *mid; i++)
+        words[k++] = mid[i];
+    if (r->cpu) {
+        words[k++] = "-e";
+        words[k++] = cpu_ev;
+    }
     const char *tps[] = {"-e", "syscalls:sys_enter_madvise", "-e", "syscalls:sys_enter_munmap",
                          "-e", "syscalls:sys_enter_brk"};
+    for (size_t i = 0; r->tracepoints && i < sizeof tps / sizeof *tps; i++)
+        words[k++] = tps[i];
+    if (r->pid) {
+        words[k++] = "-p";
+        words[k++] = r->pid;
+    } else {
+        words[k++] = "--";
+    }
     size_t ncmd = 0;
-    while (cmd[ncmd])
+    while (!r->pid && r->cmd[ncmd])
         ncmd++;
-    char **argv = calloc(PERF_ARGS_MAX + ncmd + 1, sizeof *argv);
+    char **argv = calloc(k + ncmd + 1, sizeof *argv);
     if (!argv)
         return -ENOMEM;
     size_t n = 0;
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-        if (!(argv[n++] = strdup(fixed[i])))
+    for (size_t i = 0; i < k; i++)
+        if (!(argv[n++] = strdup(words[i])))
             goto oom;
-    for (size_t i = 0; tracepoints && i < sizeof tps / sizeof *tps; i++)
-        if (!(argv[n++] = strdup(tps[i])))
-            goto oom;
-    if (!(argv[n++] = strdup("--")))
-        goto oom;
     for (size_t i = 0; i < ncmd; i++)
-        if (!(argv[n++] = strdup(cmd[i])))
+        if (!(argv[n++] = strdup(r->cmd[i])))
             goto oom;
     *argvp = argv;
     return 0;
@@ -196,7 +196,7 @@ static int render(profile_t *p, char *summary, size_t len)
         snprintf(summary, len, "profile: cannot find the mallocbench Python package (its flamegraph module)");
         return -ENOENT;
     }
-    if (find_program("/usr/bin/python3", python, sizeof python) && find_program("python3", python, sizeof python)) {
+    if (elf_which("/usr/bin/python3", python, sizeof python) && elf_which("python3", python, sizeof python)) {
         snprintf(summary, len, "profile: cannot find python3");
         return -ENOENT;
     }
@@ -236,7 +236,10 @@ static int record(profile_t *p, char *summary, size_t len)
     char **envp = NULL, **argv = NULL;
     int rc = prepare_env(p->cmd->assign, p->cmd->nassign, &envp);
     if (!rc)
-        rc = perf_argv(p->perf, p->data, p->cmd->argv, have_syscall_tracepoints(), &argv);
+        rc = profile_record_argv(&(profile_record_t){.perf = p->perf, .data = p->data, .fault_period = PROFILE_FAULT_PERIOD,
+                                                    .cpu = true, .tracepoints = have_syscall_tracepoints(),
+                                                    .cmd = p->cmd->argv},
+                                 &argv);
     if (rc) {
         snprintf(summary, len, "profile: cannot build the perf command: %s", strerror(-rc));
         goto out;
@@ -270,7 +273,7 @@ static int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const 
                     size_t len)
 {
     profile_t p = {.o = o, .cmd = cmd};
-    if (find_program("perf", p.perf, sizeof p.perf)) {
+    if (elf_which("perf", p.perf, sizeof p.perf)) {
         snprintf(summary, len, "profile: perf not found on PATH (Debian: apt install linux-perf)");
         return -ENOENT;
     }

@@ -7,6 +7,7 @@
 #define MB_PROFILE_H
 #include "types.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Sampling periods, documented in docs/profile.md: one page-faults sample
@@ -19,6 +20,23 @@
 #define PROFILE_BUFFER_MIB 16     /* perf's ring buffer per CPU (-m) ... */
 #define PROFILE_BUFFERS_MIB 256   /* ... halved while all CPUs' together exceed this */
 #define PROFILE_TIMEOUT_FACTOR 4  /* the profiled run may take this many times --timeout */
+
+/* The one `perf record` command line (run --profile's and diagnose --stacks'):
+ *   PERF record -q -N [-d] -o DATA -m SIZE --call-graph dwarf,PROFILE_STACK_BYTES -c 1
+ *   -e page-faults/period=FAULT_PERIOD/ [-e cpu-clock/period=PROFILE_CPU_PERIOD_NS/]
+ *   [-e syscalls:sys_enter_madvise -e ..._munmap -e ..._brk] (-p PID | -- CMD...)
+ * SIZE is PROFILE_BUFFER_MIB per CPU, halved while all CPUs' exceed PROFILE_BUFFERS_MIB. */
+typedef struct {
+    const char *perf, *data;
+    int fault_period;      /* one sample per this many page faults */
+    bool cpu;              /* cpu-clock samples too */
+    bool tracepoints;      /* every madvise, munmap and brk call */
+    bool data_addr;        /* -d: the faulting addresses */
+    const char *pid;       /* -p PID, or NULL: */
+    char *const *cmd;      /* -- CMD... (NULL-terminated) */
+} profile_record_t;
+/* The words in *argvp (malloc'd, NULL-terminated; launch_free_words after): 0 or -ENOMEM. */
+int profile_record_argv(const profile_record_t *r, char ***argvp);
 
 /* A command to profile: argv (argv[0] a path; NULL-terminated), run with
  * our environment less the allocator variables, plus assign

@@ -5,6 +5,7 @@
 #include "perfring.h"
 #include "perfparse.h"
 #include "strpool.h"
+#include "tracefs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,18 +71,6 @@ uint64_t pr_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static const char *tracefs(void)
-{
-    static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
-    char p[128];
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(p, sizeof p, "%s/events/syscalls", dirs[i]);
-        if (access(p, R_OK) == 0)
-            return dirs[i];
-    }
-    return NULL;
 }
 
 /* The id of syscalls:sys_{enter,exit}_NAME and the offsets of its fields
@@ -260,10 +249,9 @@ static int open_cpu(pr_watch_t *w, int c, const uint64_t *tp_id, char *err, size
 
 static int tp_setup(pr_watch_t *w, uint64_t *tp_id, char *err, size_t errlen)
 {
-    const char *tfs = tracefs();
+    const char *tfs = tracefs_dir();
     if (!tfs) {
-        snprintf(err, errlen, "tracefs is not mounted (or not readable) at /sys/kernel/tracing: the syscall "
-                              "tracepoints need it (mount -t tracefs nodev /sys/kernel/tracing)");
+        snprintf(err, errlen, "%s: the syscall tracepoints need it", tracefs_why());
         return -ENOENT;
     }
     for (int s = 0; s < PR_NSYS; s++)

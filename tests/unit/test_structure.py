@@ -5,9 +5,13 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
   - a function in harness/*/*.c is longer than 100 lines (from the column-0
     line that starts its signature to its column-0 closing brace);
   - the harness's stage folders are not layered: every file lives in one of
-    harness/cmd, plan, verdict, output, sample, watch, base (top down), and a file
-    includes only headers of its own stage or a lower one (a header named
-    twice, or a harness file outside the stages, is a breach too);
+    harness/cmd, plan, machine, verdict, output, watch, sample, base (top down), and a
+    file includes only headers of its own stage or of those its row of the include
+    table ALLOWED names (watch/ only from cmd/, machine/ never from output/; a header
+    named twice, or a harness file outside the stages, is a breach too);
+  - kernel and text plumbing has more than one owner: a tracefs lookup (its mount
+    paths), a `perf record` argv builder, a PATH lookup and a JSON string writer are
+    each found by a fingerprint (OWNERS) in one C file only, its owner;
   - a command is more than its file and one line of cli.h's MB_COMMANDS
     table, X(NAME, KIND, "..."): a C command's cmd_NAME lives in
     harness/cmd/cmd_NAME.c (trace beside record, version in main.c), each such
@@ -37,8 +41,8 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
     tests the package); a package module that imports a sibling absolutely, exits outside
     its `if __name__ == "__main__"` block (modules raise cli.Fail) or chooses a matplotlib
     backend at import;
-  - a script computes outside the data layer (scripts/mallocbench/mbdata.py, and mbcsv.py, the reader it
-    builds on): it names a column only a derived metric reads (the faults per MiB / GB
+  - a script computes outside the data layer (scripts/mallocbench/mbdata.py, mbcsv.py, the reader it
+    builds on, and the parts split from it by job: machines.py, disturb.py, programs.py): it names a column only a derived metric reads (the faults per MiB / GB
     inputs), defines a metric or parser function (faults per ..., sys share, params,
     settings, family, sidecar), splits workload_params on ',' or '=' or a label on '[' or
     '@', names a workload (presentation facts come from the sidecar's traits), or reaches
@@ -261,7 +265,7 @@ def check_workloads(root):
     return len(found)
 
 
-DATA_LAYER = ("mbdata.py", "mbcsv.py")
+DATA_LAYER = ("mbdata.py", "mbcsv.py", "machines.py", "disturb.py", "programs.py")
 DERIVED_INPUTS = {"region_minor_faults", "region_bytes"}
 METRIC_DEF = re.compile(r"faults?_per|per_(gb|mib)|sys_share|parse_params|param_of|params_without|setting|"
                         r"^_?family$|^sidecar$")
@@ -327,6 +331,89 @@ def strip_c(text):
     """C text without its comments, string and character literals."""
     return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
                   lambda m: "\n" * m.group(0).count("\n") if m.group(0)[0] == "/" else '""', text, flags=re.S)
+
+
+def c_strings(text):
+    """The string literals of C text (their source spelling, escapes as written), comments left out."""
+    return [m.group(1) for m in re.finditer(r'/\*.*?\*/|//[^\n]*|\'(?:\\.|[^\'\\\n])*\'|"((?:\\.|[^"\\\n])*)"', text, re.S)
+            if m.group(0)[0] == '"']
+
+
+# Kernel and text plumbing with one owner each (issue 44), each found by a fingerprint in the
+# C of LAUNCH_DIRS, outside comments: (what, the file that owns it, does text hold one?).
+def _tracefs(text):
+    return any("/sys/kernel/tracing" in s or "/sys/kernel/debug/tracing" in s for s in c_strings(text))
+
+
+def _perf_record(text):
+    lits = set(c_strings(text))
+    return "record" in lits and bool(lits & {"-g", "--call-graph"})
+
+
+def _path_lookup(text):
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+    return 'getenv("PATH")' in code and (":" in c_strings(text) or "':'" in code)
+
+
+def _json_string(text):
+    return any(re.search(r"\\\\u(%0?4x|00|dc)", s) for s in c_strings(text))
+
+
+OWNERS = (("a tracefs lookup (its mount paths)", "harness/sample/tracefs.c", _tracefs),
+          ("a `perf record` argv builder (\"record\" beside \"-g\" or \"--call-graph\")", "harness/sample/profile.c",
+           _perf_record),
+          ("a PATH lookup (getenv(\"PATH\") walked by ':')", "common/elfinfo.c", _path_lookup),
+          ("a JSON string writer (its \\u escapes)", "common/text.c", _json_string))
+
+
+def owner_problems(files):
+    """Each of OWNERS defined in one file, its owner, for {path: C text}: one line per breach."""
+    out = []
+    for what, owner, holds in OWNERS:
+        found = sorted(p for p, t in files.items() if holds(t))
+        if found != [owner]:
+            out.append(f"{what} is defined in {', '.join(found) or 'no file'}: once, in {owner}")
+    return out
+
+
+def owner_self_check():
+    good = {
+        "harness/sample/tracefs.c": 'static const char *d[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};\n',
+        "harness/sample/profile.c": 'const char *w[] = {perf, "record", "-q", "--call-graph", stack};\n',
+        "common/elfinfo.c": 'const char *path = getenv("PATH");\nsize_t n = strcspn(p, ":");\n',
+        "common/text.c": 'fprintf(out, "\\\\u%04x", c);\n',
+        "harness/cmd/cmd_x.c": '/* "/sys/kernel/tracing", getenv("PATH") split on \':\', "record" "-g" */\n'
+                               'const char *e = getenv("HOME"); char *c = strchr(x, \':\');\n'
+                               'printf("record %s\\n", "-q"); fputs("\\n", f);\n',
+    }
+    if owner_problems(good):
+        fail("the one-owner check flags a good tree: " + repr(owner_problems(good)))
+    bad = dict(good)
+    bad["harness/watch/ring.c"] = 'if (access("/sys/kernel/debug/tracing/events", R_OK))\n'
+    bad["harness/cmd/cmd_x.c"] = 'char *argv[] = {perf, "record", "-g", "-p", pid, NULL};\n'
+    bad["harness/sample/run.c"] = 'const char *p = getenv("PATH");\nfor (d = strtok_r(p, ":", &s); d;)\n'
+    bad["harness/output/js.c"] = 'else fprintf(f, "\\\\u00%02x", c);\n'
+    del bad["common/text.c"]
+    want = ["a tracefs lookup (its mount paths) is defined in harness/sample/tracefs.c, harness/watch/ring.c: "
+            "once, in harness/sample/tracefs.c",
+            "a `perf record` argv builder (\"record\" beside \"-g\" or \"--call-graph\") is defined in "
+            "harness/cmd/cmd_x.c, harness/sample/profile.c: once, in harness/sample/profile.c",
+            "a PATH lookup (getenv(\"PATH\") walked by ':') is defined in common/elfinfo.c, harness/sample/run.c: "
+            "once, in common/elfinfo.c",
+            "a JSON string writer (its \\u escapes) is defined in harness/output/js.c: once, in common/text.c"]
+    if owner_problems(bad) != want:
+        fail("the one-owner check is broken: " + repr(owner_problems(bad)))
+
+
+def check_owners(root):
+    owner_self_check()
+    files = {}
+    for d in LAUNCH_DIRS:
+        for dirpath, _, names in os.walk(os.path.join(root, d)):
+            for f in sorted(n for n in names if n.endswith((".c", ".h"))):
+                files[os.path.relpath(os.path.join(dirpath, f), root)] = read(os.path.join(dirpath, f))
+    for what in owner_problems(files):
+        fail(what)
 
 
 def launches(text):
@@ -770,6 +857,7 @@ def main():
     if len(sites) > 1 or (sites and SPAWNER not in sites):
         fail("processes are started in more than one place (one spawner, " + SPAWNER + "): " +
              ", ".join(f"{f}:{l}" for f, ls in sorted(sites.items()) for l in ls))
+    check_owners(root)
     nwl = check_workloads(root)
     print(f"{len(files)} harness files, {nfunc} functions, {len(headers)} headers, {nwl} workloads, "
           f"{nscripts} scripts checked; process launches: {sites}", file=sys.stderr)
