@@ -451,7 +451,16 @@ def overview(doc, links, report, has_alerts):
     out.append('<p class="legend">' + " ".join(
         '<span class="cell st-%s">%s %s</span>' % (k, g, esc(l)) for k, (l, g) in STATUS.items()) +
         ' \u2014 colour: the latest change against the series\u2019 own history; number: the latest ratio to the baseline configuration.</p>')
-    # regressions, biggest first
+    out += regressions_html(doc, links)
+    out += fleet_html(doc)
+    for mi, (m, ss) in enumerate(sorted(by_m.items())):
+        out += machine_html(mi, m, ss, doc)
+    return "\n".join(out)
+
+
+def regressions_html(doc, links):
+    """The overview's regressions, largest first, each linked to its series' page."""
+    out = []
     regs = [a for a in doc.get("alerts", []) if isinstance(a, dict) and a.get("direction") == "regression"]
     regs.sort(key=lambda a: (-abs(num(a.get("change_pct")) or 0), str(a.get("machine")), str(a.get("workload")),
                              str(a.get("config")), str(a.get("metric")), str(a.get("night"))))
@@ -476,70 +485,82 @@ def overview(doc, links, report, has_alerts):
     else:
         out.append("<p>None detected.</p>")
     out.append("</section>")
-    if doc.get("fleet"):
-        out.append('<section id="fleet"><h2>Across machines</h2><p class="meta">Each workload and configuration '
-                   'measured on several machines (a machine: one boot of a host, as compare names it): the '
-                   'latest night\u2019s ratio to the baseline pooled over them (random effects; a CI from '
-                   'three machines) and whether they agree.</p>'
-                   '<table class="list"><tr><th>workload</th><th>config</th><th>night</th><th>pooled</th>'
-                   '<th>95% CI</th><th>machines</th><th>they say</th></tr>')
-        for f in doc["fleet"]:
-            i = max((j for j, w in enumerate(f["words"]) if w), default=len(f["nights"]) - 1)
-            p, lo, hi = f["pooled"][i] if f["pooled"] else None, f["lo"][i] if f["lo"] else None, f["hi"][i] if f["hi"] else None
-            out.append('<tr><td title="%s">%s</td><td><a href="%s">%s</a></td><td>%s</td><td class="num">%s</td>'
-                       '<td class="num">%s</td><td class="num">%d</td><td>%s</td></tr>' % (
-                           esc(f.get("params", "")), esc(f["workload"]), esc(f["page"]), esc(f["config"]),
-                           esc(f["nights"][i] if f["nights"] else "?"), mbdata.ratio_digits(p) + "\u00d7" if p is not None else "\u2013",
-                           mbdata.ratio_ci_digits(lo, hi) if lo is not None and hi is not None else "\u2013",
-                           len(f["machines"]), esc(f["words"][i] if f["words"] and f["words"][i] else "\u2013")))
-        out.append("</table></section>")
-    for mi, (m, ss) in enumerate(sorted(by_m.items())):
-        info = doc["machines"].get(m, {}) if isinstance(doc["machines"].get(m), dict) else {}
-        fp = info.get("fingerprint", {}) if isinstance(info.get("fingerprint"), dict) else {}
-        nights = info.get("nights") or sorted({n for s in ss for n in s["nights"]})
-        out.append('<section class="machine" id="m-%d"><h2>%s</h2><p class="meta">%s%s \u00b7 %d nights, %s \u2026 %s</p>' % (
-            mi, esc(m), "kind %s: " % esc(info["kind"]) if isinstance(info.get("kind"), str) else "",
-            esc(", ".join("%s %s" % (k, v) for k, v in fp.items())), len(nights),
-            esc(nights[0] if nights else "?"), esc(nights[-1] if nights else "?")))
-        env = [e for e in info.get("environment", []) if isinstance(e, dict)]
-        if env:
-            out.append('<p class="env">\u2699 Environment changes: %s</p>' % "; ".join(
-                "%s %s" % (esc(e.get("night")), esc(e.get("what"))) for e in env))
-        miss = [e for e in info.get("missing_counters", []) if isinstance(e, dict)]
-        if miss:
-            out.append('<div class="note"><strong>Counters not counted</strong> (those nights are gaps in the plots, never 0):<ul>%s</ul></div>' % "".join(
-                "<li>%s: %s</li>" % (esc(e.get("night")), esc(e.get("what"))) for e in miss))
-        metrics = sorted({s["metric"] for s in ss}, key=metric_key)
-        out.append('<div class="tabs" role="tablist">' + "".join(
-            '<button type="button" data-tab="m-%d-%d"%s>%s</button>' % (mi, k, ' class="on"' if k == 0 else "", esc(x))
-            for k, x in enumerate(metrics)) + "</div>")
-        for k, metric in enumerate(metrics):
-            ms = [s for s in ss if s["metric"] == metric]
-            configs = []
-            for s in sorted(ms, key=lambda s: s.get("baseline") != s["config"]):
-                if s["config"] not in configs:
-                    configs.append(s["config"])
-            col = {s["config"]: s["colour"] for s in ms}
-            rows = sorted({(s["workload"], s.get("params", "")) for s in ms})
-            one = ms[0]
-            better = sorted({str(s.get("better", "?")) for s in ms})
-            hint = "%s is better" % better[0] if len(better) == 1 else "better: see each row"
-            figure = {(s["workload"], s.get("params", "")): "%s, %s" % (s.get("figure") or metric, s.get("unit") or "no unit")
-                      for s in ms}
-            out.append('<div class="tab" id="m-%d-%d"><h3>%s <small>(%s; ratio to %s)</small></h3><table class="grid"><tr><th>workload</th>%s</tr>' % (
-                mi, k, esc(metric), esc(hint), esc(one.get("baseline", "baseline")), "".join(
-                    '<th><span class="sw" style="background:%s"></span>%s</th>' % (col[c], esc(c)) for c in configs)))
-            cells = {(s["workload"], s.get("params", ""), s["config"]): s for s in ms}
-            for wl, params in rows:
-                out.append('<tr><th title="%s">%s<br><small>%s<br>%s</small></th>' % (
-                    esc(params), esc(wl), esc(figure[(wl, params)]), esc(params[:40] + ("\u2026" if len(params) > 40 else ""))))
-                for c in configs:
-                    s = cells.get((wl, params, c))
-                    out.append("<td>%s</td>" % (cell_html(s, s["page"]) if s else '<span class="none">\u00b7</span>'))
-                out.append("</tr>")
-            out.append("</table></div>")
-        out.append("</section>")
-    return "\n".join(out)
+    return out
+
+
+def fleet_html(doc):
+    """The overview's fleet table: each workload and configuration pooled over its machines."""
+    if not doc.get("fleet"):
+        return []
+    out = []
+    out.append('<section id="fleet"><h2>Across machines</h2><p class="meta">Each workload and configuration '
+               'measured on several machines (a machine: %s): the '
+               'latest night\u2019s ratio to the baseline pooled over them (random effects; a CI from '
+               'three machines) and whether they agree.</p>'
+               '<table class="list"><tr><th>workload</th><th>config</th><th>night</th><th>pooled</th>'
+               '<th>95%% CI</th><th>machines</th><th>they say</th></tr>' % esc(words.MACHINE_UNIT))
+    for f in doc["fleet"]:
+        i = max((j for j, w in enumerate(f["words"]) if w), default=len(f["nights"]) - 1)
+        p, lo, hi = f["pooled"][i] if f["pooled"] else None, f["lo"][i] if f["lo"] else None, f["hi"][i] if f["hi"] else None
+        out.append('<tr><td title="%s">%s</td><td><a href="%s">%s</a></td><td>%s</td><td class="num">%s</td>'
+                   '<td class="num">%s</td><td class="num">%d</td><td>%s</td></tr>' % (
+                       esc(f.get("params", "")), esc(f["workload"]), esc(f["page"]), esc(f["config"]),
+                       esc(f["nights"][i] if f["nights"] else "?"), mbdata.ratio_digits(p) + "\u00d7" if p is not None else "\u2013",
+                       mbdata.ratio_ci_digits(lo, hi) if lo is not None and hi is not None else "\u2013",
+                       len(f["machines"]), esc(f["words"][i] if f["words"] and f["words"][i] else "\u2013")))
+    out.append("</table></section>")
+    return out
+
+
+def machine_html(mi, m, ss, doc):
+    """The overview's section of one machine: its kind and fingerprint, its notes, a tab per metric."""
+    out = []
+    info = doc["machines"].get(m, {}) if isinstance(doc["machines"].get(m), dict) else {}
+    fp = info.get("fingerprint", {}) if isinstance(info.get("fingerprint"), dict) else {}
+    nights = info.get("nights") or sorted({n for s in ss for n in s["nights"]})
+    out.append('<section class="machine" id="m-%d"><h2>%s</h2><p class="meta">%s%s \u00b7 %d nights, %s \u2026 %s</p>' % (
+        mi, esc(m), "kind %s: " % esc(info["kind"]) if isinstance(info.get("kind"), str) else "",
+        esc(", ".join("%s %s" % (k, v) for k, v in fp.items())), len(nights),
+        esc(nights[0] if nights else "?"), esc(nights[-1] if nights else "?")))
+    env = [e for e in info.get("environment", []) if isinstance(e, dict)]
+    if env:
+        out.append('<p class="env">\u2699 Environment changes: %s</p>' % "; ".join(
+            "%s %s" % (esc(e.get("night")), esc(e.get("what"))) for e in env))
+    miss = [e for e in info.get("missing_counters", []) if isinstance(e, dict)]
+    if miss:
+        out.append('<div class="note"><strong>Counters not counted</strong> (those nights are gaps in the plots, never 0):<ul>%s</ul></div>' % "".join(
+            "<li>%s: %s</li>" % (esc(e.get("night")), esc(e.get("what"))) for e in miss))
+    metrics = sorted({s["metric"] for s in ss}, key=metric_key)
+    out.append('<div class="tabs" role="tablist">' + "".join(
+        '<button type="button" data-tab="m-%d-%d"%s>%s</button>' % (mi, k, ' class="on"' if k == 0 else "", esc(x))
+        for k, x in enumerate(metrics)) + "</div>")
+    for k, metric in enumerate(metrics):
+        ms = [s for s in ss if s["metric"] == metric]
+        configs = []
+        for s in sorted(ms, key=lambda s: s.get("baseline") != s["config"]):
+            if s["config"] not in configs:
+                configs.append(s["config"])
+        col = {s["config"]: s["colour"] for s in ms}
+        rows = sorted({(s["workload"], s.get("params", "")) for s in ms})
+        one = ms[0]
+        better = sorted({str(s.get("better", "?")) for s in ms})
+        hint = "%s is better" % better[0] if len(better) == 1 else "better: see each row"
+        figure = {(s["workload"], s.get("params", "")): "%s, %s" % (s.get("figure") or metric, s.get("unit") or "no unit")
+                  for s in ms}
+        out.append('<div class="tab" id="m-%d-%d"><h3>%s <small>(%s; ratio to %s)</small></h3><table class="grid"><tr><th>workload</th>%s</tr>' % (
+            mi, k, esc(metric), esc(hint), esc(one.get("baseline", "baseline")), "".join(
+                '<th><span class="sw" style="background:%s"></span>%s</th>' % (col[c], esc(c)) for c in configs)))
+        cells = {(s["workload"], s.get("params", ""), s["config"]): s for s in ms}
+        for wl, params in rows:
+            out.append('<tr><th title="%s">%s<br><small>%s<br>%s</small></th>' % (
+                esc(params), esc(wl), esc(figure[(wl, params)]), esc(params[:40] + ("\u2026" if len(params) > 40 else ""))))
+            for c in configs:
+                s = cells.get((wl, params, c))
+                out.append("<td>%s</td>" % (cell_html(s, s["page"]) if s else '<span class="none">\u00b7</span>'))
+            out.append("</tr>")
+        out.append("</table></div>")
+    out.append("</section>")
+    return out
 
 
 def fleet_page(f, report):
@@ -547,10 +568,10 @@ def fleet_page(f, report):
     the baseline) and the pooled ratio with its CI as a band (site/fleet.js), then the table."""
     h = ['<p><a href="../index.html">&larr; overview</a>%s</p>' % (' \u00b7 <a href="../%s">latest compare report</a>' % esc(report) if report else "")]
     h.append("<h1>%s \u00b7 %s \u00b7 across machines</h1>" % (esc(f["workload"]), esc(f["config"])))
-    h.append('<p class="meta">params <code>%s</code> \u00b7 %s, %s is better \u00b7 ratio to %s on each machine, '
-             'and pooled over them (random effects, Paule-Mandel \u03c4\u00b2, Hartung-Knapp 95%% CI from 3 machines)</p>' % (
+    h.append('<p class="meta">params <code>%s</code> \u00b7 %s, %s is better \u00b7 ratio to %s on each machine '
+             '(a machine: %s), and pooled over them (random effects, Paule-Mandel \u03c4\u00b2, Hartung-Knapp 95%% CI from 3 machines)</p>' % (
                  esc(f.get("params", "")), esc(f.get("figure") or "throughput"), esc(f.get("better") or "?"),
-                 esc(f.get("baseline") or "the baseline")))
+                 esc(f.get("baseline") or "the baseline"), esc(words.MACHINE_UNIT)))
     h.append('<div id="plot-fleet" class="plot"></div>')
     h.append('<noscript><p class="note">The plot needs JavaScript; the table below does not.</p></noscript>')
     h.append('<h2>The last %d nights, newest first</h2><table class="list nights"><tr><th>night</th>%s<th>pooled</th>'

@@ -449,3 +449,11 @@ def markdown_html(md):
         i += 1
     flush()
     return "\n".join(out)
+
+
+# ---- the unit every view pools over ----------------------------------------------------------
+
+# what one machine is where a view pools over machines (the dashboard's fleet view, compare
+# --fleet): a boot of a host (machines.mark_machines), so a reboot starts another machine and
+# two identical hosts are two, never their hardware kind
+MACHINE_UNIT = "one boot of a host, as compare names it"
