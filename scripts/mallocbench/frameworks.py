@@ -20,6 +20,7 @@ from . import cli
 from . import mbcsv
 from . import mbdata
 from . import mbout
+from . import programs
 from . import stats
 from . import words
 
@@ -35,6 +36,73 @@ def die(msg, status=mbcsv.EXIT_BAD_INPUT):
 
 def col(c):
     return lambda r: mbcsv.num(r, c)
+
+
+# ---- the suite's statistics: medians, modes, rankings, fidelity ------------------------------
+
+MODE_GAP = 3.0      # sorted per-sample values this far apart (ratio) split into two modes
+FIDELITY_TOL = 0.10  # replay faults within 10% of the real program's
+
+
+def median_of(rows, fn):
+    vals = sorted(v for v in (fn(r) for r in rows) if v is not None)
+    if not vals:
+        return None
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
+def worst_config(groups, baseline):
+    """The label of the configuration with the lowest median throughput against the
+    baseline's in {config: [rows]} (the baseline itself, 1.0, when every other is faster);
+    None without a baseline."""
+    base = median_of(groups.get(baseline, []), col("throughput"))
+    if not base:
+        return None
+    ratios = [(median_of(rs, col("throughput")) / base, c) for c, rs in groups.items()
+              if median_of(rs, col("throughput"))]
+    return mbdata.config_label(min(ratios)[1]) if ratios else None
+
+
+def modes(values, gap=MODE_GAP):
+    """[(median, count)] of the modes of per-sample values: one mode, or two when the sorted
+    values jump by a factor of GAP or more (glibc on elementwise.py: 98k and 1.1M faults).
+    The largest jump splits; [] for no values."""
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return []
+    jumps = [(vals[i + 1] / vals[i] if vals[i] > 0 else (float("inf") if vals[i + 1] > 0 else 1), i)
+             for i in range(len(vals) - 1)]
+    big = max(jumps, default=(1, 0))
+    parts = [vals[:big[1] + 1], vals[big[1] + 1:]] if big[0] >= gap else [vals]
+    return [(median_of([{"v": v} for v in p], lambda r: r["v"]), len(p)) for p in parts]
+
+
+def kendall_tau(a, b):
+    """Kendall's tau (tau-b, scipy) between two {key: value} over their common keys; None
+    with fewer than two common keys or no variation."""
+    stats.require_scipy()
+    from scipy.stats import kendalltau
+    keys = [k for k in a if k in b and a[k] is not None and b[k] is not None]
+    if len(keys) < 2:
+        return None
+    tau = kendalltau([a[k] for k in keys], [b[k] for k in keys])[0]
+    return None if tau != tau else float(tau)
+
+
+def best_worst(values):
+    """(best, worst) keys of {key: throughput}, highest and lowest; (None, None) when empty."""
+    vals = {k: v for k, v in values.items() if v is not None}
+    if not vals:
+        return None, None
+    return max(vals, key=lambda k: (vals[k], k)), min(vals, key=lambda k: (vals[k], k))
+
+
+def within(value, ref, tol=FIDELITY_TOL):
+    """value within tol (a share) of ref; None when either is missing."""
+    if value is None or ref is None:
+        return None
+    return abs(value - ref) <= tol * ref if ref else value == 0
 
 
 def load(path, what):
@@ -69,14 +137,14 @@ def mib(v):
 
 def ratio_text(cell):
     """A pair as every view prints it (words.change_words), with its CI."""
-    if cell is None or cell["change"] is None:
+    if cell is None or cell.change is None:
         return "–"
     _, ci = words.fmt_change(cell)
     return words.change_words(cell) + (f" [{ci}]" if ci != "-" else "")
 
 
 def modes_text(rows, fn):
-    ms = mbdata.modes([fn(r) for r in rows])
+    ms = modes([fn(r) for r in rows])
     if len(ms) == 2:
         return "bimodal: " + " / ".join(f"{k(m)} ×{n}" for m, n in ms)
     return k(ms[0][0]) if ms else "–"
@@ -89,7 +157,7 @@ def findings(run, progs, base):
     out = []
     lab = mbdata.config_label
     for prog, groups in progs.items():
-        fl = {c: mbdata.median_of(rs, REGION_FAULTS) for c, rs in groups.items()}
+        fl = {c: median_of(rs, REGION_FAULTS) for c, rs in groups.items()}
         fl = {c: v for c, v in fl.items() if v is not None}
         if not fl:
             continue
@@ -97,7 +165,7 @@ def findings(run, progs, base):
         low = max(fl[low_c], 1)
         bimodal = set()
         for c, rs in groups.items():
-            ms = mbdata.modes([REGION_FAULTS(r) for r in rs])
+            ms = modes([REGION_FAULTS(r) for r in rs])
             if len(ms) == 2:
                 bimodal.add(c)
                 out.append(f"**{prog}** under {lab(c)} is bimodal in its faults: {ms[0][1]} run(s) near "
@@ -106,8 +174,8 @@ def findings(run, progs, base):
         for c, cfg in run.configs.items():
             if c not in fl or cfg.tunables or fl[c] < 3 * low or c in bimodal:
                 continue
-            sys_c = mbdata.median_of(groups[c], mbdata.sys_share)
-            sys_b = mbdata.median_of(groups.get(base, []), mbdata.sys_share)
+            sys_c = median_of(groups[c], mbdata.sys_share)
+            sys_b = median_of(groups.get(base, []), mbdata.sys_share)
             s = (f"**{prog}**: {lab(c)} re-faults — {k(fl[c])} page faults per run in the measured region, "
                  f"{fl[c] / low:.1f}× the lowest ({lab(low_c)}, {k(fl[low_c])}); "
                  f"{pct(sys_c)} of its CPU time in the region is the kernel's (sys / (user+sys))"
@@ -115,8 +183,8 @@ def findings(run, progs, base):
             fixes = [(fl[f], f) for f in fl if run.family_default(f) == c and fl[f] < fl[c] / 3]
             if fixes:
                 _, f = min(fixes)
-                r_c = mbdata.median_of(groups[c], mbdata.peak_memory_mib)
-                r_f = mbdata.median_of(groups[f], mbdata.peak_memory_mib)
+                r_c = median_of(groups[c], mbdata.peak_memory_mib)
+                r_f = median_of(groups[f], mbdata.peak_memory_mib)
                 mem = mbdata.peak_memory_name(groups[c] + groups[f])
                 cost = (f"{mem} {mib(r_c)} → {mib(r_f)} ({r_f - r_c:+.0f} MiB, {(r_f / r_c - 1) * 100:+.0f}%)"
                         if r_c and r_f else f"{mem} not measured")
@@ -145,13 +213,13 @@ def main_table(run, progs, base):
             ch = change.pair(groups[base], rs) if base in groups and c != base else None
             rt = "baseline" if c == base else ratio_text(ch)
             lines.append(f"| {prog} | {lab(c)} | {rt} | {modes_text(rs, REGION_FAULTS)} | "
-                         f"{pct(mbdata.median_of(rs, mbdata.sys_share))} | "
-                         f"{mib(mbdata.median_of(rs, mbdata.peak_memory_mib))} |")
+                         f"{pct(median_of(rs, mbdata.sys_share))} | "
+                         f"{mib(median_of(rs, mbdata.peak_memory_mib))} |")
     return lines
 
 
 def serve_table(run, base):
-    served = mbdata.by_program([r for r in run.ok if mbdata.is_served(r)])
+    served = programs.by_program([r for r in run.ok if programs.is_served(r)])
     if not served:
         return ["No served-model rows in this run."]
     lab = mbdata.config_label
@@ -159,9 +227,9 @@ def serve_table(run, base):
     for prog, groups in served.items():
         for c in sorted(groups, key=run.config_rank):
             rs = groups[c]
-            p99 = mbdata.median_of(rs, col("latency_p99_us"))
+            p99 = median_of(rs, col("latency_p99_us"))
             ch = change.pair(groups[base], rs) if base in groups and c != base else None
-            lines.append(f"| {prog} | {lab(c)} | {mbdata.median_of(rs, col('throughput')):.1f} | "
+            lines.append(f"| {prog} | {lab(c)} | {median_of(rs, col('throughput')):.1f} | "
                          f"{'baseline' if c == base else ratio_text(ch)} | "
                          f"{'not measured (exec rows carry none)' if p99 is None else f'{p99 / 1000:.1f} ms'} |")
     return lines
@@ -175,9 +243,9 @@ def rank_line(what, real, other, defaults=()):
     kind = what.split(" ")[0]
 
     def compare(a, b):
-        tau = mbdata.kendall_tau(a, b)
-        ab, aw = mbdata.best_worst(a)
-        bb, bw = mbdata.best_worst(b)
+        tau = kendall_tau(a, b)
+        ab, aw = best_worst(a)
+        bb, bw = best_worst(b)
         same = "yes" if (ab, aw) == (bb, bw) else "no"
         return (f"Kendall's tau of the throughput ranking {'–' if tau is None else f'{tau:.2f}'}; "
                 f"best/worst real {lab(ab or '–')}/{lab(aw or '–')}, {kind} "
@@ -207,8 +275,8 @@ def fidelity(run, progs, rep):
     lab = mbdata.config_label
     # counts from the replay paced as recorded where there is one (an allocator that purges
     # on a timer sees the program's time), the throughput ranking from the fast replay
-    fast = mbdata.by_program([r for r in rep.ok if replay_timing(r) == "fast"])
-    paced = mbdata.by_program([r for r in rep.ok if replay_timing(r) == "recorded"])
+    fast = programs.by_program([r for r in rep.ok if replay_timing(r) == "fast"])
+    paced = programs.by_program([r for r in rep.ok if replay_timing(r) == "recorded"])
     rprogs = {p: paced.get(p) or fast.get(p) for p in list(paced) + [p for p in fast if p not in paced]}
     lines = ["Each program marks its loop as its region (include/mallocbench.h); `record` keeps the "
              "region in the trace, and the replay measures the calls between its edges (region=recorded), "
@@ -227,7 +295,7 @@ def fidelity(run, progs, rep):
              + mbdata.peak_memory_name(run.rows) + ") |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
-    med = mbdata.median_of
+    med = median_of
     for prog, rgroups in rprogs.items():
         groups = progs.get(prog)
         if not groups:
@@ -235,10 +303,10 @@ def fidelity(run, progs, rep):
             continue
         for c in sorted(rgroups, key=run.config_rank):
             rr, real = rgroups[c], groups.get(c, [])
-            same = mbdata.replay_region(rr)  # the region against the region, else against the whole
+            same = programs.replay_region(rr)  # the region against the region, else against the whole
             against, span = (REGION_FAULTS, "region") if same else (TOTAL_FAULTS, "total")
             f_rep, f_tot = med(rr, REGION_FAULTS), med(real, against)
-            ok = mbdata.within(f_rep, f_tot)
+            ok = within(f_rep, f_tot)
             sc = lambda rows, p: "/".join(k(med(rows, col(f"{p}_{s}_calls"))) for s in ("madvise", "munmap", "brk"))
             lines.append(f"| {prog} | {lab(c)} | {modes_text(rr, REGION_FAULTS)} | "
                          f"{modes_text(real, against)}{'' if same else ' (whole)'} | "
@@ -259,10 +327,10 @@ def fidelity(run, progs, rep):
 
 def synthetic(run, progs, syn, base, match):
     lab = mbdata.config_label
-    med = mbdata.median_of
+    med = median_of
     sgroups = {}
     for r in syn.ok:
-        prog, traced = mbdata.synth_program(r, match)
+        prog, traced = programs.synth_program(r, match)
         if prog:
             name = f"{r['workload']}({r['workload_params']})"
             sgroups.setdefault((name, prog, traced), {}).setdefault(r["config"], []).append(r)
@@ -297,7 +365,7 @@ def flame_links(profile_dir, out_path):
 
 def report(args):
     run = load(args.csv, "the framework CSV")
-    progs = mbdata.by_program([r for r in run.ok if not mbdata.is_served(r)])
+    progs = programs.by_program([r for r in run.ok if not programs.is_served(r)])
     base = mbdata.baseline_config(run)
     md = ["# The framework suite under every allocator", "",
           f"From `{args.csv}` ({len(run.ok)} ok rows, {len(run.bad)} not ok); ratios are against "
@@ -362,7 +430,7 @@ def main(argv=None):
             die(str(e), 2)
     if args.worst:
         run = load(args.csv, "the framework CSV")
-        w = mbdata.worst_config(mbdata.by_program(run.ok).get(args.worst, {}), mbdata.baseline_config(run))
+        w = worst_config(programs.by_program(run.ok).get(args.worst, {}), mbdata.baseline_config(run))
         if not w:
             die(f"no configuration of '{args.worst}' to rank against {mbdata.baseline_config(run)}", 1)
         print(w)

@@ -17,6 +17,8 @@ import unicodedata
 from collections import namedtuple
 
 from . import mbcsv
+from .disturb import (DISTURB_STEAL, DISTURB_WAIT, disturbed, resolution, steal_share,  # noqa: F401
+                      variance_explained, wait_share)  # what disturbed a sample from outside
 from .machines import machine_descriptions, mark_machines  # noqa: F401  (a machine: one boot of a host)
 
 num = mbcsv.num
@@ -374,79 +376,6 @@ def duration_bound(by_config):
         return (f"every configuration's wall time is within {spread(wall) * 100:.1f}% of the others while "
                 f"CPU time or faults differ: the command runs for a set time")
     return None
-
-
-# ---- disturbance (schema 6: region_run_delay_s, steal_s, khugepaged_collapses, compactions) ----
-
-DISTURB_WAIT = 0.05     # a sample waited for a CPU more than this share of the time it wanted one
-DISTURB_STEAL = 0.01    # the host stole more than this share of the sample's wall time (all CPUs)
-
-
-def wait_share(r):
-    """The share of the time the sample's threads wanted a CPU that they waited for one:
-    run-queue delay / (delay + their CPU time in the region); None when not measured."""
-    d, cpu = num(r, "region_run_delay_s"), num(r, "region_task_clock_s")
-    if cpu is None:
-        u, s = num(r, "region_user_s"), num(r, "region_sys_s")
-        cpu = u + s if u is not None and s is not None else None
-    if d is None or cpu is None or d + cpu <= 0:
-        return None
-    return d / (d + cpu)
-
-
-def steal_share(r):
-    """Host steal over the sample as a share of its wall time on every CPU; None unknown."""
-    st, wall, ncpu = num(r, "steal_s"), num(r, "total_wall_s"), os.cpu_count() or 1
-    return st / (wall * ncpu) if st is not None and wall else None
-
-
-def disturbed(r):
-    """Why this sample was disturbed from outside, or None: it waited for a CPU more than
-    DISTURB_WAIT of the time, the host stole more than DISTURB_STEAL, or khugepaged or
-    compaction ran during it."""
-    why = []
-    w, st = wait_share(r), steal_share(r)
-    if w is not None and w > DISTURB_WAIT:
-        why.append(f"waited {w * 100:.0f}% for a CPU")
-    if st is not None and st > DISTURB_STEAL:
-        why.append(f"steal {st * 100:.1f}%")
-    if (num(r, "khugepaged_collapses") or 0) > 0:
-        why.append("khugepaged collapsed pages")
-    if (num(r, "compactions") or 0) > 0:
-        why.append("memory was compacted")
-    return ", ".join(why) or None
-
-
-def variance_explained(rows, fn):
-    """R^2 of log fn(r) on the samples' disturbance (wait share + steal share): the share of
-    a cell's variance that its samples' CPU waits and steal explain; None below 4 samples
-    with both figures, or when either does not vary."""
-    import math
-    pts = []
-    for r in rows:
-        y, w = fn(r), wait_share(r)
-        if y is None or y <= 0 or w is None:
-            continue
-        pts.append((w + (steal_share(r) or 0.0), math.log(y)))
-    if len(pts) < 4:
-        return None
-    n = len(pts)
-    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    syy = sum((y - my) ** 2 for _, y in pts)
-    if sxx <= 0 or syy <= 0:
-        return None
-    sxy = sum((x - mx) * (y - my) for x, y in pts)
-    return sxy * sxy / (sxx * syy)
-
-
-def resolution(change):
-    """The smallest change a paired comparison could have flagged from its own spread and
-    n: the half-width of its CI as a share of its estimate (ratio changes); None when it
-    has no CI (too few blocks) or is not a ratio."""
-    if change is None or change.kind != "ratio" or change.lo is None or change.hi is None or not change.estimate:
-        return None
-    return (change.hi - change.lo) / 2 / change.estimate
 
 
 def faults_per_mib(r):
@@ -851,57 +780,13 @@ def load(paths):
     return Run(paths, rows, metas, rss)
 
 
-# ---- the framework suite (scripts/frameworks.py): programs, baselines, modes, rankings --------
+# ---- a configuration's label and the baseline (the framework suite's programs: programs.py) ----
 
-TRACE_SPEC = "trace:"
-MODE_GAP = 3.0      # sorted per-sample values this far apart (ratio) split into two modes
-FIDELITY_TOL = 0.10  # replay faults within 10% of the real program's
 
 
 def config_label(config):
     """A configuration's short label: je-keep of 'je-keep[dirty_decay_ms=-1,...]'."""
     return config.partition("[")[0]
-
-
-def program_of(r):
-    """The program a row measures: an exec row its command's script or binary (train of
-    '/usr/bin/python3 workloads/frameworks/train.py --steps 5'), a replay row its trace's
-    name (train of 'results/frameworks/train.mbt'), any other row its workload."""
-    params = dict(parse_params(r["workload_params"]))
-    if r["workload"] == "exec":
-        words = (params.get("cmd") or "").split()
-        picks = [w for w in words if w.endswith((".py", ".sh"))] or words[:1]
-        return os.path.splitext(os.path.basename(picks[0]))[0] if picks else "exec"
-    if r["workload"] == "replay" and params.get("trace"):
-        return os.path.splitext(os.path.basename(params["trace"]))[0]
-    return r["workload"]
-
-
-def replay_region(rows):
-    """True when these replay rows measured the region the program marked while it was
-    recorded (workload_metrics region=recorded), so their region_* columns stand beside
-    the real program's region_*; False when they replayed the whole trace."""
-    return bool(rows) and all(parse_metrics(r.get("workload_metrics", "")).get("region") == "recorded"
-                              for r in rows)
-
-
-def synth_program(r, match):
-    """(program, trace_driven) a synthetic row stands for: the program whose trace gave its
-    sizes (a trace:FILE parameter), else match[workload] (frameworks.sh says which program
-    each synthetic workload is shaped after); (None, False) for neither."""
-    for _, v in parse_params(r["workload_params"]):
-        if v.startswith(TRACE_SPEC):
-            return os.path.splitext(os.path.basename(v[len(TRACE_SPEC):]))[0], True
-    return match.get(r["workload"]), False
-
-
-def by_program(rows, key=program_of):
-    """{program: {config: [ok rows]}} in order of first appearance."""
-    out = {}
-    for r in rows:
-        if r["status"] == "ok":
-            out.setdefault(key(r), {}).setdefault(r["config"], []).append(r)
-    return out
 
 
 def baseline_config(run):
@@ -910,70 +795,3 @@ def baseline_config(run):
         if c.family == "glibc" and not c.tunables:
             return c.name
     return next(iter(run.configs), None)
-
-
-def median_of(rows, fn):
-    vals = sorted(v for v in (fn(r) for r in rows) if v is not None)
-    if not vals:
-        return None
-    n = len(vals)
-    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
-
-
-def worst_config(groups, baseline):
-    """The label of the configuration with the lowest median throughput against the
-    baseline's in {config: [rows]} (the baseline itself, 1.0, when every other is faster);
-    None without a baseline."""
-    base = median_of(groups.get(baseline, []), _col("throughput"))
-    if not base:
-        return None
-    ratios = [(median_of(rs, _col("throughput")) / base, c) for c, rs in groups.items()
-              if median_of(rs, _col("throughput"))]
-    return config_label(min(ratios)[1]) if ratios else None
-
-
-def modes(values, gap=MODE_GAP):
-    """[(median, count)] of the modes of per-sample values: one mode, or two when the sorted
-    values jump by a factor of GAP or more (glibc on elementwise.py: 98k and 1.1M faults).
-    The largest jump splits; [] for no values."""
-    vals = sorted(v for v in values if v is not None)
-    if not vals:
-        return []
-    jumps = [(vals[i + 1] / vals[i] if vals[i] > 0 else (float("inf") if vals[i + 1] > 0 else 1), i)
-             for i in range(len(vals) - 1)]
-    big = max(jumps, default=(1, 0))
-    parts = [vals[:big[1] + 1], vals[big[1] + 1:]] if big[0] >= gap else [vals]
-    return [(median_of([{"v": v} for v in p], lambda r: r["v"]), len(p)) for p in parts]
-
-
-def kendall_tau(a, b):
-    """Kendall's tau (tau-b, scipy) between two {key: value} over their common keys; None
-    with fewer than two common keys or no variation."""
-    from . import stats
-    stats.require_scipy()
-    from scipy.stats import kendalltau
-    keys = [k for k in a if k in b and a[k] is not None and b[k] is not None]
-    if len(keys) < 2:
-        return None
-    tau = kendalltau([a[k] for k in keys], [b[k] for k in keys])[0]
-    return None if tau != tau else float(tau)
-
-
-def best_worst(values):
-    """(best, worst) keys of {key: throughput}, highest and lowest; (None, None) when empty."""
-    vals = {k: v for k, v in values.items() if v is not None}
-    if not vals:
-        return None, None
-    return max(vals, key=lambda k: (vals[k], k)), min(vals, key=lambda k: (vals[k], k))
-
-
-def within(value, ref, tol=FIDELITY_TOL):
-    """value within tol (a share) of ref; None when either is missing."""
-    if value is None or ref is None:
-        return None
-    return abs(value - ref) <= tol * ref if ref else value == 0
-
-
-def is_served(r):
-    """A served model's row: the serve workload, or an exec row whose figure is requests/s."""
-    return r["workload"] == "serve" or (r.get("throughput_unit") or "") == "req/s"

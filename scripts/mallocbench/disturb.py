@@ -1,0 +1,80 @@
+"""disturb.py - the data layer's reading of what disturbed a sample from outside (schema 6:
+region_run_delay_s, steal_s, khugepaged_collapses, compactions): the share of time it waited for
+a CPU, the host's steal, why a sample counts as disturbed, how much of a cell's variance the
+waits explain, and the smallest change a paired comparison could flag.  mbdata re-exports them.
+"""
+import os
+
+from . import mbcsv
+
+num = mbcsv.num
+
+DISTURB_WAIT = 0.05     # a sample waited for a CPU more than this share of the time it wanted one
+DISTURB_STEAL = 0.01    # the host stole more than this share of the sample's wall time (all CPUs)
+
+
+def wait_share(r):
+    """The share of the time the sample's threads wanted a CPU that they waited for one:
+    run-queue delay / (delay + their CPU time in the region); None when not measured."""
+    d, cpu = num(r, "region_run_delay_s"), num(r, "region_task_clock_s")
+    if cpu is None:
+        u, s = num(r, "region_user_s"), num(r, "region_sys_s")
+        cpu = u + s if u is not None and s is not None else None
+    if d is None or cpu is None or d + cpu <= 0:
+        return None
+    return d / (d + cpu)
+
+
+def steal_share(r):
+    """Host steal over the sample as a share of its wall time on every CPU; None unknown."""
+    st, wall, ncpu = num(r, "steal_s"), num(r, "total_wall_s"), os.cpu_count() or 1
+    return st / (wall * ncpu) if st is not None and wall else None
+
+
+def disturbed(r):
+    """Why this sample was disturbed from outside, or None: it waited for a CPU more than
+    DISTURB_WAIT of the time, the host stole more than DISTURB_STEAL, or khugepaged or
+    compaction ran during it."""
+    why = []
+    w, st = wait_share(r), steal_share(r)
+    if w is not None and w > DISTURB_WAIT:
+        why.append(f"waited {w * 100:.0f}% for a CPU")
+    if st is not None and st > DISTURB_STEAL:
+        why.append(f"steal {st * 100:.1f}%")
+    if (num(r, "khugepaged_collapses") or 0) > 0:
+        why.append("khugepaged collapsed pages")
+    if (num(r, "compactions") or 0) > 0:
+        why.append("memory was compacted")
+    return ", ".join(why) or None
+
+
+def variance_explained(rows, fn):
+    """R^2 of log fn(r) on the samples' disturbance (wait share + steal share): the share of
+    a cell's variance that its samples' CPU waits and steal explain; None below 4 samples
+    with both figures, or when either does not vary."""
+    import math
+    pts = []
+    for r in rows:
+        y, w = fn(r), wait_share(r)
+        if y is None or y <= 0 or w is None:
+            continue
+        pts.append((w + (steal_share(r) or 0.0), math.log(y)))
+    if len(pts) < 4:
+        return None
+    n = len(pts)
+    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    syy = sum((y - my) ** 2 for _, y in pts)
+    if sxx <= 0 or syy <= 0:
+        return None
+    sxy = sum((x - mx) * (y - my) for x, y in pts)
+    return sxy * sxy / (sxx * syy)
+
+
+def resolution(change):
+    """The smallest change a paired comparison could have flagged from its own spread and
+    n: the half-width of its CI as a share of its estimate (ratio changes); None when it
+    has no CI (too few blocks) or is not a ratio."""
+    if change is None or change.kind != "ratio" or change.lo is None or change.hi is None or not change.estimate:
+        return None
+    return (change.hi - change.lo) / 2 / change.estimate
