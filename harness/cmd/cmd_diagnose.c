@@ -49,7 +49,7 @@
 
 extern char **environ;
 
-typedef enum { MODE_NONE, MODE_PID, MODE_ALL, MODE_CMD } mode_t_;
+typedef enum { MODE_NONE, MODE_PID, MODE_ALL, MODE_CMD, MODE_SEVERAL /* more than one given: refused */ } mode_t_;
 
 typedef struct {
     mode_t_ mode;
@@ -210,16 +210,16 @@ static int parse(int argc, char **argv, dopts_t *o)
         if (!strcmp(argv[i], "--")) {
             if (i + 1 >= argc)
                 return die_usage("diagnose: nothing after --: give the command to run");
-            o->mode = o->mode ? MODE_NONE - 1 : MODE_CMD;
+            o->mode = o->mode ? MODE_SEVERAL : MODE_CMD;
             o->cmd = argv + i + 1;
             o->ncmd = argc - i - 1;
             break;
         } else if ((v = cli_take("-p", argc, argv, &i)) || (v = cli_take("--pid", argc, argv, &i))) {
-            o->mode = o->mode ? MODE_NONE - 1 : MODE_PID;
+            o->mode = o->mode ? MODE_SEVERAL : MODE_PID;
             if (parse_pid(v, &o->pid))
                 return 2;
         } else if (!strcmp(argv[i], "--all")) {
-            o->mode = o->mode ? MODE_NONE - 1 : MODE_ALL;
+            o->mode = o->mode ? MODE_SEVERAL : MODE_ALL;
         } else if ((v = cli_take("--duration", argc, argv, &i))) {
             if (units_parse_duration(v, &o->window_s) || !(o->window_s > 0) || o->window_s > 86400)
                 return die_usage("diagnose: --duration '%s': want a duration from 1ms to 24h (10s, 500ms, 2m)", v);
@@ -261,7 +261,7 @@ static int parse(int argc, char **argv, dopts_t *o)
             return die_usage("diagnose: unknown option '%s' (see --help)", argv[i]);
         }
     }
-    if ((int)o->mode < 0)
+    if (o->mode == MODE_SEVERAL)
         return die_usage("diagnose: give one of -p PID, --all or -- CMD, not several");
     if (o->mode == MODE_NONE)
         return die_usage("diagnose: give -p PID, --all or -- CMD (see --help)");

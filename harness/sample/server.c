@@ -212,7 +212,9 @@ int server_before(serve_t *sv, const wl_args_t *a, int port, double now, char *e
     return 0;
 }
 
-bool server_is_ready(const serve_t *sv)
+/* Is the server ready: a connection to 127.0.0.1:PORT accepted, or PATH
+ * there and not what was there before it started. */
+static bool server_is_ready(const serve_t *sv)
 {
     if (sv->ready.kind == SERVE_TCP)
         return accepts(sv->ready.port);
@@ -223,7 +225,10 @@ bool server_is_ready(const serve_t *sv)
            st.st_mtim.tv_sec != sv->before.st_mtim.tv_sec || st.st_mtim.tv_nsec != sv->before.st_mtim.tv_nsec;
 }
 
-int server_client_start(serve_t *sv, const wl_args_t *a, char *const *envp)
+/* Starts the client (client=, through env(1), with envp: our environment
+ * without any allocator variable, prepare_env's; its own process group, killed
+ * if the harness dies): 0, or -errno. */
+static int server_client_start(serve_t *sv, const wl_args_t *a, char *const *envp)
 {
     char **words, **argv = NULL, err[256];
     int out[2] = {-1, -1};
@@ -299,7 +304,9 @@ static void client_reaped(serve_t *sv, int wstatus)
     }
 }
 
-bool server_client_poll(serve_t *sv)
+/* Reads what the client wrote (non-blocking), reaps it if it has ended:
+ * true once it has. */
+static bool server_client_poll(serve_t *sv)
 {
     if (sv->client_ended)
         return true;

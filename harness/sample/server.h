@@ -65,19 +65,6 @@ int server_args(const wl_args_t *a, wl_args_t *out, int *port, char *err, size_t
  * what is at PATH now.  0, or -EADDRINUSE with one line in err. */
 int server_before(serve_t *sv, const wl_args_t *a, int port, double now, char *err, size_t errlen);
 
-/* Is the server ready: a connection to 127.0.0.1:PORT accepted, or PATH
- * there and not what was there before it started. */
-bool server_is_ready(const serve_t *sv);
-
-/* Starts the client (client=, through env(1), with envp: our environment
- * without any allocator variable, prepare_env's; its own process group, killed
- * if the harness dies): 0, or -errno. */
-int server_client_start(serve_t *sv, const wl_args_t *a, char *const *envp);
-
-/* Reads what the client wrote (non-blocking), reaps it if it has ended:
- * true once it has. */
-bool server_client_poll(serve_t *sv);
-
 /* Kills the client's group (if it still runs) and reaps it, then drains
  * its output. */
 void server_client_end(serve_t *sv);

@@ -25,7 +25,9 @@ static const char *base_of(const char *path)
     return s ? s + 1 : path;
 }
 
-int ident_environ(int pid, char **buf, size_t *len)
+/* The process's environment block from /proc/PID/environ into a malloc'd
+ * buffer (*len bytes): 0 or -errno. */
+static int ident_environ(int pid, char **buf, size_t *len)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/environ", pid);
@@ -66,10 +68,16 @@ static bool kept_before(const char *block, size_t out, const char *p)
     return false;
 }
 
-int ident_capture_env(int pid, char **block, size_t *len)
+/* The part of pid's environment ident may keep: the allocator variables and
+ * LD_PRELOAD (read to tell "preloaded", never printed), as a malloc'd
+ * NUL-separated block (*len bytes; 0 when none): the first of each name only, each at most
+ * IDENT_VAR_KEEP bytes, IDENT_ENV_KEEP in all (a process cannot make it hold more).  Read while the image
+ * runs, so that one which execs or exits later is still recognised.  The
+ * rest of the environment is dropped here, as it is read.  0 or -errno. */
+static int ident_capture_env(int pid, char **block, size_t *len)
 {
-    char *env;
-    size_t n, out = 0;
+    char *env = NULL; /* set by ident_environ (initialized: gcc cannot see it once inlined) */
+    size_t n = 0, out = 0;
     int rc = ident_environ(pid, &env, &n);
     if (rc)
         return rc;
@@ -104,7 +112,12 @@ int ident_capture_env(int pid, char **block, size_t *len)
     return 0;
 }
 
-int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_t len)
+/* The string a running program's own `malloc_conf` points to (jemalloc reads it before its
+ * environment): the symbol's address from the program file (exe, read by ident_exe), its load
+ * base from /proc/PID/maps, the pointer and the string read through /proc/PID/mem (root; the
+ * process is not stopped).  0 with the string in out, or -ENOENT (the program defines none, or
+ * it is NULL) or -errno. */
+static int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_t len)
 {
     char link[64], line[PATH_MAX + 128];
     out[0] = '\0';
@@ -145,6 +158,8 @@ int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_t len)
     out[strcspn(out, "\n")] = '\0';
     return 0;
 }
+
+static int ident_exe(int pid, ident_exe_t *out); /* below, beside ident_exe_path */
 
 int ident_capture(int pid, bool full_cmdline, ident_capture_t *out)
 {
@@ -231,7 +246,7 @@ static bool find_list(const char *prefix, const char *path, const char *alt, cha
  * file are read first (libjemalloc.so.2 in libjemalloc2's, libc.so.6 in libc6's,
  * libtcmalloc_minimal.so.4 in libtcmalloc-minimal4's): reading all of them (thousands) takes
  * most of a second, which a report after ^C has not got. */
-int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen)
+static int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen)
 {
     char alt[PATH_MAX + 8], line[PATH_MAX + 8], stem[128];
     /* merged /usr: the list names /lib/..., the mapping /usr/lib/... (or the other way) */
@@ -301,7 +316,9 @@ static int exe_from_fd(int fd, const char *name, ident_exe_t *out)
     return 0;
 }
 
-int ident_exe(int pid, ident_exe_t *out)
+/* pid's program file, opened through /proc/PID/exe: 0, or -errno (gone, not a regular
+ * file, unreadable). */
+static int ident_exe(int pid, ident_exe_t *out)
 {
     char link[64];
     memset(out, 0, sizeof *out);

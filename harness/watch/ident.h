@@ -60,30 +60,9 @@ typedef struct {
  * known is said in the fields. */
 void ident_read(const ident_input_t *in, ident_t *out);
 
-/* The process's environment block from /proc/PID/environ into a malloc'd
- * buffer (*len bytes): 0 or -errno. */
-int ident_environ(int pid, char **buf, size_t *len);
-
-/* The part of pid's environment ident may keep: the allocator variables and
- * LD_PRELOAD (read to tell "preloaded", never printed), as a malloc'd
- * NUL-separated block (*len bytes; 0 when none): the first of each name only, each at most
- * IDENT_VAR_KEEP bytes, IDENT_ENV_KEEP in all (a process cannot make it hold more).  Read while the image
- * runs, so that one which execs or exits later is still recognised.  The
- * rest of the environment is dropped here, as it is read.  0 or -errno. */
-int ident_capture_env(int pid, char **block, size_t *len);
-
-/* pid's program file, opened through /proc/PID/exe: 0, or -errno (gone, not a regular
- * file, unreadable). */
-int ident_exe(int pid, ident_exe_t *out);
-/* A program file the user named (a command diagnose starts): the same reading. */
+/* A program file the user named (a command diagnose starts), read as a running process's
+ * is through /proc/PID/exe: 0, or -errno (gone, not a regular file, unreadable). */
 int ident_exe_path(const char *path, ident_exe_t *out);
-
-/* The string a running program's own `malloc_conf` points to (jemalloc reads it before its
- * environment): the symbol's address from the program file (exe, read by ident_exe), its load
- * base from /proc/PID/maps, the pointer and the string read through /proc/PID/mem (root; the
- * process is not stopped).  0 with the string in out, or -ENOENT (the program defines none, or
- * it is NULL) or -errno. */
-int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_t len);
 
 /* Everything diagnose reads of a running process that the process could make slow (its
  * program file, its memory through /proc): taken while the image runs, by procread.h's
@@ -112,8 +91,5 @@ void ident_capture_free(ident_capture_t *c);
  * other families are skipped (they do not reach this one).  *nout and *nleft: the counts kept. */
 void ident_exec_settings(const alloc_info_t *a, const char (*vars)[512], size_t nvars, char (*out)[160],
                          size_t maxout, size_t *nout, char (*left)[512], size_t maxleft, size_t *nleft);
-
-/* The owning Debian package and its version of a file: 0, or -ENOENT. */
-int ident_package(const char *path, char *pkg, size_t pkglen, char *version, size_t verlen);
 
 #endif

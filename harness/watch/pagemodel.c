@@ -77,7 +77,8 @@ struct pm_model {
     size_t nrpages, rpages_cap;
 };
 
-int pm_age_bucket(uint64_t ns)
+/* The age bucket of a re-fault `ns` after its give-back (0..PM_NAGES-1). */
+static int pm_age_bucket(uint64_t ns)
 {
     static const uint64_t limit[PM_NAGES - 1] = {10000000ull, 100000000ull, 1000000000ull, 10000000000ull};
     for (int b = 0; b < PM_NAGES - 1; b++)

@@ -150,7 +150,4 @@ const uint64_t *pm_refaulted_pages(const pm_model_t *m, size_t *n);
  * included): another CPU's flush, perhaps a watched process's. */
 uint64_t pm_tlb_other(const pm_model_t *m);
 
-/* The age bucket of a re-fault `ns` after its give-back (0..PM_NAGES-1). */
-int pm_age_bucket(uint64_t ns);
-
 #endif
