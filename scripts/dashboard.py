@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """scripts/dashboard.py - `python3 scripts/dashboard.py ARGS` runs `python3 -m mallocbench.dashboard ARGS`
 (scripts/mallocbench/dashboard.py; scripts/ is on the path of a script run from it)."""
 import runpy

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """scripts/detect.py - `python3 scripts/detect.py ARGS` runs `python3 -m mallocbench.detect ARGS`
 (scripts/mallocbench/detect.py; scripts/ is on the path of a script run from it)."""
 import runpy

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """scripts/history.py - `python3 scripts/history.py ARGS` runs `python3 -m mallocbench.history ARGS`
 (scripts/mallocbench/history.py; scripts/ is on the path of a script run from it)."""
 import runpy

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """compare.py - benchstat-style tables from mallocbench CSVs, with verdicts that
 never contradict the confidence interval printed beside them (scripts/stats.py).
 

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """dashboard.py - the nightly dashboard as a static site from the detector's
 series.json (docs/dashboard.md): index.html (a grid per machine and metric,
 the regressions list), one page per series under series/, the data in data.js

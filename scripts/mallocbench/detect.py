@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """detect.py - change points in the nightly history (docs/dashboard.md): E-Divisive means with
 a Welch t-test as its significance check (the deterministic variant of Hunter / Apache Otava: no
 random permutations), on every series' night medians and on its ratio to the night's baseline.

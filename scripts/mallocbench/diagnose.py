@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """diagnose.py - the words and the prediction of `mallocbench diagnose`, from the document the
 harness measured (schema mallocbench-diagnose-raw/1: every fault and give-back call of the
 window, classified; cpu-clock samples by where they fell; the allocator and the settings it

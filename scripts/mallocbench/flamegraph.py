@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """flamegraph.py - folded stacks and a self-contained SVG flame graph from a
 `perf record --call-graph dwarf` profile (`mallocbench run --profile`).
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """frameworks.py - the framework suite's report (`make frameworks`, scripts/frameworks.sh).
 
     frameworks.py FW.csv [--replay REPLAY.csv] [--synth SYNTH.csv --match WORKLOAD PROGRAM ...]

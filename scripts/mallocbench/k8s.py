@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """k8s.py - the Kubernetes equivalent of `sbatch --array=1-N scripts/slurm-array.sh`:
 an Indexed Job of N completions whose pod K-1 runs shard K/N of the plan
 (JOB_COMPLETION_INDEX + 1, through the same scripts/slurm-array.sh), each

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """plots.py - figures from mallocbench CSVs, as PNG and SVG, with a manifest.
 
 Reads one or more schema-4 CSVs by column name through scripts/mbcsv.py, which

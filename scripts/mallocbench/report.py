@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """report.py - `mallocbench report RUN.csv`: the report of a run, from its CSV and sidecars
 only: the lines a reader must see first (configurations with no ok sample, a machine that was
 not quiet, disturbed samples, the resolution each comparison reached), a short "what this

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """summary.py - a readable table from a mallocbench CSV.
 
 One line per workload and allocator configuration: medians over the samples that ended ok,

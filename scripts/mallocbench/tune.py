@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """tune.py - `mallocbench tune` after harness/cmd/cmd_tune.c has checked its input: races
 candidate allocator configurations through `mallocbench run` and confirms the winner.
 

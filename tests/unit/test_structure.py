@@ -614,7 +614,38 @@ def check_scripts(root):
     return len(scripts)
 
 
-TESTS_SHARED = {"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py",
+SHIM_SHEBANG = "#!/usr/bin/env python3"
+
+
+def shebang_problems(modules, shims):
+    """For {name: text} of scripts/mallocbench/*.py and of scripts/*.py: a module is imported
+    (python3 -m mallocbench.NAME), never run as a file, so it has no #! line; a shim has one,
+    in one spelling (SHIM_SHEBANG)."""
+    out = [f"scripts/mallocbench/{n}: a #! line (a module runs as python3 -m mallocbench.{n[:-3]}, "
+           f"or through its shim)" for n, t in sorted(modules.items()) if t.startswith("#!")]
+    return out + [f"scripts/{n}: its first line is not {SHIM_SHEBANG}" for n, t in sorted(shims.items())
+                  if t.split("\n", 1)[0] != SHIM_SHEBANG]
+
+
+def check_shebangs(root):
+    if shebang_problems({"a.py": '"""a.py - x"""\nS = "#!"\n'}, {"a.py": SHIM_SHEBANG + '\n"""a"""\n'}):
+        fail("the shebang rule flags clean files")
+    got = shebang_problems({"a.py": "#!/usr/bin/env python3\n", "b.py": '"""b"""\n#!x\n'},
+                           {"a.py": "#!/usr/bin/python3\n", "b.py": '"""b"""\n', "c.py": SHIM_SHEBANG + " -u\n"})
+    if got != ["scripts/mallocbench/a.py: a #! line (a module runs as python3 -m mallocbench.a, or through its shim)",
+               f"scripts/a.py: its first line is not {SHIM_SHEBANG}", f"scripts/b.py: its first line is not {SHIM_SHEBANG}",
+               f"scripts/c.py: its first line is not {SHIM_SHEBANG}"]:
+        fail("the shebang rule is broken: " + repr(got))
+    texts = [{f: read(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".py")}
+             for d in (os.path.join(root, "scripts", "mallocbench"), os.path.join(root, "scripts"))]
+    if len(texts[0]) < 10 or len(texts[1]) < 5:
+        fail("too few modules and shims to check their #! lines")
+    for what in shebang_problems(*texts):
+        fail(what)
+
+
+TESTS_SHARED = {
+"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py",
                 "identity.sh"}
 TESTS_DIRS = {"unit", "integration", "bench", "programs", "fixtures", "fuzz", "mutants"}
 
@@ -785,6 +816,8 @@ def main():
     self_check()
     nscripts = check_scripts(root)
     check_tests_layout(root)
+    check_shebangs(root)
+
     command_self_check()
     layer_self_check()
     hroot = os.path.join(root, "harness")
