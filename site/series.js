@@ -4,6 +4,51 @@
 // without a value marked; below it the ratio to the baseline configuration.
 // A night without a value is a gap, never 0.
 "use strict";
+// A value with its unit as every view writes it (words.fmt_value, which test_one_answer holds this
+// to under node): the unit's scale (B/s as GB/s, s as ms or \u00b5s, a rate past 10^4 with k/M/G/T,
+// a fraction in percent), 3 significant digits never in exponent form, an exact tie to even.
+window.MB_VALUE = {
+  PREFIX: [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]],
+  // [factor, unit text] for values near v (words._unit_scale)
+  scale: function (v, unit) {
+    var a = v != null && v === v ? Math.abs(v) : 0, P = window.MB_VALUE.PREFIX, i;
+    if (unit === "fraction") return [100, "%"];
+    if (unit.indexOf("s/") === 0) { var t = window.MB_VALUE.scale(v, "s"); return [t[0], t[1] + unit.slice(1)]; }
+    if (unit === "us") return a >= 1e6 ? [1e-6, "s"] : a >= 1e3 ? [1e-3, "ms"] : [1, "\u00b5s"];
+    if (unit === "s") return a >= 1 || a === 0 ? [1, "s"] : a >= 1e-3 ? [1e3, "ms"] : [1e6, "\u00b5s"];
+    if (unit === "B/s" || unit === "B") {
+      for (i = 0; i < P.length; i++) if (a >= P[i][0]) return [1 / P[i][0], P[i][1] + unit];
+      return [1, unit];
+    }
+    if (unit !== "MiB" && unit !== "" && a >= 1e4) {
+      for (i = 0; i < P.length; i++) if (a >= P[i][0]) return [1 / P[i][0], P[i][1] + (unit.charAt(0) === "/" ? unit : " " + unit)];
+    }
+    return [1, unit];
+  },
+  // x with d decimals as Python's format writes it: an exact tie rounds to even (toFixed: away from 0)
+  fixed: function (x, d) {
+    if (Math.abs(x) >= 1e21) return BigInt(x).toString();  // an integer; toFixed writes 1e+21
+    var up = x.toFixed(d);
+    var exact = x.toFixed(Math.min(100, d + 40)).replace(/0+$/, "");  // x's whole decimal expansion if a tie
+    var frac = exact.split(".")[1] || "";
+    if (frac.length !== d + 1 || frac.charAt(d) !== "5") return up;  // no exact tie
+    var down = exact.slice(0, -1).replace(/\.$/, "");  // the tie rounded toward zero
+    return +down.charAt(down.length - 1) % 2 === 0 ? down : up;
+  },
+  // words.fmt: nd significant digits, never in exponent form
+  number: function (v, nd) {
+    if (v == null || !isFinite(v)) return "-";
+    if (v === 0) return "0";
+    var digits = Math.max(0, (nd || 3) - 1 - Math.floor(Math.log10(Math.abs(v))));
+    return window.MB_VALUE.fixed(v, Math.min(digits, 9));
+  },
+  // words.fmt_value(v, unit); a missing value is the site's dash
+  text: function (v, unit) {
+    if (v == null) return "\u2013";
+    var f = window.MB_VALUE.scale(v, unit || ""), u = f[1];
+    return window.MB_VALUE.number(v * f[0]) + (u.charAt(0) === "/" || u === "" || u === "%" ? "" : " ") + u;
+  }
+};
 (function () {
   var id = document.body.dataset.series;
   var s = (window.MB_DATA && window.MB_DATA.series || []).find(function (x) { return x.id === id; });
@@ -11,16 +56,7 @@
   if (!s) { absEl.textContent = "series not found in data.js: " + id; return; }
   var machine = window.MB_DATA.machines[s.machine] || {};
   var unit = s.unit || "";
-  var SI = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
-  function fmt(v) {
-    if (v == null) return "\u2013";
-    var a = Math.abs(v);
-    // CPU time per unit of work (s/MiB): as time, then per what (ms/MiB), as every view prints it
-    var per = unit.indexOf("s/") === 0 ? unit.slice(1) : "";
-    if ((unit === "s" || per) && a > 0 && a < 1) return (a >= 1e-3 ? +(v * 1e3).toPrecision(3) + " ms" : +(v * 1e6).toPrecision(3) + " \u00b5s") + per;
-    for (var i = 0; i < SI.length; i++) if (a >= SI[i][0]) return +(v / SI[i][0]).toPrecision(3) + " " + SI[i][1] + unit;
-    return (+v.toPrecision(3) + " " + unit).trim();
-  }
+  function fmt(v) { return MB_VALUE.text(v, unit); }
   var xs = s.nights.map(MB_RATIO.time);
   var steps = s.nights.map(function (n) {
     var seg = (s.segments || []).find(function (g) { return g.start <= n && n <= g.end; });

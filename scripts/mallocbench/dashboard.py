@@ -95,23 +95,10 @@ def slug(s):
 
 # ---------------------------------------------------------------- numbers
 
-SI = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-
-
-def fmt(v, unit=""):
-    """3 significant digits with an SI prefix for rates and counts; seconds as s/ms/us."""
-    if v is None:
-        return "\u2013"
-    unit = unit or ""
-    a = abs(v)
-    if unit.startswith("s/"):  # CPU time per unit of work: as time, then per what (ms/MiB)
-        return fmt(v, "s") + unit[1:]
-    if unit == "s" and 0 < a < 1:
-        return ("%.3g ms" % (v * 1e3)) if a >= 1e-3 else ("%.3g \u00b5s" % (v * 1e6))
-    for f, p in SI:
-        if a >= f:
-            return "%.3g %s%s" % (v / f, p, unit)
-    return ("%.3g %s" % (v, unit)).strip()
+def value(v, unit=""):
+    """v in unit as every view writes it (words.fmt_value: '1.50 GB/s', '12.3 k ops/s'); a
+    missing value is the site's dash."""
+    return "\u2013" if v is None else words.fmt_value(v, unit or "")
 
 
 def pct(v):
@@ -392,8 +379,8 @@ def sparkline(s):
                                                                              nights.index(c["night"]) * step, SPARK_H)
                     for c in s["changes"] if isinstance(c, dict) and c.get("night") in nights)
     return ('<svg class="spark" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">%s%s%s</svg>' % (
-        SPARK_W, SPARK_H, SPARK_W, SPARK_H, esc("last %d nights: %s to %s" % (len(vals), fmt(vals[0], s.get("unit") or ""),
-                                                                              fmt(vals[-1], s.get("unit") or ""))),
+        SPARK_W, SPARK_H, SPARK_W, SPARK_H, esc("last %d nights: %s to %s" % (len(vals), value(vals[0], s.get("unit") or ""),
+                                                                              value(vals[-1], s.get("unit") or ""))),
         marks, lines, dots))
 
 
@@ -639,7 +626,7 @@ def series_page(s, doc, report):
             note.append(why.get(nt) or "no value")
         lo, hi, n, r = s["lo"][i], s["hi"][i], s["n"][i], s["ratio"][i]
         h.append('<tr><td>%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td>%s</td></tr>' % (
-            esc(nt), esc(fmt(s["median"][i], unit)), esc("%s..%s" % (fmt(lo, unit), fmt(hi, unit)) if lo is not None and hi is not None else "\u2013"),
+            esc(nt), esc(value(s["median"][i], unit)), esc("%s..%s" % (value(lo, unit), value(hi, unit)) if lo is not None and hi is not None else "\u2013"),
             "%d" % n if n is not None else "\u2013", mbdata.ratio_digits(r) + "\u00d7" if r is not None else "\u2013", esc("; ".join(note))))
     h.append("</table>")
     return "\n".join(h)

@@ -41,6 +41,7 @@ except ImportError:
 
 import mallocbench
 from mallocbench import cli, dashboard, mbdata, nightly, tune
+from mallocbench import words as mbwords
 from mbtest import FAILS, check
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -297,6 +298,35 @@ def check_frameworks(path):
     check(shown, "frameworks: its table has pairs to check")
 
 
+# the units a series can have (the registry's, per unit of work, a program's own) and values
+# across every scale, exact ties (0.125, 2.5e-05) and the ends of each prefix
+VALUE_UNITS = ("B/s", "B", "s", "us", "s/MiB", "s/run", "s/request", "fraction", "ops/s", "runs/s", "calls",
+               "faults", "MiB", "/MiB", "/run", "")
+VALUE_CASES = (0.0, 1e-07, 2.5e-05, 0.000999, 0.001, 0.0012345, 0.125, 0.5, 0.9995, 1.0, 1.125, 9.995, 12.3, 99.95,
+               999.5, 1234.0, 9999.0, 10000.0, 12345.0, 999950.0, 1.5e9, 1.2345e12, 3.3e15, -3.2, -0.0045, 7e21)
+
+
+def check_value_js(node):
+    """The dashboard's plots write a value as every view does: site/series.js's MB_VALUE.text is
+    words.fmt_value for each unit, over fixed and seeded random values (issue 44: the site wrote
+    1.5 GB/s and 12.3 kops/s where compare writes 1.50 GB/s and 12.3 k ops/s)."""
+    import random
+    rnd = random.Random(44)
+    vals = list(VALUE_CASES) + [rnd.choice((1, -1)) * 10 ** rnd.uniform(-8, 14) for _ in range(300)] + \
+        [round(rnd.uniform(0, 1000), rnd.randint(0, 4)) for _ in range(100)]
+    cases = [(v, u) for u in VALUE_UNITS for v in vals]
+    js = ("global.window = {}; global.document = {body: {dataset: {}}, getElementById: function () { return {}; }};"
+          "require(process.argv[1]); var cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+          "console.log(JSON.stringify(cases.map(function (c) { return window.MB_VALUE.text(c[0], c[1]); })))")
+    out = subprocess.run([node, "-e", js, os.path.join(HERE, "..", "site", "series.js")], input=json.dumps(cases),
+                         capture_output=True, text=True, timeout=60)
+    got = json.loads(out.stdout) if out.returncode == 0 else []
+    want = [mbwords.fmt_value(v, u) for v, u in cases]
+    bad = [(c, g, w) for c, g, w in zip(cases, got, want) if g != w]
+    check(len(got) == len(want) and not bad,
+          f"series.js writes a value as words.fmt_value: {len(bad)} of {len(want)} differ {bad[:5]} {out.stderr[-300:]}")
+
+
 def main():
     args = sys.argv[1:]
     fw = [a[3:] for a in args if a.startswith("FW=")]
@@ -310,6 +340,9 @@ def main():
             runs.append(p)
     for p in fw:
         check_frameworks(p)
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node:
+        check_value_js(node)
     if FAILS:
         print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
         return 1
