@@ -129,6 +129,18 @@ def _machine_of(r):
     return r.get("_machine") or r.get("host", "")
 
 
+def fleet(per, floor=0.01, level=0.95, weigh=None):
+    """The one fleet-pooling driver, compare's and the dashboard's (nightly.py): stats.Pooled of
+    [(machine, its paired Change)], or None for fewer than 2 machines, or where a machine's change
+    is no ratio (a count from zero: not pooled).  One rule (docs/fleet.md): each machine's
+    answer, Cochran's Q and the words from 2 machines; the pooled ratio, its Hartung-Knapp CI, tau
+    and I^2 from stats.POOL_MIN (3) machines with a CI, since a between-machine variance needs
+    them; below that, "not pooled".  weigh: the same changes at 95%, whose CIs weigh them."""
+    if len(per) < 2 or any(ch is None or ch.kind != "ratio" for _, ch in per):
+        return None
+    return stats.pool(per, floor, level, weigh)
+
+
 def _fleet_change(base, other, common, level, machines, floor):
     """Several machines among the common blocks: each machine's paired change over its own
     blocks and the pooled one (stats.pool) as the cell's; with fewer than stats.POOL_MIN
@@ -144,12 +156,12 @@ def _fleet_change(base, other, common, level, machines, floor):
     for m in sorted(by):
         us = by[m]
         ch = stats.paired_change([base[u] for u in us], [other[u] for u in us], level)
-        if ch is None or ch.kind != "ratio":
-            return None
         per.append((m, ch))
-        weigh.append((m, ch if level == 0.95 else
+        weigh.append((m, ch if level == 0.95 or ch is None else
                       stats.paired_change([base[u] for u in us], [other[u] for u in us], 0.95)))
-    pl = stats.pool(per, floor, level, weigh)
+    pl = fleet(per, floor, level, weigh)
+    if pl is None:
+        return None
     if pl.estimate is not None:
         return stats.pooled_change(pl, stats.median([base[u] for u in common]),
                                    stats.median([other[u] for u in common]))

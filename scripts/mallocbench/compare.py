@@ -182,7 +182,7 @@ def records(res):
                 "i2": words.json_number(pl.i2), "i2_ci": [words.json_number(x) for x in pl.i2_ci] if pl.i2_ci else None,
                 "q": words.json_number(pl.q), "q_p": words.json_number(pl.q_p), "differs": pl.differs,
                 "not_pooled": list(pl.left_out), "not_pooled_why": [pl.left_why.get(m, "") for m in pl.left_out],
-                "words": stats.machine_words(pl, words.ratio_text),
+                "words": words.fleet_words(pl),
                 "differences": words.machine_differences(pl, res.machine_desc) if pl.differs else ""}
     return {"schema": JSON_SCHEMA, "mode": res.mode, "baseline": res.baseline, "floor": res.floor,
             "family": res.family, "estimator": words.ESTIMATOR_TEXT, "verdicts": words.VERDICT_TEXT.format(

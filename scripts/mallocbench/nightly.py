@@ -11,9 +11,9 @@ latest sidecar naming one gives it (null where none does).  latest(dir) is the l
 CSV (make dashboard).  detect.py reads a history through here; history.py only stores one.
 """
 import os
-import sys
 
 from . import change
+from . import cli
 from . import machines
 from . import mbcsv
 from . import mbdata
@@ -105,7 +105,7 @@ def _nights(d):
         if n is None:
             continue
         if mbdata.night_in_future(n):
-            print(f"history.py: warning: '{os.path.join(d, f)}': night {n} is after tomorrow", file=sys.stderr)
+            cli.warn(f"'{os.path.join(d, f)}': night {n} is after tomorrow")
         out.append(n)
     return out
 
@@ -184,7 +184,7 @@ def _fleet(pairs, series):
     """The fleet view (docs/fleet.md): for each workload, configuration and primary figure
     measured on two machines or more (pairs: {key: {machine: {night: (base rows, rows)}}}), per
     night each machine's ratio to its baseline (compare's paired change, computed here only for
-    such keys) and what they say together (stats.pool: the pooled ratio and its CI from 3
+    such keys) and what they say together (change.fleet, the driver compare pools with: the pooled ratio and its CI from 3
     machines with a CI, the words)."""
     out = []
     primary = next(m for m in METRICS if m[0] == "throughput")
@@ -204,12 +204,12 @@ def _fleet(pairs, series):
                 # whole, as a series' ratio: the site writes it with compare's digits, once
                 ratio[m].append(words.json_number(ch.estimate) if ch is not None and ch.kind == "ratio" else None)
             have = [(m, ch) for m, ch in chs if ch is not None and ch.kind == "ratio"]
-            pl = stats.pool(have) if len(have) >= 2 else None
+            pl = change.fleet(have)  # the one driver and rule, compare's
             k.append(pl.k if pl else len(have))
             pooled.append(words.json_number(pl.estimate) if pl and pl.estimate is not None else None)
             lo.append(words.json_number(pl.lo) if pl and pl.lo is not None else None)
             hi.append(words.json_number(pl.hi) if pl and pl.hi is not None else None)
-            says.append(stats.machine_words(pl, words.ratio_text) if pl else None)
+            says.append(words.fleet_words(pl) if pl else None)
         s0 = meta.get(key, {})
         out.append({"id": f"fleet/{wl}/{params}/{config}", "workload": wl, "params": params, "config": config,
                     "baseline": s0.get("baseline"), "figure": s0.get("figure"), "better": s0.get("better"),

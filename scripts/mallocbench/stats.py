@@ -655,20 +655,3 @@ def pooled_change(pl, base_med=math.nan, med=math.nan):
     n = sum(ch.n for m, ch in pl.machines if ch is not None and m not in pl.left_out)  # the blocks pooled
     return Change("ratio", pl.estimate, pl.lo, pl.hi, pl.p, n, n, POOLED, 0.0, True, pl.level, med, base_med,
                   True, pl)
-
-
-def machine_words(pl, fmt):
-    """'differs by machine: 1.800x on A, 1.100x on B' or 'consistent across machines', from
-    Cochran's Q (p < alpha) together with a spread beyond the floor; fmt writes a ratio
-    (words.ratio_text: the one way every view writes it)."""
-    if pl.missing:
-        return pl.missing
-    if pl.differs:
-        each = sorted(((ch.estimate, m) for m, ch in pl.machines if ch is not None), reverse=True)
-        return "differs by machine: " + ", ".join(f"{fmt(e)} on {m}" for e, m in each)
-    if pl.k < 2:
-        return f"{pl.k} machine(s) with a CI: too few to say whether machines agree"
-    unjudged = [m for m in pl.left_out if pl.left_why.get(m) != NO_SPREAD]  # an exact one was held to the CIs
-    if unjudged:
-        return f"consistent across the machines with a CI ({', '.join(unjudged)} not judged)"
-    return "consistent across machines"

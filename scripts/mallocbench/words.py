@@ -294,6 +294,24 @@ def first_lines(run, res):
     return lines
 
 
+def fleet_words(pl):
+    """The one wording of what machines say together (change.fleet's Pooled), in compare, its
+    JSON and the dashboard: 'differs by machine: 1.800x on A, 1.100x on B' where Cochran's Q has
+    p below alpha together with a spread beyond the floor (or an exact machine lies beyond the
+    others), else 'consistent across machines', or why they cannot be judged."""
+    if pl.missing:
+        return pl.missing
+    if pl.differs:
+        each = sorted(((ch.estimate, m) for m, ch in pl.machines if ch is not None), reverse=True)
+        return "differs by machine: " + ", ".join(f"{ratio_text(e)} on {m}" for e, m in each)
+    if pl.k < 2:
+        return f"{pl.k} machine(s) with a CI: too few to say whether machines agree"
+    unjudged = [m for m in pl.left_out if pl.left_why.get(m) != stats.NO_SPREAD]  # an exact one was held to the CIs
+    if unjudged:
+        return f"consistent across the machines with a CI ({', '.join(unjudged)} not judged)"
+    return "consistent across machines"
+
+
 def fleet_lines(c, descs=None):
     """The lines under a cell measured on several machines: each machine's change, the pooled
     one with tau and I^2, the words, and what differs between the machines."""
@@ -317,7 +335,7 @@ def fleet_lines(c, descs=None):
                      f"whose CI leaves out the machines' spread{q}")
     for why in dict.fromkeys(pl.left_why.values()):
         lines.append(f"  not pooled ({why}): {', '.join(m for m in pl.left_out if pl.left_why.get(m) == why)}")
-    words = stats.machine_words(pl, ratio_text)
+    words = fleet_words(pl)
     diff = machine_differences(pl, descs or {}) if pl.differs else ""
     lines.append(f"  {words}" + (f"; they differ in {diff}" if diff else ""))
     return lines

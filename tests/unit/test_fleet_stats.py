@@ -233,19 +233,19 @@ def case_formulas(tmp):
     check(pf.left_out == ["D"] and pf.k == 2 and pf.estimate is None, f"a CI of no width left out: {pf.left_out}")
     check(pf.left_why == {"D": stats.NO_SPREAD}, f"and why: {pf.left_why}")
     # ... but it is exact: 1.2 lies beyond both CIs, so the machines differ (Q alone never sees it)
-    check(pf.differs and stats.machine_words(pf, words.ratio_text).startswith("differs by machine: 1.200x on D"),
-          f"an exact machine beyond the others' CIs: {stats.machine_words(pf, words.ratio_text)}")
+    check(pf.differs and words.fleet_words(pf).startswith("differs by machine: 1.200x on D"),
+          f"an exact machine beyond the others' CIs: {words.fleet_words(pf)}")
     inside = close + [("D", fixed(1.01, 1.01, 1.01))]
     pi = stats.pool(inside)
     check(not pi.differs and pi.estimate is not None, "an exact machine inside the pooled CI: no difference")
-    check(stats.machine_words(pi, words.ratio_text) == "consistent across machines",
-          f"an exact machine held to the CIs is judged: {stats.machine_words(pi, words.ratio_text)}")
+    check(words.fleet_words(pi) == "consistent across machines",
+          f"an exact machine held to the CIs is judged: {words.fleet_words(pi)}")
     check(stats.pooled_change(pi).n == 24, f"the pooled change counts the pooled machines' blocks: {stats.pooled_change(pi).n}")
     few = close[:2] + [("E", fixed(3.0, None, None, n=3))]
     check(stats.pool(few).left_why == {"E": stats.NO_CI} and not stats.pool(few).differs
-          and stats.machine_words(stats.pool(few), words.ratio_text)
+          and words.fleet_words(stats.pool(few))
           == "consistent across the machines with a CI (E not judged)",
-          f"a machine with too few blocks: not pooled, not judged: {stats.machine_words(stats.pool(few), words.ratio_text)}")
+          f"a machine with too few blocks: not pooled, not judged: {words.fleet_words(stats.pool(few))}")
     # at a family's level (99%) a 6-block machine shows no CI: it is left out, not weighed by its 95% one,
     # and an exact machine beside it is held to the CIs there are (no crash on a missing one)
     rng2 = random.Random(3)

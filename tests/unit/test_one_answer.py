@@ -239,13 +239,32 @@ def check_run(path, tmp):
         shutil.copy(meta, mbdata.sidecar(night, ".meta.json"))
         subprocess.run([sys.executable, os.path.join(SCRIPTS, "history.py"), "store", night, hist, "2026-01-01"],
                        check=True, capture_output=True)
-        series = nightly.load(hist)["series"]
+        doc = nightly.load(hist)
+        series, fleet = doc["series"], {(f["workload"], f["params"], f["config"]): f for f in doc["fleet"]}
         shown = []
         for c in prim:
             if c["kind"] != "ratio":
                 continue
+            key = (c["workload"], c["params"], c["config"])
+            if len(doc["machines"]) > 1:
+                # a night measured on several machines (merged shards) is a night of each, as
+                # compare names them: each one's series holds compare's answer on that machine,
+                # the fleet view pools them as compare does (change.fleet)
+                for m in c.get("machines", []):
+                    s = next((x for x in series if (x["workload"], x["params"], x["config"], x["metric"],
+                                                    x["machine"]) == key + ("throughput", m["machine"])), None)
+                    check(s is not None and abs(s["ratio"][-1] / m["estimate"] - 1) < 1e-9,
+                          f"{name}: the dashboard's ratio of {c['config']} on {m['machine']} is compare's "
+                          f"{m['estimate']}: {s and s['ratio'][-1]}")
+                pooled = (fleet.get(key) or {}).get("pooled", [None])[-1]
+                want = (c.get("pooled") or {}).get("estimate")
+                check(want is None and pooled is None or want and pooled and abs(pooled / want - 1) < 1e-9,
+                      f"{name}: the dashboard's pooled ratio of {c['config']} is compare's {want}: {pooled}")
+                if pooled is not None:
+                    shown.append((c["text"], json.loads(dashboard.dump({"ratio": [pooled]}))["ratio"][0]))
+                continue
             s = next((x for x in series if (x["workload"], x["params"], x["config"], x["metric"]) ==
-                      (c["workload"], c["params"], c["config"], "throughput")), None)
+                      key + ("throughput",)), None)
             check(s is not None and abs(s["ratio"][-1] / c["estimate"] - 1) < 1e-9,
                   f"{name}: the dashboard's ratio of {c['config']} on {c['workload']} is compare's "
                   f"{c['estimate']}: {s and s['ratio'][-1]}")
