@@ -8,7 +8,9 @@ Usage: test_structure.py SOURCE_ROOT.  Fails when
     harness/cmd, plan, machine, verdict, output, watch, sample, base (top down), and a
     file includes only headers of its own stage or of those its row of the include
     table ALLOWED names (watch/ only from cmd/, machine/ never from output/; a header
-    named twice, or a harness file outside the stages, is a breach too);
+    named twice, or a harness file outside the stages, is a breach too); and
+    docs/include_graph.py draws another order, or docs/architecture.md's table
+    gives a folder another row;
   - kernel and text plumbing has more than one owner: a tracefs lookup (its mount
     paths), a `perf record` argv builder, a PATH lookup and a JSON string writer are
     each found by a fingerprint (OWNERS) in one C file only, its owner;
@@ -644,8 +646,7 @@ def check_shebangs(root):
         fail(what)
 
 
-TESTS_SHARED = {
-"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py",
+TESTS_SHARED = {"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py",
                 "identity.sh"}
 TESTS_DIRS = {"unit", "integration", "bench", "programs", "fixtures", "fuzz", "mutants"}
 
@@ -751,6 +752,43 @@ def index_problems(doc, modules):
             for m in sorted(modules) if m != "__init__.py" and not re.search(rf"(?<![\w-]){m[:-3]}(?![\w-])", doc)]
 
 
+def stage_doc_problems(graph_py, architecture_md):
+    """docs/include_graph.py draws STAGES in their order and docs/architecture.md's table gives
+    each folder's row of ALLOWED ("every other folder", "none", or the folders in backquotes):
+    one line per place they differ, for the two files' texts."""
+    out = []
+    drawn = next((ast.literal_eval(n.value) for n in ast.parse(graph_py).body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == "STAGES" for t in n.targets)), None)
+    if tuple(drawn or ()) != STAGES:
+        out.append(f"docs/include_graph.py draws the stages {drawn}, not {STAGES}")
+    rows = dict(re.findall(r"^\| `(\w+)/` \| ([^|]*) \|", architecture_md, re.M))
+    for stage in STAGES:
+        cell = rows.get(stage)
+        got = None if cell is None else set(STAGES) - {stage} if cell.strip() == "every other folder" else \
+            set() if cell.strip() == "none" else set(re.findall(r"(\w+)/", cell))
+        if got != ALLOWED[stage]:
+            out.append(f"docs/architecture.md's row of {stage}/ says it may include {cell!r}, "
+                       f"the include table {sorted(ALLOWED[stage])}")
+    return out
+
+
+def check_stage_docs(root):
+    good_md = "".join(f"| `{s}/` | " + ("every other folder" if s == "cmd" else
+                                         " ".join(f"`{r}/`" for r in sorted(ALLOWED[s])) or "none") + " | x | y |\n"
+                      for s in STAGES)
+    good_py = f"import os\nSTAGES = {STAGES!r}  # x\n"
+    if stage_doc_problems(good_py, good_md):
+        fail("the stage-docs check flags good docs: " + repr(stage_doc_problems(good_py, good_md)))
+    bad_md = good_md.replace("| `sample/` | `base/` |", "| `sample/` | `base/ watch/` |").replace("| `base/` | none | x | y |\n", "")
+    got = stage_doc_problems("STAGES = ('cmd', 'base')\n", bad_md)
+    if len(got) != 3 or not got[0].startswith("docs/include_graph.py draws the stages ('cmd', 'base')") or \
+            "row of sample/" not in got[1] or "row of base/ says it may include None" not in got[2]:
+        fail("the stage-docs check is broken: " + repr(got))
+    for what in stage_doc_problems(read(os.path.join(root, "docs", "include_graph.py")),
+                                   read(os.path.join(root, "docs", "architecture.md"))):
+        fail(what)
+
+
 def layer_problems(tree, allowed=None):
     """The stage folders, for {"stage/file": text} of harness/: every file in a stage of
     STAGES, each header name in one file only, and every include of a harness header
@@ -817,9 +855,9 @@ def main():
     nscripts = check_scripts(root)
     check_tests_layout(root)
     check_shebangs(root)
-
     command_self_check()
     layer_self_check()
+    check_stage_docs(root)
     hroot = os.path.join(root, "harness")
     tree = {}
     for dirpath, _, names in os.walk(hroot):
