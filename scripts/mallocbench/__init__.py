@@ -19,6 +19,9 @@ disturbed a sample from outside), programs (which program of the framework suite
 measures), nightly (the
 nightly history read: its machines, series and fleet series), stats (the estimators), mbout (how a file is written), cli (how an entry ends: modules raise cli.Fail,
 only an entry's __main__ exits); region (a measured program's region, for the API below).
+A view too large for one file has helpers, each imported by its view alone: plots draws
+through plotkit (the data, styles and drawing its figures share), plotbars (a bar figure per
+group) and plotfigs (the figures across groups).
 
 The Python API (docs/python.md; a notebook-style example in docs/examples/api.py):
 

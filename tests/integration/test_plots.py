@@ -32,9 +32,11 @@ def check_near(got, want, tol, what):
 
 
 def load_module():
-    from mallocbench import plots
+    """plots' helpers (plotkit: the data and styles; plotfigs: what its figures compute), the
+    drawing library loaded as plots loads it."""
+    from mallocbench import plotfigs, plotkit, plots
     plots.use_file_backend()
-    return plots
+    return plotkit, plotfigs
 
 
 def run_cli(*args):
@@ -54,44 +56,44 @@ def write_variant(src, dst, edit):
             w.writerow(r)
 
 
-def data_setting(plots, label):
+def data_setting(kit, label):
     """What the plots print as a configuration's setting, from its columns (mbdata.setting_text)."""
     family, _, tun = label.partition("[")
-    cfg = plots.mbdata.Config(label, family, tun.rstrip("]"), "" if family == "glibc" else f"/usr/lib/lib{family}.so")
-    return plots.mbdata.setting_text(cfg)
+    cfg = kit.mbdata.Config(label, family, tun.rstrip("]"), "" if family == "glibc" else f"/usr/lib/lib{family}.so")
+    return kit.mbdata.setting_text(cfg)
 
 
-def test_pure(plots):
+def test_pure(kit, figs):
     """The parsers and the statistics on their own."""
-    check_eq(plots.parse_size("256K"), 256 << 10, "parse_size 256K")
-    check_eq(plots.parse_size("16M"), 16 << 20, "parse_size 16M")
-    check_eq(plots.parse_size("4096"), 4096, "parse_size 4096")
+    check_eq(kit.parse_size("256K"), 256 << 10, "parse_size 256K")
+    check_eq(kit.parse_size("16M"), 16 << 20, "parse_size 16M")
+    check_eq(kit.parse_size("4096"), 4096, "parse_size 4096")
     for bad in ("1M/4M", "64K..4M", "@shapes.txt", "", "M", "16Q", "1.5M"):
-        check_eq(plots.parse_size(bad), None, f"parse_size {bad!r}")
-    check_eq(plots.format_size(32 << 20), "32M", "format_size 32M")
-    check_eq(plots.parse_params("size=16M,count=2"), [("size", "16M"), ("count", "2")], "parse_params")
-    check_eq(plots.parse_metrics("a=1;b=x"), {"a": "1", "b": "x"}, "parse_metrics")
-    check_eq(data_setting(plots, "jemalloc[dirty_decay_ms=-1]"), "dirty_decay_ms=-1", "setting of a tuned config")
-    check_eq(data_setting(plots, "tcmalloc"), "defaults", "setting of a config with its defaults")
-    check_eq(plots.num({"x": ""}, "x"), None, "an empty cell is not 0")
-    check_eq(plots.num({"x": "0"}, "x"), 0.0, "a 0 cell is 0")
-    med, lo, hi, how = plots.median_ci([3.0, 1.0, 2.0])
+        check_eq(kit.parse_size(bad), None, f"parse_size {bad!r}")
+    check_eq(kit.format_size(32 << 20), "32M", "format_size 32M")
+    check_eq(kit.parse_params("size=16M,count=2"), [("size", "16M"), ("count", "2")], "parse_params")
+    check_eq(kit.parse_metrics("a=1;b=x"), {"a": "1", "b": "x"}, "parse_metrics")
+    check_eq(data_setting(kit, "jemalloc[dirty_decay_ms=-1]"), "dirty_decay_ms=-1", "setting of a tuned config")
+    check_eq(data_setting(kit, "tcmalloc"), "defaults", "setting of a config with its defaults")
+    check_eq(kit.num({"x": ""}, "x"), None, "an empty cell is not 0")
+    check_eq(kit.num({"x": "0"}, "x"), 0.0, "a 0 cell is 0")
+    med, lo, hi, how = kit.median_ci([3.0, 1.0, 2.0])
     check_eq((med, lo, hi, how), (2.0, 1.0, 3.0, "minmax"), "median_ci below 6 samples: min..max")
-    med, lo, hi, how = plots.median_ci([float(v) for v in range(1, 21)])
+    med, lo, hi, how = kit.median_ci([float(v) for v in range(1, 21)])
     check_eq((med, lo, hi, how), (10.5, 6.0, 15.0, "ci95"), "median_ci of 1..20: exact binomial ranks 6 and 15")
-    front = plots.pareto_frontier([(1, 5, "a"), (2, 3, "b"), (3, 4, "c"), (4, 1, "d")])
+    front = figs.pareto_frontier([(1, 5, "a"), (2, 3, "b"), (3, 4, "c"), (4, 1, "d")])
     check_eq([p[2] for p in front], ["a", "b", "d"], "pareto_frontier drops the dominated point")
-    check_eq(plots.cliff_text([(1, 0.0, 1), (2, 250.0, 1), (4, 256.0, 1)]), "from 2", "cliff_text")
-    check_eq(plots.cliff_text([(1, 0.0, 1), (2, 1.0, 1)]), None, "cliff_text without a cliff")
+    check_eq(figs.cliff_text([(1, 0.0, 1), (2, 250.0, 1), (4, 256.0, 1)]), "from 2", "cliff_text")
+    check_eq(figs.cliff_text([(1, 0.0, 1), (2, 1.0, 1)]), None, "cliff_text without a cliff")
 
 
-def test_data(plots, fixture, tmp):
+def test_data(kit, figs, fixture, tmp):
     """What the plots are drawn from, computed on the fixture."""
-    data = plots.load([fixture])
-    check_eq(plots.FAMILIES, ["glibc", "jemalloc", "tcmalloc", "mimalloc"], "family order")
+    data = kit.load([fixture])
+    check_eq(kit.FAMILIES, ["glibc", "jemalloc", "tcmalloc", "mimalloc"], "family order")
     check_eq(data.configs, ["glibc", "jemalloc", "jemalloc[dirty_decay_ms=-1]", "tcmalloc", "mimalloc"],
              "configs ordered by family, then label")
-    series = plots.fault_cliff_series(data)
+    series = figs.fault_cliff_series(data)
     check_eq(len(series), 1, "one size sweep in the fixture")
     fam = next(iter(series), None)
     check(fam is not None and fam[0] == "tensor_copy", f"the sweep is tensor_copy: {fam}")
@@ -102,11 +104,11 @@ def test_data(plots, fixture, tmp):
         check_near(je.get(4 << 20), 0.0, 1.0, "jemalloc defaults faults/MiB at 4M (pages kept)")
         tuned = {s: m for s, m, _ in series[fam].get("jemalloc[dirty_decay_ms=-1]", [])}
         check_near(tuned.get(16 << 20), 0.0, 1.0, "jemalloc dirty_decay_ms=-1 faults/MiB at 16M")
-        check_eq(plots.cliff_text(series[fam]["jemalloc"]), "from 16M", "jemalloc's cliff")
-        check_eq(plots.cliff_text(series[fam]["glibc"]), "from 256K", "glibc's cliff")
-        check_eq(plots.cliff_text(series[fam]["tcmalloc"]), None, "tcmalloc keeps its pages")
+        check_eq(figs.cliff_text(series[fam]["jemalloc"]), "from 16M", "jemalloc's cliff")
+        check_eq(figs.cliff_text(series[fam]["glibc"]), "from 256K", "glibc's cliff")
+        check_eq(figs.cliff_text(series[fam]["tcmalloc"]), None, "tcmalloc keeps its pages")
     idle = next(g for g in data.group_order if g[0] == "idle_release")
-    kept = {c: rss for _, rss, c, _ in plots.rss_vs_cpu_points(data, idle, "kept")}
+    kept = {c: rss for _, rss, c, _ in figs.rss_vs_cpu_points(data, idle, "kept")}
     check(kept.get("glibc", 1e9) < kept.get("jemalloc", 0) / 2,
           f"idle_release: glibc keeps less than half of jemalloc's RSS: {kept}")
 
@@ -123,9 +125,9 @@ def test_data(plots, fixture, tmp):
             else:
                 r["status"], r["message"] = "crashed", "signal 11"
     write_variant(fixture, variant, edit)
-    data = plots.load([variant])
-    fam = next(iter(plots.fault_cliff_series(data)), None)
-    je = {s: (m, n) for s, m, n in plots.fault_cliff_series(data)[fam]["jemalloc"]} if fam else {}
+    data = kit.load([variant])
+    fam = next(iter(figs.fault_cliff_series(data)), None)
+    je = {s: (m, n) for s, m, n in figs.fault_cliff_series(data)[fam]["jemalloc"]} if fam else {}
     check(16 << 20 not in je, f"16M jemalloc: one empty cell and one crashed row give no point: {je}")
     g16 = next(g for g in data.group_order if g[0] == "tensor_copy" and g[1].startswith("size=16M"))
     check_eq(len(data.groups[g16]["jemalloc"]), 1, "the crashed row is not among the plotted rows")
@@ -147,10 +149,10 @@ def copy_run(fixture, dst, edit_meta=None):
     return dst
 
 
-def test_colours(plots, fixture, tmp):
+def test_colours(kit, fixture, tmp):
     """One colour per family from the run's sidecar, never from a table of names; a fixed
     fallback where the sidecar has none (old sidecars, no sidecar)."""
-    mbcsv = plots.mbcsv
+    mbcsv = kit.mbcsv
     fb = mbcsv.FALLBACK_COLOURS
     check_eq(mbcsv.assign_colours(["a", "b", "a"], {}), {"a": fb[0], "b": fb[1]}, "fallback in family order")
     check_eq(mbcsv.assign_colours(["a", "b"], {"b": fb[0].lower()}), {"a": fb[1], "b": fb[0]},
@@ -161,7 +163,7 @@ def test_colours(plots, fixture, tmp):
     check_eq(many[f"f{len(fb)}"], fb[0], "more families than colours: the palette cycles")
 
     # the fixture's sidecar carries the harness's colours
-    data = plots.load([fixture])
+    data = kit.load([fixture])
     check_eq(data.colours, {"glibc": "#0072B2", "jemalloc": "#D55E00", "tcmalloc": "#009E73", "mimalloc": "#CC79A7"},
              "small-run: the sidecar's colours")
     base, tuned = data.style["jemalloc"], data.style["jemalloc[dirty_decay_ms=-1]"]
@@ -171,26 +173,26 @@ def test_colours(plots, fixture, tmp):
     # an old sidecar without colours, and no sidecar at all: the fallback, the same every time
     old = copy_run(fixture, os.path.join(tmp, "old-sidecar.csv"),
                    lambda m: [c.pop("colour", None) for c in m["configs"]])
-    data = plots.load([old])
+    data = kit.load([old])
     check_eq(data.colours, dict(zip(["glibc", "jemalloc", "tcmalloc", "mimalloc"], fb)),
              "a sidecar without colours: the fallback in the sidecar's family order")
     bare = copy_run(fixture, os.path.join(tmp, "no-sidecar.csv"), False)
-    first, again = plots.load([bare]).colours, plots.load([bare]).colours
+    first, again = kit.load([bare]).colours, kit.load([bare]).colours
     check(first == again and sorted(first.values()) == sorted(fb[:4]),
           f"no sidecar: four distinct fallback colours, the same twice: {first} {again}")
 
     # families no script names (scudo listed first, tbbmalloc), coloured by their sidecar
     nf = os.path.join(os.path.dirname(fixture), "new-families.csv")
     want = {"scudo": "#E69F00", "glibc": "#0072B2", "tbbmalloc": "#56B4E9"}
-    data = plots.load([nf])
+    data = kit.load([nf])
     check_eq(data.colours, want, "new families: the sidecar's colours")
     check_eq({c: data.style[c]["colour"] for c in data.configs}, want, "new families: the configs' colours")
     nocol = copy_run(nf, os.path.join(tmp, "new-families.csv"), lambda m: [c.pop("colour") for c in m["configs"]])
-    check_eq(plots.load([nocol]).colours, dict(zip(["scudo", "glibc", "tbbmalloc"], fb)),
+    check_eq(kit.load([nocol]).colours, dict(zip(["scudo", "glibc", "tbbmalloc"], fb)),
              "new families without sidecar colours: the fallback (so the colours above came from the sidecar)")
     out = os.path.join(tmp, "new-families")
     p = run_cli(nf, "-o", out)
-    check_eq(p.returncode, 0, f"plots.py on new families (stderr: {p.stderr.strip()[-300:]})")
+    check_eq(p.returncode, 0, f"kit.py on new families (stderr: {p.stderr.strip()[-300:]})")
     svg = os.path.join(out, "bars_arena_churn.svg")
     text = open(svg).read().lower() if os.path.exists(svg) else ""
     for fam, col in want.items():
@@ -252,6 +254,12 @@ def test_cli(fixture, tmp):
             with open(os.path.join(out1, e[key]), "rb") as a, open(os.path.join(out2, e[key]), "rb") as b:
                 check(a.read() == b.read(), f"{e[key]}: the same bytes on a second run")
 
+    # --help names the schema the harness writes (mbcsv.SCHEMA), not a number of its own
+    from mallocbench import mbcsv
+    p = run_cli("--help")
+    check(p.returncode == 0 and f"(schema {mbcsv.SCHEMA})" in p.stdout,
+          f"--help names schema {mbcsv.SCHEMA}: {p.stdout[:300]!r}")
+
     # other schemas are refused in one line, exit 2 (bad input, scripts/mallocbench/mbcsv.py)
     old = os.path.join(tmp, "old.csv")
     write_variant(fixture, old, lambda r: r.update(schema_version="2"))
@@ -279,12 +287,12 @@ def main():
         print("skip: matplotlib or numpy missing (use /usr/bin/python3 with python3-matplotlib)")
         return SKIP
     fixture = os.path.abspath(sys.argv[1])
-    plots = load_module()
+    kit, figs = load_module()
     tmp = tempfile.mkdtemp(prefix="test_plots.")
     try:
-        test_pure(plots)
-        test_data(plots, fixture, tmp)
-        test_colours(plots, fixture, tmp)
+        test_pure(kit, figs)
+        test_data(kit, figs, fixture, tmp)
+        test_colours(kit, fixture, tmp)
         test_cli(fixture, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
