@@ -68,19 +68,9 @@ static bool kept_before(const char *block, size_t out, const char *p)
     return false;
 }
 
-/* The part of pid's environment ident may keep: the allocator variables and
- * LD_PRELOAD (read to tell "preloaded", never printed), as a malloc'd
- * NUL-separated block (*len bytes; 0 when none): the first of each name only, each at most
- * IDENT_VAR_KEEP bytes, IDENT_ENV_KEEP in all (a process cannot make it hold more).  Read while the image
- * runs, so that one which execs or exits later is still recognised.  The
- * rest of the environment is dropped here, as it is read.  0 or -errno. */
-static int ident_capture_env(int pid, char **block, size_t *len)
+size_t ident_keep_env(char *env, size_t n)
 {
-    char *env = NULL; /* set by ident_environ (initialized: gcc cannot see it once inlined) */
-    size_t n = 0, out = 0;
-    int rc = ident_environ(pid, &env, &n);
-    if (rc)
-        return rc;
+    size_t out = 0;
     /* kept ones move down: the first of each name only (the one getenv finds), each at most
      * IDENT_VAR_KEEP bytes (a longer one is cut: more is never shown), IDENT_ENV_KEEP and
      * 4 x IDENT_MAX_VARS variables in all */
@@ -98,6 +88,23 @@ static int ident_capture_env(int pid, char **block, size_t *len)
             nkept++;
         }
     memset(env + out, 0, n - out); /* nothing else of it stays in memory */
+    return out;
+}
+
+/* The part of pid's environment ident may keep: the allocator variables and
+ * LD_PRELOAD (read to tell "preloaded", never printed), as a malloc'd
+ * NUL-separated block (*len bytes; 0 when none): the first of each name only, each at most
+ * IDENT_VAR_KEEP bytes, IDENT_ENV_KEEP in all (a process cannot make it hold more).  Read while the image
+ * runs, so that one which execs or exits later is still recognised.  The
+ * rest of the environment is dropped here, as it is read.  0 or -errno. */
+static int ident_capture_env(int pid, char **block, size_t *len)
+{
+    char *env = NULL; /* set by ident_environ (initialized: gcc cannot see it once inlined) */
+    size_t n = 0, out = 0;
+    int rc = ident_environ(pid, &env, &n);
+    if (rc)
+        return rc;
+    out = ident_keep_env(env, n);
     char *small = malloc(out + 1); /* the block, no bigger than what is kept */
     if (small) {
         memcpy(small, env, out);
@@ -112,6 +119,22 @@ static int ident_capture_env(int pid, char **block, size_t *len)
     return 0;
 }
 
+uint64_t ident_maps_base(FILE *maps, const char *name)
+{
+    char line[PATH_MAX + 128];
+    uint64_t base = 0;
+    while (fgets(line, sizeof line, maps) && !base) {
+        unsigned long long lo, off;
+        int at = 0;
+        if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off, &at) >= 2 && at && off == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            if (!strcmp(line + at, name))
+                base = lo;
+        }
+    }
+    return base;
+}
+
 /* The string a running program's own `malloc_conf` points to (jemalloc reads it before its
  * environment): the symbol's address from the program file (exe, read by ident_exe), its load
  * base from /proc/PID/maps, the pointer and the string read through /proc/PID/mem (root; the
@@ -119,7 +142,7 @@ static int ident_capture_env(int pid, char **block, size_t *len)
  * it is NULL) or -errno. */
 static int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_t len)
 {
-    char link[64], line[PATH_MAX + 128];
+    char link[64];
     out[0] = '\0';
     if (!exe || !exe->read || !exe->elf.elf || !exe->elf.malloc_conf || len < 2)
         return -ENOENT;
@@ -127,17 +150,10 @@ static int ident_compiled_conf(int pid, const ident_exe_t *exe, char *out, size_
     if (exe->elf.pie) { /* the lowest mapping of the program file, at file offset 0 (names compared, none opened) */
         snprintf(link, sizeof link, "/proc/%d/maps", pid);
         FILE *f = fopen(link, "re");
-        while (f && fgets(line, sizeof line, f) && !base) {
-            unsigned long long lo, off;
-            int at = 0;
-            if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off, &at) >= 2 && at && off == 0) {
-                line[strcspn(line, "\n")] = '\0';
-                if (!strcmp(line + at, exe->name))
-                    base = lo;
-            }
-        }
-        if (f)
+        if (f) {
+            base = ident_maps_base(f, exe->name);
             fclose(f);
+        }
         if (!base)
             return -ENOENT;
     }
@@ -203,7 +219,7 @@ void ident_capture_free(ident_capture_t *c)
 static const char *env_get(const ident_input_t *in, const char *name)
 {
     size_t n = strlen(name);
-    const char *end = in->environ + in->environ_len;
+    const char *end = in->environ ? in->environ + in->environ_len : NULL; /* NULL: none read */
     for (const char *p = in->environ; p && p < end; p += strnlen(p, (size_t)(end - p)) + 1)
         if ((size_t)(end - p) > n && !strncmp(p, name, n) && p[n] == '=')
             return p + n + 1;
@@ -278,6 +294,22 @@ static int ident_package(const char *path, char *pkg, size_t pkglen, char *versi
     return 0;
 }
 
+const alloc_info_t *ident_marks(const void *image, size_t len, const char **mark)
+{
+    const alloc_info_t *found = NULL;
+    /* the system's last: a static program carries libc's malloc beside any other */
+    for (int pass = 0; pass < 2 && !found; pass++)
+        for (size_t f = 0; f < alloc_nfamilies && !found; f++) {
+            if (alloc_is_system(alloc_families[f]) != (pass == 1))
+                continue;
+            for (const char *const *k = alloc_families[f]->marks; k && *k && !found; k++)
+                if (memmem(image, len, *k, strlen(*k) + 1) ||
+                    (strlen(*k) > 8 && memmem(image, len, *k, strlen(*k))))
+                    found = alloc_families[f], *mark = *k;
+        }
+    return found;
+}
+
 /* The first family whose marks are in the open file: its mark in *mark. */
 static const alloc_info_t *scan_marks(int fd, const char **mark)
 {
@@ -288,16 +320,7 @@ static const alloc_info_t *scan_marks(int fd, const char **mark)
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED)
         return NULL;
-    const alloc_info_t *found = NULL;
-    /* the system's last: a static program carries libc's malloc beside any other */
-    for (int pass = 0; pass < 2 && !found; pass++)
-        for (size_t f = 0; f < alloc_nfamilies && !found; f++) {
-            if (alloc_is_system(alloc_families[f]) != (pass == 1))
-                continue;
-            for (const char *const *k = alloc_families[f]->marks; k && *k && !found; k++)
-                if (memmem(m, len, *k, strlen(*k) + 1) || (strlen(*k) > 8 && memmem(m, len, *k, strlen(*k))))
-                    found = alloc_families[f], *mark = *k;
-        }
+    const alloc_info_t *found = ident_marks(m, len, mark);
     munmap(m, len);
     return found;
 }
@@ -350,7 +373,7 @@ int ident_exe_path(const char *path, ident_exe_t *out)
 
 static void settings(const ident_input_t *in, ident_t *out)
 {
-    const char *end = in->environ + in->environ_len;
+    const char *end = in->environ ? in->environ + in->environ_len : NULL; /* NULL: none read */
     for (const char *p = in->environ; p && p < end; p += strnlen(p, (size_t)(end - p)) + 1)
         if (alloc_env_owner(p) && out->nvars < IDENT_MAX_VARS)
             snprintf(out->vars[out->nvars++], sizeof out->vars[0], "%s", p);

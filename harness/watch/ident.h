@@ -14,6 +14,8 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #define IDENT_MAX_VARS 16
 #define IDENT_VAR_KEEP 4096   /* the most of one variable ident_capture_env keeps */
@@ -91,5 +93,20 @@ void ident_capture_free(ident_capture_t *c);
  * other families are skipped (they do not reach this one).  *nout and *nleft: the counts kept. */
 void ident_exec_settings(const alloc_info_t *a, const char (*vars)[512], size_t nvars, char (*out)[160],
                          size_t maxout, size_t *nout, char (*left)[512], size_t maxleft, size_t *nleft);
+
+/* The pure steps of ident_capture's readings, on text and bytes already read (each of them
+ * tested on hand-built input, tests/unit/test_ident.c): */
+/* An environment block (env[0..n), NUL-separated, as /proc/PID/environ) cut down in place to
+ * what ident keeps of it (ident_capture's block): the allocator variables and LD_PRELOAD, the
+ * first of each name only, each at most IDENT_VAR_KEEP - 1 bytes, 4 x IDENT_MAX_VARS of them
+ * and IDENT_ENV_KEEP bytes in all; the rest of env zeroed.  Returns the bytes kept. */
+size_t ident_keep_env(char *env, size_t n);
+/* Where the program file name is loaded, from /proc/PID/maps text: the start of the first
+ * mapping of name at file offset 0, or 0 (none). */
+uint64_t ident_maps_base(FILE *maps, const char *name);
+/* The family whose marks (family.h) a program image carries, its mark in *mark; a system
+ * family's only where no other's are there (a static program carries libc's malloc beside any
+ * other).  A mark of 8 bytes or fewer counts only with its NUL.  NULL: none. */
+const alloc_info_t *ident_marks(const void *image, size_t len, const char **mark);
 
 #endif
