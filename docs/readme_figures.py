@@ -34,15 +34,15 @@ def main():
     res = change.analyse(run.ok, baseline=run.config_order[0], order={c: i for i, c in enumerate(run.config_order)},
                           trade_offs=set(run.with_trait("trade_off")),
                           metrics=[x for x in change.METRICS if x[4] in ("throughput", "faults")])
-    cells = [c for c in res if c["workload"] == wl and not c["geomean"]]
+    cells = [c for c in res if c.workload == wl and not c.geomean]
     for c in cells:
-        if c["table"] != change.PRIMARY:
+        if c.table != change.PRIMARY:
             continue
-        faults = next((f for f in cells if f["table"] == "faults" and f["config"] == c["config"]
-                       and f["params"] == c["params"]), None)
-        fv = f"{words.fmt(faults['median'])} faults{faults['unit']}" if faults else "faults not measured"
-        what = "baseline" if c["is_base"] else f"{words.change_words(c)} vs {c['baseline']}"
-        print(f"{wl} {c['config']}: {words.fmt_value(c['median'], c['unit'])}, {what}, {fv}")
+        faults = next((f for f in cells if f.table == "faults" and f.config == c.config
+                       and f.params == c.params), None)
+        fv = f"{words.fmt(faults.median)} faults{faults.unit}" if faults else "faults not measured"
+        what = "baseline" if c.is_base else f"{words.change_words(c)} vs {c.baseline}"
+        print(f"{wl} {c.config}: {words.fmt_value(c.median, c.unit)}, {what}, {fv}")
 
 
 if __name__ == "__main__":

@@ -229,17 +229,40 @@ class Analysis(list):
 
     def tables(self, names):
         """The cells of these tables only, with everything else the comparison says."""
-        out = Analysis(c for c in self if c["table"] in names)
+        out = Analysis(c for c in self if c.table in names)
         out.__dict__.update(self.__dict__)
         return out
 
 
-def _cell(**kw):
-    c = dict(workload="", params="", metric="", unit="", better="higher", config="", baseline="",
-             change=None, verdict="-", median=None, median_ci=None, base_median=None, n=0, n_base=0,
-             level=0.95, primary=False, geomean=False, is_base=False, values=None, base_values=None)
-    c.update(kw)
-    return c
+@dataclasses.dataclass
+class Cell:
+    """One cell of a comparison: a configuration's figure on one workload against its baseline
+    (or, is_base, the baseline's own row of the table; geomean, a configuration's geometric mean
+    over the workloads geo_set).  Every view reads it by attribute and words it with words.py."""
+    workload: str = ""
+    params: str = ""
+    metric: str = ""        # the figure's name as tabled (mbdata.figure_name for the primary one)
+    unit: str = ""
+    better: str = "higher"
+    config: str = ""
+    baseline: str = ""
+    change: object = None   # stats' change of values against base_values (None: not compared)
+    verdict: str = "-"
+    median: float = None
+    median_ci: tuple = None
+    base_median: float = None
+    n: int = 0
+    n_base: int = 0
+    level: float = 0.95     # the CI level of change (the family option's)
+    primary: bool = False   # the workload's primary figure
+    geomean: bool = False
+    is_base: bool = False
+    values: dict = None     # {unit: value}: a block's (or a run's) median
+    base_values: dict = None
+    table: str = ""         # the table the cell is in: the metric's name in METRICS
+    key: str = None         # the metric's key in the registry
+    paired: bool = False    # block-paired (one run), not two runs' samples
+    geo_set: list = None    # a geomean's [(workload, params)]
 
 
 def check_floor(floor):
@@ -324,7 +347,7 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
                 bv = _unit_values(configs[baseline], fn, False)
                 if bv:
                     vals = list(bv.values())
-                    res.append(_cell(**common, config=baseline, is_base=True, values=bv, median=stats.median(vals),
+                    res.append(Cell(**common, config=baseline, is_base=True, values=bv, median=stats.median(vals),
                                      median_ci=stats.median_ci(vals), n=len(vals)))
             for config, base_config in pairs:
                 if two_runs:
@@ -332,14 +355,14 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
                     ov = _unit_values(rows_of(rows_new, key, config), fn, several)
                     if bv:
                         vals = list(bv.values())
-                        res.append(_cell(**common, config=f"{base_config} ({names[0]})", is_base=True, values=bv,
+                        res.append(Cell(**common, config=f"{base_config} ({names[0]})", is_base=True, values=bv,
                                          median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals)))
                 else:
                     ov = _unit_values(configs[config], fn, False)
                 if not bv or not ov:
                     continue
                 vals = list(ov.values())
-                res.append(_cell(**common, config=config,
+                res.append(Cell(**common, config=config,
                                  baseline=f"{base_config} ({names[0]})" if two_runs else base_config,
                                  values=ov, base_values=bv, paired=not two_runs,
                                  median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals),
@@ -354,11 +377,11 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
                              f"(work done in its time).")
     _levels(res, family)
     for c in res:
-        if not c["is_base"]:
-            c["verdict"] = stats.verdict(c["change"], c["better"], floor)
-            if c["primary"] and c["workload"] in trade_offs and c["change"] is not None \
-                    and c["change"].method != stats.UNPAIRED:  # unpaired: no word at all
-                c["verdict"] = "trade-off"
+        if not c.is_base:
+            c.verdict = stats.verdict(c.change, c.better, floor)
+            if c.primary and c.workload in trade_offs and c.change is not None \
+                    and c.change.method != stats.UNPAIRED:  # unpaired: no word at all
+                c.verdict = "trade-off"
     return res
 
 
@@ -373,7 +396,7 @@ def pair(base_rows, rows, metric=None, floor=0.01, trade_off=False):
     both = [dict(r, workload=wl, workload_params=params) for r in list(base_rows) + list(rows)]
     res = analyse(both, baseline=base_rows[0]["config"], floor=floor,
                   metrics=[metric or METRICS[0]], trade_offs={wl} if trade_off else ())
-    return next((c for c in res if not c["is_base"] and not c["geomean"] and c["config"] == rows[0]["config"]), None)
+    return next((c for c in res if not c.is_base and not c.geomean and c.config == rows[0]["config"]), None)
 
 
 def pair_values(base, other, better="higher", floor=0.01, unit="", trade_off=False, machines=None):
@@ -386,43 +409,45 @@ def pair_values(base, other, better="higher", floor=0.01, unit="", trade_off=Fal
     ch = _change(bv, ov, True, 0.95, um, floor) if bv and ov else None
     word = ("trade-off" if trade_off and ch is not None and ch.method != stats.UNPAIRED
             else stats.verdict(ch, better, floor))
-    return _cell(change=ch, verdict=word, unit=unit, better=better, n=len(ov), n_base=len(bv))
+    return Cell(change=ch, verdict=word, unit=unit, better=better, n=len(ov), n_base=len(bv))
 
 
 def _geomean_cells(res, metric, rank, two_runs):
     """Per configuration, the geometric mean of its ratios over the workloads where every
     configuration has a positive ratio (only workloads whose figure means the same: for the
     primary figure, throughputs), with a CI from the per-block (or per-run) geomean."""
-    cells = [c for c in res if c["table"] == metric[0] and not c["is_base"] and not c["geomean"]]
+    cells = [c for c in res if c.table == metric[0] and not c.is_base and not c.geomean]
     if metric[0] == PRIMARY:
-        cells = [c for c in cells if c["unit"].endswith("/s") and c["better"] == "higher"]
-    configs = sorted({c["config"] for c in cells}, key=rank)
+        cells = [c for c in cells if c.unit.endswith("/s") and c.better == "higher"]
+    configs = sorted({c.config for c in cells}, key=rank)
     wls = []
-    for key in dict.fromkeys((c["workload"], c["params"]) for c in cells):
-        mine = {c["config"]: c for c in cells if (c["workload"], c["params"]) == key}
+    for key in dict.fromkeys((c.workload, c.params) for c in cells):
+        mine = {c.config: c for c in cells if (c.workload, c.params) == key}
         if all(cf in mine and _positive(mine[cf]) for cf in configs):
             wls.append(key)
     if len(wls) < 2 or not configs:
         return
     names = ", ".join(short_names(wls))
     for cf in configs:
-        mine = [c for c in cells if c["config"] == cf and (c["workload"], c["params"]) in wls]
-        units = set.intersection(*(set(c["values"]) & set(c["base_values"]) for c in mine)) if not two_runs else None
+        mine = [c for c in cells if c.config == cf and (c.workload, c.params) in wls]
+        units = set.intersection(*(set(c.values) & set(c.base_values) for c in mine)) if not two_runs else None
 
-        def geo(side, us):
-            return {u: math.exp(sum(math.log(c[side][u]) for c in mine) / len(mine)) for u in us}
+        def geo(base, us):
+            """{unit: the geometric mean of mine's values (base: their baselines') at unit}"""
+            return {u: math.exp(sum(math.log((c.base_values if base else c.values)[u]) for c in mine) / len(mine))
+                    for u in us}
         if two_runs:
-            uo = set.intersection(*(set(c["values"]) for c in mine))
-            ub = set.intersection(*(set(c["base_values"]) for c in mine))
-            ov, bv = geo("values", uo), geo("base_values", ub)
+            uo = set.intersection(*(set(c.values) for c in mine))
+            ub = set.intersection(*(set(c.base_values) for c in mine))
+            ov, bv = geo(False, uo), geo(True, ub)
         else:
-            ov, bv = geo("values", units), geo("base_values", units)
+            ov, bv = geo(False, units), geo(True, units)
         if not ov or not bv:
             continue
-        res.append(_cell(workload="geomean", params=names, metric=mine[0]["metric"] if metric[0] != PRIMARY
+        res.append(Cell(workload="geomean", params=names, metric=mine[0].metric if metric[0] != PRIMARY
                          else "throughput", key=metric[4] if len(metric) > 4 else None, unit="",
                          better="higher" if metric[0] == PRIMARY else metric[2],
-                         config=cf, baseline=mine[0]["baseline"], values=ov, base_values=bv, geomean=True,
+                         config=cf, baseline=mine[0].baseline, values=ov, base_values=bv, geomean=True,
                          paired=not two_runs, primary=metric[0] == PRIMARY, table=metric[0], n=len(ov),
                          n_base=len(bv), geo_set=wls))
 
@@ -441,35 +466,35 @@ def short_names(keys):
 
 
 def _positive(c):
-    vals = list(c["values"].values()) + list(c["base_values"].values())
+    vals = list(c.values.values()) + list(c.base_values.values())
     return bool(vals) and min(vals) > 0
 
 
 def _levels(res, family, alpha=stats.ALPHA):
     """The CI level of each cell from the family option, and its change at that level."""
-    tested = [c for c in res if not c["is_base"]]
+    tested = [c for c in res if not c.is_base]
     m, fl = res.unit_machine, res.floor
     for c in tested:
-        c["change"] = _change(c["base_values"], c["values"], c["paired"], 1 - alpha, m, fl)
-        c["level"] = 1 - alpha
+        c.change = _change(c.base_values, c.values, c.paired, 1 - alpha, m, fl)
+        c.level = 1 - alpha
     if family == "primary":
-        fam = [c for c in tested if c["primary"] and c["change"] is not None]
+        fam = [c for c in tested if c.primary and c.change is not None]
         level = stats.bonferroni_level(len(fam), alpha)
         for c in fam:
-            c["level"] = level
-            c["change"] = _change(c["base_values"], c["values"], c["paired"], level, m, fl)
+            c.level = level
+            c.change = _change(c.base_values, c.values, c.paired, level, m, fl)
     elif family == "bh":
-        ps = [c["change"].p for c in tested if c["change"] is not None and c["change"].p == c["change"].p]
+        ps = [c.change.p for c in tested if c.change is not None and c.change.p == c.change.p]
         r, level = stats.bh_level(ps, alpha)
         for c in tested:
-            if c["change"] is not None:
-                c["level"] = level
-                c["change"] = _change(c["base_values"], c["values"], c["paired"], level, m, fl)
+            if c.change is not None:
+                c.level = level
+                c.change = _change(c.base_values, c.values, c.paired, level, m, fl)
         res.notes = (f"Benjamini-Hochberg at q = {alpha:g} over {len(ps)} cells: {r} selected; every change CI "
-                     f"at {words._pct(level)} (false-coverage-rate adjusted), so a CI excludes no change exactly "
+                     f"at {words.pct(level)} (false-coverage-rate adjusted), so a CI excludes no change exactly "
                      f"where the procedure selects the cell (without ties).",)
     if family == "primary":
-        k = sum(1 for c in tested if c["primary"])
-        res.notes = (f"family-wise: the {k} primary-metric cells at {words._pct(stats.bonferroni_level(k, alpha))} "
+        k = sum(1 for c in tested if c.primary)
+        res.notes = (f"family-wise: the {k} primary-metric cells at {words.pct(stats.bonferroni_level(k, alpha))} "
                      f"(Bonferroni, 1 - {alpha:g}/{k}): a false flag among them with probability <= {alpha:g}; "
-                     f"other cells at {words._pct(1 - alpha)} each.",)
+                     f"other cells at {words.pct(1 - alpha)} each.",)

@@ -55,34 +55,34 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
     for line in res.only:
         out.write(f"{md(line)}\n")
     vs = "vs old" if res.mode != "one run" else f"vs {res.baseline}"
-    tables = list(dict.fromkeys(c["table"] for c in res))
+    tables = list(dict.fromkeys(c.table for c in res))
     for t in tables:
-        mc = [c for c in res if c["table"] == t]
-        lv = next((c["level"] for c in mc if not c["is_base"]), 0.95)
-        head = ["config", "median", "95% CI", vs, f"{words._pct(lv)} CI", "verdict", "p", "n"]
+        mc = [c for c in res if c.table == t]
+        lv = next((c.level for c in mc if not c.is_base), 0.95)
+        head = ["config", "median", "95% CI", vs, f"{words.pct(lv)} CI", "verdict", "p", "n"]
         table = []
         last = None
         for c in mc:
-            if c["geomean"]:
+            if c.geomean:
                 if last != "geomean":
                     last = "geomean"
-                    table.append(f"geometric mean over {c['params']}")
+                    table.append(f"geometric mean over {c.params}")
                 ch, ci = words.fmt_change(c)
-                table.append([c["config"], "", "", ch, ci, c["verdict"], words._fmt_p(c["change"].p if c["change"] else None),
-                              words._n_text(c)])
+                table.append([c.config, "", "", ch, ci, c.verdict, words.fmt_p(c.change.p if c.change else None),
+                              words.n_text(c)])
                 continue
-            if (c["workload"], c["params"]) != last:
-                last = (c["workload"], c["params"])
-                table.append(f"{mbdata.workload_title(c['workload'], c['params'])}: {words.quantity(c['metric'], c['unit'])}, "
-                             f"{c['better']} is better")
-            med = words.fmt_value(c["median"], c["unit"])
-            ci = words.fmt_ci(c["median_ci"], c["unit"], c["median"]) if c["median_ci"] else f"(n={c['n']})"
-            if c["is_base"]:
-                table.append([c["config"], med, ci, "", "", "", "", str(c["n"])])
+            if (c.workload, c.params) != last:
+                last = (c.workload, c.params)
+                table.append(f"{mbdata.workload_title(c.workload, c.params)}: {words.quantity(c.metric, c.unit)}, "
+                             f"{c.better} is better")
+            med = words.fmt_value(c.median, c.unit)
+            ci = words.fmt_ci(c.median_ci, c.unit, c.median) if c.median_ci else f"(n={c.n})"
+            if c.is_base:
+                table.append([c.config, med, ci, "", "", "", "", str(c.n)])
             else:
                 ch, cci = words.fmt_change(c)
-                table.append([c["config"], med, ci, ch, cci, c["verdict"],
-                              words._fmt_p(c["change"].p if c["change"] else None), words._n_text(c)])
+                table.append([c.config, med, ci, ch, cci, c.verdict,
+                              words.fmt_p(c.change.p if c.change else None), words.n_text(c)])
         title = "primary figure of each workload" if t == change.PRIMARY else t
         rows = [r for r in table if not isinstance(r, str)]
         if markdown:
@@ -99,7 +99,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
             for row in table:
                 out.write(row + "\n" if isinstance(row, str) else
                           "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
-        fleet = [line for c in mc if not c["is_base"] for line in words.fleet_lines(c, res.machine_desc)]
+        fleet = [line for c in mc if not c.is_base for line in words.fleet_lines(c, res.machine_desc)]
         if fleet:
             out.write(("\n" if markdown else "\n") + "\n".join(
                 (f"- {md(line.strip())}" if markdown else f"  {md(line)}") for line in fleet) + "\n")
@@ -107,7 +107,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
 
 
 def footer(res):
-    tested = [c for c in res if not c["is_base"] and c["change"] is not None]
+    tested = [c for c in res if not c.is_base and c.change is not None]
     m = len(tested)
     lines = []
     if res.family == "cell":
@@ -115,9 +115,9 @@ def footer(res):
                      f"nothing changed.")
     else:
         lines.append(f"{m} cells tested.")
-    pooled = [c for c in tested if getattr(c["change"], "fleet", None) is not None]
+    pooled = [c for c in tested if getattr(c.change, "fleet", None) is not None]
     if pooled:
-        ms = sorted({m for c in pooled for m, _ in c["change"].fleet.machines})
+        ms = sorted({m for c in pooled for m, _ in c.change.fleet.machines})
         lines.append(f"measured on {len(ms)} machines ({', '.join(ms)}), each block on one: a cell's change pools "
                      f"the machines' own paired changes (listed under its table) by random effects (Paule-Mandel "
                      f"tau², Hartung-Knapp CI); with fewer than {stats.POOL_MIN} machines with a CI it is the "
@@ -131,14 +131,14 @@ def footer(res):
     lines.append(words.VERDICT_TEXT.format(floor=f"{res.floor * 100:g}%"))
     few = {}
     for c in tested:
-        if c["verdict"] == "too few":
-            ch = c["change"]
+        if c.verdict == "too few":
+            ch = c.change
             key = (ch.paired, ch.n, ch.n_base, round(ch.level, 6))
-            few.setdefault(key, (ch, []))[1].append(c["config"])
+            few.setdefault(key, (ch, []))[1].append(c.config)
     for (paired, n, nb, _), (ch, cfgs) in few.items():
         who = ", ".join(dict.fromkeys(cfgs))
         what = f"n={n} pairs" if paired else f"n={n}/{nb}" if n != nb else f"n={n} per side"
-        lines.append(f"too few: {what}: no difference can be detected at {words._pct(ch.level)} (smallest possible "
+        lines.append(f"too few: {what}: no difference can be detected at {words.pct(ch.level)} (smallest possible "
                      f"p {ch.min_p:.2g}); add blocks ({who}).")
     return "\n".join(lines)
 
@@ -151,24 +151,24 @@ def records(res):
     with the figures every other view prints for it."""
     cells = []
     for c in res:
-        if c["is_base"]:
+        if c.is_base:
             continue
-        ch = c["change"]
-        ci = c["median_ci"] or (None, None)
+        ch = c.change
+        ci = c.median_ci or (None, None)
         text, ci_text = words.fmt_change(c)
         cells.append({
-            "workload": c["workload"],
-            "params": ("; ".join(f"{a} ({b})" for a, b in c["geo_set"]) if c["geomean"] else c["params"]),
-            "geomean": bool(c["geomean"]), "metric": c.get("key") or c["table"], "figure": c["metric"],
-            "unit": c["unit"], "quantity": words.quantity(c["metric"], c["unit"]), "better": c["better"],
-            "primary": bool(c["primary"]), "config": c["config"], "baseline": c["baseline"],
-            "n": ch.n if ch else c["n"], "n_base": ch.n_base if ch else c["n_base"],
-            "median": words.json_number(c["median"]), "median_ci": [words.json_number(ci[0]), words.json_number(ci[1])], "base_median": words.json_number(c["base_median"]),
+            "workload": c.workload,
+            "params": ("; ".join(f"{a} ({b})" for a, b in c.geo_set) if c.geomean else c.params),
+            "geomean": bool(c.geomean), "metric": c.key or c.table, "figure": c.metric,
+            "unit": c.unit, "quantity": words.quantity(c.metric, c.unit), "better": c.better,
+            "primary": bool(c.primary), "config": c.config, "baseline": c.baseline,
+            "n": ch.n if ch else c.n, "n_base": ch.n_base if ch else c.n_base,
+            "median": words.json_number(c.median), "median_ci": [words.json_number(ci[0]), words.json_number(ci[1])], "base_median": words.json_number(c.base_median),
             "kind": ch.kind if ch else None, "change_unit": words.change_unit(c),
             "paired": bool(ch.paired) if ch else None,
             "estimate": words.json_number(ch.estimate) if ch else None, "lo": words.json_number(ch.lo) if ch else None,
-            "hi": words.json_number(ch.hi) if ch else None, "level": c["level"], "p": words.json_number(ch.p) if ch else None,
-            "method": ch.method if ch else None, "verdict": c["verdict"], "text": text, "ci_text": ci_text,
+            "hi": words.json_number(ch.hi) if ch else None, "level": c.level, "p": words.json_number(ch.p) if ch else None,
+            "method": ch.method if ch else None, "verdict": c.verdict, "text": text, "ci_text": ci_text,
         })
         pl = getattr(ch, "fleet", None)
         if pl is not None:
@@ -207,18 +207,18 @@ def write_csv(res, path, force=False, inputs=()):
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
         for c in res:
-            if c["is_base"]:
+            if c.is_base:
                 continue
-            ch = c["change"]
-            ci = c["median_ci"] or (None, None)
-            params = "; ".join(f"{a} ({b})" for a, b in c["geo_set"]) if c["geomean"] else c["params"]
-            w.writerow([G(c["workload"]), G(params), c["table"], c["metric"], c["unit"], c["better"], G(c["config"]),
-                        G(c["baseline"]),
-                        ch.n if ch else c["n"], ch.n_base if ch else c["n_base"], g(c["median"]), g(ci[0]),
-                        g(ci[1]), g(c["base_median"]), ch.kind if ch else "", g(ch.estimate if ch else None),
-                        g(ch.lo if ch else None), g(ch.hi if ch else None), g(c["level"]),
+            ch = c.change
+            ci = c.median_ci or (None, None)
+            params = "; ".join(f"{a} ({b})" for a, b in c.geo_set) if c.geomean else c.params
+            w.writerow([G(c.workload), G(params), c.table, c.metric, c.unit, c.better, G(c.config),
+                        G(c.baseline),
+                        ch.n if ch else c.n, ch.n_base if ch else c.n_base, g(c.median), g(ci[0]),
+                        g(ci[1]), g(c.base_median), ch.kind if ch else "", g(ch.estimate if ch else None),
+                        g(ch.lo if ch else None), g(ch.hi if ch else None), g(c.level),
                         g(ch.p if ch else None), g(ch.min_p if ch else None), ch.method if ch else "",
-                        c["verdict"]])
+                        c.verdict])
 
 
 def precision_lines(res, rows, dropped):
@@ -226,19 +226,19 @@ def precision_lines(res, rows, dropped):
     change it could have flagged), and how disturbed its samples were (mbdata.disturbed,
     mbdata.variance_explained); dropped: {config: n} samples --drop-disturbed left out."""
     lines = []
-    prim = [c for c in res if c["primary"] and not c["geomean"]]
+    prim = [c for c in res if c.primary and not c.geomean]
     fn = next((m[3] for m in change.METRICS if m[0] == change.PRIMARY), None)
-    for key in dict.fromkeys((c["workload"], c["params"]) for c in prim):
-        cells = [c for c in prim if (c["workload"], c["params"]) == key]
+    for key in dict.fromkeys((c.workload, c.params) for c in prim):
+        cells = [c for c in prim if (c.workload, c.params) == key]
         head = mbdata.workload_title(*key)
-        reach = [(c["config"], words.resolution_text(c)) for c in cells if not c["is_base"] and c.get("paired")]
+        reach = [(c.config, words.resolution_text(c)) for c in cells if not c.is_base and c.paired]
         if reach:
             lines.append(f"resolution, {head}: " + ", ".join(
                 f"{cfg} {r or 'none (too few blocks)'}" for cfg, r in reach)
                 + " (the smallest change these blocks could flag: the paired CI's half-width)")
         parts, expl = [], []
         for c in cells:
-            cfg = c["config"]
+            cfg = c.config
             mine = [r for r in rows if (r["workload"], r["workload_params"]) == key and r["config"] == cfg]
             marked = [r for r in mine if mbdata.disturbed(r)]
             if marked or dropped.get(cfg):
@@ -417,12 +417,12 @@ def run(argv):
     res = change.analyse(old, new, baseline=args.baseline, floor=args.floor / 100, family=args.family,
                   two_runs=new is not None, metrics=metrics, order=order, names=names,
                   trade_offs=mbdata.workloads_with_trait(inputs, "trade_off"))
-    if new is None and not any(c["is_base"] for c in res):
+    if new is None and not any(c.is_base for c in res):
         if not old:
             die(f"no ok sample in {args.csv[0]}")
         what = "" if args.baseline else " (the run's first configuration)"
         die(f"no ok sample of configuration '{res.baseline}'{what} in {args.csv[0]} (use --baseline CONFIG)")
-    if not any(not c["is_base"] for c in res):
+    if not any(not c.is_base for c in res):
         for line in res.only:
             print(mbdata.printable(line), file=sys.stderr)
         die("nothing to compare: no configuration has a counterpart")

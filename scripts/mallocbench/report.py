@@ -131,10 +131,10 @@ def what_it_shows(run, baseline):
                 bits.append(f"removes {(1 - f1 / f0) * 100:.0f}% of the faults")
             trade = "trade_off" in run.traits(wl)
             figure = change.pair(base, rs, trade_off=trade)
-            if figure and figure["change"] is not None:
-                bits.append(f"{figure['metric']} {words.change_words(figure)}")
+            if figure and figure.change is not None:
+                bits.append(f"{figure.metric} {words.change_words(figure)}")
             cpu = change.pair(base, rs, metric=CPU_METRIC)
-            if cpu and cpu["change"] is not None:
+            if cpu and cpu.change is not None:
                 bits.append(f"user CPU per {mbdata.work_unit(rs)} {words.change_words(cpu)}")
             if r0 and r1:
                 bits.append(f"{mbdata.peak_memory_name(base + rs)} {r1 - r0:+.0f} MiB")
@@ -178,7 +178,7 @@ def summary_record(line):
     """One summary line as JSON: its figures as numbers (per its unit of work) and the texts
     the tables print; the change against the baseline is compare's record's (same estimate)."""
     cell = line.get("_cell")
-    ch = cell["change"] if cell else None
+    ch = cell.change if cell else None
     return {"workload": line["workload"], "params": line["params"], "config": line["config"], "n": line["n"],
             "figure": line["_figure"], "unit": line["_unit"], "median": line["_t"], "unit_of_work": line["_per"],
             "cpu_s_per_work": line.get("_CPU"), "faults_per_work": line.get("_faults"),
@@ -188,7 +188,7 @@ def summary_record(line):
             "change": None if ch is None else {"estimate": words.json_number(ch.estimate), "lo": words.json_number(ch.lo),
                                                "hi": words.json_number(ch.hi), "kind": ch.kind,
                                                "unit": words.change_unit(cell), "paired": ch.paired,
-                                               "verdict": cell["verdict"]},
+                                               "verdict": cell.verdict},
             "text": {k: line.get(k) for k in SUMMARY_KEYS}}
 # the statistics tables the report shows, by the metrics' keys in the registry (mbdata.METRICS)
 STAT_TABLES = ("throughput", "user_cpu", "sys_cpu", "faults", "peak_rss", "tree_pss", "latency_p99")
@@ -248,7 +248,7 @@ def build(run, csv_path, baseline, folder, plots):
              "estimate of the per-block ratio with its confidence interval from the exact Wilcoxon signed-rank "
              "test. " + words.VERDICT_TEXT.format(floor="1%") + "\n")
     shown = res.tables({mbdata.METRIC[k].name for k in STAT_TABLES})
-    if any(not c["is_base"] for c in shown):
+    if any(not c.is_base for c in shown):
         buf = io.StringIO()
         compare.render(shown, True, buf)
         md.write(buf.getvalue())
@@ -313,7 +313,7 @@ def main(argv=None):
         sys.stdout.write(text)
         return 0
     try:
-        if any(not c["is_base"] for c in res):
+        if any(not c.is_base for c in res):
             compare.write_csv(res, folder.file("compare.csv"), force=True, inputs=[args.csv])
         out = folder.write("report." + args.format, text)
         folder.commit()

@@ -100,7 +100,7 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
     if res is None:
         res = change.analyse(ok_rows, baseline=baseline, order={c: i for i, c in enumerate(order or [])} or None,
                               trade_offs=trade_offs)
-    cells = {(c["workload"], c["params"], c["config"], c["table"]): c for c in res if not c["geomean"]}
+    cells = {(c.workload, c.params, c.config, c.table): c for c in res if not c.geomean}
     groups = {}
     for r in rows:
         groups.setdefault((r["workload"], r["workload_params"], r["config"]), []).append(r)
@@ -117,7 +117,7 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
 
         def median_of(table, c=cell):
             x = c(table)
-            return x["median"] if x else None
+            return x.median if x else None
         prim = cell(change.PRIMARY)
         timed = as_time(unit) and not runs_per_s
         times = [1 / v if v else None for v in t] if timed else []

@@ -910,7 +910,7 @@ def change_text(vals, base, other, better="higher", trade_off=False, machines=No
         return "-"
     cell = change.pair_values(vals[base], vals[other], better, unit=unit, trade_off=trade_off,
                                machines=machines)
-    ch = cell["change"]
+    ch = cell.change
     if ch is None:
         return "-"
     _, ci = words.fmt_change(cell)
@@ -1005,9 +1005,9 @@ def confirmed_winner(args, want, finalists, crow, better, why=""):
     parts, won = [], True
     for base, role in against:
         cell = change.pair_values(vals[base], vals[top.label], better, floor=FLOOR, unit=unit)
-        ch = cell["change"]
+        ch = cell.change
         n = ch.n if ch is not None and ch.paired else 0
-        ok = n >= CONFIRM_MIN and cell["verdict"] == "improved"
+        ok = n >= CONFIRM_MIN and cell.verdict == "improved"
         won &= ok
         text = f"against {base} ({role}) {change_text(vals, base, top.label, better, unit=unit)}"
         if not ok:
@@ -1100,7 +1100,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
             # 3x the fewest, and a quarter of the most at least: from 0, not every fault counts
             many = (f[1] is not None and f[1] > 0 and f[1] >= 3 * low and f[1] >= 0.25 * max(known)
                     and c.label != low_c)
-            if (cell["verdict"] == "regressed" and c.label != "glibc") or many:
+            if (cell.verdict == "regressed" and c.label != "glibc") or many:
                 findings.append(f"**{c.label}** ({c.origin}: {c.text()}): "
                                 + (f"{words.change_words(cell)} against glibc's default" if c.label != "glibc"
                                    else "the baseline")

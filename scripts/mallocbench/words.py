@@ -26,18 +26,18 @@ def json_number(v):
 def change_words(cell):
     """A pair's change as every view words it: the estimate ('0.871x'; 'unpaired' where fewer
     than 2 pairs) and its verdict ('0.871x regressed', '1.002x negligible')."""
-    if cell is None or cell["change"] is None:
+    if cell is None or cell.change is None:
         return "-"
     text, _ = fmt_change(cell)
-    if cell["change"].method == stats.UNPAIRED:
+    if cell.change.method == stats.UNPAIRED:
         return f"{text} unpaired"
-    return f"{text} {cell['verdict']}" if cell["verdict"] not in ("-", "") else text
+    return f"{text} {cell.verdict}" if cell.verdict not in ("-", "") else text
 
 
 
 # ---- formatting -------------------------------------------------------------------------
 
-def _pct(level):
+def pct(level):
     return f"{level * 100:.4g}%"
 
 
@@ -106,7 +106,7 @@ def ratio_text(x):
     return "-" if x is None else f"{mbdata.ratio_digits(x)}x"
 
 
-def _ci_text(lo, hi):
+def ci_text(lo, hi):
     """A ratio's CI as every table prints it."""
     return "-" if lo is None else mbdata.ratio_ci_digits(lo, hi)
 
@@ -124,13 +124,13 @@ def fmt_change(c):
     difference (a change that is not a ratio: a side with a value <= 0) signed, '+' up and '-'
     down, in its metric's unit (mbdata.unit_of: '+5.00 ms/sample', '-98.2 pp' for a share); from
     a baseline of zero, '0→823/run'.  The CI is written in the same scale, without the unit."""
-    ch = c["change"]
+    ch = c.change
     if ch is None:
         return "-", "-"
     if ch.kind == "ratio":
-        return ratio_text(ch.estimate), _ci_text(ch.lo, ch.hi)
+        return ratio_text(ch.estimate), ci_text(ch.lo, ch.hi)
     like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
-    f, u = _diff_unit(like, c["unit"])
+    f, u = _diff_unit(like, c.unit)
 
     def signed(v):
         return "-" if v is None else ("+" if v > 0 else "") + fmt(v * f)
@@ -143,11 +143,11 @@ def fmt_change(c):
 
 def change_unit(c):
     """The unit of a change's numbers in JSON (estimate, lo, hi): 'ratio', or for a
-    difference its metric's unit (c['unit']: 'fraction', 's/sample', '/run'); None without one."""
-    ch = c["change"]
+    difference its metric's unit (c.unit: 'fraction', 's/sample', '/run'); None without one."""
+    ch = c.change
     if ch is None:
         return None
-    return "ratio" if ch.kind == "ratio" else c["unit"]
+    return "ratio" if ch.kind == "ratio" else c.unit
 
 
 def resolution_text(c):
@@ -155,7 +155,7 @@ def resolution_text(c):
     paired CI's half-width) as every line writes it: a ratio's as a share ('±9.6%'), a
     difference's in its unit as fmt_change writes it ('±0.05 pp', '±5.00 ms/sample'); None
     without a CI."""
-    ch = c["change"]
+    ch = c.change
     r = mbdata.resolution(ch)
     if r is not None:
         return f"±{r * 100:.1f}%"
@@ -163,7 +163,7 @@ def resolution_text(c):
         return None
     half = (ch.hi - ch.lo) / 2
     like = max(abs(ch.estimate), abs(ch.median or 0), abs(ch.base_median or 0))
-    f, u = _diff_unit(like, c["unit"])
+    f, u = _diff_unit(like, c.unit)
     return f"±{fmt(half * f)}{_sep(u)}{u}"
 
 
@@ -180,16 +180,16 @@ def quantity(name, unit):
     return f"{name}, {unit or 'no unit'}"
 
 
-def _fmt_p(p):
+def fmt_p(p):
     return "-" if p is None or math.isnan(p) else f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
 
-def _n_text(c):
-    ch = c["change"]
+def n_text(c):
+    ch = c.change
     if ch is None:
-        return f"{c['n']}/{c['n_base']}"
+        return f"{c.n}/{c.n_base}"
     if ch.paired:
-        return f"{ch.n}" if ch.n == c["n"] == c["n_base"] else f"{ch.n} of {c['n']}/{c['n_base']}"
+        return f"{ch.n}" if ch.n == c.n == c.n_base else f"{ch.n} of {c.n}/{c.n_base}"
     return f"{ch.n}/{ch.n_base}"
 
 
@@ -222,7 +222,7 @@ def fleet_differences(res):
     """What differs between all the machines a comparison's cells were measured on (the
     footer's and the JSON's): the same figures and traits as a cell's, without a trend.  ''
     for one machine, or when nothing known differs."""
-    pls = [getattr(c["change"], "fleet", None) for c in res if not c["is_base"] and c["change"] is not None]
+    pls = [getattr(c.change, "fleet", None) for c in res if not c.is_base and c.change is not None]
     ms = sorted({m for pl in pls if pl is not None for m, _ in pl.machines})
     return _differences(ms, res.machine_desc) if len(ms) >= 2 else ""
 
@@ -274,22 +274,22 @@ def first_lines(run, res):
         lines.append("disturbed samples: " + ", ".join(f"{w} {n}/{tot[w]}" for w, n in by.items())
                      + " (CPU waits, host steal, khugepaged or compaction during the sample; "
                      "compare --drop-disturbed leaves them out)")
-    prim = [c for c in res if c["primary"] and not c["geomean"] and not c["is_base"] and c["change"] is not None]
-    for key in dict.fromkeys((c["workload"], c["params"]) for c in prim):
-        cells = [c for c in prim if (c["workload"], c["params"]) == key]
+    prim = [c for c in res if c.primary and not c.geomean and not c.is_base and c.change is not None]
+    for key in dict.fromkeys((c.workload, c.params) for c in prim):
+        cells = [c for c in prim if (c.workload, c.params) == key]
         parts, none = [], {}
         for c in cells:
-            ch = c["change"]
+            ch = c.change
             r = resolution_text(c)
             if r is not None:
-                parts.append(f"{c['config']} {r}")
+                parts.append(f"{c.config} {r}")
                 continue
             why = ("unpaired: fewer than 2 blocks" if ch.method == stats.UNPAIRED
                    else f"{ch.n} pairs; a 95% CI needs 6: add blocks")
-            none.setdefault(why, []).append(c["config"])
+            none.setdefault(why, []).append(c.config)
         for why, cfgs in none.items():
             parts.append(("none" if len(cfgs) == len(cells) else "none for " + ", ".join(cfgs)) + f" ({why})")
-        lines.append(f"resolution reached, {mbdata.workload_title(*key)} vs {cells[0]['baseline']}: "
+        lines.append(f"resolution reached, {mbdata.workload_title(*key)} vs {cells[0].baseline}: "
                      + ", ".join(parts))
     return lines
 
@@ -315,21 +315,21 @@ def fleet_words(pl):
 def fleet_lines(c, descs=None):
     """The lines under a cell measured on several machines: each machine's change, the pooled
     one with tau and I^2, the words, and what differs between the machines."""
-    ch = c["change"]
+    ch = c.change
     pl = getattr(ch, "fleet", None)
     if pl is None:
         return []
-    each = ", ".join(f"{ratio_text(m_ch.estimate)} [{_ci_text(m_ch.lo, m_ch.hi)}] on {m} ({m_ch.n} blocks)"
+    each = ", ".join(f"{ratio_text(m_ch.estimate)} [{ci_text(m_ch.lo, m_ch.hi)}] on {m} ({m_ch.n} blocks)"
                      for m, m_ch in pl.machines)
-    head = f"{mbdata.workload_title(c['workload'], c['params'])} {c['config']} vs {c['baseline']}"
-    lines = [f"{head}, {c['metric']}, on each machine: {each}"]
+    head = f"{mbdata.workload_title(c.workload, c.params)} {c.config} vs {c.baseline}"
+    lines = [f"{head}, {c.metric}, on each machine: {each}"]
     if pl.estimate is not None:
-        lines.append(f"  pooled over {pl.k} machines: {ratio_text(pl.estimate)} [{_ci_text(pl.lo, pl.hi)}] "
-                     f"(Hartung-Knapp {_pct(pl.level)} CI); tau {pl.tau:.3f} [{pl.tau_ci[0]:.3f}..{pl.tau_ci[1]:.3f}], "
+        lines.append(f"  pooled over {pl.k} machines: {ratio_text(pl.estimate)} [{ci_text(pl.lo, pl.hi)}] "
+                     f"(Hartung-Knapp {pct(pl.level)} CI); tau {pl.tau:.3f} [{pl.tau_ci[0]:.3f}..{pl.tau_ci[1]:.3f}], "
                      f"I² {pl.i2 * 100:.0f}% [{pl.i2_ci[0] * 100:.0f}..{pl.i2_ci[1] * 100:.0f}%]; "
-                     f"Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}")
+                     f"Cochran's Q {pl.q:.3g}, p {fmt_p(pl.q_p)}")
     else:
-        q = f"; Cochran's Q {pl.q:.3g}, p {_fmt_p(pl.q_p)}" if pl.q is not None else ""
+        q = f"; Cochran's Q {pl.q:.3g}, p {fmt_p(pl.q_p)}" if pl.q is not None else ""
         why = pl.missing or f"{pl.k} machine(s) with a CI, {stats.POOL_MIN} needed"
         lines.append(f"  not pooled ({why}): the table gives the paired change over all their blocks, "
                      f"whose CI leaves out the machines' spread{q}")

@@ -82,8 +82,8 @@ def main():
                 flagged = old = 0
                 for _ in range(a.trials):
                     rs = rows(rng, n, cv, effect)
-                    cell = [c for c in change.analyse(rs, baseline="A", metrics=metric) if c["config"] == "B"][0]
-                    v = cell["verdict"]
+                    cell = [c for c in change.analyse(rs, baseline="A", metrics=metric) if c.config == "B"][0]
+                    v = cell.verdict
                     flagged += stats.flagged(v)
                     wrong_way += effect > 1 and v == "regressed"
                     if not a.no_old:

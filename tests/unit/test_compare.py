@@ -61,8 +61,8 @@ def run_rows(rng, configs, n=10, workloads=(("tensor_copy", "B/s", "copy bandwid
 
 
 def cell(res, config, wl=None, table=change.PRIMARY):
-    got = [c for c in res if c["config"] == config and not c["is_base"] and c["table"] == table
-           and (wl is None or c["workload"] == wl)]
+    got = [c for c in res if c.config == config and not c.is_base and c.table == table
+           and (wl is None or c.workload == wl)]
     return got[0] if got else None
 
 
@@ -73,30 +73,30 @@ rng = random.Random(3)
 rs = run_rows(rng, {"glibc": 1, "jemalloc": 1, "tcmalloc": 10.9, "slow": 0.95})
 res = change.analyse(rs, baseline="glibc", metrics=PRIMARY)
 t = cell(res, "tcmalloc")
-check(t["verdict"] == "improved" and t["change"].paired and 10 < t["change"].estimate < 12,
-      f"tcmalloc 10.9x at 10 blocks: {t['verdict']} {t['change']}")
-check(cell(res, "jemalloc")["verdict"] in ("within noise", "negligible"), f"A/A: {cell(res, 'jemalloc')['verdict']}")
-check(cell(res, "slow")["verdict"] == "regressed", f"5% slower: {cell(res, 'slow')['verdict']}")
+check(t.verdict == "improved" and t.change.paired and 10 < t.change.estimate < 12,
+      f"tcmalloc 10.9x at 10 blocks: {t.verdict} {t.change}")
+check(cell(res, "jemalloc").verdict in ("within noise", "negligible"), f"A/A: {cell(res, 'jemalloc').verdict}")
+check(cell(res, "slow").verdict == "regressed", f"5% slower: {cell(res, 'slow').verdict}")
 # order: first appearance, baseline row first in its workload
-check([c["config"] for c in res][:4] == ["glibc", "jemalloc", "tcmalloc", "slow"], "order of first appearance")
+check([c.config for c in res][:4] == ["glibc", "jemalloc", "tcmalloc", "slow"], "order of first appearance")
 # 6 blocks: 10x is still found (the old design printed ~ with Holm p = 0.108)
 res6 = change.analyse(run_rows(rng, {"glibc": 1, "tcmalloc": 10.9}, n=6), baseline="glibc", metrics=PRIMARY)
-check(cell(res6, "tcmalloc")["verdict"] == "improved", "10.9x at 6 blocks is improved")
+check(cell(res6, "tcmalloc").verdict == "improved", "10.9x at 6 blocks is improved")
 # lower is better (schema 4 metric_better): a larger value is a regression
 lw = run_rows(rng, {"glibc": 1, "je": 1.2}, workloads=(("lat", "us", "step time", "lower", 63200),))
-check(cell(change.analyse(lw, metrics=PRIMARY), "je")["verdict"] == "regressed", "lower is better: +20% regressed")
+check(cell(change.analyse(lw, metrics=PRIMARY), "je").verdict == "regressed", "lower is better: +20% regressed")
 # a missing block drops that pair, and n says so
 rs5 = [r for r in run_rows(rng, {"glibc": 1, "x": 1.5}, n=8) if not (r["config"] == "x" and r["block"] == "3")]
 c = cell(change.analyse(rs5, metrics=PRIMARY), "x")
-check(c["change"].n == 7 and c["n"] == 7 and c["n_base"] == 8 and words._n_text(c) == "7 of 7/8",
-      f"n of a dropped block: {words._n_text(c)}")
+check(c.change.n == 7 and c.n == 7 and c.n_base == 8 and words.n_text(c) == "7 of 7/8",
+      f"n of a dropped block: {words.n_text(c)}")
 # ... and the other pairs stay paired by block, not shifted by position past the gap
 b5 = {r["block"]: float(r["throughput"]) for r in rs5 if r["config"] == "glibc"}
 x5 = {r["block"]: float(r["throughput"]) for r in rs5 if r["config"] == "x"}
 both = sorted(set(b5) & set(x5))
 want = stats.paired_change([b5[b] for b in both], [x5[b] for b in both], 0.95)
-check(abs(c["change"].estimate - want.estimate) < 1e-9 and abs(c["change"].lo - want.lo) < 1e-9,
-      f"a dropped block leaves the pairs by block: {c['change']} against {want}")
+check(abs(c.change.estimate - want.estimate) < 1e-9 and abs(c.change.lo - want.lo) < 1e-9,
+      f"a dropped block leaves the pairs by block: {c.change} against {want}")
 
 # change.estimate (the dashboard's nightly ratio) is change()'s estimate, without its CI
 fn = change.METRICS[0][3]
@@ -110,9 +110,9 @@ for n in (1, 2, 6, 9):
 # the default baseline is the run's first configuration (as hyperfine's reference), whatever its family
 rf = run_rows(rng, {"scudo": 1, "glibc": 1.5, "tbbmalloc": 0.5})
 resf = change.analyse(rf, metrics=PRIMARY)
-check(resf.baseline == "scudo" and [c["config"] for c in resf if c["is_base"]] == ["scudo"],
+check(resf.baseline == "scudo" and [c.config for c in resf if c.is_base] == ["scudo"],
       f"no --baseline: the first configuration to appear: {resf.baseline}")
-check(cell(resf, "glibc")["verdict"] == "improved" and cell(resf, "tbbmalloc")["verdict"] == "regressed",
+check(cell(resf, "glibc").verdict == "improved" and cell(resf, "tbbmalloc").verdict == "regressed",
       "no --baseline: the others against scudo")
 resf = change.analyse(rf, metrics=PRIMARY, order={"tbbmalloc": 0, "scudo": 1, "glibc": 2})
 check(resf.baseline == "tbbmalloc", f"no --baseline: the first of the run's order: {resf.baseline}")
@@ -145,19 +145,19 @@ check("inf" not in text, "no infinite ratio")
 check("tensor_copy (p): copy bandwidth, B/s, higher is better" in text, "workload title names its metric")
 check("tensor_copy (p): faults per MiB, lower is better" in text, "faults per MiB where the bytes are known")
 m = cell(res, "jemalloc", "tensor_copy", "madvise calls")
-check(m["change"].kind == "diff" and m["verdict"] == "regressed", f"0 -> 823 madvise: {m['verdict']}")
+check(m.change.kind == "diff" and m.verdict == "regressed", f"0 -> 823 madvise: {m.verdict}")
 # geomean: the throughputs only (not idle_release's fraction), the set named, with a CI
-geo = [c for c in res if c["geomean"] and c["table"] == change.PRIMARY]
-check(len(geo) == 2 and geo[0]["params"] == "tensor_copy, arena_churn", f"geomean set: {[g['params'] for g in geo]}")
-g = [c for c in geo if c["config"] == "tcmalloc"][0]
-check(g["change"].lo is not None and 4.5 < g["change"].estimate < 5.5 and g["verdict"] == "improved",
-      f"geomean of tcmalloc with a CI: {g['change']}")
+geo = [c for c in res if c.geomean and c.table == change.PRIMARY]
+check(len(geo) == 2 and geo[0].params == "tensor_copy, arena_churn", f"geomean set: {[g.params for g in geo]}")
+g = [c for c in geo if c.config == "tcmalloc"][0]
+check(g.change.lo is not None and 4.5 < g.change.estimate < 5.5 and g.verdict == "improved",
+      f"geomean of tcmalloc with a CI: {g.change}")
 check("geometric mean over tensor_copy, arena_churn" in text, "geomean set printed")
 # a workload where a configuration has a zero ratio leaves the geomean set
 rz = run_rows(rng, {"glibc": 1, "a": 1.1}, workloads=wls[:2]) + [
     row("third", cfg, b, 0.0 if cfg == "a" else 5.0, unit="ops/s") for b in range(10) for cfg in ("glibc", "a")]
-geo = [c for c in change.analyse(rz, metrics=PRIMARY) if c["geomean"]]
-check(len(geo) == 1 and "third" not in geo[0]["params"], f"a zero throughput leaves the set: {geo}")
+geo = [c for c in change.analyse(rz, metrics=PRIMARY) if c.geomean]
+check(len(geo) == 1 and "third" not in geo[0].params, f"a zero throughput leaves the set: {geo}")
 # footer: m cells, expected false flags, the verdict words
 check("cells tested at alpha = 0.05 each; about" in text and "false flags expected when nothing changed" in text,
       "footer with m and expected false flags")
@@ -167,21 +167,21 @@ r4 = run_rows(rng, {"glibc": 1, "x": 2}, n=4)
 res4 = change.analyse(r4, metrics=PRIMARY)
 o4 = io.StringIO()
 compare.render(res4, False, o4)
-check(cell(res4, "x")["verdict"] == "too few" and "too few: n=4 pairs: no difference can be detected" in
+check(cell(res4, "x").verdict == "too few" and "too few: n=4 pairs: no difference can be detected" in
       o4.getvalue(), "n=4: too few, said in the footer")
 
 # ---- multiplicity options ---------------------------------------------------------------------
 resp = change.analyse(rs, metrics=change.METRICS, family="primary")
-prim = [c for c in resp if c["primary"] and not c["is_base"]]
-other = [c for c in resp if not c["primary"] and not c["is_base"]]
-check(all(abs(c["level"] - (1 - 0.05 / len(prim))) < 1e-12 for c in prim) and all(c["level"] == 0.95 for c in other),
+prim = [c for c in resp if c.primary and not c.is_base]
+other = [c for c in resp if not c.primary and not c.is_base]
+check(all(abs(c.level - (1 - 0.05 / len(prim))) < 1e-12 for c in prim) and all(c.level == 0.95 for c in other),
       "--family primary: Bonferroni on primary cells only")
 resb = change.analyse(rs, metrics=change.METRICS, family="bh")
-tested = [c for c in resb if not c["is_base"] and c["change"] is not None]
-r, level = stats.bh_level([c["change"].p for c in tested])
-check(all(abs(c["level"] - level) < 1e-12 for c in tested), "--family bh: one FCR level")
-bad = [c for c in tested if "ties" not in c["change"].method and c["change"].lo is not None and
-       (not (c["change"].lo <= c["change"].no_change <= c["change"].hi)) != (c["change"].p <= r * 0.05 / len(tested))]
+tested = [c for c in resb if not c.is_base and c.change is not None]
+r, level = stats.bh_level([c.change.p for c in tested])
+check(all(abs(c.level - level) < 1e-12 for c in tested), "--family bh: one FCR level")
+bad = [c for c in tested if "ties" not in c.change.method and c.change.lo is not None and
+       (not (c.change.lo <= c.change.no_change <= c.change.hi)) != (c.change.p <= r * 0.05 / len(tested))]
 check(not bad, f"--family bh: CI excludes no change exactly for the selected cells: {len(bad)} differ")
 
 # ---- two runs: matching, only-in, unpaired caveat, several runs --------------------------------
@@ -192,9 +192,9 @@ for r in old:
 new = run_rows(rng, {"glibc": 1, "jemalloc@/opt/je/libjemalloc.so.2": 0.9, "mimalloc": 2})
 res2 = change.analyse(old, new, names=("old.csv", "new.csv"), metrics=PRIMARY)
 c = cell(res2, "jemalloc@/opt/je/libjemalloc.so.2")
-check(c is not None and c["baseline"] == "jemalloc (old.csv)" and not c["change"].paired,
+check(c is not None and c.baseline == "jemalloc (old.csv)" and not c.change.paired,
       "jemalloc@/path matched to jemalloc by family and tunables, unpaired")
-check(c is not None and c["verdict"] == "regressed", f"the new jemalloc 10% slower: {c and c['verdict']}")
+check(c is not None and c.verdict == "regressed", f"the new jemalloc 10% slower: {c and c.verdict}")
 check("only in new.csv: mimalloc" in res2.only, f"only-in line for new: {res2.only}")
 check("only in old.csv: jemalloc[dirty_decay_ms=-1]" in res2.only, f"only-in line for old: {res2.only}")
 o2 = io.StringIO()
@@ -212,8 +212,8 @@ runs_old = [run_rows(rng, {"glibc": 1}, n=3) for _ in range(6)]
 runs_new = [run_rows(rng, {"glibc": 1.5}, n=3) for _ in range(6)]
 res3 = change.analyse(runs_old, runs_new, metrics=PRIMARY)
 c = cell(res3, "glibc")
-check(res3.mode == "several runs" and c["change"].n == 6 and c["change"].n_base == 6 and c["verdict"] == "improved",
-      f"several runs: n counts runs: {c and c['change']}")
+check(res3.mode == "several runs" and c.change.n == 6 and c.change.n_base == 6 and c.verdict == "improved",
+      f"several runs: n counts runs: {c and c.change}")
 
 # ---- CSV out ---------------------------------------------------------------------------------
 with tempfile.TemporaryDirectory() as tmp:
@@ -353,14 +353,14 @@ diff = stats.Change("diff", -0.979, -0.99, -0.97, 0.01, 8, 8, "x", 0.01, True, 0
 rat = stats.Change("ratio", 0.291, 0.28, 0.30, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.29, 1.0, True)
 for unit, want, res in (("fraction", "-97.9 pp", "±1.00 pp"), ("s/sample", "-979 ms/sample", "±10.0 ms/sample"),
                         ("/run", "-0.979/run", "±0.0100/run"), ("", "-0.979 (no unit)", "±0.0100 (no unit)")):
-    c = {"change": diff, "unit": unit}
+    c = change.Cell(change=diff, unit=unit)
     check(words.fmt_change(c)[0] == want and words.resolution_text(c) == res and words.change_unit(c) == unit,
           f"a difference in {unit!r}: {words.fmt_change(c)} {words.resolution_text(c)!r}, want {want!r} {res!r}")
-c = {"change": rat, "unit": "fraction"}
+c = change.Cell(change=rat, unit="fraction")
 check(words.fmt_change(c)[0] == "0.291x" and words.resolution_text(c) == "±3.4%"
       and words.change_unit(c) == "ratio", f"a ratio: {words.fmt_change(c)} {words.resolution_text(c)}")
 up = stats.Change("diff", 0.005, 0.004, 0.006, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.01, 0.005, True)
-check(words.fmt_change({"change": up, "unit": "s/run"})[0] == "+5.00 ms/run", "a rise is signed '+'")
+check(words.fmt_change(change.Cell(change=up, unit="s/run"))[0] == "+5.00 ms/run", "a rise is signed '+'")
 
 # issue 42, item 8: exec reads like hyperfine.  A command's time, not its runs/s, with the
 # range; its runs/s with --runs-per-s and in the JSON
