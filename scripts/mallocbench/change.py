@@ -301,18 +301,7 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
     if two_runs:
         flat_new = [r for run in rows_new for r in run] if several else list(rows_new)
         res.mode = "several runs" if several else "two runs"
-        match, only_old, only_new = match_configs(flat_old, flat_new)
-        only = []
-        if only_old:
-            only.append(f"only in {names[0]}: " + " ".join(sorted(only_old, key=lambda c: (order or {}).get(c, 0))))
-        if only_new:
-            only.append(f"only in {names[1]}: " + " ".join(sorted(only_new, key=lambda c: (order or {}).get(c, 0))))
-        g_old, g_new = samples(flat_old), samples(flat_new)
-        wl_only = [k for k in g_old if k not in g_new], [k for k in g_new if k not in g_old]
-        for side, ks in zip(names, wl_only):
-            if ks:
-                only.append(f"only in {side}: workload " + "; ".join(f"{w} ({p})" for w, p in ks))
-        res.only = only
+        match, g_old, g_new, res.only = _two_sides(flat_old, flat_new, names, order)
     else:
         flat_new = flat_old
         match = None
@@ -368,21 +357,50 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
                                  median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals),
                                  n_base=len(bv), base_median=stats.median(list(bv.values()))))
         _geomean_cells(res, metric, rank, two_runs)
-    res.hints = []
-    for (wl, params), configs in g_new.items():
+    res.hints = _hints(g_new)
+    _levels(res, family)
+    _verdicts(res, floor, trade_offs)
+    return res
+
+
+def _two_sides(flat_old, flat_new, names, order):
+    """Two runs' (new config -> old config, old's samples, new's samples, the lines naming what
+    is on one side only)."""
+    match, only_old, only_new = match_configs(flat_old, flat_new)
+    only = []
+    if only_old:
+        only.append(f"only in {names[0]}: " + " ".join(sorted(only_old, key=lambda c: (order or {}).get(c, 0))))
+    if only_new:
+        only.append(f"only in {names[1]}: " + " ".join(sorted(only_new, key=lambda c: (order or {}).get(c, 0))))
+    g_old, g_new = samples(flat_old), samples(flat_new)
+    wl_only = [k for k in g_old if k not in g_new], [k for k in g_new if k not in g_old]
+    for side, ks in zip(names, wl_only):
+        if ks:
+            only.append(f"only in {side}: workload " + "; ".join(f"{w} ({p})" for w, p in ks))
+    return match, g_old, g_new, only
+
+
+def _hints(groups):
+    """What the figures cannot say: a duration-bound command's runs/s (mbdata.duration_bound)."""
+    hints = []
+    for (wl, params), configs in groups.items():
         why = mbdata.duration_bound(configs)
         if why:
-            res.hints.append(f"{mbdata.workload_title(wl, params)}: its runs/s cannot tell the configurations "
-                             f"apart: {why}. Give `mallocbench exec --metric REGEX` a figure the command prints "
-                             f"(work done in its time).")
-    _levels(res, family)
+            hints.append(f"{mbdata.workload_title(wl, params)}: its runs/s cannot tell the configurations "
+                         f"apart: {why}. Give `mallocbench exec --metric REGEX` a figure the command prints "
+                         f"(work done in its time).")
+    return hints
+
+
+def _verdicts(res, floor, trade_offs):
+    """Each tested cell's verdict at the floor; 'trade-off' for the primary figure of a workload
+    with that trait (unpaired: no word at all)."""
     for c in res:
         if not c.is_base:
             c.verdict = stats.verdict(c.change, c.better, floor)
             if c.primary and c.workload in trade_offs and c.change is not None \
-                    and c.change.method != stats.UNPAIRED:  # unpaired: no word at all
+                    and c.change.method != stats.UNPAIRED:
                 c.verdict = "trade-off"
-    return res
 
 
 def pair(base_rows, rows, metric=None, floor=0.01, trade_off=False):
