@@ -19,9 +19,11 @@ disturbed a sample from outside), programs (which program of the framework suite
 measures), nightly (the
 nightly history read: its machines, series and fleet series), stats (the estimators), mbout (how a file is written), cli (how an entry ends: modules raise cli.Fail,
 only an entry's __main__ exits); region (a measured program's region, for the API below).
-A view too large for one file has helpers, each imported by its view alone: plots draws
+A view too large for one file has helpers, imported by it and each other alone: plots draws
 through plotkit (the data, styles and drawing its figures share), plotbars (a bar figure per
-group) and plotfigs (the figures across groups).
+group) and plotfigs (the figures across groups); tune through tunerun (a round's run, the
+stop signals), tunesearch (the candidates, the racing, the journal) and tunereport (the
+winner and tune.md).
 
 The Python API (docs/python.md; a notebook-style example in docs/examples/api.py):
 

@@ -13,9 +13,9 @@ Importable: make_plots(csv_paths, outdir, machine_note=None) -> manifest list.
 Needs matplotlib and numpy (Debian: /usr/bin/python3, python3-matplotlib); run
 without them it says which package to install, exit 1.
 
-The view and its driver; its helpers, imported by it alone: plotkit.py (the data, styles and
-drawing every figure shares), plotbars.py (the bar figure of each group), plotfigs.py (the
-fault cliff, RSS against CPU, RSS over time, latency).
+The view and its driver.  Its helpers, imported by it and each other alone: plotkit.py (the
+data, styles and drawing every figure shares), plotbars.py (the bar figure of each group),
+plotfigs.py (the fault cliff, RSS against CPU, RSS over time, latency).
 """
 import argparse
 import json

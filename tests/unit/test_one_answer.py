@@ -8,7 +8,7 @@ the Python API (mallocbench.compare: the same records), compare's text table, it
 summary (text and Markdown: the vs column), report (Markdown: the summary table, the statistics
 table and the "Best:" sentences; --json: its summary and comparison; --html), the dashboard's
 nightly ratio (nightly.load over the CSV stored as one night), tune's wording of a pair
-(tune.change_text over the same blocks), and the units of CPU, faults and calls (compare's
+(tunereport.change_text over the same blocks), and the units of CPU, faults and calls (compare's
 `/MiB` is summary's `faults/MiB` and report's `unit_of_work`).  A frameworks CSV (FW=path)
 also checks the frameworks report's table.
 
@@ -40,7 +40,7 @@ except ImportError:
     sys.exit(77)
 
 import mallocbench
-from mallocbench import cli, dashboard, mbdata, nightly, tune
+from mallocbench import cli, dashboard, mbdata, nightly, tunereport
 from mallocbench import words as mbwords
 from mbtest import FAILS, check
 
@@ -291,8 +291,8 @@ def check_run(path, tmp):
                 key = (r["matrix_id"], r["block"], r["_machine"])
                 vals.setdefault(r["config"], {})[key] = mbdata.num(r, "throughput")
                 machines[key] = r["_machine"]
-        got = tune.change_text(vals, base, c["config"], c["better"], c["workload"] in trade, machines,
-                               unit=c["unit"])
+        got = tunereport.change_text(vals, base, c["config"], c["better"], c["workload"] in trade, machines,
+                                     unit=c["unit"])
         check(got.startswith(words(c)), f"{name}: tune words {c['config']} on {c['workload']} as {got!r}, "
                                        f"compare as {words(c)!r}")
 
