@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """scripts/plots.py - `python3 scripts/plots.py ARGS` runs `python3 -m mallocbench.plots ARGS`
 (scripts/mallocbench/plots.py; scripts/ is on the path of a script run from it)."""
 import runpy

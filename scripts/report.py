@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """scripts/report.py - `python3 scripts/report.py ARGS` runs `python3 -m mallocbench.report ARGS`
 (scripts/mallocbench/report.py; scripts/ is on the path of a script run from it)."""
 import runpy
