@@ -35,9 +35,6 @@ from . import mbout
 from . import stats
 from . import words
 
-def die(msg, status=1):
-    raise cli.Fail(f"mallocbench compare: {msg}", status)
-
 
 def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
     """The tables, one per metric, and the footer; in Markdown every text from the input
@@ -303,7 +300,7 @@ def main(argv=None):
     try:
         return run(argv)
     except mbcsv.CsvError as e:
-        die(str(e), mbcsv.EXIT_BAD_INPUT)
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT)
 
 
 def run(argv):
@@ -333,29 +330,29 @@ def run(argv):
                          "compaction: the footer says how many)")
     args = ap.parse_args(argv)
     if bool(args.old) != bool(args.new):
-        die("--old and --new go together", 2)
+        raise cli.Fail("--old and --new go together", 2)
     if args.fleet and (args.old or args.csv):
-        die("--fleet takes every CSV: give no other", 2)
+        raise cli.Fail("--fleet takes every CSV: give no other", 2)
     if args.old and args.csv:
-        die("give old.csv new.csv, or --old ... --new ..., not both", 2)
+        raise cli.Fail("give old.csv new.csv, or --old ... --new ..., not both", 2)
     if not args.old and not args.fleet and len(args.csv) not in (1, 2):
-        die("give one CSV, or two (old new), or --old A.csv ... --new B.csv ..., or --fleet A.csv B.csv ...", 2)
+        raise cli.Fail("give one CSV, or two (old new), or --old A.csv ... --new B.csv ..., or --fleet A.csv B.csv ...", 2)
     try:
         change.check_floor(args.floor / 100)
     except ValueError:
-        die(f"--floor {args.floor:g}: a percentage, finite and in [0, 100)", 2)
+        raise cli.Fail(f"--floor {args.floor:g}: a percentage, finite and in [0, 100)", 2)
     inputs = (args.csv or []) + (args.old or []) + (args.new or []) + (args.fleet or [])
     if args.csv_out:
         try:  # refused before any work: an existing file without --force, an input even with it
             mbout.hold(args.csv_out, args.force, inputs)  # refused, and held, before any work
         except mbout.OutputError as e:
-            die(str(e), 2)
+            raise cli.Fail(str(e), 2)
     metrics = change.METRICS
     if args.metric:
         known = {m[0] for m in change.METRICS}
         bad = [m for m in args.metric if m not in known]
         if bad:
-            die(f"unknown metric {bad[0]!r} (valid: {', '.join(m[0] for m in change.METRICS)})", 2)
+            raise cli.Fail(f"unknown metric {bad[0]!r} (valid: {', '.join(m[0] for m in change.METRICS)})", 2)
         metrics = [m for m in change.METRICS if m[0] in args.metric]
     if args.old:
         old, new = [change.load(p) for p in args.old], [change.load(p) for p in args.new]
@@ -364,7 +361,7 @@ def run(argv):
         try:  # nor may a run be on both sides: its samples would be compared with themselves
             mbdata.check_unique([r for run in old + new for r in run])
         except mbcsv.CsvError as e:
-            die(f"a run on both sides: {e}", 2)
+            raise cli.Fail(f"a run on both sides: {e}", 2)
         names = (" ".join(args.old), " ".join(args.new))
         flat = [r for run in old + new for r in run]
         order = change.config_order(flat, args.old + args.new)
@@ -379,10 +376,10 @@ def run(argv):
         for m, runs in seen.items():
             files = sorted(set(runs.values()))
             if len(files) > 1:
-                die(f"--fleet: {files[0]} and {files[1]} are both from machine {mbdata.printable(m)}: give one run per machine "
-                    f"(merge the shards of one run first)", 2)
+                raise cli.Fail(f"--fleet: {files[0]} and {files[1]} are both from machine {mbdata.printable(m)}: give one run per machine "
+                               f"(merge the shards of one run first)", 2)
         if len(run.machines) < 2:
-            print(f"mallocbench compare: note: --fleet: every row is from one machine "
+            print(f"{cli.prefix()}note: --fleet: every row is from one machine "
                   f"({mbdata.printable(next(iter(run.machines), '?'))}): no answer across machines", file=sys.stderr)
         args.csv = args.fleet
     elif len(args.csv) == 2:
@@ -390,8 +387,8 @@ def run(argv):
         names = tuple(args.csv)
         both = {(r["run_id"], r["sample"]) for r in old} & {(r["run_id"], r["sample"]) for r in new}
         if both:  # NEW a subset of OLD (or one file twice): samples compared with themselves
-            die(f"{args.csv[0]} and {args.csv[1]} share {len(both)} samples (run {sorted(both)[0][0]}): "
-                f"a sample would be compared with itself; compare two different runs", 2)
+            raise cli.Fail(f"{args.csv[0]} and {args.csv[1]} share {len(both)} samples (run {sorted(both)[0][0]}): "
+                           f"a sample would be compared with itself; compare two different runs", 2)
         order = change.config_order(old + new, args.csv)
     else:
         old, new = change.load(args.csv[0]), None
@@ -409,23 +406,23 @@ def run(argv):
         else:
             old, new = keep(old), keep(new) if new is not None else None
     if new is None and args.baseline and args.baseline not in order:
-        die(f"no configuration '{args.baseline}' in {args.csv[0]} (it has: {', '.join(order) or 'none'})")
+        raise cli.Fail(f"no configuration '{args.baseline}' in {args.csv[0]} (it has: {', '.join(order) or 'none'})")
     try:
         stats.require_scipy()
     except ImportError as e:
-        die(mbcsv.missing_dependency(e))
+        raise cli.Fail(mbcsv.missing_dependency(e))
     res = change.analyse(old, new, baseline=args.baseline, floor=args.floor / 100, family=args.family,
                   two_runs=new is not None, metrics=metrics, order=order, names=names,
                   trade_offs=mbdata.workloads_with_trait(inputs, "trade_off"))
     if new is None and not any(c.is_base for c in res):
         if not old:
-            die(f"no ok sample in {args.csv[0]}")
+            raise cli.Fail(f"no ok sample in {args.csv[0]}")
         what = "" if args.baseline else " (the run's first configuration)"
-        die(f"no ok sample of configuration '{res.baseline}'{what} in {args.csv[0]} (use --baseline CONFIG)")
+        raise cli.Fail(f"no ok sample of configuration '{res.baseline}'{what} in {args.csv[0]} (use --baseline CONFIG)")
     if not any(not c.is_base for c in res):
         for line in res.only:
             print(mbdata.printable(line), file=sys.stderr)
-        die("nothing to compare: no configuration has a counterpart")
+        raise cli.Fail("nothing to compare: no configuration has a counterpart")
     if new is None:
         res.precision = precision_lines(res, old, dropped)
     elif dropped:
@@ -439,7 +436,7 @@ def run(argv):
         try:
             write_csv(res, args.csv_out, args.force, inputs)
         except mbout.OutputError as e:
-            die(str(e), 2)
+            raise cli.Fail(str(e), 2)
     return res
 
 

@@ -58,10 +58,6 @@ class BadInput(Exception):
     pass
 
 
-def die(msg, code):
-    raise cli.Fail("dashboard.py: " + msg, code)
-
-
 esc = words.html_text  # text from the input as HTML text or an attribute
 
 
@@ -286,7 +282,7 @@ def copy_report(src, site):
             raise OSError(0, why)
         md = mbout.read_regular(md_path, follow=False).decode("utf-8")
     except (OSError, UnicodeDecodeError, mbout.NotRegular) as e:
-        print("dashboard.py: warning: no compare report linked: cannot read '%s': %s" % (md_path, getattr(e, "strerror", e)), file=sys.stderr)
+        cli.warn("no compare report linked: cannot read '%s': %s" % (md_path, getattr(e, "strerror", e)))
         return None
     rel = os.path.relpath(os.path.realpath(src), os.path.realpath(site))
     if rel != "." and not rel.startswith(".."):
@@ -310,13 +306,11 @@ def copy_report(src, site):
             try:  # read by descriptor, no link followed: what was checked is what is copied
                 mbout.write(in_site(os.path.join(dst, ref)), mbout.read_regular(p, follow=False), force=True)
             except (OSError, mbout.NotRegular) as e:
-                print(f"dashboard.py: warning: {mbdata.printable(ref)} of the report not published: "
-                      f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
+                cli.warn(f"{ref} of the report not published: {getattr(e, 'strerror', None) or e}")
                 missing.add(ref)
         else:
             if os.path.lexists(p):
-                print(f"dashboard.py: warning: {mbdata.printable(ref)} of the report not published: {why}",
-                      file=sys.stderr)
+                cli.warn(f"{ref} of the report not published: {why}")
             missing.add(ref)
 
     def relink(line):
@@ -669,7 +663,7 @@ def build(args):
     doc = load(args.series_json)
     uplot_dir = os.path.join(args.node_modules, "uplot", "dist")
     if not all(os.path.isfile(os.path.join(uplot_dir, f)) for f in UPLOT):
-        die("uPlot not found in '%s': run `npm ci` in %s" % (uplot_dir, ROOT), 1)
+        raise cli.Fail("uPlot not found in '%s': run `npm ci` in %s" % (uplot_dir, ROOT), 1)
     site = args.site
     check_site(site, args.force)
     os.makedirs(os.path.join(site, "assets"), exist_ok=True)
@@ -732,13 +726,13 @@ def main():
     ap.add_argument("--force", action="store_true", help="write into a folder holding other files (they are kept)")
     args = ap.parse_args()
     if args.full_nights < 1 or args.max_weeks < 0:
-        die("--full-nights must be >= 1 and --max-weeks >= 0", 2)
+        raise cli.Fail("--full-nights must be >= 1 and --max-weeks >= 0", 2)
     try:
         build(args)
     except (BadInput, mbout.OutputError) as e:
-        die(str(e), 2)
+        raise cli.Fail(str(e), 2)
     except OSError as e:
-        die("cannot write '%s': %s" % (e.filename or args.site, e.strerror), 1)
+        raise cli.Fail("cannot write '%s': %s" % (e.filename or args.site, e.strerror), 1)
 
 
 if __name__ == "__main__":

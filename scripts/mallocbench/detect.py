@@ -575,33 +575,28 @@ def main(argv=None):
                          "and over an existing --json file")
     args = ap.parse_args(argv)
     if not 30 <= args.window <= 50 or not 0 < args.alpha < 1:
-        print("detect.py: --window must be 30..50 and --alpha in (0, 1)", file=sys.stderr)
-        return mbcsv.EXIT_BAD_INPUT
+        raise cli.Fail("--window must be 30..50 and --alpha in (0, 1)", mbcsv.EXIT_BAD_INPUT)
     try:  # refused before any work
         folder = mbout.Folder(args.out, args.force, inputs=[args.history])
         if args.json:
             mbout.check(args.json, args.force, inputs=[args.history])
     except mbout.OutputError as e:
-        print(f"detect.py: {e}", file=sys.stderr)
-        return mbcsv.EXIT_BAD_INPUT
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT) from None
     WINDOW, ALPHA = args.window, args.alpha
     try:
         stats.require_scipy()
     except ImportError as e:
-        print(f"detect.py: {mbcsv.missing_dependency(e)}", file=sys.stderr)
-        return 1
+        raise cli.Fail(mbcsv.missing_dependency(e), 1) from None
     from . import nightly
     try:
         hist = nightly.load(args.history)
     except (nightly.HistoryError, mbcsv.CsvError) as e:
-        print(f"detect.py: {e}", file=sys.stderr)
-        return mbcsv.EXIT_BAD_INPUT
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT) from None
     alerts, series = analyse(hist, WINDOW, ALPHA)
     try:
         acknowledge(alerts, series, read_acks(args.history))
     except ValueError as e:
-        print(f"detect.py: {e}", file=sys.stderr)
-        return mbcsv.EXIT_BAD_INPUT
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT) from None
     doc = json.dumps(series_json(hist, alerts, series, args.history, args.report), separators=(",", ":"))
     try:
         write_alerts(folder, alerts)
@@ -611,16 +606,14 @@ def main(argv=None):
             folder.write("series.json", doc)
         folder.commit()
     except mbout.OutputError as e:
-        print(f"detect.py: {e}", file=sys.stderr)
-        return 1
+        raise cli.Fail(str(e), 1) from None
     bad = gate(hist, alerts)
     for a in alerts:
         print(f"{a['status']:11} {a['direction']:11} {a['night']} {a['machine']} {a['workload']} {a['config']} "
               f"{a['metric']} ({a['basis']}): {_fmt(a['change_pct'])}% p={a['p']:.2g}")
     if bad:
-        print(f"detect.py: {len(bad)} unresolved regression(s): neither recovered nor acknowledged in "
-              f"{os.path.join(args.history, ACK_FILE)}", file=sys.stderr)
-        return EXIT_REGRESSION
+        raise cli.Fail(f"{len(bad)} unresolved regression(s): neither recovered nor acknowledged in "
+                       f"{os.path.join(args.history, ACK_FILE)}", EXIT_REGRESSION)
     return 0
 
 

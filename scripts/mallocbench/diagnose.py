@@ -57,13 +57,13 @@ def load(path):
     try:
         doc = mbcsv.read_json(path)
     except mbcsv.CsvError as e:  # a FIFO or a device: never waited on
-        raise cli.Fail(f"diagnose: {e}", 2)
+        raise cli.Fail(str(e), 2)
     except OSError as e:
-        raise cli.Fail(f"diagnose: cannot read '{path}': {e.strerror}", 2)
+        raise cli.Fail(f"cannot read '{path}': {e.strerror}", 2)
     except ValueError as e:
-        raise cli.Fail(f"diagnose: '{path}' is not JSON: {e}", 2)
+        raise cli.Fail(f"'{path}' is not JSON: {e}", 2)
     if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA_RAW, SCHEMA):
-        raise cli.Fail(f"diagnose: '{path}' is not a diagnose document (schema {SCHEMA_RAW} or {SCHEMA})", 2)
+        raise cli.Fail(f"'{path}' is not a diagnose document (schema {SCHEMA_RAW} or {SCHEMA})", 2)
     return doc
 
 
@@ -713,7 +713,7 @@ def main(argv=None):
     try:  # a saved document someone changed: one line, not a traceback from deep in the analysis
         text = json.dumps(full(doc, a.top), indent=1) if a.json else "\n".join(render(doc, a.top))
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
-        raise cli.Fail(f"mallocbench diagnose: {a.doc}: not a document diagnose wrote ({type(e).__name__}: {e})",
+        raise cli.Fail(f"{a.doc}: not a document diagnose wrote ({type(e).__name__}: {e})",
                        2) from None
     print(text)
     return 0

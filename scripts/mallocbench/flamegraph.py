@@ -451,8 +451,7 @@ def main(argv=None):
         svg = render_svg(folded, meta, args.title, allocator_objects(args.allocator_lib))
         mbout.write(args.svg, svg, force=args.force)
     except (ProfileError, OSError, mbout.OutputError) as e:
-        print(f"flamegraph.py: {e}", file=sys.stderr)
-        return 2
+        raise cli.Fail(str(e), 2) from None
     print(summary_line(folded, meta))
     return 0
 

@@ -29,10 +29,6 @@ REGION_FAULTS = mbdata.metric_fn("region_faults")
 TOTAL_FAULTS = mbdata.metric_fn("total_faults")
 
 
-def die(msg, status=mbcsv.EXIT_BAD_INPUT):
-    raise cli.Fail(f"frameworks.py: {msg}", status)
-
-
 def col(c):
     return lambda r: mbcsv.num(r, c)
 
@@ -108,11 +104,11 @@ def load(path, what):
     try:
         run = mbdata.load(path)
     except mbcsv.CsvError as e:
-        die(f"{what}: {e}")
+        raise cli.Fail(f"{what}: {e}", mbcsv.EXIT_BAD_INPUT) from None
     except OSError as e:
-        die(f"cannot read {what} '{path}': {e.strerror}")
+        raise cli.Fail(f"cannot read {what} '{path}': {e.strerror}", mbcsv.EXIT_BAD_INPUT) from None
     if not run.ok:
-        die(f"{what} '{path}' has no ok rows")
+        raise cli.Fail(f"{what} '{path}' has no ok rows", mbcsv.EXIT_BAD_INPUT)
     return run
 
 
@@ -395,7 +391,7 @@ def report(args):
         try:
             mbout.write(args.output, text, force=args.force, inputs=inputs(args))
         except mbout.OutputError as e:
-            die(str(e), 2)
+            raise cli.Fail(str(e), 2)
     else:
         sys.stdout.write(text)
 
@@ -421,17 +417,17 @@ def main(argv=None):
     try:
         stats.require_scipy()  # the CIs and Kendall's tau; re-runs under Debian's python3 when missing
     except ImportError as e:
-        die(f"{e}: run it with {stats.DEBIAN_PYTHON} (python3-scipy)", 1)
+        raise cli.Fail(f"{e}: run it with {stats.DEBIAN_PYTHON} (python3-scipy)", 1)
     if args.output:
         try:  # refused before any work
             mbout.check(args.output, args.force, inputs(args))
         except mbout.OutputError as e:
-            die(str(e), 2)
+            raise cli.Fail(str(e), 2)
     if args.worst:
         run = load(args.csv, "the framework CSV")
         w = worst_config(programs.by_program(run.ok).get(args.worst, {}), mbdata.baseline_config(run))
         if not w:
-            die(f"no configuration of '{args.worst}' to rank against {mbdata.baseline_config(run)}", 1)
+            raise cli.Fail(f"no configuration of '{args.worst}' to rank against {mbdata.baseline_config(run)}", 1)
         print(w)
         return
     report(args)

@@ -109,8 +109,7 @@ def main(argv=None):
         else:
             _store(args)
     except (HistoryError, mbcsv.CsvError) as e:
-        print(f"history.py: {e}", file=sys.stderr)
-        return mbcsv.EXIT_BAD_INPUT
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT) from None
     return 0
 
 

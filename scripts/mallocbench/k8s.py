@@ -21,7 +21,8 @@ import os
 import re
 import sys
 
-from mallocbench import mbout
+from . import cli
+from . import mbout
 
 # Kubernetes' DNS-1123 rules (k8s.io/apimachinery validation), always with fullmatch: `$`
 # would let "name\n" through.  The Job's name is also a label value and its pods' host
@@ -151,8 +152,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     why = refusal(a)
     if why:
-        print(f"k8s.py: {why}", file=sys.stderr)
-        return 2
+        raise cli.Fail(why, 2)
     par = min(a.parallelism or a.shards, a.shards)
     text = json.dumps(manifest(a.name, a.image, a.shards, par, a.matrix, a.seed, a.workdir, a.claim), indent=2) + "\n"
     if not a.output:
@@ -161,10 +161,9 @@ def main(argv=None):
     try:
         mbout.write(a.output, text, force=a.force)
     except mbout.OutputError as e:
-        print(f"k8s.py: {e}", file=sys.stderr)
-        return 2
+        raise cli.Fail(str(e), 2) from None
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

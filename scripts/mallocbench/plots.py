@@ -97,17 +97,15 @@ def main(argv=None):
     try:
         manifest = make_plots(args.csv, args.outdir, args.machine_note, written, args.force)
     except ImportError as e:  # found missing once the input was read (need())
-        raise cli.Fail(f"plots.py: {mbcsv.missing_dependency(e)}", 1) from None
+        raise cli.Fail(mbcsv.missing_dependency(e), 1) from None
     except (PlotError, mbout.OutputError) as e:
-        print(f"plots.py: {e}", file=sys.stderr)
-        return mbcsv.EXIT_BAD_INPUT
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT) from None
     except OSError as e:
-        print(f"plots.py: cannot write '{e.filename or args.outdir}': {e.strerror}", file=sys.stderr)
-        return 1
+        raise cli.Fail(f"cannot write '{e.filename or args.outdir}': {e.strerror}", 1) from None
     for p in written:
         print(p)
     if not manifest:
-        print("plots.py: no rows with status ok: nothing to plot", file=sys.stderr)
+        cli.warn("no rows with status ok: nothing to plot")
     return 0
 
 

@@ -146,10 +146,6 @@ def what_it_shows(run, baseline):
     return out
 
 
-def die(msg, status=1):
-    raise cli.Fail(f"mallocbench report: {msg}", status)
-
-
 # ---- HTML: the report's own Markdown, rendered (the subset report.md uses) ---------------------
 
 def md_to_html(md, title="mallocbench report"):
@@ -284,27 +280,27 @@ def main(argv=None):
         try:  # refused before any work: a folder of someone else's files, the input inside it replaced
             folder = mbout.Folder(args.outdir, args.force, inputs=[args.csv])
         except mbout.OutputError as e:
-            die(str(e), mbcsv.EXIT_BAD_INPUT)
+            raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT)
     try:  # the input first: a refusal pays for no scipy or matplotlib import
         run = mbdata.load(args.csv)
     except mbcsv.CsvError as e:
-        die(str(e), mbcsv.EXIT_BAD_INPUT)
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT)
     plots = None
     if folder and not args.no_plots:
         from . import plots  # imports no matplotlib until need()
         try:
             plots.need()
         except ImportError as e:
-            die(f"{mbcsv.missing_dependency(e)}, or pass --no-plots")
+            raise cli.Fail(f"{mbcsv.missing_dependency(e)}, or pass --no-plots")
     try:  # the statistics need scipy: Debian's interpreter when this one lacks it
         stats.require_scipy()
     except ImportError as e:
-        die(mbcsv.missing_dependency(e))
+        raise cli.Fail(mbcsv.missing_dependency(e))
     if not run.ok:
-        die(f"no ok rows in '{args.csv}'")
+        raise cli.Fail(f"no ok rows in '{args.csv}'")
     order = run.config_order
     if args.baseline is not None and args.baseline not in order:
-        die(f"no configuration '{args.baseline}' in {args.csv} (it has: {', '.join(order)})")
+        raise cli.Fail(f"no configuration '{args.baseline}' in {args.csv} (it has: {', '.join(order)})")
     baseline = args.baseline or order[0]
     md, data, res = build(run, args.csv, baseline, folder, plots)
     text = {"md": md, "json": json.dumps(data, indent=1, default=str) + "\n",
@@ -318,7 +314,7 @@ def main(argv=None):
         out = folder.write("report." + args.format, text)
         folder.commit()
     except mbout.OutputError as e:
-        die(str(e))
+        raise cli.Fail(str(e))
     print(out)
     return 0
 

@@ -27,10 +27,6 @@ from . import stats
 from . import words
 
 
-def die(msg, status=1):
-    raise cli.Fail(f"summary.py: {msg}", status)
-
-
 def load(paths):
     """The run (mbdata.Run: .rows, every row whatever its status; .traits from the sidecar);
     mbcsv.CsvError for bad input."""
@@ -304,17 +300,17 @@ def main():
         run = load(args.csv)
         rows = run.rows
         if not rows:
-            die("no rows")
+            raise cli.Fail("no rows")
         order = mbcsv.config_order(args.csv, rows)
         if args.baseline is not None and args.baseline not in order:
-            die(f"no configuration '{args.baseline}' in {' '.join(args.csv)} (it has: {', '.join(order)})")
+            raise cli.Fail(f"no configuration '{args.baseline}' in {' '.join(args.csv)} (it has: {', '.join(order)})")
         args.baseline = args.baseline or order[0]
     except mbcsv.CsvError as e:
-        die(str(e), mbcsv.EXIT_BAD_INPUT)
+        raise cli.Fail(str(e), mbcsv.EXIT_BAD_INPUT)
     try:  # the verdicts: Debian's interpreter when this one lacks scipy
         stats.require_scipy()
     except ImportError as e:
-        die(mbcsv.missing_dependency(e))
+        raise cli.Fail(mbcsv.missing_dependency(e))
     res = change.analyse(run.ok, baseline=args.baseline, order={c: i for i, c in enumerate(order)},
                           trade_offs=set(run.with_trait("trade_off")))
     lines = summarize(rows, args.baseline, order, res=res, runs_per_s=args.runs_per_s)

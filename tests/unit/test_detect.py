@@ -10,7 +10,9 @@ recovered or HISTORY/acknowledged.txt names it), confirmed alerts whose p and CI
 never move when nights are added, a new series that is not a regression, missing counters that
 are null with a reason, each family's sidecar colour carried to series.json and the site's
 colours (the fallback where sidecars carry none).  Exit 77 (skip) without scipy."""
+import contextlib
 import csv
+import io
 import json
 import math
 import os
@@ -26,6 +28,7 @@ try:
 except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
+from mallocbench import cli
 from mallocbench import detect
 from mallocbench import history
 from mallocbench import machines
@@ -55,7 +58,7 @@ def run(events, nights, name, **kw):
     d = os.path.join(TMP, name)
     ids = make_history.write(d, nights, make_history.MACHINES[:kw.pop("machines", 1)], events=events, **kw)
     out = os.path.join(TMP, name + ".out")
-    rc = detect.main([d, "--out", out])
+    rc = cli.run(detect.main, [d, "--out", out])
     with open(os.path.join(out, "alerts.csv"), newline="") as f:
         alerts = list(csv.DictReader(f))
     with open(os.path.join(out, "series.json")) as f:
@@ -304,14 +307,14 @@ reg = pick(alerts, config="jemalloc", direction="regression")
 with open(os.path.join(hdir, detect.ACK_FILE), "w") as f:
     f.write("# acknowledged regressions\n")
     f.write(f"tensor_copy jemalloc throughput {reg[0]['night'] if reg else '2026-11-27'} expected: bigger arenas\n")
-rc = detect.main([hdir, "--out", os.path.join(TMP, "red3.ack")])
+rc = cli.run(detect.main, [hdir, "--out", os.path.join(TMP, "red3.ack")])
 check(rc == 0, f"the regression acknowledged in {detect.ACK_FILE}: exit {rc}, expected 0")
 with open(os.path.join(TMP, "red3.ack", "alerts.csv"), newline="") as f:
     acked = [a for a in csv.DictReader(f) if a["config"] == "jemalloc"]
 check(acked and acked[0]["acknowledged"] == "expected: bigger arenas", f"alerts.csv names the reason: {acked}")
 with open(os.path.join(hdir, detect.ACK_FILE), "a") as f:
     f.write("tensor_copy jemalloc throughput 2026-11-27\n")
-check(detect.main([hdir, "--out", os.path.join(TMP, "red3.bad")]) == 2, "an acknowledgement without a reason: exit 2")
+check(cli.run(detect.main, [hdir, "--out", os.path.join(TMP, "red3.bad")]) == 2, "an acknowledgement without a reason: exit 2")
 rc, alerts, js, _ = run([dict(kind="step", machine=0, night=20, size=-0.10, until=26, **JE)], 30, "healed")
 check(rc == 0, f"a regression whose series recovered: exit {rc}, expected 0")
 check(any(a["status"] == "recovered" and a["direction"] == "regression" for a in alerts),
@@ -361,21 +364,21 @@ def put_run(run_id, boot=None):
 
 hist_dir = os.path.join(TMP, "store-history")
 put_run("r1")
-check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 0, "store a run")
+check(cli.run(history.main, ["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 0, "store a run")
 fid = history.machine_id(mbcsv.read_meta(os.path.join(HERE, "fixtures", "small-run.csv")))
 check(fid == "vm-k61844fcv1045", f"a sidecar from before boot_id: its host and kernel {fid}")
 check(all(os.path.exists(os.path.join(hist_dir, fid, "2026-12-02" + s)) for s in (".csv", ".meta.json", ".rss.csv")),
       "stored as HISTORY/<id>/NIGHT.*")
 put_run("r1")
-check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 2,
+check(cli.run(history.main, ["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02"]) == 2,
       "storing a night twice is refused")
-check(history.main(["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02", "--force"]) == 0, "--force")
+check(cli.run(history.main, ["store", os.path.join(run_dir, "run.csv"), hist_dir, "2026-12-02", "--force"]) == 0, "--force")
 
 # two identical VMs storing one night: two machines (before issue 44 the second was refused, one kind)
 two = os.path.join(TMP, "two-vms")
 for rid, boot in (("vm-a", "aaaaaa11-0000-4000-8000-000000000000"), ("vm-b", "bbbbbb22-0000-4000-8000-000000000000")):
     put_run(rid, boot)
-    check(history.main(["store", os.path.join(run_dir, "run.csv"), two, "2026-12-02"]) == 0, f"{rid} stores the night")
+    check(cli.run(history.main, ["store", os.path.join(run_dir, "run.csv"), two, "2026-12-02"]) == 0, f"{rid} stores the night")
 check(sorted(os.listdir(two)) == ["vm-aaaaaa", "vm-bbbbbb"], f"a folder per machine: {sorted(os.listdir(two))}")
 got = nightly.load(two)["machines"]
 check(sorted(got) == ["vm/aaaaaa", "vm/bbbbbb"], f"two machines, labelled as compare labels them: {sorted(got)}")
@@ -388,7 +391,7 @@ os.makedirs(os.path.join(old, machines.machine_kind(m)))
 for suf in (".csv", ".meta.json", ".rss.csv"):
     shutil.copy(os.path.join(run_dir, "run" + suf), os.path.join(old, machines.machine_kind(m), "2026-12-01" + suf))
 put_run("night2", "cccccc33-0000-4000-8000-000000000000")
-check(history.main(["store", os.path.join(run_dir, "run.csv"), old, "2026-12-02"]) == 0, "store beside an old folder")
+check(cli.run(history.main, ["store", os.path.join(run_dir, "run.csv"), old, "2026-12-02"]) == 0, "store beside an old folder")
 got = nightly.load(old)["machines"]
 check(list(got) == ["vm"] and got["vm"]["nights"] == ["2026-12-01", "2026-12-02"],
       f"the old folder's night and the new one's: one machine {[(k, v['nights']) for k, v in got.items()]}")
@@ -401,7 +404,11 @@ try:
     check(False, "a machine's night stored twice was read")
 except nightly.HistoryError as e:
     check("2026-12-01 of machine vm again" in str(e), f"a machine's night stored twice: {e}")
-check(detect.main([os.path.join(TMP, "nothing-here"), "--out", os.path.join(TMP, "x")]) == 2, "no history: exit 2")
+err = io.StringIO()
+with contextlib.redirect_stderr(err):
+    rc = cli.run(detect.main, [os.path.join(TMP, "nothing-here"), "--out", os.path.join(TMP, "x")])
+check(rc == 2 and err.getvalue().startswith("mallocbench detect: ") and err.getvalue().count("\n") == 1,
+      f"no history: exit 2, one line 'mallocbench detect: ...': {rc} {err.getvalue()!r}")
 
 shutil.rmtree(TMP, ignore_errors=True)
 if FAILS:

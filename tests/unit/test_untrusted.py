@@ -56,7 +56,7 @@ def test_fail_line():
     from mallocbench import cli
 
     def main():
-        raise cli.Fail("mallocbench compare: no ok sample of configuration 'a" + ESC + "]0;PWN\x07" + RLO + "'", 1)
+        raise cli.Fail("no ok sample of configuration 'a" + ESC + "]0;PWN\x07" + RLO + "'", 1)
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         rc = cli.run(main)
