@@ -304,31 +304,7 @@ def main(argv=None):
 
 
 def run(argv):
-    ap = argparse.ArgumentParser(prog="mallocbench compare", description=__doc__.split("\n\n")[0],
-                                 usage="%(prog)s RUN.csv | OLD.csv NEW.csv | --old CSV... --new CSV... [options]")
-    ap.add_argument("csv", nargs="*", help="one run (configurations against a baseline) or old.csv new.csv")
-    ap.add_argument("--fleet", nargs="+", metavar="CSV",
-                    help="runs of one plan (or its shards) made on several machines, as one comparison: each "
-                         "machine's answer and the pooled one (docs/fleet.md)")
-    ap.add_argument("--old", nargs="+", metavar="CSV", help="several runs before (with --new): the run is the unit")
-    ap.add_argument("--new", nargs="+", metavar="CSV", help="several runs after (with --old)")
-    ap.add_argument("--baseline", metavar="CONFIG",
-                    help="configuration compared against (one run; default: the run's first configuration, "
-                         "as its .meta.json lists them - like hyperfine's reference, its first command)")
-    ap.add_argument("--floor", type=float, default=1.0, help="practical-significance floor in %% (default 1)")
-    ap.add_argument("--family", choices=("cell", "primary", "bh"), default="cell",
-                    help="multiplicity: alpha 0.05 per cell (default), Bonferroni over the primary metric, "
-                         "or Benjamini-Hochberg over the table")
-    ap.add_argument("--markdown", action="store_true", help="Markdown tables")
-    ap.add_argument("--json", action="store_true",
-                    help="the comparison as JSON on stdout (schema " + JSON_SCHEMA + ", docs/output.md)")
-    ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV (a new file, or --force)")
-    ap.add_argument("--force", action="store_true", help="replace an existing --csv-out file (never an input)")
-    ap.add_argument("--metric", action="append", help="only these metrics (repeatable), e.g. throughput")
-    ap.add_argument("--drop-disturbed", action="store_true",
-                    help="leave out the samples disturbed from outside (CPU waits, steal, khugepaged, "
-                         "compaction: the footer says how many)")
-    args = ap.parse_args(argv)
+    args = _parser().parse_args(argv)
     if bool(args.old) != bool(args.new):
         raise cli.Fail("--old and --new go together", 2)
     if args.fleet and (args.old or args.csv):
@@ -354,46 +330,7 @@ def run(argv):
         if bad:
             raise cli.Fail(f"unknown metric {bad[0]!r} (valid: {', '.join(m[0] for m in change.METRICS)})", 2)
         metrics = [m for m in change.METRICS if m[0] in args.metric]
-    if args.old:
-        old, new = [change.load(p) for p in args.old], [change.load(p) for p in args.new]
-        for side in (old, new):  # one run given twice on a side would count its samples twice
-            mbdata.check_unique([r for run in side for r in run])
-        try:  # nor may a run be on both sides: its samples would be compared with themselves
-            mbdata.check_unique([r for run in old + new for r in run])
-        except mbcsv.CsvError as e:
-            raise cli.Fail(f"a run on both sides: {e}", 2)
-        names = (" ".join(args.old), " ".join(args.new))
-        flat = [r for run in old + new for r in run]
-        order = change.config_order(flat, args.old + args.new)
-    elif args.fleet:
-        run = mbdata.load(args.fleet)  # one sample twice (a file given twice) is refused here
-        old, new = run.ok, None
-        names = ("old", "new")
-        order = change.config_order(old, args.fleet)
-        seen = {}  # a machine's blocks in two files would share keys: one run per machine
-        for r in run.rows:
-            seen.setdefault(r["_machine"], {}).setdefault(r.get("run_id"), r.path)
-        for m, runs in seen.items():
-            files = sorted(set(runs.values()))
-            if len(files) > 1:
-                raise cli.Fail(f"--fleet: {files[0]} and {files[1]} are both from machine {mbdata.printable(m)}: give one run per machine "
-                               f"(merge the shards of one run first)", 2)
-        if len(run.machines) < 2:
-            print(f"{cli.prefix()}note: --fleet: every row is from one machine "
-                  f"({mbdata.printable(next(iter(run.machines), '?'))}): no answer across machines", file=sys.stderr)
-        args.csv = args.fleet
-    elif len(args.csv) == 2:
-        old, new = change.load(args.csv[0]), change.load(args.csv[1])
-        names = tuple(args.csv)
-        both = {(r["run_id"], r["sample"]) for r in old} & {(r["run_id"], r["sample"]) for r in new}
-        if both:  # NEW a subset of OLD (or one file twice): samples compared with themselves
-            raise cli.Fail(f"{args.csv[0]} and {args.csv[1]} share {len(both)} samples (run {sorted(both)[0][0]}): "
-                           f"a sample would be compared with itself; compare two different runs", 2)
-        order = change.config_order(old + new, args.csv)
-    else:
-        old, new = change.load(args.csv[0]), None
-        names = ("old", "new")
-        order = change.config_order(old, args.csv)
+    old, new, names, order = _inputs(args)
     dropped = {}
     if args.drop_disturbed:
         def keep(rows):
@@ -438,6 +375,81 @@ def run(argv):
         except mbout.OutputError as e:
             raise cli.Fail(str(e), 2)
     return res
+
+
+def _parser():
+    """compare's command line."""
+    ap = argparse.ArgumentParser(prog="mallocbench compare", description=__doc__.split("\n\n")[0],
+                                 usage="%(prog)s RUN.csv | OLD.csv NEW.csv | --old CSV... --new CSV... [options]")
+    ap.add_argument("csv", nargs="*", help="one run (configurations against a baseline) or old.csv new.csv")
+    ap.add_argument("--fleet", nargs="+", metavar="CSV",
+                    help="runs of one plan (or its shards) made on several machines, as one comparison: each "
+                         "machine's answer and the pooled one (docs/fleet.md)")
+    ap.add_argument("--old", nargs="+", metavar="CSV", help="several runs before (with --new): the run is the unit")
+    ap.add_argument("--new", nargs="+", metavar="CSV", help="several runs after (with --old)")
+    ap.add_argument("--baseline", metavar="CONFIG",
+                    help="configuration compared against (one run; default: the run's first configuration, "
+                         "as its .meta.json lists them - like hyperfine's reference, its first command)")
+    ap.add_argument("--floor", type=float, default=1.0, help="practical-significance floor in %% (default 1)")
+    ap.add_argument("--family", choices=("cell", "primary", "bh"), default="cell",
+                    help="multiplicity: alpha 0.05 per cell (default), Bonferroni over the primary metric, "
+                         "or Benjamini-Hochberg over the table")
+    ap.add_argument("--markdown", action="store_true", help="Markdown tables")
+    ap.add_argument("--json", action="store_true",
+                    help="the comparison as JSON on stdout (schema " + JSON_SCHEMA + ", docs/output.md)")
+    ap.add_argument("--csv-out", metavar="FILE", help="also write every cell as CSV (a new file, or --force)")
+    ap.add_argument("--force", action="store_true", help="replace an existing --csv-out file (never an input)")
+    ap.add_argument("--metric", action="append", help="only these metrics (repeatable), e.g. throughput")
+    ap.add_argument("--drop-disturbed", action="store_true",
+                    help="leave out the samples disturbed from outside (CPU waits, steal, khugepaged, "
+                         "compaction: the footer says how many)")
+    return ap
+
+
+def _inputs(args):
+    """(old, new, names, order) of the runs the command line gives: one run (new None), two,
+    several per side (lists of runs), or --fleet (one run over several machines)."""
+    if args.old:
+        old, new = [change.load(p) for p in args.old], [change.load(p) for p in args.new]
+        for side in (old, new):  # one run given twice on a side would count its samples twice
+            mbdata.check_unique([r for run in side for r in run])
+        try:  # nor may a run be on both sides: its samples would be compared with themselves
+            mbdata.check_unique([r for run in old + new for r in run])
+        except mbcsv.CsvError as e:
+            raise cli.Fail(f"a run on both sides: {e}", 2)
+        names = (" ".join(args.old), " ".join(args.new))
+        flat = [r for run in old + new for r in run]
+        order = change.config_order(flat, args.old + args.new)
+    elif args.fleet:
+        run = mbdata.load(args.fleet)  # one sample twice (a file given twice) is refused here
+        old, new = run.ok, None
+        names = ("old", "new")
+        order = change.config_order(old, args.fleet)
+        seen = {}  # a machine's blocks in two files would share keys: one run per machine
+        for r in run.rows:
+            seen.setdefault(r["_machine"], {}).setdefault(r.get("run_id"), r.path)
+        for m, runs in seen.items():
+            files = sorted(set(runs.values()))
+            if len(files) > 1:
+                raise cli.Fail(f"--fleet: {files[0]} and {files[1]} are both from machine {mbdata.printable(m)}: give one run per machine "
+                               f"(merge the shards of one run first)", 2)
+        if len(run.machines) < 2:
+            print(f"{cli.prefix()}note: --fleet: every row is from one machine "
+                  f"({mbdata.printable(next(iter(run.machines), '?'))}): no answer across machines", file=sys.stderr)
+        args.csv = args.fleet
+    elif len(args.csv) == 2:
+        old, new = change.load(args.csv[0]), change.load(args.csv[1])
+        names = tuple(args.csv)
+        both = {(r["run_id"], r["sample"]) for r in old} & {(r["run_id"], r["sample"]) for r in new}
+        if both:  # NEW a subset of OLD (or one file twice): samples compared with themselves
+            raise cli.Fail(f"{args.csv[0]} and {args.csv[1]} share {len(both)} samples (run {sorted(both)[0][0]}): "
+                           f"a sample would be compared with itself; compare two different runs", 2)
+        order = change.config_order(old + new, args.csv)
+    else:
+        old, new = change.load(args.csv[0]), None
+        names = ("old", "new")
+        order = change.config_order(old, args.csv)
+    return old, new, names, order
 
 
 if __name__ == "__main__":

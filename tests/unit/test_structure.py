@@ -857,6 +857,292 @@ def layer_self_check():
         fail("watch/ is reachable from more than cmd/: " + repr([s for s in STAGES if "watch" in ALLOWED[s]]))
 
 
+# ---- the Python package's layers, its function length, what it defines once (issue 44) -----------
+# The package in layers, bottom up: a module imports its own layer and the layers below it.
+# base: how an entry ends, how a file is written, the measured region (standard library only);
+# data: the CSV, the runs, the metric registry, the estimators; middle: the one computation of a
+# change and its cells (change), the one wording (words), the history as read (nightly); views:
+# every other module.  A view imports the middle and the data layer, not another view, except:
+PY_LAYERS = {
+    "base": {"cli", "mbout", "region"},
+    "data": {"mbcsv", "mbdata", "stats", "machines", "disturb", "programs"},
+    "middle": {"change", "words", "nightly"},
+}
+PY_ORDER = ("base", "data", "middle", "view")
+# a view's own helpers (split from it by job): imported by that view and its other helpers alone
+PY_PARTS = {"plotkit": "plots", "plotbars": "plots", "plotfigs": "plots",
+            "tunerun": "tune", "tunesearch": "tune", "tunereport": "tune"}
+# (importer, imported): why it may, against the layers
+PY_IMPORTS_ALLOWED = {
+    ("report", "summary"): "the report embeds the summary's tables",
+    ("report", "compare"): "the report embeds compare's tables, JSON and CSV",
+    ("report", "plots"): "the report embeds the plots",
+    ("diagnose", "flamegraph"): "diagnose draws its flame graphs",
+    ("__init__", "compare"): "the API's mallocbench.compare(run)",
+    ("cli", "mbdata"): "cli prints a refusal through mbdata.printable (late, standard library only); "
+                       "issue 44: printable moves below cli",
+}
+
+
+def py_layer(mod):
+    """The layer of a package module (a view's helper is its view's layer)."""
+    return next((layer for layer, mods in PY_LAYERS.items() if mod in mods), "view")
+
+
+def py_imports(text, name="<module>"):
+    """The package's modules a module's text imports: from . import x, from .x import y, and
+    importlib.import_module(".x", ...)."""
+    out = set()
+    for node in ast.walk(ast.parse(text, name)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            out.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "import_module" and node.args and isinstance(node.args[0], ast.Constant) and \
+                str(node.args[0].value).startswith("."):
+            out.add(str(node.args[0].value)[1:].split(".")[0])
+    return out
+
+
+def py_layer_problems(imports, allowed=None):
+    """The layer rule, for {module: {the package's modules it imports}}: one line per import
+    that reaches up a layer, reaches into another view's helper, or joins two views, unless
+    `allowed` (default PY_IMPORTS_ALLOWED) states why."""
+    allowed = PY_IMPORTS_ALLOWED if allowed is None else allowed
+    out = []
+    for mod, used in sorted(imports.items()):
+        for dep in sorted(used - {mod}):
+            if (mod, dep) in allowed:
+                continue
+            view = PY_PARTS.get(mod, mod)
+            if dep in PY_PARTS:
+                if PY_PARTS[dep] != view:
+                    out.append(f"scripts/mallocbench/{mod}.py imports {dep}, a part of the {PY_PARTS[dep]} view")
+                continue
+            lm, ld = PY_ORDER.index(py_layer(mod)), PY_ORDER.index(py_layer(dep))
+            if ld > lm:
+                out.append(f"scripts/mallocbench/{mod}.py imports {dep}: the {py_layer(mod)} layer reaches up "
+                           f"to the {py_layer(dep)} layer")
+            elif py_layer(mod) == py_layer(dep) == "view" and dep != view:
+                out.append(f"scripts/mallocbench/{mod}.py imports {dep}: a view imports another view "
+                           f"(views import the middle and the data layer)")
+    return out
+
+
+def py_layer_self_check():
+    good = {"cli": set(), "mbout": set(), "mbcsv": {"mbout"}, "stats": set(), "mbdata": {"mbcsv", "cli"},
+            "change": {"stats", "words", "mbdata"}, "words": {"mbdata"}, "compare": {"change", "words", "cli"},
+            "report": {"compare", "summary", "words"}, "summary": {"change"}, "plots": {"plotkit", "plotbars"},
+            "plotbars": {"plotkit", "change"}, "plotkit": {"mbdata"}}
+    if py_layer_problems(good, {("report", "compare"): "", ("report", "summary"): ""}):
+        fail("the package's layer rule flags a good tree: " + repr(py_layer_problems(good, {})))
+    bad = dict(good)
+    bad["summary"] = {"change", "compare"}          # a view into a view
+    bad["mbcsv"] = {"mbout", "words"}               # the data layer reaches up to the middle
+    bad["words"] = {"mbdata", "summary"}            # the middle reaches up to a view
+    bad["cli"] = {"mbdata"}                         # the base reaches up to the data layer
+    bad["tune"] = {"plotkit", "change"}             # into another view's helper
+    want = ["scripts/mallocbench/cli.py imports mbdata: the base layer reaches up to the data layer",
+            "scripts/mallocbench/mbcsv.py imports words: the data layer reaches up to the middle layer",
+            "scripts/mallocbench/summary.py imports compare: a view imports another view (views import "
+            "the middle and the data layer)",
+            "scripts/mallocbench/tune.py imports plotkit, a part of the plots view",
+            "scripts/mallocbench/words.py imports summary: the middle layer reaches up to the view layer"]
+    got = py_layer_problems(bad, {("report", "compare"): "", ("report", "summary"): ""})
+    if got != want:
+        fail("the package's layer rule is broken: " + repr(got))
+    # the table of stated exceptions is what decides
+    if py_layer_problems(bad, {("report", "compare"): "", ("report", "summary"): "", ("summary", "compare"): "",
+                               ("cli", "mbdata"): ""}) != [w for w in want if "summary.py" not in w and "cli.py" not in w]:
+        fail("the package's layer rule does not read its table of exceptions")
+    if py_imports("from . import a, b\nfrom .c import x\nfrom .. import d\nimport e\n"
+                  "def f():\n    importlib.import_module('.g', __name__)\n") != {"a", "b", "c", "g"}:
+        fail("the package's import reader is broken")
+
+
+def check_py_layers(root):
+    py_layer_self_check()
+    pdir = os.path.join(root, "scripts", "mallocbench")
+    imports = {f[:-3]: py_imports(read(os.path.join(pdir, f)), f) for f in os.listdir(pdir) if f.endswith(".py")}
+    if sum(len(v) for v in imports.values()) < 30 or not {"change", "words", "compare"} <= set(imports):
+        fail(f"too few imports read from scripts/mallocbench/ to check its layers: {sorted(imports)}")
+    for layer, mods in PY_LAYERS.items():
+        for m in sorted(mods - set(imports)):
+            fail(f"the package's layer table names {m} ({layer}), which scripts/mallocbench/ lacks")
+    for m in sorted(set(PY_PARTS) - set(imports)):
+        fail(f"the package's layer table names {m} a view's part, which scripts/mallocbench/ lacks")
+    for what in py_layer_problems(imports):
+        fail(what)
+
+
+def py_long_functions(files, limit=MAX_LINES):
+    """(path, line, name, lines) of each function or method over `limit` lines (its def line to
+    its last), for {path: Python text}."""
+    out = []
+    for path, text in sorted(files.items()):
+        for node in ast.walk(ast.parse(text, path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    out.append((path, node.lineno, node.name, n))
+    return out
+
+
+def py_length_self_check():
+    body = "".join(f"    x{i} = {i}\n" for i in range(99))
+    ok = f"def f():\n{body}" + "class C:\n    def m(self):\n" + "".join(f"        y{i} = {i}\n" for i in range(99))
+    long_ = f"def g():\n{body}    return 1\n" + "class C:\n    async def m(self):\n        def inner():\n" + \
+        "".join(f"            y{i} = {i}\n" for i in range(99)) + "        return inner\n"
+    if py_long_functions({"ok.py": ok}):
+        fail("the Python function-length rule flags a 100-line function: " + repr(py_long_functions({"ok.py": ok})))
+    got = py_long_functions({"t/long.py": long_})
+    if got != [("t/long.py", 1, "g", 101), ("t/long.py", 103, "m", 102)]:
+        fail("the Python function-length rule is broken: " + repr(got))
+
+
+def check_py_lengths(root):
+    py_length_self_check()
+    files = {}
+    for d in ("scripts", "tests"):
+        for dirpath, dirs, names in os.walk(os.path.join(root, d)):
+            dirs[:] = [x for x in dirs if x not in ("__pycache__", "node_modules")]
+            for n in names:
+                if n.endswith(".py"):
+                    files[os.path.relpath(os.path.join(dirpath, n), root)] = read(os.path.join(dirpath, n))
+    if len(files) < 40:
+        fail(f"only {len(files)} Python files under scripts/ and tests/: the length rule read nothing")
+    for path, line, name, n in py_long_functions(files):
+        fail(f"{path}:{line}: {name}() is {n} lines long (at most {MAX_LINES})")
+
+
+# What the package defines once, and the module that does: a fingerprint is true of a scope (a
+# top-level function or class, or the module's own statements) that defines the thing.
+_SI_SCALES = {1e3, 1e6, 1e9, 1e12, 1e-3, 1e-6, 1e-9, 1e-12}
+_SI_TEXTS = {"k", "M", "G", "T", "kB/s", "MB/s", "GB/s", "TB/s"}
+
+
+def _constants(node):
+    """The constants of a scope, its docstrings left out (a docstring may name what it calls)."""
+    docs = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and id(n) not in docs]
+
+
+def _value_formatter(scope):
+    """An SI prefix table or a scaling with k/M/G: two decimal scales and a prefix's text."""
+    consts = _constants(scope)
+    scales = {c for c in consts if isinstance(c, float) and c in _SI_SCALES}
+    return len(scales) >= 2 and any(isinstance(c, str) and c in _SI_TEXTS for c in consts)
+
+
+_MD_SOURCE = re.compile(r"\\\*\\\*|\*\*|#\{1,|`\+|\^#")
+_HTML_OUT = re.compile(r"(?<!\?P)<(strong|code|em|h%d|h\{|h[1-6])>")
+
+
+def _markdown_html(scope):
+    """Markdown read (** or a heading's #s, a code span's backticks, as patterns) and HTML written
+    (<strong>, <code>, <hN>) in one module (its patterns and its writers may be apart)."""
+    texts = [c for c in _constants(scope) if isinstance(c, str)]
+    return any(_MD_SOURCE.search(t) for t in texts) and any(_HTML_OUT.search(t) for t in texts)
+
+
+def _fleet_driver(scope):
+    """The call into stats' random-effects pooling."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pool" and
+               isinstance(n.func.value, ast.Name) and n.func.value.id == "stats" for n in ast.walk(scope))
+
+
+_READS = {"open", "read_json", "read_bytes", "read_regular"}
+
+
+def _sidecar_reader(scope):
+    """A sidecar (.meta.json) named and read (opened, or parsed as JSON) in one scope."""
+    def reads(n):
+        f = n.func
+        if isinstance(f, ast.Attribute):
+            return f.attr in _READS or (f.attr in ("load", "loads") and isinstance(f.value, ast.Name) and
+                                        f.value.id == "json")
+        return isinstance(f, ast.Name) and f.id in _READS
+    names = any(isinstance(c, str) and ".meta.json" in c for c in _constants(scope))
+    return names and any(isinstance(n, ast.Call) and reads(n) for n in ast.walk(scope))
+
+
+# (what, the module that defines it, its fingerprint, read per scope or over the whole module):
+# easy to update when a thing moves
+PY_OWNERS = (("a value formatter (an SI prefix table, a value scaled with k/M/G)", "words", _value_formatter, "scope"),
+             ("a Markdown to HTML renderer", "words", _markdown_html, "module"),
+             ("a fleet-pooling driver (the call of stats.pool)", "change", _fleet_driver, "scope"),
+             ("a sidecar reader (a .meta.json named and read)", "mbcsv", _sidecar_reader, "scope"))
+
+
+def py_owner_problems(modules, owners=PY_OWNERS):
+    """Each of `owners` defined in one module, its owner, for {module: Python text}: one line
+    per breach, naming where it is (module.scope)."""
+    out = []
+    scopes, whole = {}, {}
+    for mod, text in sorted(modules.items()):
+        tree = whole[mod] = ast.parse(text, mod)
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        scopes[mod] = [(n.name, n) for n in tree.body if isinstance(n, defs)] + \
+            [("<module>", ast.Module(body=[n for n in tree.body if not isinstance(n, defs)], type_ignores=[]))]
+    for what, owner, holds, per in owners:
+        if per == "module":
+            found = [(m, "*") for m in sorted(whole) if holds(whole[m])]
+        else:
+            found = [(m, name) for m in sorted(scopes) for name, node in scopes[m] if holds(node)]
+        if sorted({m for m, _ in found}) != [owner]:
+            where = ", ".join(f"{m}.{name}" for m, name in found) or "no module"
+            out.append(f"{what} is defined in {where}: once, in scripts/mallocbench/{owner}.py")
+    return out
+
+
+def py_owner_self_check():
+    good = {
+        "words": '_PREFIX = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]\n'
+                 'TOKEN = re.compile(r"\\*\\*(?P<strong>[^*]+)\\*\\*|(?P<tick>`+)(?P<code>.+?)(?P=tick)")\n'
+                 'def md(m):\n    return "<strong>%s</strong>" % m.group("strong")\n'
+                 'def heading(m):\n    return "<h%d>%s</h%d>" % (len(m.group(1)), m.group(2), len(m.group(1)))\n',
+        "change": 'def fleet(per):\n    return stats.pool(per)\n',
+        "mbcsv": 'def read_meta(path):\n    with open(path[:-4] + ".meta.json") as f:\n        return json.load(f)\n',
+        "dashboard": 'def page(t):\n    return "<h2>%s</h2><p><code>%s</code> at %.3g GB/s</p>" % (t, t, 1e9 * 3)\n'
+                     'def ratio(p):\n    return words.fmt_value(p, "B/s"), change.fleet(p), mbcsv.read_meta(p)\n',
+        "diagnose": 'def cpu(ns, n):\n    return f"{ns / 1e9:.3g} s, {n / 1e6:g} ms"\n'
+                    'def doc(p):\n    return json.load(open(p))\n'
+                    'def hint():\n    return "its sidecar, x.meta.json, is beside it"\n',
+        "stats": 'def pool(per):\n    return sum(per) / 1e3\n',
+        "history": 'def _meta(path):\n    """Its .meta.json, read as json.load would."""\n'
+                   '    return mbcsv.read_meta(path) or fail(mbcsv.sidecar(path, ".meta.json"))\n',
+    }
+    if py_owner_problems(good):
+        fail("the package's defined-once check flags a good tree: " + repr(py_owner_problems(good)))
+    bad = dict(good)
+    bad["plotkit"] = 'def scale(top, unit):\n    if top >= 1e6:\n        return 1e-6, "M" + unit\n' \
+                     '    return (1e-3, "k" + unit) if top >= 1e4 else (1.0, unit)\n' \
+                     'def label(v):\n    for d, s in ((1e6, "M"), (1e3, "k")):\n        pass\n'
+    bad["report"] = 'def md_to_html(line):\n    line = re.sub(r"\\*\\*(.+?)\\*\\*", r"<b>\\1</b>", line)\n' \
+                    '    return re.sub(r"`([^`]+)`", r"<code>\\1</code>", line)\n'
+    bad["nightly"] = 'def fleet(have):\n    return stats.pool(have) if len(have) >= 2 else None\n'
+    bad["mbdata"] = 'def read_meta(csv):\n    p = csv[:-4] + ".meta.json"\n    return json.loads(open(p).read())\n'
+    del bad["mbcsv"]
+    want = ["a value formatter (an SI prefix table, a value scaled with k/M/G) is defined in plotkit.scale, "
+            "plotkit.label, words.<module>: once, in scripts/mallocbench/words.py",
+            "a Markdown to HTML renderer is defined in report.*, words.*: once, in scripts/mallocbench/words.py",
+            "a fleet-pooling driver (the call of stats.pool) is defined in change.fleet, nightly.fleet: once, in "
+            "scripts/mallocbench/change.py",
+            "a sidecar reader (a .meta.json named and read) is defined in mbdata.read_meta: once, in "
+            "scripts/mallocbench/mbcsv.py"]
+    if py_owner_problems(bad) != want:
+        fail("the package's defined-once check is broken: " + repr(py_owner_problems(bad)))
+
+
+def check_py_owners(root):
+    py_owner_self_check()
+    pdir = os.path.join(root, "scripts", "mallocbench")
+    modules = {f[:-3]: read(os.path.join(pdir, f)) for f in os.listdir(pdir) if f.endswith(".py")}
+    if len(modules) < 10:
+        fail(f"too few modules in scripts/mallocbench/ to check what it defines once: {sorted(modules)}")
+    for what in py_owner_problems(modules):
+        fail(what)
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..")
     self_check()
@@ -937,6 +1223,9 @@ def main():
         fail("processes are started in more than one place (one spawner, " + SPAWNER + "): " +
              ", ".join(f"{f}:{l}" for f, ls in sorted(sites.items()) for l in ls))
     check_owners(root)
+    check_py_layers(root)
+    check_py_lengths(root)
+    check_py_owners(root)
     nwl = check_workloads(root)
     print(f"{len(files)} harness files, {nfunc} functions, {len(headers)} headers, {nwl} workloads, "
           f"{nscripts} scripts checked; process launches: {sites}", file=sys.stderr)
