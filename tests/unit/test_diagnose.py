@@ -124,6 +124,23 @@ def main():
           in out[0], f"the program's own give-backs: {out[0]}")
     check("would remove none of them" in out[1], f"nothing predicted from them: {out[1]}")
 
+    check_verify_and_ranking(base)
+
+    bad = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"diag-bad-{os.getpid()}.json")
+    with open(bad, "w") as fh:
+        json.dump({"schema": "mallocbench-report/1"}, fh)
+    try:
+        diagnose.load(bad)
+        check(False, "another schema accepted")
+    except cli.Fail as e:
+        check(e.status == 2 and "not a diagnose document" in e.line, e.line)
+    finally:
+        os.unlink(bad)
+    return 1 if diagnose_fails() else 0
+
+
+def check_verify_and_ranking(base):
+    """The Verify line (a command line exec takes), what the libraries' lines count, and --all's ranking."""
     # the Verify line is a command line exec takes (issue 42): the settings it started with as -t of
     # both configurations, the keep setting's own value where both name a tunable
     d = copy.deepcopy(base)
@@ -181,18 +198,6 @@ def main():
     small["cpu_samples"].update(fault=10, giveback=1)
     d["processes"] = [small, d["processes"][0]]
     check_eq([t["pid"] for t in diagnose.targets(d)], [4242, 7], "--all: ranked by what re-faults cost")
-
-    bad = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"diag-bad-{os.getpid()}.json")
-    with open(bad, "w") as fh:
-        json.dump({"schema": "mallocbench-report/1"}, fh)
-    try:
-        diagnose.load(bad)
-        check(False, "another schema accepted")
-    except cli.Fail as e:
-        check(e.status == 2 and "not a diagnose document" in e.line, e.line)
-    finally:
-        os.unlink(bad)
-    return 1 if diagnose_fails() else 0
 
 
 def diagnose_fails():
