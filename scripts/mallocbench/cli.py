@@ -2,9 +2,9 @@
 scripts/MODULE.py shims, and the harness's compare and tune): modules never exit, they raise
 Fail with the one line to print and the exit status; run() calls an entry's main(), prints a
 Fail and returns its status, which the module's `if __name__ == "__main__"` block alone turns
-into the process's exit. Every line it prints for the package starts `mallocbench NAME: `
+into the process's exit. Every line it prints for the package starts `mallocbench: NAME: `
 (NAME the entry's module: compare, detect, ...), as prefix() writes it: an error (a Fail's
-line), a warning (warn(): `mallocbench NAME: warning: ...`) and ^C's `interrupted`.
+line), a warning (warn(): `mallocbench: NAME: warning: ...`) and ^C's `interrupted`.
 
 run() also takes the package's directory back out of PYTHONPATH where the harness put it
 there for this interpreter only (MB_PYTHONPATH, harness/sample/tools.c), and PYTHONSAFEPATH
@@ -17,7 +17,7 @@ import sys
 
 class Fail(Exception):
     """The end of a script with one line, what failed (run() puts the program's name in front:
-    `mallocbench NAME: `), and an exit status: 1 a failure, 2 bad usage or input, 3 a finding
+    `mallocbench: NAME: `), and an exit status: 1 a failure, 2 bad usage or input, 3 a finding
     (detect's unresolved regression)."""
 
     def __init__(self, line, status=1):
@@ -30,13 +30,13 @@ ENTRY = None  # the NAME of the entry run() runs: the module of its main()
 
 
 def prefix():
-    """`mallocbench NAME: `, the start of every line the package prints on stderr for the entry
+    """`mallocbench: NAME: `, the start of every line the package prints on stderr for the entry
     running (`mallocbench: ` outside one: a module used as a library)."""
-    return f"mallocbench {ENTRY}: " if ENTRY else "mallocbench: "
+    return f"mallocbench: {ENTRY}: " if ENTRY else "mallocbench: "
 
 
 def warn(line):
-    """A warning on stderr, printable (it may quote a file's name): `mallocbench NAME: warning: LINE`."""
+    """A warning on stderr, printable (it may quote a file's name): `mallocbench: NAME: warning: LINE`."""
     from . import mbdata  # standard library only; imported late: cli comes first of all
     print(prefix() + "warning: " + mbdata.printable(str(line)), file=sys.stderr)
 
@@ -60,7 +60,7 @@ def run(main, *args):
     """The exit status of the entry main(*args) (NAME its module's file name: the entry `compare`
     for mallocbench/compare.py, however it was started): the int main() returns (anything else,
     such as the result compare's main hands its callers, is 0), or the status of the Fail it
-    raised, after printing `mallocbench NAME: ` and the Fail's line on stderr; 130 after one line
+    raised, after printing `mallocbench: NAME: ` and the Fail's line on stderr; 130 after one line
     on ^C (docs/output.md, *Signals*: the entries that only read write every file whole, so
     nothing is half-written)."""
     global ENTRY

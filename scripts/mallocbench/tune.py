@@ -53,11 +53,9 @@ def main():
     args = ap.parse_args()
     args.cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not (math.isfinite(args.budget_s) and 0 < args.budget_s <= 30 * 86400):  # as cmd_tune.c checks
-        sys.stderr.write(f"mallocbench: tune: --budget-s {args.budget_s:g}: not within 0..30 days\n")
-        return 2
+        raise cli.Fail(f"--budget-s {args.budget_s:g}: not within 0..30 days", 2)
     if args.resume and args.seed_drawn and not args.out:  # as cmd_tune.c checks
-        sys.stderr.write("mallocbench: tune: --resume: which search? give its -o FILE.md (or its --seed N)\n")
-        return 2
+        raise cli.Fail("--resume: which search? give its -o FILE.md (or its --seed N)", 2)
     args.domain = sorted(args.domain)
     args.race_key = {"pareto": "throughput"}.get(args.objective, args.objective)
     out = args.out or os.path.join("results", f"tune-{args.seed}.md")
@@ -75,7 +73,7 @@ def main():
         tuner.save()
         spent = tuner.elapsed()
     again = "--resume" + ("" if args.out else f" -o {out}")
-    sys.stderr.write(f"tune: interrupted after {spent:.0f}s: continue with the same command and {again} "
+    sys.stderr.write(f"{cli.prefix()}interrupted after {spent:.0f}s: continue with the same command and {again} "
                      f"({base}.tune.json)\n")
     return 130
 
@@ -92,24 +90,21 @@ def search_and_report(args, out, base):
         if not resuming:
             mbout.check(out, args.force)
     except mbout.OutputError as e:
-        sys.stderr.write(f"mallocbench: tune: {e}\n")
-        return 2
+        raise cli.Fail(str(e), 2) from None
     if not resuming:  # a fresh search (--resume without a journal too) replaces no file it did not write
         theirs = own_files(base)
         bad = [f for f in theirs if os.path.isdir(f) and not os.path.islink(f)]
         if theirs and not args.force or bad:
             f = (bad or theirs)[0]
-            sys.stderr.write(f"mallocbench: tune: cannot start a search at '{base}': '{f}' exists "
-                             + ("and is a directory; remove it\n" if bad else
-                                "(a search's file, but no journal says this search wrote it): "
-                                "add --force to replace it\n"))
-            return 2
+            raise cli.Fail(f"cannot start a search at '{base}': '{f}' exists "
+                           + ("and is a directory; remove it" if bad else
+                              "(a search's file, but no journal says this search wrote it): "
+                              "add --force to replace it"), 2)
     journal = base + ".tune.json"
     if os.path.islink(journal):  # the search's own journal is never read or written through a link
         if resuming or not args.force:
-            sys.stderr.write(f"mallocbench: tune: '{journal}' is a symbolic link: a search's journal is never "
-                             f"read or written through one; remove it\n")
-            return 2
+            raise cli.Fail(f"'{journal}' is a symbolic link: a search's journal is never "
+                           f"read or written through one; remove it", 2)
         os.unlink(journal)  # --force on a fresh search: the link itself goes, never its target
     sp = space(args.families.replace(",", " ").split(), args.domain)
     tuner = SAVED["tuner"] = Tuner(args, sp, base)
@@ -120,16 +115,15 @@ def search_and_report(args, out, base):
             try:
                 mbout.check(out, args.force)
             except mbout.OutputError as e:
-                raise BadInput(f"mallocbench: tune: {e}") from None
+                raise BadInput(str(e)) from None
             sys.stderr.write(f"tune: resuming {base}.tune.json: {len(tuner.rounds)} rounds, "
                              f"{tuner.spent:.0f}s spent, budget {args.budget_s:.0f}s\n")
         else:
             tuner.cands = candidates(sp, args.points, tuner.rng)
             err = check_input(args, tuner.cands)
             if err:
-                head = "mallocbench: "
-                sys.stderr.write(head + "tune: " + (err[len(head):] if err.startswith(head) else err) + "\n")
-                return 2
+                head = "mallocbench: "  # a line of the harness's: its own prefix, then ours
+                raise cli.Fail(err[len(head):] if err.startswith(head) else err, 2)
             with held():
                 for old in own_files(base):
                     os.remove(old)  # --force (refused above without it): a link itself, never its target
@@ -156,8 +150,7 @@ def search_and_report(args, out, base):
         if isinstance(e, Refused):
             with held():
                 tuner.save()  # the time round 1 took, for a --resume with a longer budget
-        sys.stderr.write(f"{e}\n")
-        return 2 if isinstance(e, BadInput) else 1
+        raise cli.Fail(str(e), 2 if isinstance(e, BadInput) else 1) from None
     why = failures(([tuner.confirm["csv"]] if tuner.confirm else []) + [rd["csv"] for rd in tuner.rounds])
     winner, verdict = confirmed_winner(args, want, finalists, crow, better, why)
     report = "\n".join(report_md(args, sp, tuner, vals, finalists, want, crow, better, winner, verdict)) + "\n"
@@ -165,8 +158,7 @@ def search_and_report(args, out, base):
         try:
             mbout.write(out, report, force=args.force or args.resume)
         except mbout.OutputError as e:
-            sys.stderr.write(f"mallocbench: tune: {e}\n")
-            return 2
+            raise cli.Fail(str(e), 2) from None
         conf = {}
         collect(crow, want, conf, args.race_key)
         first = ranked(want, conf, better, "glibc")[:1]

@@ -198,7 +198,7 @@ def run_round(args, cands, blocks, seed, path, deadline, resume=False, watch=Non
         if p.returncode not in (0, -signal.SIGKILL):
             errf.seek(0)
             sys.stderr.write(errf.read())
-            raise RunFailed(f"tune: `mallocbench {args.via}` failed (exit {p.returncode}): {' '.join(cmd[:4])} ...")
+            raise RunFailed(f"`mallocbench {args.via}` failed (exit {p.returncode}): {' '.join(cmd[:4])} ...")
     if refusal:
         raise Refused(refusal)
     rows = read_ok(path)

@@ -279,10 +279,10 @@ class Tuner:
         for p in round_files(path):
             name = os.path.basename(p)
             if os.path.islink(p):
-                raise BadInput(f"mallocbench: tune: cannot write '{p}': it is a symbolic link (a search's files "
+                raise BadInput(f"cannot write '{p}': it is a symbolic link (a search's files "
                                f"are written in their folder, never through a link); remove it")
             if name not in self.files and os.path.lexists(p):
-                raise BadInput(f"mallocbench: tune: '{p}' exists and this search did not write it: remove it, "
+                raise BadInput(f"'{p}' exists and this search did not write it: remove it, "
                                f"or --force to start again")
             self.files.add(name)
 
@@ -293,7 +293,7 @@ class Tuner:
         for name in sorted(self.files):
             p = os.path.join(d, name)
             if os.path.islink(p):
-                raise BadInput(f"mallocbench: tune: cannot write '{p}': it is a symbolic link (a search's files "
+                raise BadInput(f"cannot write '{p}': it is a symbolic link (a search's files "
                                f"are written in their folder, never through a link); remove it")
 
     def identity(self):
@@ -324,9 +324,9 @@ class Tuner:
             with open(path) as f:
                 st = json.load(f)
         except (OSError, ValueError) as e:
-            raise BadInput(f"mallocbench: tune: cannot resume '{path}': {e}")
+            raise BadInput(f"cannot resume '{path}': {e}")
         if not isinstance(st, dict) or not isinstance(st.get("identity"), dict):
-            raise BadInput(f"mallocbench: tune: cannot resume '{path}': not a journal tune wrote (no identity); "
+            raise BadInput(f"cannot resume '{path}': not a journal tune wrote (no identity); "
                            f"--force starts again")
         seed = st["identity"].get("seed")
         if self.args.seed_drawn and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
@@ -334,10 +334,10 @@ class Tuner:
         mine = json.loads(json.dumps(self.identity()))
         diff = [k for k in self.IDENTITY if st.get("identity", {}).get(k) != mine[k]]
         if diff:
-            raise BadInput(f"mallocbench: tune: cannot resume '{path}': it was started with other {', '.join(diff)} "
+            raise BadInput(f"cannot resume '{path}': it was started with other {', '.join(diff)} "
                             f"(give the same options, or --force to start again)")
         if st.get("winner") is not None or st.get("finished"):
-            raise BadInput(f"mallocbench: tune: '{path}' is finished: nothing to resume (--force starts again)")
+            raise BadInput(f"'{path}' is finished: nothing to resume (--force starts again)")
         try:  # a journal edited by hand: one line naming what is wrong, never a traceback
             self.spent = float(st["elapsed_s"])
             if not (math.isfinite(self.spent) and 0 <= self.spent <= 1e9):
@@ -358,13 +358,13 @@ class Tuner:
             if st["confirm"] is not None and not ({"csv", "configs", "blocks", "seed"} <= set(st["confirm"])):
                 raise ValueError("confirm is not what tune writes (csv, configs, blocks, seed)")
         except KeyError as e:
-            raise BadInput(f"mallocbench: tune: cannot resume '{path}': it has no {e.args[0]!r} "
+            raise BadInput(f"cannot resume '{path}': it has no {e.args[0]!r} "
                            f"(not a journal tune wrote; --force starts again)") from None
         except ValueError as e:
-            raise BadInput(f"mallocbench: tune: cannot resume '{path}': {e} "
+            raise BadInput(f"cannot resume '{path}': {e} "
                            f"(not a journal tune wrote; --force starts again)") from None
         except TypeError as e:
-            raise BadInput(f"mallocbench: tune: cannot resume '{path}': a field is not what tune writes ({e}); "
+            raise BadInput(f"cannot resume '{path}': a field is not what tune writes ({e}); "
                            f"--force starts again") from None
         self.rounds, self.confirm = st["rounds"], st["confirm"]
         files = st.get("files")
@@ -372,7 +372,7 @@ class Tuner:
             files = [os.path.basename(p) for x in self.rounds + ([self.confirm] if self.confirm else [])
                      for p in round_files(x["csv"])]
         if not (isinstance(files, list) and all(isinstance(f, str) and f and "/" not in f for f in files)):
-            raise BadInput(f"mallocbench: tune: cannot resume '{path}': files is not what tune writes "
+            raise BadInput(f"cannot resume '{path}': files is not what tune writes "
                            f"(not a journal tune wrote; --force starts again)")
         self.files = set(files)
         self.saved = True
@@ -533,7 +533,7 @@ class Tuner:
                 opts = ([f"-a {','.join(f)}"] if f != fams else []) + ([f"--points {p}"] if p != args.points else [])
                 hint = f"{' '.join(opts)} (about {duration_text(t)}), or "
                 break
-        return (f"mallocbench: tune: the {duration_text(args.budget_s)} budget cannot hold the search: {what}; "
+        return (f"the {duration_text(args.budget_s)} budget cannot hold the search: {what}; "
                 f"try {hint}--budget {math.ceil(need * 1.1)}s; what round 1 measured is kept in "
                 f"{self.base}.tune.json (--resume with a longer --budget goes on from it)")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_scripts_input.py - every script that reads a run CSV (compare, summary,
 report, plots) refuses bad input the same way, through scripts/mallocbench/mbcsv.py: one
-line on stderr (`mallocbench NAME: `, cli.Fail) naming the file and the row, exit 2, no traceback.  Bad inputs
+line on stderr (`mallocbench: NAME: `, cli.Fail) naming the file and the row, exit 2, no traceback.  Bad inputs
 are made from FIXTURE.csv: a byte that is not UTF-8, a 200 KiB field, a
 truncated row, an extra field, nan/inf/junk in a number column, another
 schema_version.  Also mbcsv's parser on its own, and its column table against
@@ -152,8 +152,8 @@ def test_scripts(fixture, tmp, plot_python):
             check_eq(p.returncode, 2, f"{what}: exit status (stderr: {p.stderr.strip()[-300:]!r})")
             check("Traceback" not in p.stderr, f"{what}: a traceback")
             check_eq(len(lines), 1, f"{what}: lines on stderr")
-            check(lines[:1] and lines[0].startswith(f"mallocbench {name.split()[0]}: "),
-                  f"{what}: the line starts 'mallocbench {name.split()[0]}: ' (cli.Fail): {lines[:1]!r}")
+            check(lines[:1] and lines[0].startswith(f"mallocbench: {name.split()[0]}: "),
+                  f"{what}: the line starts 'mallocbench: {name.split()[0]}: ' (cli.Fail): {lines[:1]!r}")
             check(f"{path}: row {row}: " in p.stderr and says in p.stderr,
                   f"{what}: the message names {path}, row {row} and says {says!r}: {p.stderr.strip()[:300]!r}")
         if os.path.exists(os.path.join(out, "report.md")):

@@ -407,7 +407,7 @@ except nightly.HistoryError as e:
 err = io.StringIO()
 with contextlib.redirect_stderr(err):
     rc = cli.run(detect.main, [os.path.join(TMP, "nothing-here"), "--out", os.path.join(TMP, "x")])
-check(rc == 2 and err.getvalue().startswith("mallocbench detect: ") and err.getvalue().count("\n") == 1,
+check(rc == 2 and err.getvalue().startswith("mallocbench: detect: ") and err.getvalue().count("\n") == 1,
       f"no history: exit 2, one line 'mallocbench detect: ...': {rc} {err.getvalue()!r}")
 
 shutil.rmtree(TMP, ignore_errors=True)

@@ -184,7 +184,7 @@ def test_bad_input(tmp):
         f.write("a,b\n1,2\n")
     for path in (empty, wrong, os.path.join(tmp, "missing.csv")):
         rc, out, err = report(path)
-        check(rc == 2 and err.count("\n") == 1 and err.startswith("mallocbench frameworks: ") and "Traceback" not in err,
+        check(rc == 2 and err.count("\n") == 1 and err.startswith("mallocbench: frameworks: ") and "Traceback" not in err,
               f"{os.path.basename(path)}: one line, exit 2 (rc {rc}: {err!r})")
 
 
