@@ -54,7 +54,7 @@ window.MB_VALUE = {
   var s = (window.MB_DATA && window.MB_DATA.series || []).find(function (x) { return x.id === id; });
   var absEl = document.getElementById("plot-abs"), ratioEl = document.getElementById("plot-ratio");
   if (!s) { absEl.textContent = "series not found in data.js: " + id; return; }
-  var machine = window.MB_DATA.machines[s.machine] || {};
+  var machine = (window.MB_DATA.machine_kinds || {})[s.machine_kind] || {};  // what the series follows
   var unit = s.unit || "";
   function fmt(v) { return MB_VALUE.text(v, unit); }
   var xs = s.nights.map(MB_RATIO.time);

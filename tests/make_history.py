@@ -17,6 +17,7 @@ import argparse
 import copy
 import csv
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -114,8 +115,10 @@ def effect(events, machine, night, wl, config, metric):
 
 
 def write(outdir, nights=30, machines=None, configs=None, workloads=None, events=(), noise=0.01, samples=6,
-          seed=1, start="2026-11-01", counts_noise=0.0, colours=None):
-    """Write the history; returns {machine index: the machine's name in the history read}.  noise: the sd of each night's
+          seed=1, start="2026-11-01", counts_noise=0.0, colours=None, fresh=False):
+    """Write the history; returns {machine index: its machine kind, what its series follow}.
+    fresh: every night of machine i is a fresh boot of a fresh host (host ci-i-YYYYMMDD), as on an
+    ephemeral CI runner: a machine a night, one kind.  noise: the sd of each night's
     level (relative, per configuration, independent); samples scatter around it at noise/2.
     events: dicts with kind step|spike|drift|machine|env|missing|absent, machine (index), night,
     and as they apply: config, allocator, workload, metric (throughput, user_cpu, sys_cpu,
@@ -135,24 +138,24 @@ def write(outdir, nights=30, machines=None, configs=None, workloads=None, events
     for mi, mach in enumerate(machines):
         versions = {"kernel": mach["kernel"], "glibc": mach["glibc_version"]}
         versions.update({a: v for _, a, _, v in configs})
-        mid = None
         for ni in range(nights):
+            night = night_name(ni, start)
+            host = f"ci-{mi}-{night.replace('-', '')}" if fresh else f"ci-{mi}"
+            boot = (hashlib.sha1(host.encode()).hexdigest()[:8] if fresh else f"{mi:08x}") + "-0000-4000-8000-000000000000"
             for ev in events:
                 if ev["kind"] == "env" and ev.get("machine", mi) == mi and ev["night"] == ni:
                     versions[ev["what"]] = ev["to"]
             meta = copy.deepcopy(meta0)
-            night = night_name(ni, start)
             meta["run_id"] = f"{night.replace('-', '')}T030000Z-{mi:04x}"
             meta["started"] = night + "T03:00:00Z"
             meta["machine"] = dict(meta["machine"], **mach)
-            meta["machine"].update(host=f"ci-{mi}", kernel=versions["kernel"], glibc_version=versions["glibc"],
-                                   boot_id=mach.get("boot_id", f"{mi:08x}-0000-4000-8000-000000000000"))
+            meta["machine"].update(host=host, kernel=versions["kernel"], glibc_version=versions["glibc"],
+                                   boot_id=mach.get("boot_id", boot))
             present = [c for c in configs if _present(events, mi, ni, c[0])]
             meta["configs"] = [dict({"config": c, "allocator": a}, **({"colour": colours[a]} if a in colours else {}),
                                     lib_path="", version=versions["glibc"] if a == "glibc" else versions[a],
                                     environment=[f"MALLOC_CONF={t}"] if t else []) for c, a, t, _ in present]
             meta["limits"] = []
-            mid = mid or f"ci-{mi}"  # the machine as the history names it: its host, one boot each
             d = os.path.join(outdir, mbmachines.machine_id(meta))
             os.makedirs(d, exist_ok=True)
             rows = []
@@ -181,7 +184,7 @@ def write(outdir, nights=30, machines=None, configs=None, workloads=None, events
                         thr = base * CFG_FACTOR.get(c, 1.0) * level["throughput"] * s()
                         r.update({
                             "run_id": meta["run_id"], "sample": str(sample), "block": str(rep), "position": "0",
-                            "timestamp": night + "T03:00:00.000Z", "host": f"ci-{mi}", "workload": wl,
+                            "timestamp": night + "T03:00:00.000Z", "host": host, "workload": wl,
                             "workload_params": params, "allocator": a, "config": c, "lib_path": "",
                             "alloc_version": meta["configs"][[p[0] for p in present].index(c)]["version"],
                             "malloc_so": "", "requested_tunables": t, "effective_tunables": t,
@@ -207,20 +210,24 @@ def write(outdir, nights=30, machines=None, configs=None, workloads=None, events
                             r["counter_notes"] = "; ".join(f"{cn}: {why}" for cn in notes)
                         rows.append(r)
                         sample += 1
-            base_path = os.path.join(d, night)
-            with open(base_path + ".csv.tmp", "w", newline="") as f:
-                w = csv.writer(f, lineterminator="\n")
-                w.writerow(header)
-                for r in rows:
-                    w.writerow([r[h] for h in header])
-            os.replace(base_path + ".csv.tmp", base_path + ".csv")
-            with open(base_path + ".meta.json", "w") as f:
-                json.dump(meta, f, indent=2)
-            with open(base_path + ".rss.csv", "w") as f:
-                f.write("run_id,sample,t_s,rss_kib\n")
-                f.write(f"{meta['run_id']},0,0.0200,8192\n")
-        ids[mi] = mid
+            _write_night(os.path.join(d, night), header, rows, meta)
+        ids[mi] = mbmachines.machine_kind(meta)
     return ids
+
+
+def _write_night(base_path, header, rows, meta):
+    """One stored night: BASE.csv (placed whole), its .meta.json and .rss.csv."""
+    with open(base_path + ".csv.tmp", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for r in rows:
+            w.writerow([r[h] for h in header])
+    os.replace(base_path + ".csv.tmp", base_path + ".csv")
+    with open(base_path + ".meta.json", "w") as f:
+        json.dump(meta, f, indent=2)
+    with open(base_path + ".rss.csv", "w") as f:
+        f.write("run_id,sample,t_s,rss_kib\n")
+        f.write(f"{meta['run_id']},0,0.0200,8192\n")
 
 
 def _present(events, mi, ni, config):

@@ -1,5 +1,5 @@
 """dashboard.py - the nightly dashboard as a static site from the detector's
-series.json (docs/dashboard.md): index.html (a grid per machine and metric,
+series.json (docs/dashboard.md): index.html (a grid per machine kind and metric,
 the regressions list), one page per series under series/, the data in data.js
 (`window.MB_DATA = ...`, since fetch() of JSON fails from file://), uPlot
 copied from node_modules.  Opens from disk and from GitHub Pages; the page
@@ -82,10 +82,10 @@ def family_colours(series):
 
 
 def slug(s):
-    """A file name per series: readable (workload, config, metric, machine), unique through
+    """A file name per series: readable (workload, config, metric, machine kind), unique through
     a hash of the id (which holds the params), safe on every file system."""
     base = "-".join(re.sub(r"[^A-Za-z0-9._]+", "_", s[k]).strip("_")[:32]
-                    for k in ("workload", "config", "metric", "machine"))
+                    for k in ("workload", "config", "metric", "machine_kind"))
     return "%s-%s" % (base, hashlib.sha1(s["id"].encode()).hexdigest()[:8])
 
 
@@ -152,12 +152,13 @@ def load(path):
         raise BadInput("'%s' is not JSON: %s" % (path, e))
     if not isinstance(doc, dict) or not isinstance(doc.get("series"), list) or not isinstance(doc.get("machines"), dict):
         raise BadInput("'%s': not a series.json (needs 'machines' and 'series', docs/dashboard.md)" % path)
+    old_kinds(doc)
     ids = set()
     for i, s in enumerate(doc["series"]):
         where = "'%s': series %d" % (path, i)
         if not isinstance(s, dict):
             raise BadInput(where + ": not an object")
-        for k in ("id", "machine", "workload", "config", "metric"):
+        for k in ("id", "machine_kind", "workload", "config", "metric"):
             if not isinstance(s.get(k), str) or not s[k]:
                 raise BadInput("%s: '%s' missing or not a string" % (where, k))
         if s["id"] in ids:
@@ -210,6 +211,18 @@ def load(path):
                 f[k] = [num(x) for x in v]
     doc["fleet"] = fleet
     return doc
+
+
+def old_kinds(doc):
+    """A series.json from before machine kinds (docs/dashboard.md): its series followed its
+    `machine` and its `machines` described them; read them as the kinds they were."""
+    if isinstance(doc.get("machine_kinds"), dict):
+        return
+    doc["machine_kinds"] = doc["machines"]
+    alerts = doc.get("alerts") if isinstance(doc.get("alerts"), list) else []
+    for x in doc["series"] + alerts:
+        if isinstance(x, dict) and "machine_kind" not in x:
+            x["machine_kind"] = x.get("machine")
 
 
 # ---------------------------------------------------------------- down-sampling
@@ -420,8 +433,8 @@ def cell_html(s, href):
 def overview(doc, links, report, has_alerts):
     by_m = {}
     for s in doc["series"]:
-        by_m.setdefault(s["machine"], []).append(s)
-    out = ['<header><h1>mallocbench nightly</h1><p class="meta">generated %s from <code>%s</code> \u00b7 %d series on %d machine%s' % (
+        by_m.setdefault(s["machine_kind"], []).append(s)
+    out = ['<header><h1>mallocbench nightly</h1><p class="meta">generated %s from <code>%s</code> \u00b7 %d series on %d machine kind%s' % (
         esc(doc.get("generated", "?")), esc(doc.get("history", "?")), len(doc["series"]), len(by_m), "" if len(by_m) == 1 else "s")]
     if report:
         out.append(' \u00b7 <a href="%s">latest compare report</a>' % esc(report))
@@ -442,14 +455,14 @@ def regressions_html(doc, links):
     """The overview's regressions, largest first, each linked to its series' page."""
     out = []
     regs = [a for a in doc.get("alerts", []) if isinstance(a, dict) and a.get("direction") == "regression"]
-    regs.sort(key=lambda a: (-abs(num(a.get("change_pct")) or 0), str(a.get("machine")), str(a.get("workload")),
+    regs.sort(key=lambda a: (-abs(num(a.get("change_pct")) or 0), str(a.get("machine_kind")), str(a.get("workload")),
                              str(a.get("config")), str(a.get("metric")), str(a.get("night"))))
     out.append('<section id="regressions"><h2>Regressions (%d), largest first</h2>' % len(regs))
     if regs:
         out.append('<table class="list"><tr><th>change</th><th>95% CI</th><th>p</th><th>status</th><th>night</th>'
-                   '<th>machine</th><th>workload</th><th>config</th><th>metric</th></tr>')
+                   '<th>machine kind</th><th>workload</th><th>config</th><th>metric</th></tr>')
         for a in regs:
-            key = tuple(str(a.get(k, "")) for k in ("machine", "workload", "params", "config", "metric"))
+            key = tuple(str(a.get(k, "")) for k in ("machine_kind", "workload", "params", "config", "metric"))
             href = links.get(key)
             ci = "%s..%s" % (pct(num(a.get("ci_lo"))), pct(num(a.get("ci_hi"))))
             p = num(a.get("p"))
@@ -459,7 +472,7 @@ def regressions_html(doc, links):
             out.append('<tr class="st-%s"><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td>%s</td>'
                        '<td>%s</td><td>%s</td><td title="%s">%s</td><td>%s</td><td>%s</td></tr>' % (
                            esc(a.get("status")), pct(num(a.get("change_pct"))), ci, "%.2g" % p if p is not None else "\u2013",
-                           status_text(a), esc(a.get("night")), esc(a.get("machine")), esc(a.get("params")),
+                           status_text(a), esc(a.get("night")), esc(a.get("machine_kind")), esc(a.get("params")),
                            esc(a.get("workload")), what, esc(a.get("metric"))))
         out.append("</table>")
     else:
@@ -493,15 +506,19 @@ def fleet_html(doc):
 
 
 def machine_html(mi, m, ss, doc):
-    """The overview's section of one machine: its kind and fingerprint, its notes, a tab per metric."""
+    """The overview's section of one machine kind (what its series follow across nights): its
+    fingerprint, how many machines measured its nights, its notes, a tab per metric."""
     out = []
-    info = doc["machines"].get(m, {}) if isinstance(doc["machines"].get(m), dict) else {}
+    info = doc["machine_kinds"].get(m, {}) if isinstance(doc["machine_kinds"].get(m), dict) else {}
     fp = info.get("fingerprint", {}) if isinstance(info.get("fingerprint"), dict) else {}
     nights = info.get("nights") or sorted({n for s in ss for n in s["nights"]})
-    out.append('<section class="machine" id="m-%d"><h2>%s</h2><p class="meta">%s%s \u00b7 %d nights, %s \u2026 %s</p>' % (
-        mi, esc(m), "kind %s: " % esc(info["kind"]) if isinstance(info.get("kind"), str) else "",
-        esc(", ".join("%s %s" % (k, v) for k, v in fp.items())), len(nights),
-        esc(nights[0] if nights else "?"), esc(nights[-1] if nights else "?")))
+    by = info.get("machines") if isinstance(info.get("machines"), dict) else {}
+    boots = {str(x) for v in by.values() if isinstance(v, list) for x in v}
+    out.append('<section class="machine" id="m-%d"><h2>machine kind %s</h2><p class="meta">%s \u00b7 %d nights, %s \u2026 %s%s</p>' % (
+        mi, esc(m), esc(", ".join("%s %s" % (k, v) for k, v in fp.items())), len(nights),
+        esc(nights[0] if nights else "?"), esc(nights[-1] if nights else "?"),
+        " \u00b7 measured by %d machine%s (a machine: %s); a series follows %s" % (
+            len(boots), "" if len(boots) == 1 else "s", esc(words.MACHINE_UNIT), esc(words.KIND_UNIT)) if boots else ""))
     env = [e for e in info.get("environment", []) if isinstance(e, dict)]
     if env:
         out.append('<p class="env">\u2699 Environment changes: %s</p>' % "; ".join(
@@ -575,8 +592,8 @@ def series_page(s, doc, report):
     h = ['<p><a href="../index.html">&larr; overview</a>%s</p>' % (' \u00b7 <a href="../%s">latest compare report</a>' % esc(report) if report else "")]
     h.append('<h1><span class="sw" style="background:%s"></span>%s \u00b7 %s \u00b7 %s</h1>' % (s["colour"], esc(s["workload"]), esc(s["config"]), esc(s["metric"])))
     st = s["latest"].get("status", "ok")
-    h.append('<p class="meta">machine <code>%s</code> \u00b7 params <code>%s</code> \u00b7 allocator %s \u00b7 %s (%s), %s is better \u00b7 baseline %s \u00b7 latest: <span class="cell st-%s">%s %s</span></p>' % (
-        esc(s["machine"]), esc(s.get("params", "")), esc(fam or "?"), esc(s.get("figure") or s["metric"]), esc(unit or "no unit"),
+    h.append('<p class="meta">machine kind <code>%s</code> \u00b7 params <code>%s</code> \u00b7 allocator %s \u00b7 %s (%s), %s is better \u00b7 baseline %s \u00b7 latest: <span class="cell st-%s">%s %s</span></p>' % (
+        esc(s["machine_kind"]), esc(s.get("params", "")), esc(fam or "?"), esc(s.get("figure") or s["metric"]), esc(unit or "no unit"),
         esc(s.get("better", "?")), esc(s.get("baseline", "?")), st, STATUS[st][1], esc(STATUS[st][0])))
     if s.get("weekly_before"):
         h.append('<p class="note">Nights before %s are shown as weekly points (median of the nightly medians; band: the envelope of their CIs).</p>' % esc(s["weekly_before"]))
@@ -594,10 +611,10 @@ def series_page(s, doc, report):
         h.append("</table>")
     else:
         h.append("<p>None.</p>")
-    info = doc["machines"].get(s["machine"], {})
+    info = doc["machine_kinds"].get(s["machine_kind"], {})
     env = [e for e in (info.get("environment", []) if isinstance(info, dict) else []) if isinstance(e, dict)]
     if env:
-        h.append("<h2>Fingerprint changes on this machine</h2><ul>%s</ul>" % "".join(
+        h.append("<h2>Environment changes of this machine kind</h2><ul>%s</ul>" % "".join(
             "<li>%s: %s</li>" % (esc(e.get("night")), esc(e.get("what"))) for e in env))
     if s["missing"]:
         h.append('<h2>Nights without a value</h2><ul class="note">%s</ul>' % "".join(
@@ -688,7 +705,7 @@ def build(args):
         s["page"] = "series/%s.html" % slug(s)
         s["colour"] = colours[str(s.get("allocator") or "")]
     for f in doc["fleet"]:
-        f["page"] = "fleet/%s.html" % slug(dict(f, metric="throughput", machine="fleet"))
+        f["page"] = "fleet/%s.html" % slug(dict(f, metric="throughput", machine_kind="fleet"))
     put(os.path.join(site, "data.js"), "window.MB_DATA = " + dump(doc) + ";\n", force=True)
     sdir = os.path.join(site, "series")
     shutil.rmtree(sdir, ignore_errors=True)
@@ -703,7 +720,7 @@ def build(args):
              ' data-fleet="%s"' % esc(f["id"]))
     links = {}
     for s in doc["series"]:
-        links[(s["machine"], s["workload"], s.get("params", ""), s["config"], s["metric"])] = s["page"]
+        links[(s["machine_kind"], s["workload"], s.get("params", ""), s["config"], s["metric"])] = s["page"]
         page("%s %s %s \u2014 mallocbench" % (s["workload"], s["config"], s["metric"]), series_page(s, doc, report),
              os.path.join(site, s["page"]), "../", ("data.js", "assets/uPlot.iife.min.js", "assets/ratio.js", "assets/series.js"),
              ' data-series="%s"' % esc(s["id"]))

@@ -24,8 +24,10 @@ How (replayed night by night, so that what was reported for a night never change
   - the first report of a change (night, direction) is kept for good; later nights only refine
     its estimate.  A segment mean that differs from the one before by more than the floor over
     a whole window is a change however slowly it came (gradual drift).
-Labels: `environment` when the change is within a night of a fingerprint change that concerns
-the series (kernel, glibc, the allocator's or the baseline's version), `machine` when the
+A series follows a machine kind across nights (nightly.load), whichever boots measured them.
+Labels: `environment` when the change is within a night of a change that concerns the series
+(kernel, glibc, the allocator's or the baseline's version, as the night's machine descriptions
+and sidecars give them: a reboot into another kernel is one), `machine` when the
 baseline's absolute series moved the same way the same night and this series' ratio did not.
 A ratio change that only mirrors the baseline's own move is dropped (it is the baseline's); a
 change seen on one basis only (not the baseline's own, not `machine`) needs p < ALPHA/10 and a
@@ -54,7 +56,7 @@ SINGLE_MARGIN = 1.5  # ... and a step of at least 1.5 floors
 SAME = 2            # a change within this many present nights of a recorded one is that one
 EXIT_REGRESSION = 3
 Z95 = 1.959963984540054
-ALERT_COLUMNS = ["machine", "workload", "params", "config", "metric", "night", "direction", "change_pct",
+ALERT_COLUMNS = ["machine_kind", "workload", "params", "config", "metric", "night", "direction", "change_pct",
                  "ci_lo", "ci_hi", "p", "status", "basis", "before", "after", "detected", "series",
                  "change_pct_now", "ci_lo_now", "ci_hi_now", "p_now", "acknowledged"]
 # states of a recorded change whose regression still fails the gate (recovered and acknowledged do not)
@@ -287,8 +289,9 @@ def direction(diff, better):
 # ---- the history -----------------------------------------------------------------------------
 
 def aa_noise(machine, group_series, nights, window=WINDOW):
-    """Per night index of the machine: 1.96 x robust sd of the A/A pair's log ratio over the
-    last `window` nights up to it (None before 5 nights), for one workload x metric."""
+    """Per night index of a machine kind (nightly.load's `kinds`): 1.96 x robust sd of the A/A
+    pair's log ratio over the last `window` nights up to it (None before 5 nights), for one
+    workload x metric."""
     np = _np()
     by_cfg = {s["config"]: dict(zip(s["nights"], s["median"])) for s in group_series}
     logs = []
@@ -309,10 +312,10 @@ def analyse(hist, window=WINDOW, alpha=ALPHA):
     series given segments, changes and latest, ready for series.json."""
     groups = {}
     for s in hist["series"]:
-        groups.setdefault((s["machine"], s["workload"], s["params"], s["metric"]), []).append(s)
+        groups.setdefault((s["machine_kind"], s["workload"], s["params"], s["metric"]), []).append(s)
     alerts = []
-    for (mid, wl, params, metric), ss in groups.items():
-        mach = hist["machines"][mid]
+    for (kind, wl, params, metric), ss in groups.items():
+        mach = hist["kinds"][kind]  # a series follows a machine kind across nights and boots
         mnights = mach["nights"]
         noise = aa_noise(mach, ss, mnights, window) if ss[0]["kind"] != "count" else None
         found = {}
@@ -328,12 +331,12 @@ def analyse(hist, window=WINDOW, alpha=ALPHA):
                 recs[basis] = r + ([pend] if pend else [])
             found[s["config"]] = (s, recs)
         alerts += _label(mach, found, mnights)
-    alerts.sort(key=lambda a: (a["machine"], a["workload"], a["params"], a["metric"], a["night"], a["config"]))
+    alerts.sort(key=lambda a: (a["machine_kind"], a["workload"], a["params"], a["metric"], a["night"], a["config"]))
     by_id = {}
     for a in alerts:
         by_id.setdefault(a["series"], []).append(a)
     for s in hist["series"]:
-        _finish_series(s, by_id.get(s["id"], []), hist["machines"][s["machine"]]["nights"])
+        _finish_series(s, by_id.get(s["id"], []), hist["kinds"][s["machine_kind"]]["nights"])
     return alerts, hist["series"]
 
 
@@ -345,6 +348,9 @@ def _near(recs, i, sign=None):
 
 
 def _env_at(mach, night_idx, allocators):
+    """What changed within a night of night_idx that concerns these allocators: the kind's
+    environment, read from each night's machine descriptions (nightly._versions), so that a
+    kernel updated by a reboot (a new machine of the kind) is named."""
     nights = mach["nights"]
     hits = []
     for e in mach["environment"]:
@@ -355,7 +361,7 @@ def _env_at(mach, night_idx, allocators):
 
 
 def _label(mach, found, mnights):
-    """Alerts of one machine x workload x metric: combine the median and ratio bases, label
+    """Alerts of one machine kind x workload x metric: combine the median and ratio bases, label
     environment / machine, drop ratio changes that mirror the baseline's own move."""
     out = []
     base_cfg = next((s["baseline"] for s, _ in found.values() if s["baseline"]), None)
@@ -405,7 +411,7 @@ def _label(mach, found, mnights):
             env = _env_at(mach, r["i"], allocs)
             status = "environment" if env else label or r["state"]
             out.append({
-                "machine": s["machine"], "workload": s["workload"], "params": s["params"], "config": config,
+                "machine_kind": s["machine_kind"], "workload": s["workload"], "params": s["params"], "config": config,
                 "metric": s["metric"], "night": mnights[r["i"]], "direction": direction(r["diff"], s["better"]),
                 "change_pct": r["change_pct"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "p": r["p"],
                 "status": status, "basis": basis, "before": r["before"], "after": r["after"],
@@ -493,20 +499,24 @@ def _clean(o):
 
 
 def series_json(hist, alerts, series, history_dir, report=None):
-    machines = {}
-    for mid, m in hist["machines"].items():
-        machines[mid] = {"kind": m["kind"], "fingerprint": m["fingerprint"], "nights": m["nights"],
-                         "environment": [{"night": e["night"], "what": e["what"]} for e in m["environment"]],
-                         "missing_counters": m["missing_counters"],
-                         "aa_pair": next((p for p in reversed(list(m["aa"].values())) if p), None),
-                         "baseline": m["baseline"].get(m["nights"][-1])}
+    """The detector's document (docs/dashboard.md): machine_kinds (what a series follows across
+    nights: its fingerprint, nights, the machines of each night, environment changes), machines
+    (a boot of a host: what the fleet view pools over), series, fleet, alerts."""
+    kinds = {}
+    for kind, m in hist["kinds"].items():
+        kinds[kind] = {"fingerprint": m["fingerprint"], "nights": m["nights"], "machines": m["machines"],
+                       "environment": [{"night": e["night"], "what": e["what"]} for e in m["environment"]],
+                       "missing_counters": m["missing_counters"],
+                       "aa_pair": next((p for p in reversed(list(m["aa"].values())) if p), None),
+                       "baseline": m["baseline"].get(m["nights"][-1])}
     keep = [c for c in ALERT_COLUMNS if c != "series"] + ["series", "basis", "detected"]
     out = {
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "history": history_dir,
         "detector": {"method": "E-divisive means, Welch t-test (Hunter/Otava, deterministic)", "window": WINDOW,
                      "min_segment": MIN_SEG, "alpha": ALPHA, "timing_floor_pct": TIMING_FLOOR * 100},
-        "machines": machines,
+        "machine_kinds": kinds,
+        "machines": hist["machines"],
         "series": series,
         "fleet": hist.get("fleet", []),  # workloads measured on several machines: each one's ratio, pooled
         "alerts": [{k: a[k] for k in dict.fromkeys(keep)} for a in alerts],
@@ -555,10 +565,10 @@ def acknowledge(alerts, series, acks):
 
 def gate(hist, alerts):
     """The unresolved regressions (exit 3): confirmed, and since neither recovered nor
-    acknowledged, on a series still measured on its machine's latest night."""
+    acknowledged, on a series still measured on its machine kind's latest night."""
     last = {s["id"]: s["nights"][-1] for s in hist["series"]}
     return [a for a in alerts if a["status"] in OPEN and a["direction"] == "regression" and not a["acknowledged"]
-            and last.get(a["series"]) == hist["machines"][a["machine"]]["nights"][-1]]
+            and last.get(a["series"]) == hist["kinds"][a["machine_kind"]]["nights"][-1]]
 
 
 def main(argv=None):
@@ -609,7 +619,7 @@ def main(argv=None):
         raise cli.Fail(str(e), 1) from None
     bad = gate(hist, alerts)
     for a in alerts:
-        print(f"{a['status']:11} {a['direction']:11} {a['night']} {a['machine']} {a['workload']} {a['config']} "
+        print(f"{a['status']:11} {a['direction']:11} {a['night']} {a['machine_kind']} {a['workload']} {a['config']} "
               f"{a['metric']} ({a['basis']}): {_fmt(a['change_pct'])}% p={a['p']:.2g}")
     if bad:
         raise cli.Fail(f"{len(bad)} unresolved regression(s): neither recovered nor acknowledged in "

@@ -2,11 +2,14 @@
 `history.py store` put it (read through mbcsv), its .meta.json and .rss.csv.  Its machines are
 those compare names in the same runs (machines.mark_machines: a machine is a boot of a host,
 whatever folder holds its nights), each with its kind (the hardware fingerprint) beside it.
-load(dir) builds every series (machine x workload x params x configuration x metric): per night
-the median of the ok samples, its exact 95% CI (stats.median_ci), n, the ratio to that night's
-baseline (the sidecar's first configuration), and for a night without a value null plus the
-reason - never 0; and the fleet series (each workload and configuration on several machines,
-pooled by change.fleet as compare pools them).  Each series carries its family's colour as the
+load(dir) builds every series (machine kind x workload x params x configuration x metric): a
+series follows a machine kind across nights, whichever boots of whichever hosts measured them (on
+ephemeral runners every night is a fresh one); per night the median of the ok samples of the
+kind's machines that night taken together, its exact 95% CI (stats.median_ci), n, the ratio to
+that night's baseline (the sidecar's first configuration; compare's estimate over those rows), the
+machines that measured it, and for a night without a value null plus the reason - never 0; and
+the fleet series (each workload and configuration on several machines, pooled by change.fleet
+as compare pools them: machines, not kinds).  Each series carries its family's colour as the
 latest sidecar naming one gives it (null where none does).  latest(dir) is the latest night's
 CSV (make dashboard).  detect.py reads a history through here; history.py only stores one.
 """
@@ -25,7 +28,8 @@ from . import words
 
 # key, display name (None: the row's `metric`), unit (None: throughput_unit), better (None: metric_better),
 # kind (timing: floor max(3%, A/A noise); count/size: the series' own spread), value, the counter whose
-# note in counter_notes says why a value is missing: the metric registry's history table (scripts/mbdata.py)
+# note in counter_notes says why a value is missing: the metric registry's history table
+# (scripts/mallocbench/mbdata.py)
 METRICS = [(m.key, None if m.key == "throughput" else m.name, m.unit, m.better, m.kind, m.fn, m.counter)
            for m in mbdata.metrics("history")]
 METRIC_KIND = {m[0]: m[4] for m in METRICS}
@@ -65,14 +69,25 @@ def night_meta(path):
     return meta
 
 
-def _versions(meta):
-    """{what: version} of one night: kernel, glibc, each allocator's version."""
-    m = meta.get("machine") or {}
-    out = {"kernel": m.get("kernel"), "glibc": m.get("glibc_version")}
-    for c in meta.get("configs") or []:
-        if isinstance(c, dict) and c.get("allocator") and c.get("version"):
-            out.setdefault(c["allocator"], c["version"])
-    return out
+def _versions(entries):
+    """{what: version} of one night of a kind (by_kind's [(machine, path, meta, rows)]): the
+    kernel and glibc of each machine's description (the machine that measured the rows, not
+    only the sidecar's first), each allocator's version from their sidecars; where the night's
+    machines differ, their values joined in order."""
+    out = {}
+
+    def add(what, v):
+        if v and str(v) not in out.setdefault(what, []):
+            out[what].append(str(v))
+    for mid, path, meta, rows in entries:
+        m = _description(meta, rows)
+        add("kernel", m.get("kernel"))
+        add("glibc", m.get("glibc_version"))
+    for mid, path, meta, rows in entries:
+        for c in meta.get("configs") or []:
+            if isinstance(c, dict) and isinstance(c.get("allocator"), str) and c.get("version"):
+                add(c["allocator"], c["version"])
+    return {k: ", ".join(v) for k, v in out.items() if v}
 
 
 def _night_median(vals):
@@ -161,23 +176,74 @@ def by_machine(stored):
     return out
 
 
-def load(history_dir, machines=None):
-    """{'machines': {machine: {...}}, 'series': [...], 'fleet': [...]} of a history
-    (docs/dashboard.md), built from every <folder>/<NIGHT>.csv, its machines those compare would
-    name in the same runs (by_machine); machines: only these.  HistoryError / mbcsv.CsvError for
-    input that is not one."""
-    out_m, out_s, fleet_pairs = {}, [], {}
-    for mid, per_night in sorted(by_machine(_stored(history_dir)).items()):
-        if machines and mid not in machines:
-            continue
-        m, series, pairs = _load_machine(mid, per_night)
-        out_m[mid] = m
-        out_s += series
-        for key, per in pairs.items():
-            fleet_pairs.setdefault(key, {})[mid] = per
-    if not out_m:
+def _description(meta, rows):
+    """The machine description of one machine's night: its rows' (mark_machines), else the
+    night's sidecar's."""
+    return (rows[0].get("_machine_desc") if rows else None) or meta.get("machine") or {}
+
+
+def by_kind(per_machine):
+    """{kind: {night: [(machine, path, meta, rows)]}}: every machine's nights (by_machine) under
+    the kind of the machine that measured them that night (machines.machine_kind of its
+    description), the machines of a night in label order.  A series follows a kind across nights:
+    on ephemeral runners every night is a fresh boot of a fresh host, one kind."""
+    out = {}
+    for mid in sorted(per_machine):
+        for night, (path, meta, rows) in per_machine[mid].items():
+            kind = machines.machine_kind({"machine": _description(meta, rows)})
+            out.setdefault(kind, {}).setdefault(night, []).append((mid, path, meta, rows))
+    return out
+
+
+def load(history_dir):
+    """{'machines': {machine: {...}}, 'kinds': {kind: {...}}, 'series': [...], 'fleet': [...]} of
+    a history (docs/dashboard.md), built from every <folder>/<NIGHT>.csv: its machines those
+    compare would name in the same runs (by_machine, a boot of a host), its series one per kind
+    (by_kind), the fleet view over machines.  HistoryError / mbcsv.CsvError for input that is
+    not one."""
+    per_machine = by_machine(_stored(history_dir))
+    if not per_machine:
         raise HistoryError(f"'{history_dir}': no <machine>/<YYYY-MM-DD>.csv in it")
-    return {"machines": out_m, "series": out_s, "fleet": _fleet(fleet_pairs, out_s)}
+    out_k, out_s, out_m, fleet_pairs = {}, [], {}, {}
+    for kind, per_night in sorted(by_kind(per_machine).items()):
+        out_k[kind], series = _load_kind(kind, per_night)
+        out_s += series
+        for night, entries in per_night.items():
+            for mid, path, meta, rows in entries:
+                m = out_m.setdefault(mid, {"nights": []})
+                m["nights"].append(night)
+                if night == max(m["nights"]):
+                    m.update(kind=kind, fingerprint=machines.fingerprint({"machine": _description(meta, rows)}))
+    for mid, per_night in sorted(per_machine.items()):
+        out_m[mid]["nights"].sort()
+        for key, per in _machine_pairs(per_night).items():
+            fleet_pairs.setdefault(key, {})[mid] = per
+    return {"machines": dict(sorted(out_m.items())), "kinds": out_k, "series": out_s,
+            "fleet": _fleet(fleet_pairs, out_s)}
+
+
+def _machine_pairs(per_night):
+    """{(workload, params, config): {night: (baseline rows, rows)}} of one machine (by_machine's
+    {night: (path, meta, rows)}): each night's configuration with that night's baseline (its
+    sidecar's first configuration), for every configuration with an ok sample that is not the
+    workload's latest baseline: what the fleet view (_fleet) pairs, machine by machine."""
+    groups, bases = {}, {}
+    for night in sorted(per_night):
+        path, meta, rows = per_night[night]
+        corder = mbcsv.config_order([path], rows)
+        for r in rows:
+            key = (r["workload"], r["workload_params"])
+            bases.setdefault(key, {})[night] = corder[0] if corder else None
+            groups.setdefault(key, {}).setdefault(r["config"], {}).setdefault(night, []).append(r)
+    out = {}
+    for key, byc in groups.items():
+        baseline = next((b for _, b in sorted(bases[key].items(), reverse=True) if b), None)
+        for config, per in byc.items():
+            if config == baseline or not any(r["status"] == "ok" for rs in per.values() for r in rs):
+                continue
+            out[key + (config,)] = {n: (byc.get(bases[key][n], {}).get(n, []), rs) for n, rs in per.items()
+                                    if bases[key][n] and bases[key][n] != config}
+    return out
 
 
 def _fleet(pairs, series):
@@ -219,96 +285,113 @@ def _fleet(pairs, series):
 
 
 
-def _load_machine(mid, per_night):
-    """One machine's description and series from {night: (path, meta, rows)} (by_machine)."""
-    nights = sorted(per_night)
-    metas, groups, wl_nights, cfg_info, order, fam_colour = {}, {}, {}, {}, [], {}
-    missing_counters, aa = [], {}
-    for night in nights:
-        path, meta, rows = per_night[night]
-        metas[night] = meta
-        corder = mbcsv.config_order([path], rows)
-        cfg_alloc = {}
-        tun = {}
-        for c in meta.get("configs") or []:
-            if isinstance(c, dict) and c.get("config"):
-                cfg_alloc[c["config"]] = c.get("allocator") or c["config"]
-                tun[c["config"]] = bool(c.get("environment"))
-                if mbcsv.valid_colour(c.get("colour")) and isinstance(cfg_alloc[c["config"]], str):
-                    fam_colour[cfg_alloc[c["config"]]] = c["colour"]  # the latest night's wins
-        for r in rows:
-            cfg_alloc.setdefault(r["config"], r["allocator"])
-            tun[r["config"]] = tun.get(r["config"]) or bool(r.get("requested_tunables"))
+def _gather(per_night):
+    """What one kind's nights hold (by_kind's {night: [(machine, path, meta, rows)]}): a night's
+    rows are those of every machine of the kind that measured it, taken together (one night's
+    samples: its median and CI over all of them); the first machine's sidecar gives the night's
+    baseline and A/A pair."""
+    g = {"metas": {}, "groups": {}, "wl_nights": {}, "cfg_info": {}, "order": [], "colour": {},
+         "missing": [], "aa": {}, "measured": {}, "versions": {}}
+    for night in sorted(per_night):
+        entries = per_night[night]
+        g["metas"][night] = entries[0][2]
+        g["measured"][night] = [e[0] for e in entries]
+        g["versions"][night] = _versions(entries)
+        corder, cfg_alloc, tun = [], {}, {}
+        for mid, path, meta, rows in entries:
+            corder += [c for c in mbcsv.config_order([path], rows) if c not in corder]
+            for c in meta.get("configs") or []:
+                if isinstance(c, dict) and c.get("config"):
+                    cfg_alloc[c["config"]] = c.get("allocator") or c["config"]
+                    tun[c["config"]] = tun.get(c["config"]) or bool(c.get("environment"))
+                    if mbcsv.valid_colour(c.get("colour")) and isinstance(cfg_alloc[c["config"]], str):
+                        g["colour"][cfg_alloc[c["config"]]] = c["colour"]  # the latest night's wins
+            for r in rows:
+                cfg_alloc.setdefault(r["config"], r["allocator"])
+                tun[r["config"]] = tun.get(r["config"]) or bool(r.get("requested_tunables"))
         for c in corder:
-            cfg_info.setdefault(c, cfg_alloc.get(c, c))
-            if c not in order:
-                order.append(c)
+            g["cfg_info"].setdefault(c, cfg_alloc.get(c, c))
+            if c not in g["order"]:
+                g["order"].append(c)
         base = corder[0] if corder else None
-        aa[night] = aa_pair([(c, cfg_alloc.get(c, c)) for c in corder], tun)
+        g["aa"][night] = aa_pair([(c, cfg_alloc.get(c, c)) for c in corder], tun)
         notes_seen = set()
-        for r in rows:
+        for r in (r for e in entries for r in e[3]):
             key = (r["workload"], r["workload_params"])
-            wl_nights.setdefault(key, {}).setdefault(night, {"base": base, "configs": set(corder)})
-            groups.setdefault(key, {}).setdefault(r["config"], {}).setdefault(night, []).append(r)
+            g["wl_nights"].setdefault(key, {}).setdefault(night, {"base": base, "configs": set(corder)})
+            g["groups"].setdefault(key, {}).setdefault(r["config"], {}).setdefault(night, []).append(r)
             for name, why in counter_notes(r.get("counter_notes")).items():
                 if (name, why) not in notes_seen:
                     notes_seen.add((name, why))
-                    missing_counters.append({"night": night, "what": f"{name}: {why}"})
+                    g["missing"].append({"night": night, "what": f"{name}: {why}"})
+    return g
+
+
+def _load_kind(kind, per_night):
+    """One kind's description and series from by_kind's {night: [(machine, path, meta, rows)]}:
+    a series follows the kind across nights, each night's point over the machines of the kind
+    that measured it (_gather)."""
+    g = _gather(per_night)
+    nights, metas = sorted(per_night), g["metas"]
+    groups, wl_nights, order, cfg_info = g["groups"], g["wl_nights"], g["order"], g["cfg_info"]
     environment = []
     for a, b in zip(nights, nights[1:]):
-        va, vb = _versions(metas[a]), _versions(metas[b])
+        va, vb = g["versions"][a], g["versions"][b]
         for k in list(va) + [k for k in vb if k not in va]:
             if va.get(k) and vb.get(k) and va[k] != vb[k]:
                 environment.append({"night": b, "what": f"{k} {va[k]} -> {vb[k]}", "component": k})
-    last = metas[nights[-1]]
-    machine = {"kind": machines.machine_kind(last), "fingerprint": machines.fingerprint(last),
-               "nights": nights, "environment": environment,
-               "missing_counters": missing_counters, "aa": {n: list(p) if p else None for n, p in aa.items()},
-               "baseline": {n: v for n, v in ((n, (metas[n].get("configs") or [{}])[0].get("config")
-                                                   if metas[n].get("configs") else None) for n in nights)}}
-    series, pairs = [], {}
+    last = per_night[nights[-1]][0]
+    desc = {"fingerprint": machines.fingerprint({"machine": _description(last[2], last[3])}),
+            "nights": nights, "machines": g["measured"], "environment": environment,
+            "missing_counters": g["missing"], "aa": {n: list(p) if p else None for n, p in g["aa"].items()},
+            "baseline": {n: v for n, v in ((n, (metas[n].get("configs") or [{}])[0].get("config")
+                                                if metas[n].get("configs") else None) for n in nights)}}
+    series = []
     for key in sorted(groups, key=lambda k: (k[0], k[1])):
         wl, params = key
         byc = groups[key]
         for metric in METRICS:
-            per_cfg = {}
             for config in sorted(byc, key=lambda c: (order.index(c) if c in order else len(order), c)):
-                per_cfg[config] = _night_values(byc[config], nights, metric, wl_nights[key])
-            for config, s in per_cfg.items():
+                s = _night_values(byc[config], nights, metric, wl_nights[key])
                 if all(v is None for v in s["median"]) and not any(m["why"].startswith("not ") for m in s["missing"]):
                     continue
-                rows0 = next(iter(r for rs in byc[config].values() for r in rs))
-                all_rows = [r for rs in byc[config].values() for r in rs]
-                name = metric[1] or rows0.get("metric") or "throughput"
-                # the unit every view prints: its own, the figure's, or per its unit of work (s/MiB)
-                unit = mbdata.unit_of(mbdata.METRIC[metric[0]], all_rows)
-                better = metric[3] or mbcsv.better(rows0)
-                first = next(i for i, n in enumerate(nights) if n in byc[config] or
-                             any(mm["night"] == n and mm["why"].startswith("not ") for mm in s["missing"]))
-                sl = slice(first, None)
-                ratio, bases = [], []
-                for i, n in enumerate(nights):
-                    b = wl_nights[key].get(n, {}).get("base")
-                    bases.append(b)
-                    ratio.append(_night_ratio(byc.get(b, {}).get(n, []) if b and b != config else None,
-                                              byc[config].get(n, []), metric) if b != config else
-                                 (1.0 if s["median"][i] is not None else None))
-                baseline = next((b for b in reversed(bases) if b), None)
-                if metric[0] == "throughput" and config != baseline:  # the rows; _fleet pairs them if needed
-                    pairs[(wl, params, config)] = {n: (byc.get(b, {}).get(n, []), byc[config][n])
-                                                   for n, b in zip(nights, bases) if b and b != config and n in byc[config]}
-                series.append({
-                    "id": f"{mid}/{wl}/{params}/{config}/{metric[0]}",
-                    "machine": mid, "workload": wl, "params": params, "config": config,
-                    "allocator": cfg_info.get(config, config), "baseline": baseline,
-                    "colour": fam_colour.get(cfg_info.get(config, config)),
-                    "metric": metric[0], "figure": name, "unit": unit, "better": better, "kind": metric[4],
-                    "resolution": _resolution(metric, [r for r in all_rows if r["status"] == "ok"]),
-                    "nights": nights[sl], "median": s["median"][sl], "lo": s["lo"][sl], "hi": s["hi"][sl],
-                    "n": s["n"][sl], "ratio": ratio[sl],
-                    "missing": [mm for mm in s["missing"] if mm["night"] >= nights[first]],
-                })
-    return machine, series, pairs
+                series.append(_series(kind, key, config, metric, s, byc, nights, wl_nights[key], cfg_info,
+                                      g["colour"]))
+    return desc, series
+
+
+def _series(kind, key, config, metric, s, byc, nights, wl_n, cfg_info, colour):
+    """One series of a kind (series.json's `series`): its nights from the first where the
+    configuration was measured or said why not, each night's value, ratio and machines."""
+    wl, params = key
+    rows0 = next(iter(r for rs in byc[config].values() for r in rs))
+    all_rows = [r for rs in byc[config].values() for r in rs]
+    name = metric[1] or rows0.get("metric") or "throughput"
+    # the unit every view prints: its own, the figure's, or per its unit of work (s/MiB)
+    unit = mbdata.unit_of(mbdata.METRIC[metric[0]], all_rows)
+    better = metric[3] or mbcsv.better(rows0)
+    first = next(i for i, n in enumerate(nights) if n in byc[config] or
+                 any(mm["night"] == n and mm["why"].startswith("not ") for mm in s["missing"]))
+    sl = slice(first, None)
+    ratio, bases = [], []
+    for i, n in enumerate(nights):
+        b = wl_n.get(n, {}).get("base")
+        bases.append(b)
+        ratio.append(_night_ratio(byc.get(b, {}).get(n, []) if b and b != config else None,
+                                  byc[config].get(n, []), metric) if b != config else
+                     (1.0 if s["median"][i] is not None else None))
+    return {
+        "id": f"{kind}/{wl}/{params}/{config}/{metric[0]}",
+        "machine_kind": kind, "workload": wl, "params": params, "config": config,
+        "allocator": cfg_info.get(config, config), "baseline": next((b for b in reversed(bases) if b), None),
+        "colour": colour.get(cfg_info.get(config, config)),
+        "metric": metric[0], "figure": name, "unit": unit, "better": better, "kind": metric[4],
+        "resolution": _resolution(metric, [r for r in all_rows if r["status"] == "ok"]),
+        "nights": nights[sl], "median": s["median"][sl], "lo": s["lo"][sl], "hi": s["hi"][sl],
+        "n": s["n"][sl], "ratio": ratio[sl],
+        "measured_by": {n: sorted({r["_machine"] for r in byc[config][n]}) for n in nights[sl] if n in byc[config]},
+        "missing": [mm for mm in s["missing"] if mm["night"] >= nights[first]],
+    }
 
 
 def _night_change(base_rows, rows, metric):

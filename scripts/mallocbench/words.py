@@ -58,15 +58,22 @@ def _unit_scale(v, unit):
     if unit == "s":
         return (1.0, "s") if a >= 1 or a == 0 else (1e3, "ms") if a >= 1e-3 else (1e6, "µs")
     if unit in ("B/s", "B"):
-        for f, p in _PREFIX:
-            if a >= f:
-                return 1 / f, p + unit
-        return 1.0, unit
+        f, p = _prefixed(a)
+        return f, p + unit
     if unit not in ("MiB", "") and a >= 1e4:
+        f, p = _prefixed(a)
+        return f, p + (" " + unit if not unit.startswith("/") else unit)
+    return 1.0, unit
+
+
+def _prefixed(a, floor=0.0):
+    """(factor, SI prefix) of a magnitude a, the one prefix table's: (1e-9, 'G') for 1.5e9,
+    (1e-3, 'k') for 12345; (1.0, '') below 10^3 or below floor."""
+    if a >= floor:
         for f, p in _PREFIX:
             if a >= f:
-                return 1 / f, p + (" " + unit if not unit.startswith("/") else unit)
-    return 1.0, unit
+                return 1 / f, p
+    return 1.0, ""
 
 
 def fmt(v, nd=3):
@@ -85,6 +92,28 @@ def fmt_value(v, unit, like=None):
     if v is None:
         return "-"
     return f"{fmt(v * f)}{_sep(u)}{u}"
+
+
+def axis_scale(unit, values):
+    """(factor, unit text) of one axis of values in unit: the scale fmt_value gives its largest
+    value, one prefix for every tick and label on it ('GB/s', 'k ops/s', 'ms'); values times
+    factor are in the unit text."""
+    top = max((abs(v) for v in values if v is not None and v == v), default=0.0)
+    return _unit_scale(top, unit)
+
+
+def fmt_count(v, trim=False):
+    """A count, or a figure whose unit stands apart (a bar's label beside its axis's unit), as
+    fmt_value writes a value: 3 significant digits, past 10^4 with k/M/G/T ('557 k faults' is
+    '557 k', 1.1e6 is '1.10 M', 812, 8.50); trim: a tick's round number without trailing zeros
+    ('20 k', '0.5')."""
+    if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
+        return "-"
+    f, p = _prefixed(abs(v), 1e4)
+    text = fmt(v * f)
+    if trim and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} {p}" if p else text
 
 
 def _sep(u):
@@ -475,3 +504,7 @@ def markdown_html(md):
 # --fleet): a boot of a host (machines.mark_machines), so a reboot starts another machine and
 # two identical hosts are two, never their hardware kind
 MACHINE_UNIT = "one boot of a host, as compare names it"
+# what a series follows night after night (the dashboard's series, the detector's): a machine
+# kind, whose nights may come from a fresh boot of a fresh host each (an ephemeral runner)
+KIND_UNIT = ("the machines of one hardware fingerprint (CPU, cores, memory, kernel major, THP mode), "
+             "whichever boots of whichever hosts measured each night")

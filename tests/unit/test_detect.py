@@ -193,7 +193,7 @@ rc, alerts, js, ids = run([dict(kind="env", machine=0, night=15, what="jemalloc"
                                 workload="tensor_copy", metric="throughput", size=-0.08)], 30, "env")
 je = pick(alerts, config="jemalloc", workload="tensor_copy", metric="throughput")
 check(je and all(a["status"] == "environment" for a in je), f"a change with jemalloc 5.3.1: environment: {je}")
-m = js["machines"][ids[0]]
+m = js["machine_kinds"][ids[0]]
 check(any("jemalloc 5.3.0 -> 5.3.1" == e["what"] and e["night"] == night(15) for e in m["environment"]),
       f"series.json lists the version change: {m['environment']}")
 check(rc == 0, "an environment change does not fail the gate")
@@ -236,14 +236,50 @@ for s in mad:
     check(i is not None and s["median"][i] is None and any(m["night"] == night(18) and "not counted" in m["why"]
                                                            for m in s["missing"]),
           f"{s['id']}: the night madvise was not counted is null with the reason")
-check(any(m["night"] == night(18) for m in js["machines"][ids[0]]["missing_counters"]),
-      "the machine lists its missing counters")
+check(any(m["night"] == night(18) for m in js["machine_kinds"][ids[0]]["missing_counters"]),
+      "the machine kind lists its missing counters")
 
 # 60 nights of A/A noise through files (throughput, CPU, counts, RSS of every configuration): nothing
 rc, alerts, js, ids = run([], 60, "quiet", machines=2)
 check(not alerts and rc == 0, f"a quiet 60-night history on 2 machines raised {len(alerts)}: "
                               f"{[(a['config'], a['metric'], a['night'], a['change_pct']) for a in alerts][:5]}")
-check(len(js["machines"]) == 2 and len(ids) == 2 and ids[0] != ids[1], "two machines, two ids")
+check(len(js["machines"]) == 2 and len(js["machine_kinds"]) == 2 and len(ids) == 2 and ids[0] != ids[1],
+      "two machines of two kinds, two kinds' series")
+
+# ephemeral runners: every night a fresh boot of a fresh host, one kind.  A series follows the
+# kind: one series of 30 nights (not 30 of one night each), where a planted step is found, and a
+# kernel that came with a reboot labels the change at its night `environment`
+rc, alerts, js, ids = run([dict(kind="step", machine=0, night=20, size=-0.10, **JE),
+                           dict(kind="env", machine=0, night=10, what="kernel", to="6.1.0-31-amd64", allocator="glibc",
+                                workload="arena_churn", metric="throughput", size=-0.08)], 30, "fresh", fresh=True)
+check(len(js["machines"]) == 30 and list(js["machine_kinds"]) == [ids[0]],
+      f"30 nights on 30 fresh machines, one kind: {len(js['machines'])} machines, kinds {list(js['machine_kinds'])}")
+je = [s for s in js["series"] if (s["workload"], s["config"], s["metric"]) == ("tensor_copy", "jemalloc", "throughput")]
+check(len(je) == 1 and len(je[0]["nights"]) == 30 and je[0]["machine_kind"] == ids[0],
+      f"one series of 30 nights: {[(s['id'], len(s['nights'])) for s in je]}")
+check(je and all(len(je[0]["measured_by"].get(n, [])) == 1 for n in je[0]["nights"])
+      and len({m for ms in je[0]["measured_by"].values() for m in ms}) == 30,
+      f"each night measured by that night's machine: {je and list(je[0]['measured_by'].items())[:2]}")
+reg = pick(alerts, workload="tensor_copy", config="jemalloc", metric="throughput", direction="regression")
+check(reg and reg[0]["night"] == night(20) and reg[0]["status"] == "confirmed" and rc == 3,
+      f"the step planted at night 20 is found across boots: {[(a['night'], a['status']) for a in reg]}, exit {rc}")
+env = [a for a in alerts if a["workload"] == "arena_churn"]
+check(env and all(a["status"] == "environment" and a["night"] == night(10) for a in env),
+      f"a move with the kernel a reboot brought: environment: {[(a['config'], a['status'], a['night']) for a in env]}")
+check(any(e["what"] == "kernel 6.1.0-30-amd64 -> 6.1.0-31-amd64" and e["night"] == night(10)
+          for e in js["machine_kinds"][ids[0]]["environment"]),
+      f"the kind's environment names the kernel change: {js['machine_kinds'][ids[0]]['environment']}")
+check(all(a["machine_kind"] == ids[0] for a in alerts), "alerts name the kind")
+# another CPU is another kind: a series of its own, though the host name pattern goes on
+kd = os.path.join(TMP, "kind-change")
+k1 = make_history.write(kd, 10, make_history.MACHINES[:1], fresh=True)[0]
+k2 = make_history.write(kd, 10, make_history.MACHINES[2:3], fresh=True, start=night(10))[0]
+hk = nightly.load(kd)
+tc = [s for s in hk["series"] if (s["workload"], s["config"], s["metric"]) == ("tensor_copy", "glibc", "throughput")]
+check(k1 != k2 and sorted(hk["kinds"]) == sorted([k1, k2])
+      and sorted((s["machine_kind"], s["nights"][0], len(s["nights"])) for s in tc)
+      == sorted([(k1, night(0), 10), (k2, night(10), 10)]),
+      f"a kind change starts another series: {[(s['machine_kind'], s['nights'][0], len(s['nights'])) for s in tc]}")
 
 # family colours: carried from the sidecars into series.json (null where none is given, as in
 # sidecars written before colours), and the site's colour per family: the sidecar's, else the fallback
@@ -383,6 +419,17 @@ check(sorted(os.listdir(two)) == ["vm-aaaaaa", "vm-bbbbbb"], f"a folder per mach
 got = nightly.load(two)["machines"]
 check(sorted(got) == ["vm/aaaaaa", "vm/bbbbbb"], f"two machines, labelled as compare labels them: {sorted(got)}")
 check(len({m["kind"] for m in got.values()}) == 1, "one kind")
+# ... whose series hold that night once, measured by both: their samples together (n twice one
+# run's), the night's median over all of them
+both = nightly.load(two)
+one_run = [r for r in mbcsv.read(os.path.join(two, "vm-aaaaaa", "2026-12-02.csv"))[1] if r["status"] == "ok"]
+s0 = next(s for s in both["series"] if s["metric"] == "throughput")
+check(list(both["kinds"]) == [s0["machine_kind"]] and both["kinds"][s0["machine_kind"]]["machines"] ==
+      {"2026-12-02": ["vm/aaaaaa", "vm/bbbbbb"]} and s0["measured_by"] == {"2026-12-02": ["vm/aaaaaa", "vm/bbbbbb"]},
+      f"one kind's night, measured by both machines: {both['kinds']} {s0['measured_by']}")
+mine = [r for r in one_run if (r["workload"], r["workload_params"], r["config"]) ==
+        (s0["workload"], s0["params"], s0["config"]) and r["throughput"]]
+check(s0["n"] == [2 * len(mine)], f"the night's n is both machines' samples: {s0['n']}, one run {len(mine)}")
 # a history stored before issue 44 (a folder per machine kind) is still read: its nights and the
 # nights stored since (HOST-BOOT) are one machine where one boot measured them
 old = os.path.join(TMP, "old-history")

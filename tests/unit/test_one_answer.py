@@ -140,6 +140,20 @@ def spread_copy(path, tmp, blocks=8):
     return out
 
 
+def check_kind_series(name, c, mine):
+    """The series (one per machine kind) of compare's cell c, stored as one night measured by
+    several machines: one machine's series holds compare's answer on it, a kind of all of them
+    compare's answer over them."""
+    per = {m["machine"]: m["estimate"] for m in c.get("machines", [])}
+    check(per and mine and sorted(m for x in mine for m in x["measured_by"]["2026-01-01"]) == sorted(per),
+          f"{name}: the kinds' series of {c['config']} hold every machine compare names: {sorted(per)}")
+    for x in mine:
+        ms = x["measured_by"]["2026-01-01"]
+        want = per.get(ms[0]) if len(ms) == 1 else c["estimate"] if set(ms) == set(per) else None
+        check(want is not None and abs(x["ratio"][-1] / want - 1) < 1e-9,
+              f"{name}: the dashboard's ratio of {c['config']} on {ms} is compare's {want}: {x['ratio'][-1]}")
+
+
 def check_run(path, tmp):
     name = os.path.basename(path)
     ref = json.loads(script("compare.py", path, "--json"))
@@ -248,14 +262,12 @@ def check_run(path, tmp):
             key = (c["workload"], c["params"], c["config"])
             if len(doc["machines"]) > 1:
                 # a night measured on several machines (merged shards) is a night of each, as
-                # compare names them: each one's series holds compare's answer on that machine,
-                # the fleet view pools them as compare does (change.fleet)
-                for m in c.get("machines", []):
-                    s = next((x for x in series if (x["workload"], x["params"], x["config"], x["metric"],
-                                                    x["machine"]) == key + ("throughput", m["machine"])), None)
-                    check(s is not None and abs(s["ratio"][-1] / m["estimate"] - 1) < 1e-9,
-                          f"{name}: the dashboard's ratio of {c['config']} on {m['machine']} is compare's "
-                          f"{m['estimate']}: {s and s['ratio'][-1]}")
+                # compare names them; a series follows a machine kind, its night over the kind's
+                # machines: one machine's series holds compare's answer on it, a kind of all of
+                # them compare's answer over them; the fleet view pools the machines as compare
+                # does (change.fleet)
+                check_kind_series(name, c, [x for x in series if (x["workload"], x["params"], x["config"],
+                                                                 x["metric"]) == key + ("throughput",)])
                 pooled = (fleet.get(key) or {}).get("pooled", [None])[-1]
                 want = (c.get("pooled") or {}).get("estimate")
                 check(want is None and pooled is None or want and pooled and abs(pooled / want - 1) < 1e-9,
