@@ -2,7 +2,7 @@
  * serve.h).  The worker never runs it: the harness starts the server
  * (cmd) preloaded like the worker, waits until it is ready, runs the client
  * unpreloaded, counts the server over the client's run (the region), then
- * stops the server (harness/serve.c, harness/sample/sample.c). */
+ * stops the server (harness/sample/server.c, harness/sample/sample.c). */
 #include "serve.h"
 
 #define LATENCY_HELP(p)                                                                        \

@@ -2,8 +2,8 @@
  * under the allocator in place of the worker, and a client the harness runs
  * beside it without the allocator (`mallocbench serve ... --client 'CLIENT'
  * -- SERVER`, or `serve:cmd=...,client=...,ready=...` in a matrix).  The
- * harness starts, watches and stops both (harness/serve.h and the launcher
- * table of harness/sample/sample.c). */
+ * harness starts, watches and stops both (harness/sample/server.h and the
+ * launcher table of harness/sample/sample.c). */
 #ifndef MB_SERVE_H
 #define MB_SERVE_H
 #include "workload.h"

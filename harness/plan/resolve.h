@@ -15,7 +15,7 @@
 
 /* The plan: everything one invocation works with, resolved from the spec,
  * and read-only once resolve_spec returns (what changes during the run is
- * in execute.h's run_state_t). */
+ * in schedule.h's run_state_t). */
 typedef struct {
     size_t nw, ncfg, ncells;
     wl_args_t wl[SPEC_MAX_WORKLOADS];

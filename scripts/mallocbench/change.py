@@ -16,7 +16,7 @@ PRIMARY = "throughput"  # the name under which each workload's primary figure is
 
 
 # name, unit (None: the workload's throughput_unit), better (None: the workload's metric_better), value
-# of a row: the metric registry's compare table (scripts/mbdata.py)
+# of a row: the metric registry's compare table (scripts/mallocbench/mbdata.py)
 # (name, unit, better, fn, key): unit a tuple (UNIT, mbdata.PER_WORK) is per unit of work
 METRICS = [(PRIMARY if m.key == "throughput" else m.name, m.unit, m.better, m.fn, m.key)
            for m in mbdata.metrics("compare")]

@@ -1,5 +1,5 @@
 """compare.py - benchstat-style tables from mallocbench CSVs, with verdicts that
-never contradict the confidence interval printed beside them (scripts/stats.py).
+never contradict the confidence interval printed beside them (scripts/mallocbench/stats.py).
 
 One run:        compare.py run.csv [--baseline CONFIG]
                 every configuration against the baseline (the run's first
@@ -18,7 +18,7 @@ unless --family primary (Bonferroni over each workload's primary metric) or
 --family bh (Benjamini-Hochberg over the table, false-coverage-rate CIs).
 Output: a terminal table, --markdown, --csv-out FILE.  change.analyse() is the whole
 computation on rows in memory (tests and tests/bench/bench_verdicts.py call it).
-Input that is not a mallocbench CSV (scripts/mbcsv.py) is refused in one line
+Input that is not a mallocbench CSV (scripts/mallocbench/mbcsv.py) is refused in one line
 naming the file and row, exit 2.
 """
 import argparse

@@ -6,8 +6,9 @@
 
 Says in sentences which allocators re-fault, what share of CPU goes to the kernel, which labelled
 setting fixes it and its peak-RSS cost; then the tables: programs x configurations, the served
-model, replay fidelity, synthetic prediction.  Reads CSVs only; every figure comes from
-scripts/mbdata.py and scripts/stats.py.  Bad input: one line on stderr, exit 2.
+model, replay fidelity, synthetic prediction.  Reads CSVs only; every figure comes from the
+data layer (mbdata), the estimators (stats) and the suite's statistics below.  Bad input: one
+line on stderr, exit 2.
 """
 import argparse
 import glob
@@ -364,8 +365,8 @@ def report(args):
     base = mbdata.baseline_config(run)
     md = ["# The framework suite under every allocator", "",
           f"From `{args.csv}` ({len(run.ok)} ok rows, {len(run.bad)} not ok); ratios are against "
-          f"{mbdata.config_label(base)}, paired per block (scripts/stats.py: Hodges-Lehmann with the exact "
-          "signed-rank CI). Faults are the measured region's minor faults per run.", "", "## What the seed said, here", ""]
+          f"{mbdata.config_label(base)}, paired per block (scripts/mallocbench/stats.py: Hodges-Lehmann "
+          "with the exact signed-rank CI). Faults are the measured region's minor faults per run.", "", "## What the seed said, here", ""]
     failed = mbdata.no_ok_sample(run)
     md += [f"- {s}" for s in findings(run, progs, base)] or \
         [f"- No {'measured ' if failed else ''}configuration re-faults 3× the lowest"

@@ -86,7 +86,7 @@ def config_sort_key(family, config):
 
 def median_ci(values):
     """(median, low, high, method) of the samples; method 'ci95' (the exact order-statistic CI
-    of scripts/stats.py, the one compare prints) or 'minmax' (too few samples for one)."""
+    of scripts/mallocbench/stats.py, the one compare prints) or 'minmax' (too few samples for one)."""
     v = sorted(values)
     n = len(v)
     if n == 0:

@@ -654,6 +654,54 @@ def check_shebangs(root):
         fail(what)
 
 
+# a source file's path as the tree's text names it: one of the tree's folders first (not after a
+# word, /, . or $: /usr/include/x.h, a/harness/x.c of a patch and $site/x.html are no such path),
+# a source file's extension last (build/tests/rr_prog is a program the build makes)
+SOURCE_PATH = re.compile(r"(?<![\w./$-])((?:scripts|harness|tests|docs|site|common|workloads|allocators|record|"
+                         r"include|matrices)/[\w./+-]*\.(?:c|h|cpp|py|sh|mjs|js|md|ini|build|json|css|html|csv|dict|"
+                         r"patch|txt))\b")
+TEXT_FILES = (".c", ".h", ".cpp", ".py", ".sh", ".md", ".js", ".mjs", ".build", ".ini", ".txt", ".json", ".css",
+              ".html", ".patch", ".dict", ".yml")
+
+
+def path_problems(texts, exists):
+    """For {file: text} of the tree: one line per source path a text names that exists() does not
+    find (a file moved or gone, its old path left in a comment, a doc or printed text). A name
+    with a placeholder in capitals (scripts/NAME.py, results/tune-SEED.md) is no path."""
+    out = []
+    for name, text in sorted(texts.items()):
+        for path in sorted({m.group(1) for m in SOURCE_PATH.finditer(text)}):
+            if not re.search(r"[A-Z]{2}", path) and not exists(path):
+                out.append(f"{name}: names {path}, which is not in the tree")
+    return out
+
+
+def check_paths(root):
+    text = ("see scripts/mallocbench/x.py, harness/gone.c and docs/gone.md; not /usr/include/x.h, "
+            "a/harness/y.c, $site/index.html, scripts/NAME.py or tests/rr_prog\n")
+    got = path_problems({"docs/a.md": text, "b.py": "# tests/unit/x.py\n"}, lambda p: p == "scripts/mallocbench/x.py")
+    if got != ["b.py: names tests/unit/x.py, which is not in the tree",
+               "docs/a.md: names docs/gone.md, which is not in the tree",
+               "docs/a.md: names harness/gone.c, which is not in the tree"]:
+        fail("the stale path rule is broken: " + repr(got))
+    texts = {}
+    for dirpath, dirs, names in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        dirs[:] = [d for d in dirs if d not in (".git", "node_modules", "__pycache__", "fixtures")
+                   and not (rel == "." and d.startswith("build"))]  # the build's folders, not the tree's
+        for n in names:
+            path = os.path.normpath(os.path.join(rel, n))
+            # this file's own made-up trees name files that are nowhere
+            if (n.endswith(TEXT_FILES) or n == "Makefile") and n != "package-lock.json" and \
+                    path != os.path.join("tests", "unit", "test_structure.py"):
+                with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+                    texts[path] = f.read()
+    if len(texts) < 100:
+        fail(f"only {len(texts)} text files read: the stale path check read nothing")
+    for what in path_problems(texts, lambda p: os.path.exists(os.path.join(root, p))):
+        fail(what)
+
+
 TESTS_SHARED = {"meson.build", "check.h", "mbtest.py", "benchlib.py", "make_history.py", "timing.py",
                 "identity.sh"}
 TESTS_DIRS = {"unit", "integration", "bench", "programs", "fixtures", "fuzz", "mutants"}
@@ -1149,6 +1197,7 @@ def main():
     nscripts = check_scripts(root)
     check_tests_layout(root)
     check_shebangs(root)
+    check_paths(root)
     command_self_check()
     layer_self_check()
     check_stage_docs(root)
