@@ -43,8 +43,8 @@ def samples(rows):
 
 def metric_of(metric, rows):
     """(name, unit, better) of a metric on one workload's rows: the primary figure takes the
-    workload's own name, unit and direction from the CSV (schema 4 columns metric,
-    metric_better; throughput, higher before)."""
+    workload's own name, unit and direction from the CSV (its columns metric and
+    metric_better, which schema 4 added; throughput, higher, before them)."""
     name, unit, better = metric[:3]
     r = rows[0] if rows else {}
     if unit is None:

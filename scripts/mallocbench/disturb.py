@@ -1,7 +1,8 @@
-"""disturb.py - the data layer's reading of what disturbed a sample from outside (schema 6:
-region_run_delay_s, steal_s, khugepaged_collapses, compactions): the share of time it waited for
-a CPU, the host's steal, why a sample counts as disturbed, how much of a cell's variance the
-waits explain, and the smallest change a paired comparison could flag.  mbdata re-exports them.
+"""disturb.py - the data layer's reading of what disturbed a sample from outside (the columns
+schema 6 added: region_run_delay_s, steal_s, khugepaged_collapses, compactions): the share of
+time it waited for a CPU, the host's steal, why a sample counts as disturbed, how much of a
+cell's variance the waits explain, and the smallest change a paired comparison could flag.
+mbdata re-exports them.
 """
 import os
 

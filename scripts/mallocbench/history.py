@@ -51,7 +51,7 @@ def _store(args):
             raise HistoryError(f"night '{args.night}': after tomorrow (UTC); a night is the date it ran")
     except ValueError as e:
         raise HistoryError(str(e)) from None
-    mbcsv.read(src)  # refuse what is not a schema-4 CSV before moving anything
+    mbcsv.read(src)  # refuse what is not a CSV of the schema mbcsv reads before moving anything
     mid = machine_id(meta)
     dest = os.path.join(args.history, mid)
     home = os.path.realpath(args.history)
