@@ -114,13 +114,8 @@ def load(path, what):
 
 
 def k(v):
-    """A count as 557k / 1.1M / 812."""
-    if v is None:
-        return "–"
-    for div, suf in ((1e6, "M"), (1e3, "k")):
-        if abs(v) >= div:
-            return f"{v / div:.3g}{suf}"
-    return f"{v:.0f}"
+    """A count as compare writes a value (words.fmt_count): 557 k / 1.10 M / 812."""
+    return "–" if v is None else words.fmt_count(v)
 
 
 def pct(v):

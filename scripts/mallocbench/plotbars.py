@@ -13,8 +13,8 @@ from . import mbcsv
 from . import mbdata
 from . import plotkit
 from . import words
-from .plotkit import (KiB, MiB, PAGE, REFAULT_THRESHOLD, faults_per_mib, finish, fmt_value, group_title,
-                      legend_handles, median_ci, median_of, num, safe_name, scale_throughput, short_group)
+from .plotkit import (KiB, MiB, PAGE, REFAULT_THRESHOLD, faults_per_mib, finish, group_title, legend_handles,
+                      median_ci, median_of, num, safe_name, short_group)
 
 
 _sum = mbdata.sum_measured
@@ -25,7 +25,7 @@ def bar_metrics(data, group):
     rows = [r for c in data.configs_of(group) for r in data.groups[group][c]]
     unit = next((r["throughput_unit"] for r in rows if r["throughput_unit"]), "")
     tvals = [num(r, "throughput") for r in rows if num(r, "throughput") is not None]
-    factor, shown = scale_throughput(unit, tvals)
+    factor, shown = words.axis_scale(unit, tvals)  # one prefix for the panel, as compare writes its values
     # what the primary figure measures and which way is better: the workload's own
     # descriptor, carried in the CSV (metric, metric_better)
     meaning = next((r["metric"] for r in rows if r.get("metric")), "the workload's figure of merit")
@@ -98,7 +98,7 @@ def draw_bars(data, group, name, outdir, footnote, written):
                     label = f"{med:.3g} ms"
             else:
                 ax.barh(i, med, color=st["colour"], hatch=st["hatch"], edgecolor="black", linewidth=0.6)
-                label = fmt_value(med)
+                label = words.fmt_count(med)  # in the panel's unit, written as compare writes a value
             if hi > lo:
                 ax.errorbar(med, i, xerr=[[med - lo], [hi - med]], fmt="none", ecolor="black", elinewidth=1,
                             capsize=3)
@@ -119,7 +119,7 @@ def draw_bars(data, group, name, outdir, footnote, written):
             else:
                 ax.text(hi + span * 0.02, i, label, va="center", fontsize=8)
         ax.set_xlim(0, span * 1.45)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_value(v) if v else "0"))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: words.fmt_count(v, trim=True) if v else "0"))
         ax.tick_params(labelsize=8.5)
     axes[0].set_yticks(ypos)
     axes[0].set_yticklabels(configs, fontsize=9)
@@ -167,7 +167,7 @@ def bars_caption(data, group, metrics, whisk):
         if best != base:
             cell = change.pair(data.groups[group][base], data.groups[group][best])
             parts.append(f"Best {metrics[0]['better'] == 'higher' and 'highest' or 'lowest'} figure: {best} "
-                         f"({t[best]:.3g} {metrics[0]['unit']}; {words.change_words(cell)} vs {base}).")
+                         f"({words.fmt_count(t[best])} {metrics[0]['unit']}; {words.change_words(cell)} vs {base}).")
     elif t and "trade_off" in data.run.traits(group[0]):
         parts.append("A trade-off, not better or worse: memory given back now is faulted in again later.")
     refault = [c for c in configs

@@ -10,9 +10,10 @@ import textwrap
 
 from . import mbdata
 from . import plotkit
+from . import words
 from .plotkit import (FULL_REFAULT_PER_MIB, KiB, MAX_PANELS, REFAULT_THRESHOLD, bar_groups, faults_per_mib,
                       family_rank, finish, format_size, group_title, legend_handles, median_of, mix, num,
-                      parse_metrics, place_labels, scale_throughput, short_group, signed, sweep_families)
+                      parse_metrics, place_labels, short_group, signed, sweep_families)
 
 
 def pareto_frontier(points):
@@ -128,7 +129,7 @@ def draw_fault_cliff(data, outdir, footnote, written):
                     tp.append((s, v))
             unit = next((r["throughput_unit"] for _, g in sweep_families(data)[fam]
                          for rs in data.groups[g].values() for r in rs), "")
-            factor, shown = scale_throughput(unit, [v for _, v in tp])
+            factor, shown = words.axis_scale(unit, [v for _, v in tp])
             axt.plot([p[0] for p in tp], [p[1] * factor for p in tp], color=st["colour"], marker=st["marker"],
                      linestyle=st["linestyle"], linewidth=1.6, markersize=max(4.0, 9 - 1.2 * i),
                      markerfacecolor="none", markeredgewidth=1.5)

@@ -98,18 +98,6 @@ def median_ci(values):
     return med, ci[0], ci[1], "ci95"
 
 
-def scale_throughput(unit, values):
-    """(factor, shown unit): B/s as GB/s; other units get k/M when large."""
-    if unit == "B/s":
-        return 1e-9, "GB/s"
-    top = max((abs(v) for v in values), default=0)
-    if top >= 1e6:
-        return 1e-6, "M" + unit
-    if top >= 1e4:
-        return 1e-3, "k" + unit
-    return 1.0, unit
-
-
 # ---------------------------------------------------------------- loading
 
 def load(csv_paths):
@@ -259,18 +247,6 @@ def finish(fig, name, outdir, footnote, written):
     svg = outdir.write(name + ".svg", bufs[1].getvalue())
     written.extend([png, svg])
     return name + ".png", name + ".svg"
-
-
-def fmt_value(v):
-    """A short label: 3 significant digits, thousands as k and millions as M."""
-    a = abs(v)
-    if a >= 1e6:
-        return f"{v / 1e6:.3g}M"
-    if a >= 1e4:
-        return f"{v / 1e3:.3g}k"
-    if a >= 100:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
 
 
 def place_labels(ax, items, fontsize=8.5, dx=6, dy=4, spacing=1.3):

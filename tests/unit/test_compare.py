@@ -362,6 +362,26 @@ check(words.fmt_change(c)[0] == "0.291x" and words.resolution_text(c) == "±3.4%
 up = stats.Change("diff", 0.005, 0.004, 0.006, 0.01, 8, 8, "x", 0.01, True, 0.95, 0.01, 0.005, True)
 check(words.fmt_change(change.Cell(change=up, unit="s/run"))[0] == "+5.00 ms/run", "a rise is signed '+'")
 
+# issue 44: one value formatter.  A count (frameworks' tables, a plot's bar label) is a value as
+# fmt_value writes it, without its unit; an axis (plots) takes the one prefix fmt_value gives
+# its largest value, so every label on it reads as compare's
+for v in (0, 8.5, 812, 812.4, 9999, 10000, 12345, 557000, 1.1e6, 1.5e9, 3.3e15, -3.2, -0.0045, -98765):
+    check(words.fmt_count(v) + " faults" == words.fmt_value(v, "faults"),
+          f"a count is fmt_value's text: {words.fmt_count(v)!r}, {words.fmt_value(v, 'faults')!r}")
+check([words.fmt_count(v) for v in (557000, 17012, 1.1e6, 8.5, None)] == ["557 k", "17.0 k", "1.10 M", "8.50", "-"],
+      f"counts: {[words.fmt_count(v) for v in (557000, 17012, 1.1e6, 8.5, None)]}")
+check([words.fmt_count(v, trim=True) for v in (20000, 0.5, 2000, 1.25, 2.5e-05)] == ["20 k", "0.5", "2000", "1.25",
+                                                                                       "0.000025"],
+      f"ticks: {[words.fmt_count(v, trim=True) for v in (20000, 0.5, 2000, 1.25, 2.5e-05)]}")
+for unit, vals, want in (("B/s", [0.4e9, 1.5e9], (1e-9, "GB/s")), ("B/s", [2e8, 5e8], (1e-6, "MB/s")),
+                         ("ops/s", [9000, 12300], (1e-3, "k ops/s")), ("ops/s", [900, 9000], (1.0, "ops/s")),
+                         ("us", [800, 2500], (1e-3, "ms")), ("", [5e6], (1.0, "")), ("B/s", [], (1.0, "B/s"))):
+    f, u = words.axis_scale(unit, vals + [None])
+    check((f, u) == want, f"the axis of {vals} {unit!r}: {(f, u)}, want {want}")
+    for v in vals:  # every value on the axis in its one prefix, as fmt_value scales it like the largest
+        check(words.fmt_value(v, unit, like=max(vals)) == words.fmt(v * f) + ("" if u in ("", "%") else " ") + u,
+              f"{v} on the axis {u!r}: {words.fmt_value(v, unit, like=max(vals))}")
+
 # issue 42, item 8: exec reads like hyperfine.  A command's time, not its runs/s, with the
 # range; its runs/s with --runs-per-s and in the JSON
 import statistics  # noqa: E402

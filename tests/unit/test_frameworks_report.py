@@ -33,24 +33,25 @@ def test_sentences(fx):
     rc, out, err = report(os.path.join(fx, "frameworks-fw.csv"), "--replay", os.path.join(fx, "frameworks-replay.csv"))
     check_eq(rc, 0, f"report on the fixture ({err.strip()})")
     s = line_with(out, "**elementwise**: jemalloc re-faults")
-    check("557k page faults per run" in s and "32.8× the lowest (je-keep, 17k)" in s,
+    check("557 k page faults per run" in s and "32.8× the lowest (je-keep, 17.0 k)" in s,
           f"jemalloc named as re-faulting with its figure: {s!r}")
     # sys 0.75 / (0.25 + 0.75); glibc 0.2 / 0.7
     check("75% of its CPU time in the region is the kernel's" in s and "against 29% under glibc" in s,
           f"the kernel's share: {s!r}")
-    check("**je-keep**" in s and "557k → 17k faults" in s, f"je-keep named as the fix: {s!r}")
+    check("**je-keep**" in s and "557 k → 17.0 k faults" in s, f"je-keep named as the fix: {s!r}")
     check("peak RSS 350 MiB → 420 MiB (+70 MiB, +20%)" in s, f"the fix's RSS cost: {s!r}")
     b = line_with(out, "**elementwise** under glibc is bimodal")
-    check("2 run(s) near 98k and 2 near 1.1M" in b, f"glibc on elementwise flagged bimodal with its modes: {b!r}")
+    check("2 run(s) near 98.0 k and 2 near 1.10 M" in b, f"glibc on elementwise flagged bimodal with its modes: {b!r}")
     check(not line_with(out, "**elementwise**: glibc re-faults"), "a bimodal cell is not averaged into a re-fault figure")
-    check("bimodal: 98k ×2 / 1.1M ×2" in line_with(out, "| elementwise | glibc |"), "the table gives both modes")
+    check("bimodal: 98.0 k ×2 / 1.10 M ×2" in line_with(out, "| elementwise | glibc |"), "the table gives both modes")
     t = line_with(out, "| train | jemalloc | 0.80")
     check(t != "", "train under jemalloc at 0.80× of glibc (paired per block)")
-    # fidelity: elementwise/jemalloc 590k vs 597k whole: within; je-keep 50k vs 57k: not
+    # fidelity: elementwise/jemalloc 590k vs 597k whole: within; je-keep 50k vs 57k: not (counts
+    # written as compare writes a value, words.fmt_count: 590 k, 50.0 k)
     # the fixture's replay rows carry no region=recorded: held against the whole process, marked so
-    check(line_with(out, "| elementwise | jemalloc | 590k | 597k (whole) |").count("| yes |") == 1,
+    check(line_with(out, "| elementwise | jemalloc | 590 k | 597 k (whole) |").count("| yes |") == 1,
           "590k within 10% of 597k")
-    check(line_with(out, "| elementwise | je-keep | 50k | 57k (whole) |").count("| no |") == 1,
+    check(line_with(out, "| elementwise | je-keep | 50.0 k | 57.0 k (whole) |").count("| no |") == 1,
           "50k not within 10% of 57k")
     check("Kendall's tau of the throughput ranking 1.00" in line_with(out, "replay of elementwise")
           and "same best and worst: yes" in line_with(out, "replay of elementwise"), "elementwise replay ranks alike")
@@ -136,7 +137,7 @@ def test_paced(fx):
             w.writerows(rows + paced)
         rc, out, err = report(os.path.join(fx, "frameworks-fw.csv"), "--replay", path)
     check_eq(rc, 0, f"report on the fixture with paced rows ({err.strip()})")
-    check(line_with(out, "| elementwise | je-keep | 56k | 57k (whole) |").count("| yes |") == 1,
+    check(line_with(out, "| elementwise | je-keep | 56.0 k | 57.0 k (whole) |").count("| yes |") == 1,
           "the paced replay's 56k is the count held against the program's 57k")
     check("Kendall's tau of the throughput ranking 1.00" in line_with(out, "replay of elementwise"),
           "the ranking is still the fast replay's")
