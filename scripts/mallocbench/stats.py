@@ -69,6 +69,7 @@ def _le(p, alpha):
 
 # ---- median and its exact distribution-free CI ------------------------------------------
 
+@functools.lru_cache(maxsize=1024)  # a pure function of (n, level); the nightly loader asks ~50,000 times
 def median_ci_ranks(n, level=0.95):
     """1-based ranks (k, n-k+1) of the exact CI of the median: the largest k with
     2 P(Binom(n, 1/2) <= k-1) <= 1-level; None when even [x(1), x(n)] covers less."""
