@@ -165,7 +165,24 @@ def check_run(path, tmp):
     api = mallocbench.compare(path)
     check(api["cells"] == ref["cells"], f"{name}: mallocbench.compare() gives compare --json's records")
 
-    # compare's own table and CSV
+    text = check_compare_views(name, path, tmp, cells, prim)
+    stext = check_summary(name, path, ref["baseline"], cells, prim)
+    rmd, rjs = check_report(name, path, ref, cells, prim)
+    # every change and resolution with its unit, in every view that writes one
+    check_units(name, cells, {"compare": text, "summary": stext, "report": rmd,
+                              "compare --json notes": "\n".join(ref["notes"])})
+    for c in prim:
+        line = next((s for s in rjs["summary"] if (s["workload"], s["params"], s["config"]) ==
+                     (c["workload"], c["params"], c["config"])), None)
+        check(line is None or line["change"]["unit"] == c["change_unit"],
+              f"{name}: report --json's change has compare's unit: {line and line['change']}")
+
+    check_dashboard_ratio(name, path, tmp, prim)
+    check_tune_words(name, path, ref["baseline"], prim)
+
+
+def check_compare_views(name, path, tmp, cells, prim):
+    """compare's own table and --csv-out hold its --json cells; returns the table's text."""
     text = script("compare.py", path)
     tables = primary_rows(text)
     for c in prim:
@@ -189,8 +206,11 @@ def check_run(path, tmp):
                if c["estimate"] else True),
               f"{name}: --csv-out agrees on {c['config']} {c['workload']} {c['figure']}: {r and r['verdict']}")
 
-    # summary, text and Markdown: the vs column is compare's words for the primary pair
-    base = ref["baseline"]
+    return text
+
+
+def check_summary(name, path, base, cells, prim):
+    """summary, text and Markdown: the vs column is compare's words; returns the text table."""
     for md in (False, True):
         stext = script("summary.py", path, *(["--markdown"] if md else []))
         for c in prim:
@@ -204,7 +224,11 @@ def check_run(path, tmp):
             if c["metric"] == "faults" and c["unit"] == "/MiB":
                 check("faults/MiB" in stext, f"{name}: faults per MiB in compare, faults/MiB in summary")
 
-    # report: Markdown (stdout), JSON, HTML
+    return stext
+
+
+def check_report(name, path, ref, cells, prim):
+    """report's Markdown, JSON and HTML say compare's words; returns (Markdown, JSON)."""
     rmd = script("report.py", path)
     rjs = json.loads(script("report.py", path, "--json"))
     rhtml = script("report.py", path, "--html")
@@ -234,16 +258,11 @@ def check_run(path, tmp):
             check(any(f"{best}, {words(c)} against" in text for c in wl_cells),
                   f"{name}: report's sentence '{text[text.index('Best: '):][:80]}' is compare's words")
 
-    # every change and resolution with its unit, in every view that writes one
-    check_units(name, cells, {"compare": text, "summary": stext, "report": rmd,
-                              "compare --json notes": "\n".join(ref["notes"])})
-    for c in prim:
-        line = next((s for s in rjs["summary"] if (s["workload"], s["params"], s["config"]) ==
-                     (c["workload"], c["params"], c["config"])), None)
-        check(line is None or line["change"]["unit"] == c["change_unit"],
-              f"{name}: report --json's change has compare's unit: {line and line['change']}")
+    return rmd, rjs
 
-    # the dashboard's nightly ratio: the same estimate
+
+def check_dashboard_ratio(name, path, tmp, prim):
+    """The dashboard's nightly ratio: compare's estimate, written as compare writes it."""
     hist = os.path.join(tmp, "history")
     shutil.rmtree(hist, ignore_errors=True)
     night = os.path.join(tmp, "night.csv")
@@ -293,7 +312,9 @@ def check_run(path, tmp):
             check(got == [t.replace("x", "\u00d7") for t, _ in shown],
                   f"{name}: the dashboard's ratio text {got} is compare's {[t for t, _ in shown]} ({out.stderr})")
 
-    # tune's wording of a pair over the same blocks
+
+def check_tune_words(name, path, base, prim):
+    """tune's wording of a pair over the same blocks is compare's."""
     run = mbdata.load(path)
     trade = set(run.with_trait("trade_off"))
     for c in prim[:6]:
