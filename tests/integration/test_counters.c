@@ -408,26 +408,19 @@ static int measure(const char *mode)
     return 0;
 }
 
-int main(int argc, char **argv)
-{
-    if (argc == 5 && strcmp(argv[1], "child") == 0)
-        return child_main(strcmp(argv[2], "work") == 0, atoi(argv[3]), atoi(argv[4]));
-    if (argc == 3 && strcmp(argv[1], "measure") == 0)
-        return measure(argv[2]);
+/* The runs main makes (base, work, a second base), each read at the child's middle (its
+ * thread alive) and at its exit. */
+static cnt_value_t bmid[CNT_MAX], bfin[CNT_MAX], wmid[CNT_MAX], wfin[CNT_MAX];
+static cnt_value_t b2mid[CNT_MAX], b2fin[CNT_MAX];
 
+/* the extra tracepoint only when tracefs is there: an unknown name is refused */
+static int open_set(cnt_set_t **set, size_t *n_extra)
+{
     char err[256];
     cnt_set_t *s = NULL;
-    static cnt_value_t bmid[CNT_MAX], bfin[CNT_MAX], wmid[CNT_MAX], wfin[CNT_MAX];
-    static cnt_value_t b2mid[CNT_MAX], b2fin[CNT_MAX];
-    bool have_tp;
     size_t nextra;
     int rc;
 
-    test_pure();
-    test_names();
-    test_describe_list();
-
-    /* the extra tracepoint only when tracefs is there: an unknown name is refused */
     rc = cnt_set_new(&s, extra_ev, 3, err, sizeof err);
     nextra = 3;
     if (rc) {
@@ -438,28 +431,19 @@ int main(int argc, char **argv)
     CHECK_INT(rc, 0);
     if (rc) {
         fprintf(stderr, "%s\n", err);
-        CHECK_DONE();
+        return rc;
     }
     CHECK_INT(cnt_count(s), CNT_NFIXED + nextra);
     CHECK_STR(cnt_name(s, CNT_NFIXED), "cycles");
+    *set = s;
+    *n_extra = nextra;
+    return 0;
+}
 
-    rc = run_child(s, "base", bmid, bfin);
-    if (rc == -EACCES || rc == -EPERM || rc == -ENOSYS) {
-        fprintf(stderr, "SKIP: perf_event_open: %s\n", strerror(-rc));
-        cnt_set_free(s);
-        if (check_failures)
-            CHECK_DONE();
-        return 77;
-    }
-    CHECK_INT(rc, 0);
-    CHECK_INT(run_child(s, "work", wmid, wfin), 0);
-    /* the set can be opened again after cnt_close: a second base run */
-    CHECK_INT(run_child(s, "base", b2mid, b2fin), 0);
-    if (check_failures) {
-        cnt_set_free(s);
-        CHECK_DONE();
-    }
-
+/* each counter: named as the set names it, supported in both runs or in neither (then with a
+ * reason and nothing counted), its readings in order */
+static void check_each_counter(cnt_set_t *s)
+{
     for (size_t i = 0; i < cnt_count(s); i++) {
         fprintf(stderr, "%-26s base %10llu work %10llu (mid %llu) %s\n", wfin[i].name,
                 (unsigned long long)bfin[i].value, (unsigned long long)wfin[i].value,
@@ -476,8 +460,11 @@ int main(int argc, char **argv)
         CHECK(wfin[i].value >= wmid[i].value);
         CHECK(wfin[i].enabled >= wmid[i].enabled);
     }
+}
 
-    /* software events must count everywhere perf_event_open works */
+/* software events must count everywhere perf_event_open works */
+static void check_software(void)
+{
     CHECK(wfin[CNT_EV_task_clock_ns].supported && wfin[CNT_EV_task_clock_ns].value > 0);
     CHECK(bfin[CNT_EV_task_clock_ns].value > 0);
     CHECK(wfin[CNT_EV_minor_faults].supported);
@@ -494,12 +481,18 @@ int main(int argc, char **argv)
     CHECK(llabs(minor_mid - (NPAGES_MAIN + NPAGES_THREAD)) <= FAULT_SLACK);
     long long base_noise = (long long)b2fin[CNT_EV_minor_faults].value - (long long)bfin[CNT_EV_minor_faults].value;
     CHECK(llabs(base_noise) <= FAULT_SLACK);
+}
 
-    /* page-faults (an extra, through libpfm4 or the generic table) covers minor+major */
+/* page-faults (an extra, through libpfm4 or the generic table) covers minor+major */
+static void check_page_faults(void)
+{
     CHECK(wfin[CNT_NFIXED + 1].supported);
     CHECK(wfin[CNT_NFIXED + 1].value >= wfin[CNT_EV_minor_faults].value + wfin[CNT_EV_major_faults].value);
+}
 
-    /* cycles: counted for real, or unsupported with a reason; never a silent 0 */
+/* cycles: counted for real, or unsupported with a reason; never a silent 0 */
+static void check_cycles(void)
+{
     int cyc = probe_cycles();
     const cnt_value_t *cv = &wfin[CNT_NFIXED];
     if (cyc == 0) {
@@ -509,8 +502,13 @@ int main(int argc, char **argv)
         CHECK(!cv->supported);
         CHECK(strstr(cv->reason, "not supported") != NULL || strstr(cv->reason, "denied"));
     }
+}
 
-    have_tp = wfin[CNT_EV_madvise].supported;
+/* the syscall tracepoints count the child's calls, or say why they are not there; true when
+ * they are */
+static bool check_tracepoints(size_t nextra)
+{
+    bool have_tp = wfin[CNT_EV_madvise].supported;
     if (have_tp) {
         CHECK_INT(diff(wfin, bfin, CNT_EV_madvise), NMADVISE);
         CHECK_INT(diff(wmid, bmid, CNT_EV_madvise), NMADVISE);
@@ -536,17 +534,65 @@ int main(int argc, char **argv)
         CHECK(strstr(wfin[CNT_EV_madvise].reason, "tracefs") != NULL ||
               strstr(wfin[CNT_EV_madvise].reason, "tracepoint") != NULL);
     }
+    return have_tp;
+}
 
-    /* a child that never execs is never counted */
-    test_no_exec(s);
-
-    /* a pid that is gone: nothing opens, an error comes back, no crash */
+/* a pid that is gone: nothing opens, an error comes back, no crash */
+static void check_dead_pid(cnt_set_t *s)
+{
     pid_t dead = fork();
     if (dead == 0)
         _exit(0);
     waitpid(dead, NULL, 0);
     CHECK(cnt_open(s, dead) == -ESRCH);
     CHECK_INT(cnt_read(s, wfin), -EBADF);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "child") == 0)
+        return child_main(strcmp(argv[2], "work") == 0, atoi(argv[3]), atoi(argv[4]));
+    if (argc == 3 && strcmp(argv[1], "measure") == 0)
+        return measure(argv[2]);
+
+    cnt_set_t *s = NULL;
+    bool have_tp;
+    size_t nextra;
+    int rc;
+
+    test_pure();
+    test_names();
+    test_describe_list();
+
+    if (open_set(&s, &nextra))
+        CHECK_DONE();
+    rc = run_child(s, "base", bmid, bfin);
+    if (rc == -EACCES || rc == -EPERM || rc == -ENOSYS) {
+        fprintf(stderr, "SKIP: perf_event_open: %s\n", strerror(-rc));
+        cnt_set_free(s);
+        if (check_failures)
+            CHECK_DONE();
+        return 77;
+    }
+    CHECK_INT(rc, 0);
+    CHECK_INT(run_child(s, "work", wmid, wfin), 0);
+    /* the set can be opened again after cnt_close: a second base run */
+    CHECK_INT(run_child(s, "base", b2mid, b2fin), 0);
+    if (check_failures) {
+        cnt_set_free(s);
+        CHECK_DONE();
+    }
+
+    check_each_counter(s);
+    check_software();
+    check_page_faults();
+    check_cycles();
+    have_tp = check_tracepoints(nextra);
+
+    /* a child that never execs is never counted */
+    test_no_exec(s);
+
+    check_dead_pid(s);
     cnt_set_free(s);
 
     if (check_failures)

@@ -155,16 +155,20 @@ static void test_trace(void)
     free(big);
 }
 
-int main(void)
+static void check_fixed(void)
 {
-    char err[512], spec[600];
+    char err[512];
     uint64_t rng = rng_seed(1);
-
     CHECK_INT(dist_parse("16M", &d, err, sizeof err), 0);
     CHECK_INT(d.kind, DIST_FIXED);
     CHECK_U64(dist_next(&d, &rng), 16777216);
     CHECK_U64(dist_max(&d), 16777216);
+}
 
+static void check_list(void)
+{
+    char err[512];
+    uint64_t rng = rng_seed(1);
     CHECK_INT(dist_parse("1M/4K/16M", &d, err, sizeof err), 0);
     CHECK_INT(d.kind, DIST_LIST);
     CHECK_U64(dist_next(&d, &rng), 1048576);
@@ -172,8 +176,12 @@ int main(void)
     CHECK_U64(dist_next(&d, &rng), 16777216);
     CHECK_U64(dist_next(&d, &rng), 1048576); /* cycles */
     CHECK_U64(dist_max(&d), 16777216);
+}
 
-    /* log-uniform: in bounds, both ends reached roughly as often per octave */
+/* log-uniform: in bounds, both ends reached roughly as often per octave */
+static void check_log_uniform(void)
+{
+    char err[512];
     CHECK_INT(dist_parse("64K..64M", &d, err, sizeof err), 0);
     CHECK_INT(d.kind, DIST_LOGUNIFORM);
     uint64_t a = rng_seed(42), b = rng_seed(42), c = rng_seed(43);
@@ -192,8 +200,12 @@ int main(void)
     CHECK(differ > 99000);                           /* another seed, another sequence */
     CHECK(low_octave > 9000 && low_octave < 11000);  /* 10 octaves: ~10% each */
     CHECK(high_octave > 9000 && high_octave < 11000);
+}
 
-    /* bad specs */
+/* bad specs */
+static void check_bad_specs(void)
+{
+    char err[512];
     CHECK_INT(dist_parse("", &d, err, sizeof err), -EINVAL);
     CHECK_INT(dist_parse("16Q", &d, err, sizeof err), -EINVAL);
     CHECK(strstr(err, "'16Q'") != NULL);
@@ -203,8 +215,12 @@ int main(void)
     CHECK_INT(dist_parse("1M//2M", &d, err, sizeof err), 0); /* empty items are skipped... */
     CHECK_INT(dist_parse("1M/", &d, err, sizeof err), -EINVAL); /* ...but not a dangling one */
     CHECK_INT(dist_parse("64K..", &d, err, sizeof err), -EINVAL);
+}
 
-    /* shapes */
+/* shapes */
+static void check_shapes(void)
+{
+    char err[512];
     uint64_t bytes;
     CHECK_INT(dist_parse_shape("1024x1024x4 float32", &bytes, err, sizeof err), 0);
     CHECK_U64(bytes, 16777216);
@@ -220,7 +236,12 @@ int main(void)
     CHECK_INT(dist_parse_shape("0x16 float32", &bytes, err, sizeof err), -EINVAL);
     CHECK_INT(dist_parse_shape("99999999999x99999999999 float64", &bytes, err, sizeof err), -ERANGE);
     CHECK_INT(dist_parse_shape("16 float32 extra", &bytes, err, sizeof err), -EINVAL);
+}
 
+static void check_shapes_file(void)
+{
+    char err[512], spec[600];
+    uint64_t rng = rng_seed(1);
     const char *path = write_file("# a tiny model\n1024x1024x4 float32\n\n4096 int8\n");
     CHECK(path != NULL);
     snprintf(spec, sizeof spec, "@%s", path);
@@ -246,9 +267,13 @@ int main(void)
     unlink(path);
     CHECK(dist_parse("@/nonexistent/shapes.txt", &d, err, sizeof err) < 0);
     CHECK(strstr(err, "/nonexistent/shapes.txt") != NULL);
+}
 
-    /* the shapes text itself: not NUL-terminated, last line without a
-     * newline, line numbers, long lines, NUL bytes, too many tensors */
+/* the shapes text itself: not NUL-terminated, last line without a
+ * newline, line numbers, long lines, NUL bytes, too many tensors */
+static void check_shapes_text(void)
+{
+    char err[512];
     static const char text[] = "16 float32\n\n# c\n4 int8XXXX";
     CHECK_INT(dist_parse_shapes_text("t", text, strlen(text) - 4, &d, err, sizeof err), 0);
     CHECK_INT(d.n, 2);
@@ -274,14 +299,29 @@ int main(void)
     memcpy(big + 511 - 6, "1 int8\n", 7);
     CHECK_INT(dist_parse_shapes_text("t", big, 512, &d, err, sizeof err), -EINVAL);
     CHECK_STR(err, "t:1: line too long");
+}
 
-    /* the generator: 0 is never a state, seeds are scrambled apart */
+/* the generator: 0 is never a state, seeds are scrambled apart */
+static void check_rng(void)
+{
     CHECK(rng_seed(0) != 0);
     CHECK(rng_seed(1) != rng_seed(2));
     uint64_t s = rng_seed(7);
     for (int i = 0; i < 1000; i++)
         CHECK(rng_below(&s, 10) < 10);
     CHECK_U64(rng_below(&s, 1), 0);
+}
+
+int main(void)
+{
+    check_fixed();
+    check_list();
+    check_log_uniform();
+    check_bad_specs();
+    check_shapes();
+    check_shapes_file();
+    check_shapes_text();
+    check_rng();
     test_trace();
     CHECK_DONE();
 }

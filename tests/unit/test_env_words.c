@@ -12,7 +12,7 @@ static void word(const char *const *argv, size_t i)
     launch_env_word((char *const *)argv, i, &w);
 }
 
-int main(void)
+static void check_set(void)
 {
     const char *set[] = {"env", "MALLOC_CONF=narenas:1", "prog", NULL};
     word(set, 1);
@@ -24,8 +24,11 @@ int main(void)
     word(set, 2);
     CHECK_INT(w.kind, LAUNCH_ENV_PROGRAM);
     CHECK_INT(w.words, 0);
+}
 
-    /* every family's variables and the preload, by name or by prefix */
+/* every family's variables and the preload, by name or by prefix */
+static void check_allocator_names(void)
+{
     const char *const names[] = {"LD_PRELOAD=x", "GLIBC_TUNABLES=x", "TCMALLOC_RELEASE_RATE=1",
                                  "MIMALLOC_PURGE_DELAY=0", "SCUDO_OPTIONS=x", "TBB_MALLOC_USE_HUGE_PAGES=1",
                                  "MALLOC_ARENA_MAX=1", "MB_PROBE_FD=4"};
@@ -43,8 +46,11 @@ int main(void)
     CHECK(w.kind == LAUNCH_ENV_SET && !w.allocator); /* not a prefix of anyone's */
     word(other, 3);
     CHECK_INT(w.kind, LAUNCH_ENV_PROGRAM);   /* "=x" names no variable: env runs it */
+}
 
-    /* -u in its three spellings, each taking its words */
+/* -u in its three spellings, each taking its words */
+static void check_unset(void)
+{
     const char *u1[] = {"env", "-u", "MALLOC_CONF", "prog", NULL};
     word(u1, 1);
     CHECK(w.kind == LAUNCH_ENV_UNSET && w.words == 2 && w.allocator);
@@ -56,15 +62,22 @@ int main(void)
     word(u2, 2);
     CHECK(w.kind == LAUNCH_ENV_UNSET && w.words == 1 && !w.allocator);
     CHECK_STR(w.name, "FOO");
+}
 
-    /* clearing, in every spelling, clears the preload too */
+/* clearing, in every spelling, clears the preload too */
+static void check_clear(void)
+{
     const char *const clears[] = {"-i", "-", "--ignore-environment", "-vi", "-0i"};
     for (size_t i = 0; i < sizeof clears / sizeof *clears; i++) {
         const char *argv[] = {"env", clears[i], "prog", NULL};
         word(argv, 1);
         CHECK(w.kind == LAUNCH_ENV_CLEAR && w.allocator && w.words == 1);
     }
-    /* options that touch no variable; -C and -S take their value */
+}
+
+/* options that touch no variable; -C and -S take their value */
+static void check_other_options(void)
+{
     const char *c[] = {"env", "-C", "/tmp/it", "-v", "--default-signal=PIPE", "-S", "a b", "--", "prog", NULL};
     word(c, 1);
     CHECK(w.kind == LAUNCH_ENV_OTHER && w.words == 2 && !w.allocator);
@@ -86,8 +99,11 @@ int main(void)
     word(xu, 1);
     CHECK(w.kind == LAUNCH_ENV_SET && !w.allocator);
     CHECK_STR(w.name, "xu");
+}
 
-    /* getopt's ways: short options in one word, long ones by any unambiguous prefix */
+/* getopt's ways: short options in one word, long ones by any unambiguous prefix */
+static void check_getopt_spellings(void)
+{
     const char *cl[] = {"env", "-vuMALLOC_CONF", "-0u", "GLIBC_TUNABLES", "-vC/tmp/bin", "-vS", "A=1 x", NULL};
     word(cl, 1);
     CHECK(w.kind == LAUNCH_ENV_UNSET && w.words == 1 && w.allocator);
@@ -123,8 +139,22 @@ int main(void)
     const char *sig[] = {"env", "--ignore-signal", "prog", NULL};
     word(sig, 1);
     CHECK(w.kind == LAUNCH_ENV_OTHER && w.words == 1);
+}
 
+static void check_is_env(void)
+{
     CHECK(launch_is_env("env") && launch_is_env("/usr/bin/env") && !launch_is_env("envy") &&
           !launch_is_env("/usr/bin/printenv"));
+}
+
+int main(void)
+{
+    check_set();
+    check_allocator_names();
+    check_unset();
+    check_clear();
+    check_other_options();
+    check_getopt_spellings();
+    check_is_env();
     CHECK_DONE();
 }

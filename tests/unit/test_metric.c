@@ -43,9 +43,9 @@ static int win(const char *re, const char *out, size_t cap, size_t step)
     return launch_window_metric(&w, re, &got, text, sizeof text);
 }
 
-int main(void)
+/* valid: signs, fractions, exponents, the group or the rest of the line */
+static void check_valid(void)
 {
-    /* valid: signs, fractions, exponents, the group or the rest of the line */
     CHECK_INT(m("x:", "x: -2.5\n"), 0);
     CHECK(got == -2.5);
     CHECK_INT(m("x: (.*)", "x: +7\n"), 0);
@@ -60,7 +60,11 @@ int main(void)
     CHECK(got == 2);
     CHECK_INT(m("v", "v 12e\n"), 0); /* an 'e' without digits ends the number */
     CHECK(got == 12);
-    /* not finite */
+}
+
+/* not finite */
+static void check_not_finite(void)
+{
     CHECK_INT(m("x", "x 1e999\n"), -ERANGE);
     CHECK_INT(m("x", "x -1e400\n"), -ERANGE);
     CHECK_INT(m("x", "x inf\n"), -ERANGE);
@@ -70,7 +74,11 @@ int main(void)
     CHECK(got == 5);
     CHECK_INT(m("x", "x 0x1p3\n"), -EDOM); /* no hex: not 0 */
     CHECK_STR(text, "0x1p3");
-    /* a group is one whole number, or the row is an error quoting it (issue 29) */
+}
+
+/* a group is one whole number, or the row is an error quoting it (issue 29) */
+static void check_group(void)
+{
     CHECK_INT(m("rate: (.*)", "rate:  42 \n"), 0);
     CHECK(got == 42);
     CHECK_INT(m("rate: (.*)", "rate: 42\r\n"), 0); /* a CRLF line */
@@ -85,7 +93,11 @@ int main(void)
     CHECK_INT(m("rate: ([^ ]*)", "rate: 1e5 ops\n"), 0);
     CHECK(got == 1e5);
     CHECK_INT(m("rate: (.*)", "rate: inf\n"), -ERANGE);
-    /* the range the readers accept: 0, or a magnitude in 1e-100..1e100 */
+}
+
+/* the range the readers accept: 0, or a magnitude in 1e-100..1e100 */
+static void check_range(void)
+{
     CHECK_INT(m("rate: (.*)", "rate: 5e-400\n"), -ERANGE);
     CHECK_INT(m("rate: (.*)", "rate: 1e-200\n"), -ERANGE);
     CHECK_INT(m("rate: (.*)", "rate: 1e308\n"), -ERANGE);
@@ -93,7 +105,11 @@ int main(void)
     CHECK_INT(m("rate: (.*)", "rate: 1e-100\n"), 0);
     CHECK_INT(m("rate: (.*)", "rate: 0e-999\n"), 0); /* zero is zero */
     CHECK(got == 0);
-    /* without a group: the first number, whole; a unit may follow */
+}
+
+/* without a group: the first number, whole; a unit may follow */
+static void check_no_group(void)
+{
     CHECK_INT(m("rate:", "rate: 1,234,567 ops\n"), -EDOM);
     CHECK_STR(text, "1,234,567");
     CHECK_INT(m("v", "v 1.5.3\n"), -EDOM);
@@ -104,11 +120,19 @@ int main(void)
     CHECK_INT(m("t", "t 2ms\n"), 0);
     CHECK(got == 2);
     CHECK_INT(m("t", "t 5e-400\n"), -ERANGE);
-    /* no number, bad expression */
+}
+
+/* no number, bad expression */
+static void check_no_number(void)
+{
     CHECK_INT(m("x", "x none\n"), -ENOENT);
     CHECK_INT(m("y", "x 1\n"), -ENOENT);
     CHECK_INT(m("(", "x 1\n"), -EINVAL);
-    /* a line at a cut edge of the window */
+}
+
+/* a line at a cut edge of the window */
+static void check_cut_edges(void)
+{
     CHECK_INT(CUT("n:", "3456\nn: 3456\n", true, false), 0);
     CHECK_INT(CUT("n", "n 3456\nrest\n", true, false), -EMSGSIZE);
     CHECK_INT(CUT("n", "head\nn 123", false, true), -EMSGSIZE);
@@ -118,8 +142,11 @@ int main(void)
     CHECK_INT(CUT("n", "3456\rn 7\nrest\n", true, false), 0);
     CHECK(got == 7);
     CHECK_INT(CUT("n", "n 3\r\nrest\n", true, false), -EMSGSIZE); /* CRLF */
+}
 
-    /* the output by its length: a NUL ends nothing (issue 43) */
+/* the output by its length: a NUL ends nothing (issue 43) */
+static void check_nul_bytes(void)
+{
     CHECK_INT(MN("rate: (.*)", "rate: 5\0\nrate: 7\n"), 0);
     CHECK(got == 7);
     CHECK_INT(MN("rate:", "rate: 5\0rate: 7\n"), 0); /* one line: its first match, as a terminal shows it */
@@ -131,7 +158,11 @@ int main(void)
     CHECK_INT(MN("x", "x 1\n\0x 2"), 0); /* the last line, after a NUL, unterminated */
     CHECK(got == 2);
     CHECK_INT(MN("x: (.*)", "x: 1,2\0\n"), -EDOM);
-    /* a line rewritten with \r: the text after its last \r is what was printed last */
+}
+
+/* a line rewritten with \r: the text after its last \r is what was printed last */
+static void check_rewritten_lines(void)
+{
     CHECK_INT(m("rate: (.*)", "rate: 12.0\rrate: 15.0\n"), 0);
     CHECK(got == 15.0);
     CHECK_INT(m("rate:", "\rrate: 1\rrate: 2\rrate: 3\r\n"), 0); /* a trailing \r (CRLF) rewrites nothing */
@@ -141,8 +172,11 @@ int main(void)
     CHECK(got == 9);
     CHECK_INT(m("step ([0-9]+)", "step 1\rstep 2\r\0\n"), 0); /* NULs after the rewrite show nothing */
     CHECK(got == 2);
+}
 
-    /* a window: the figure printed last, or an error saying why not */
+/* a window: the figure printed last, or an error saying why not */
+static void check_window(void)
+{
     CHECK_INT(win("n", "n 1\nn 2\nn 3\n", 64, 5), 0); /* all kept */
     CHECK(got == 3);
     /* 7 of 8 kept at each end, head and tail meeting or overlapping: nothing lost,
@@ -170,5 +204,19 @@ int main(void)
         CHECK_INT(launch_window_metric(&w, "n", &got, text, sizeof text), 0);
         CHECK(got == 4);
     }
+}
+
+int main(void)
+{
+    check_valid();
+    check_not_finite();
+    check_group();
+    check_range();
+    check_no_group();
+    check_no_number();
+    check_cut_edges();
+    check_nul_bytes();
+    check_rewritten_lines();
+    check_window();
     CHECK_DONE();
 }

@@ -250,13 +250,14 @@ static void check_stop(void)
     pm_free(m);
 }
 
-int main(void)
+/* One process, its children not followed: each kind of fault from the page's history, failed calls
+ * dropped, a shrinking brk, copy-on-write after a fork; the kinds sum to the faults. */
+static void check_one_process(uint64_t a)
 {
     CHECK_INT(pm_new(&m, 0, false), 0);
     CHECK_INT(pm_watch(m, PID, false, false), 0);
     const pm_proc_t *p = proc(PID); /* no mappings known: every page anonymous */
     CHECK(p != NULL);
-    uint64_t a = 0x100000;
 
     fault(1 * MS, a);                                            /* first touch */
     call(2 * MS, PR_SYS_MADVISE, a, 4096, MADV_DONTNEED, 0, 0);  /* given back by the program */
@@ -323,12 +324,16 @@ int main(void)
         sum += p->cls[k];
     CHECK_U64(sum, p->faults);
     pm_free(m);
+}
 
-    /* followed children: their first writes to what the parent had touched are copy-on-write,
-     * even after the parent wrote the page again; the allocator's calls told by their code */
+/* followed children: their first writes to what the parent had touched are copy-on-write,
+ * even after the parent wrote the page again; the allocator's calls told by their code */
+static void check_followed_children(uint64_t a)
+{
     CHECK_INT(pm_new(&m, 0, true), 0);
     CHECK_INT(pm_watch(m, PID, false, false), 0);
-    p = proc(PID);
+    const pm_proc_t *p = proc(PID);
+    pr_rec_t f;
     memset(&f, 0, sizeof f);
     f.kind = PR_MMAP, f.pid = PID, f.tid = PID, f.time = 1, f.a[0] = LIBC_LO, f.a[1] = 0x200000;
     pm_feed(m, &f); /* no name: an anonymous mapping, which leaves nothing mapped there */
@@ -350,9 +355,12 @@ int main(void)
     pm_finish(m, 20 * MS);
     CHECK(p->end_t >= p->start_t);
     pm_free(m);
+}
 
-    /* our own mappings (a running process's, from /proc): a call made from libc's code is the
-     * allocator's; munmap splitting libc's mapping again and again, each split one more entry */
+/* our own mappings (a running process's, from /proc): a call made from libc's code is the
+ * allocator's; munmap splitting libc's mapping again and again, each split one more entry */
+static void check_own_mappings(uint64_t a)
+{
     uint64_t lo = 0, hi = 0;
     char line[512];
     FILE *maps = fopen("/proc/self/maps", "r");
@@ -367,7 +375,7 @@ int main(void)
     CHECK_INT(pm_new(&m, 0, false), 0);
     int32_t self = (int32_t)getpid();
     CHECK_INT(pm_watch(m, self, true, false), 0);
-    p = proc(self);
+    const pm_proc_t *p = proc(self);
     CHECK(strstr(pm_file_at(m, p, lo), "/libc.so") != NULL);
     pr_rec_t r;
     memset(&r, 0, sizeof r);
@@ -397,6 +405,15 @@ int main(void)
     CHECK_STR(pm_file_at(m, p, lo + 4096), ""); /* a hole where munmap cut */
     CHECK(strstr(pm_file_at(m, p, lo + 2 * 4096), "/libc.so") != NULL);
     pm_free(m);
+}
+
+int main(void)
+{
+    uint64_t a = 0x100000; /* a page each of the next three checks faults */
+
+    check_one_process(a);
+    check_followed_children(a);
+    check_own_mappings(a);
     check_blame();
     check_cap();
     check_many_maps();

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-int main(void)
+static void check_block_order(size_t a[10])
 {
-    size_t a[10], b[10], c[10];
+    size_t b[10], c[10];
     plan_block_order(7, 0, 10, a);
     plan_block_order(7, 0, 10, b);
     plan_block_order(7, 1, 10, c);
@@ -27,13 +27,16 @@ int main(void)
         CHECK_INT(seen[i], 1);
     CHECK(same);
     CHECK(differ > 0); /* another block, another order */
+}
 
-    /* another seed, another order; one seed, the order it has always had
-     * (rows of a resumed run or of shards name samples by it) */
+/* another seed, another order; one seed, the order it has always had
+ * (rows of a resumed run or of shards name samples by it) */
+static void check_seed_orders(const size_t a[10])
+{
     static const size_t seed7[10] = {9, 5, 8, 6, 1, 2, 4, 7, 0, 3};
     static const size_t seed7_b1[10] = {6, 4, 5, 0, 9, 8, 1, 2, 7, 3};
     static const size_t seed1[10] = {9, 0, 1, 4, 8, 2, 3, 7, 6, 5};
-    size_t d[10];
+    size_t c[10], d[10];
     plan_block_order(1, 0, 10, d);
     plan_block_order(7, 1, 10, c);
     int seeds_differ = 0;
@@ -54,9 +57,12 @@ int main(void)
         distinct += !dup;
     }
     CHECK_INT(distinct, 8);
+}
 
-    /* shards: every block in exactly one of N, whole; N shards of B >= N blocks
-     * hold floor(B/N) or ceil(B/N) blocks each */
+/* shards: every block in exactly one of N, whole; N shards of B >= N blocks
+ * hold floor(B/N) or ceil(B/N) blocks each */
+static void check_shards(void)
+{
     for (unsigned n = 1; n <= 4; n++) {
         unsigned held[5] = {0};
         for (unsigned blk = 0; blk < 18; blk++) {
@@ -79,10 +85,13 @@ int main(void)
     CHECK_INT(plan_parse_shard("4/3", &k, &n), -EINVAL);
     CHECK_INT(plan_parse_shard("1/", &k, &n), -EINVAL);
     CHECK_INT(plan_parse_shard("1/2x", &k, &n), -EINVAL);
+}
 
-    /* median CI: n = 10 -> ranks floor(5 - 3.099) = 1 .. ceil(6 + 3.099) = 10;
-     * n = 20 -> ranks floor(10 - 4.383) = 5 .. ceil(11 + 4.383) = 16 */
-    double v[20], lo, hi;
+/* median CI: n = 10 -> ranks floor(5 - 3.099) = 1 .. ceil(6 + 3.099) = 10;
+ * n = 20 -> ranks floor(10 - 4.383) = 5 .. ceil(11 + 4.383) = 16 */
+static void check_median_ci(double v[20])
+{
+    double lo, hi;
     for (int i = 0; i < 20; i++)
         v[i] = i + 1;
     CHECK(!plan_median_ci(v, 5, &lo, &hi));
@@ -93,33 +102,38 @@ int main(void)
     CHECK(plan_median(v, 20) == 10.5);
     CHECK(plan_median(v, 5) == 3);
     CHECK(plan_hash(PLAN_HASH_INIT, "ab") != plan_hash(plan_hash(PLAN_HASH_INIT, "a"), "b"));
+}
 
-    /* the paired Hodges-Lehmann CI: the signed-rank table's two-sided 5% critical values
-     * (n = 6: 0, 10: 8, 20: 52) pick the Walsh averages at those ranks from each end */
-    {
-        static const size_t ns[] = {6, 10, 20};
-        static const size_t crit[] = {0, 8, 52};
-        double est;
-        CHECK(!plan_hl_ci(v, 5, &est, &lo, &hi));
-        for (int c = 0; c < 3; c++) {
-            size_t n = ns[c], m = n * (n + 1) / 2, k = 0;
-            double w[210];
-            for (size_t i = 0; i < n; i++)
-                for (size_t j = i; j < n; j++)
-                    w[k++] = (v[i] + v[j]) / 2;
-            for (size_t i = 1; i < m; i++) /* insertion sort: the test's own ordering */
-                for (size_t j = i; j > 0 && w[j - 1] > w[j]; j--) {
-                    double x = w[j];
-                    w[j] = w[j - 1];
-                    w[j - 1] = x;
-                }
-            CHECK(plan_hl_ci(v, n, &est, &lo, &hi));
-            CHECK(lo == w[crit[c]] && hi == w[m - 1 - crit[c]]);
-            CHECK(est == (n + 1) / 2.0); /* 1..n: the pseudo-median is the middle */
-        }
+/* the paired Hodges-Lehmann CI: the signed-rank table's two-sided 5% critical values
+ * (n = 6: 0, 10: 8, 20: 52) pick the Walsh averages at those ranks from each end */
+static void check_hl_ci(const double v[20])
+{
+    double lo, hi;
+    static const size_t ns[] = {6, 10, 20};
+    static const size_t crit[] = {0, 8, 52};
+    double est;
+    CHECK(!plan_hl_ci(v, 5, &est, &lo, &hi));
+    for (int c = 0; c < 3; c++) {
+        size_t n = ns[c], m = n * (n + 1) / 2, k = 0;
+        double w[210];
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i; j < n; j++)
+                w[k++] = (v[i] + v[j]) / 2;
+        for (size_t i = 1; i < m; i++) /* insertion sort: the test's own ordering */
+            for (size_t j = i; j > 0 && w[j - 1] > w[j]; j--) {
+                double x = w[j];
+                w[j] = w[j - 1];
+                w[j - 1] = x;
+            }
+        CHECK(plan_hl_ci(v, n, &est, &lo, &hi));
+        CHECK(lo == w[crit[c]] && hi == w[m - 1 - crit[c]]);
+        CHECK(est == (n + 1) / 2.0); /* 1..n: the pseudo-median is the middle */
     }
+}
 
-    /* the reader reads what the writer wrote */
+/* the reader reads what the writer wrote */
+static void check_csv_round_trip(void)
+{
     char path[] = "/tmp/mb-test-plan-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
@@ -151,5 +165,17 @@ int main(void)
     csv_table_free(&t);
     unlink(path);
     free(r);
+}
+
+int main(void)
+{
+    size_t a[10];
+    double v[20];
+    check_block_order(a);
+    check_seed_orders(a);
+    check_shards();
+    check_median_ci(v);
+    check_hl_ci(v);
+    check_csv_round_trip();
     CHECK_DONE();
 }

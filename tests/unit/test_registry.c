@@ -183,15 +183,11 @@ static void test_keep(void)
     CHECK(alloc_env_owner("LD_PRELOAD=/x.so") == NULL); /* the harness's own, not a family's */
 }
 
-int main(void)
+/* a name as long as the parser's buffer or longer: refused in one line, never copied past it */
+static void check_long_names(void)
 {
     char err[512];
     alloc_setting_t s[4];
-    alloc_env_t env;
-
-    test_keep();
-
-    /* a name as long as the parser's buffer or longer: refused in one line, never copied past it */
     for (size_t len = 62; len <= 66; len++) {
         char kv[80];
         memset(kv, 'n', len);
@@ -200,8 +196,14 @@ int main(void)
         CHECK_INT(set("jemalloc", kv, &s[0], err), -EINVAL);
         CHECK(strstr(err, "jemalloc") != NULL);
     }
+}
 
-    /* jemalloc: MALLOC_CONF key:value joined by commas */
+/* jemalloc: MALLOC_CONF key:value joined by commas */
+static void check_jemalloc(void)
+{
+    char err[512];
+    alloc_setting_t s[4];
+    alloc_env_t env;
     CHECK_INT(set("jemalloc", "dirty_decay_ms=-1", &s[0], err), 0);
     CHECK_STR(s[0].value, "-1");
     CHECK_INT(set("jemalloc", "oversize_threshold=16M", &s[1], err), 0);
@@ -227,8 +229,14 @@ int main(void)
     CHECK_INT(set("jemalloc", "lg_dirty_mult=3", &s[0], err), -EINVAL);
     CHECK(strstr(err, "removed") != NULL);
     CHECK_INT(set("jemalloc", "novalue", &s[0], err), -EINVAL);
+}
 
-    /* glibc: GLIBC_TUNABLES glibc.malloc.name=value joined by colons */
+/* glibc: GLIBC_TUNABLES glibc.malloc.name=value joined by colons */
+static void check_glibc(void)
+{
+    char err[512];
+    alloc_setting_t s[4];
+    alloc_env_t env;
     CHECK_INT(set("glibc", "trim_threshold=64M", &s[0], err), 0);
     CHECK_INT(set("glibc", "mmap_threshold=32M", &s[1], err), 0);
     CHECK_INT(alloc_build_env(alloc_find("glibc"), s, 2, &env), 0);
@@ -237,8 +245,14 @@ int main(void)
     CHECK_INT(set("glibc", "mmap_threshold=64M", &s[0], err), -ERANGE); /* malloc ignores > 32M */
     CHECK_INT(set("glibc", "tcache_max=2000", &s[0], err), -ERANGE);
     CHECK_INT(set("glibc", "arena_max=0", &s[0], err), -ERANGE);
+}
 
-    /* tcmalloc and mimalloc: one variable per setting */
+/* tcmalloc and mimalloc: one variable per setting */
+static void check_tcmalloc_mimalloc(void)
+{
+    char err[512];
+    alloc_setting_t s[4];
+    alloc_env_t env;
     CHECK_INT(set("tcmalloc", "release_rate=2.5", &s[0], err), 0);
     CHECK_INT(set("tcmalloc", "aggressive_decommit=on", &s[1], err), 0);
     CHECK_INT(alloc_build_env(alloc_find("tcmalloc"), s, 2, &env), 0);
@@ -253,8 +267,11 @@ int main(void)
     CHECK(strstr(err, "2.1") != NULL);
     CHECK_INT(alloc_build_env(alloc_find("mimalloc"), s, 0, &env), 0);
     CHECK_INT(env.n, 0);
+}
 
-    /* read-back comparison: hex from ld.so, booleans, doubles */
+/* read-back comparison: hex from ld.so, booleans, doubles */
+static void check_readback(void)
+{
     const alloc_tunable_t *t = alloc_find_tunable(alloc_find("glibc"), "trim_threshold");
     CHECK(alloc_value_matches(t, "67108864", "0x4000000"));
     CHECK(!alloc_value_matches(t, "67108864", "0x20000"));
@@ -266,16 +283,22 @@ int main(void)
     t = alloc_find_tunable(alloc_find("tcmalloc"), "release_rate");
     CHECK(alloc_value_matches(t, "2.5", "2.5"));
     CHECK(!alloc_value_matches(t, "2.5", "1"));
+}
 
-    /* the environment of the allocators never leaks into a child */
+/* the environment of the allocators never leaks into a child */
+static void check_allocator_vars(void)
+{
     CHECK(alloc_env_is_allocator_var("MALLOC_CONF=x"));
     CHECK(alloc_env_is_allocator_var("TCMALLOC_RELEASE_RATE=0"));
     CHECK(alloc_env_is_allocator_var("LD_PRELOAD=/x.so"));
     CHECK(!alloc_env_is_allocator_var("PATH=/bin"));
     CHECK(!alloc_env_is_allocator_var("MALLOC_CONFIG=x"));
+}
 
 #ifdef HAVE_MIMALLOC_H
-    /* the indices the probe passes to mi_option_get are mimalloc.h's */
+/* the indices the probe passes to mi_option_get are mimalloc.h's */
+static void check_mimalloc_indices(void)
+{
     static const struct { const char *name; int idx; } mi[] = {
         {"eager_commit", mi_option_eager_commit}, {"large_os_pages", mi_option_large_os_pages},
         {"reserve_huge_os_pages", mi_option_reserve_huge_os_pages}, {"page_reset", mi_option_page_reset},
@@ -296,10 +319,14 @@ int main(void)
         if (mt)
             CHECK_STR(mt->readback, want);
     }
+}
 #endif
-    /* every family is complete: a read-back key for each tunable exactly when
-     * its check reads them back (ENV: none exists), a help line, the hooks the
-     * probe calls, an identifying symbol, a colour; one system allocator */
+
+/* every family is complete: a read-back key for each tunable exactly when
+ * its check reads them back (ENV: none exists), a help line, the hooks the
+ * probe calls, an identifying symbol, a colour; one system allocator */
+static void check_families_complete(void)
+{
     size_t systems = 0;
     for (size_t i = 0; i < alloc_count(); i++) {
         const alloc_info_t *f = alloc_at(i);
@@ -329,18 +356,23 @@ int main(void)
     /* glibc states no rejects, outputs, extra variables or reported symbols */
     const alloc_info_t *gl = alloc_find("glibc");
     CHECK(gl && !gl->rejects && !gl->outputs && !gl->extra_env && !gl->report_syms);
+}
 
-    /* stderr: complaints are found, start-up reports become probe keys */
+/* stderr: complaints are found, start-up reports become probe keys */
+static void check_stderr(void)
+{
     const alloc_info_t *je = alloc_find("jemalloc");
     CHECK(alloc_rejection(je, "x\n<jemalloc>: Invalid conf pair: bogus:1\n") != NULL);
     CHECK(alloc_rejection(je, "all fine\n") == NULL);
     char key[64], val[64];
     CHECK(!alloc_output_line(je, "TBBmalloc: VERSION\t\t2021.8", key, sizeof key, val, sizeof val));
     CHECK(alloc_env_is_allocator_var("MIMALLOC_X=1"));
+}
 
-    new_families(err, s, &env);
-
-    /* workloads */
+/* workloads */
+static void check_workload_specs(void)
+{
+    char err[512];
     wl_args_t a;
     CHECK_INT(wl_parse_spec("tensor_copy", &a, err, sizeof err), 0);
     CHECK_STR(wl_get_str(&a, "size"), "16M");
@@ -384,6 +416,29 @@ int main(void)
     /* every default parses and lies in its range */
     for (size_t i = 0; i < wl_count(); i++)
         CHECK_INT(wl_defaults(wl_at(i), &a), 0);
+}
+
+int main(void)
+{
+    char err[512];
+    alloc_setting_t s[4];
+    alloc_env_t env;
+    wl_args_t a;
+
+    test_keep();
+    check_long_names();
+    check_jemalloc();
+    check_glibc();
+    check_tcmalloc_mimalloc();
+    check_readback();
+    check_allocator_vars();
+#ifdef HAVE_MIMALLOC_H
+    check_mimalloc_indices();
+#endif
+    check_families_complete();
+    check_stderr();
+    new_families(err, s, &env);
+    check_workload_specs();
     presentation(&a, err);
     text_params(&a, err);
     domains(err);
