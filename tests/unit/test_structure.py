@@ -2,7 +2,8 @@
 """test_structure.py - the shape of the harness's C code.
 
 Usage: test_structure.py SOURCE_ROOT.  Fails when
-  - a function in harness/*/*.c is longer than 100 lines (from the column-0
+  - a C function anywhere in the tree (harness/, common/, workloads/, allocators/,
+    record/, tests/; build folders aside) is longer than 100 lines (from the column-0
     line that starts its signature to its column-0 closing brace);
   - the harness's stage folders are not layered: every file lives in one of
     harness/cmd, plan, machine, verdict, output, watch, sample, base (top down), and a
@@ -1062,6 +1063,60 @@ def check_py_lengths(root):
         fail(f"{path}:{line}: {name}() is {n} lines long (at most {MAX_LINES})")
 
 
+def c_files(walk):
+    """The tree's C files, as paths relative to its root, from an os.walk of it given as
+    (folder relative to the root, its subfolders, its file names): every .c but those in a
+    build folder (one holding meson-private), node_modules or a hidden folder, none of
+    which is walked into."""
+    skipped, out = [], []
+    for folder, subs, names in walk:
+        parts = [] if folder == "." else folder.split(os.sep)
+        if any(p.startswith(".") or p == "node_modules" for p in parts) or "meson-private" in subs or \
+                any(folder.startswith(s + os.sep) for s in skipped):
+            skipped.append(folder)
+            subs[:] = []
+            continue
+        out += [os.path.normpath(os.path.join(folder, n)) for n in names if n.endswith(".c")]
+    return sorted(out)
+
+
+def c_long_functions(files, limit=MAX_LINES):
+    """(path, line, name, lines) of each C function over `limit` lines, for {path: C text}."""
+    return [(path, line, name, n) for path, text in sorted(files.items())
+            for name, line, n in functions(text) if n > limit]
+
+
+def c_length_self_check():
+    walk = [(".", ["harness", "tests", "build", "node_modules", ".git"], ["top.c", "x.h"]),
+            (os.path.join("harness", "cmd"), [], ["a.c", "a.h"]),
+            (os.path.join("tests", "unit"), [], ["t.c", "t.py"]),
+            ("build", ["meson-private", "tests"], ["b.c"]), (os.path.join("build", "tests"), [], ["c.c"]),
+            (os.path.join("node_modules", "q"), [], ["q.c"]), (os.path.join(".git", "x"), [], ["g.c"])]
+    got = c_files(walk)
+    if got != ["harness/cmd/a.c", "tests/unit/t.c", "top.c"]:
+        fail("the C file finder is broken: " + repr(got))
+    ok = "int f(void)\n{\n" + "    x++;\n" * 97 + "}\n"
+    long_ = "static int g(int a,\n          int b)\n{\n" + "    a++;\n" * 96 + "    return a;\n}\n"
+    if c_long_functions({"harness/cmd/ok.c": ok}):
+        fail("the C function-length rule flags a 100-line function: " + repr(c_long_functions({"x.c": ok})))
+    got = c_long_functions({"harness/cmd/ok.c": ok, "tests/unit/t.c": long_, "workloads/w.c": ok + long_})
+    if got != [("tests/unit/t.c", 1, "g", 101), ("workloads/w.c", 101, "g", 101)]:
+        fail("the C function-length rule is broken: " + repr(got))
+
+
+def check_c_lengths(root):
+    """Every C function of the tree, tests and lower layers as well as the harness, is at most
+    MAX_LINES long."""
+    c_length_self_check()
+    paths = c_files((os.path.relpath(d, root), s, n) for d, s, n in os.walk(root))
+    files = {p: read(os.path.join(root, p)) for p in paths}
+    tops = {p.split(os.sep)[0] for p in files}
+    if len(files) < 100 or not {"harness", "common", "workloads", "allocators", "tests"} <= tops:
+        fail(f"only {len(files)} C files read, under {sorted(tops)}: the C length rule read nothing")
+    for path, line, name, n in c_long_functions(files):
+        fail(f"{path}:{line}: {name}() is {n} lines long (at most {MAX_LINES})")
+
+
 # What the package defines once, and the module that does: a fingerprint is true of a scope (a
 # top-level function or class, or the module's own statements) that defines the thing.
 _SI_SCALES = {1e3, 1e6, 1e9, 1e12, 1e-3, 1e-6, 1e-9, 1e-12}
@@ -1226,7 +1281,6 @@ def main():
         fail(f"the harness has fewer folders than its {len(STAGES)} stages: the layer check read nothing")
     files = sorted(os.path.basename(p) for p in tree)
     text_of = {os.path.basename(p): t for p, t in tree.items()}
-    path_of = {os.path.basename(p): p for p in tree}
     headers = {f for f in files if f.endswith(".h")}
     if len(files) < 10 or not any(f.endswith(".c") for f in files):
         fail(f"too few harness files to check: {files}")
@@ -1236,10 +1290,7 @@ def main():
         text = text_of[f]
         includes[f] = {h for h in INCLUDE.findall(text) if h in headers}
         if f.endswith(".c"):
-            for name, line, n in functions(text):
-                nfunc += 1
-                if n > MAX_LINES:
-                    fail(f"harness/{path_of[f]}:{line}: {name}() is {n} lines long (at most {MAX_LINES})")
+            nfunc += len(functions(text))  # their lengths: check_c_lengths, over the whole tree
     if nfunc < 50:
         fail(f"only {nfunc} functions found in harness/*.c: the parser missed them")
     c = cycle({h: includes[h] for h in headers})
@@ -1274,6 +1325,7 @@ def main():
     check_owners(root)
     check_py_layers(root)
     check_py_lengths(root)
+    check_c_lengths(root)
     check_py_owners(root)
     nwl = check_workloads(root)
     print(f"{len(files)} harness files, {nfunc} functions, {len(headers)} headers, {nwl} workloads, "
