@@ -56,7 +56,7 @@ static int set(const char *alloc, const char *kv, alloc_setting_t *s, char *err)
 /* Issue 18: a value of any type that is not UTF-8 or holds a control
  * character is refused, naming workload, parameter and byte offset, and
  * never echoing the bytes; a tab only in text (a command). */
-static void text_params(wl_args_t *a, char *err)
+static void text_params(wl_args_t *a, char *err, size_t errsz)
 {
     static const char *const bad[] = {
         "exec:cmd=/bin/echo '\xff\xfe'", "exec:cmd=echo \xc0\xaf", "exec:cmd=echo \xed\xa0\x80",
@@ -66,7 +66,7 @@ static void text_params(wl_args_t *a, char *err)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = '\0';
-        int rc = wl_parse_spec(bad[i], a, err, 1024);
+        int rc = wl_parse_spec(bad[i], a, err, errsz);
         if (rc != -EINVAL || !strstr(err, " at byte ") || strchr(err, '\xff') || strchr(err, '\x01')) {
             check_failures++;
             fprintf(stderr, "spec %zu: rc %d, '%s'\n", i, rc, err);
@@ -74,17 +74,17 @@ static void text_params(wl_args_t *a, char *err)
     }
     /* exec's spec is "metric=RE,unit=U,better=B,cmd=WORDS": a unit or a word
      * holding ",NAME=" or ",," must not set another parameter or vanish */
-    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=Z\\,cmd=,better=higher,cmd=true", a, err, 1024), -EINVAL);
+    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=Z\\,cmd=,better=higher,cmd=true", a, err, errsz), -EINVAL);
     CHECK_STR(err, "parameter exec:cmd given twice (a value holding \",cmd=\"?)");
-    CHECK_INT(wl_parse_spec("exec:metric=,unit=,better=higher,cmd=echo x,metric=y", a, err, 1024), -EINVAL);
-    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=a,,better=higher,cmd=true", a, err, 1024), -EINVAL);
-    CHECK_INT(wl_parse_spec("tensor_copy:,size=1M", a, err, 1024), -EINVAL);
-    CHECK_INT(wl_parse_spec("tensor_copy:size=1M,", a, err, 1024), 0);
-    CHECK_INT(wl_parse_spec("exec:cmd=/bin/echo '\xff\xfe'", a, err, 1024), -EINVAL);
+    CHECK_INT(wl_parse_spec("exec:metric=,unit=,better=higher,cmd=echo x,metric=y", a, err, errsz), -EINVAL);
+    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=a,,better=higher,cmd=true", a, err, errsz), -EINVAL);
+    CHECK_INT(wl_parse_spec("tensor_copy:,size=1M", a, err, errsz), -EINVAL);
+    CHECK_INT(wl_parse_spec("tensor_copy:size=1M,", a, err, errsz), 0);
+    CHECK_INT(wl_parse_spec("exec:cmd=/bin/echo '\xff\xfe'", a, err, errsz), -EINVAL);
     CHECK_STR(err, "bad value for exec:cmd: not UTF-8 at byte 11");
-    CHECK_INT(wl_parse_spec("exec:cmd=printf 'a\tb\xc3\xa9'", a, err, 1024), 0);
+    CHECK_INT(wl_parse_spec("exec:cmd=printf 'a\tb\xc3\xa9'", a, err, errsz), 0);
     CHECK_STR(wl_get_str(a, "cmd"), "printf 'a\tb\xc3\xa9'");
-    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=-\xc2\xb5s,cmd=true", a, err, 1024), 0);
+    CHECK_INT(wl_parse_spec("exec:metric=([0-9]+),unit=-\xc2\xb5s,cmd=true", a, err, errsz), 0);
     CHECK_STR(wl_get_str(a, "unit"), "-\xc2\xb5s");
 }
 
@@ -440,7 +440,7 @@ int main(void)
     new_families(err, s, &env);
     check_workload_specs();
     presentation(&a, err);
-    text_params(&a, err);
+    text_params(&a, err, sizeof err);
     domains(err);
     CHECK_DONE();
 }
