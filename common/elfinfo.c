@@ -29,7 +29,10 @@ static int runnable(const char *path)
     return 0;
 }
 
-int elf_which(const char *name, char *out, size_t len)
+/* elf_which and elf_which_tool: a tool's search skips an empty or relative PATH entry (the
+ * current directory, where execvp would look), so that the harness, often root, never runs a
+ * perf or python3 that the folder it was started in holds. */
+static int which(const char *name, char *out, size_t len, bool tool)
 {
     if (!*name)
         return -ENOENT;
@@ -45,7 +48,7 @@ int elf_which(const char *name, char *out, size_t len)
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
         snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", name);
-        int rc = runnable(out);
+        int rc = tool && out[0] != '/' ? -ENOENT : runnable(out);
         if (rc == 0)
             return 0;
         if (rc != -ENOENT && why == -ENOENT) {
@@ -59,6 +62,16 @@ int elf_which(const char *name, char *out, size_t len)
     if (first[0])
         snprintf(out, len, "%s", first);
     return why;
+}
+
+int elf_which(const char *name, char *out, size_t len)
+{
+    return which(name, out, len, false);
+}
+
+int elf_which_tool(const char *name, char *out, size_t len)
+{
+    return which(name, out, len, true);
 }
 
 static bool in_file(size_t size, uint64_t off, uint64_t len)

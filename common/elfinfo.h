@@ -42,5 +42,8 @@ int elf_inspect_fd(int fd, const char *name, elf_info_t *out, char *err, size_t 
  * directory), -EACCES (not executable, or not a regular file); with a
  * match on PATH that cannot run, out names it. */
 int elf_which(const char *name, char *out, size_t len);
+/* The same for a tool the harness runs itself (perf, python3): only absolute PATH entries are
+ * searched, never the current directory that an empty or relative entry names. */
+int elf_which_tool(const char *name, char *out, size_t len);
 
 #endif

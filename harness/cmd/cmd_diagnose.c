@@ -140,7 +140,7 @@ static int check_stacks(dopts_t *o)
 {
     if (o->mode == MODE_ALL)
         return die_usage("diagnose: --stacks follows one process (-p or a command), not --all");
-    if (elf_which("perf", o->perf, sizeof o->perf))
+    if (elf_which_tool("perf", o->perf, sizeof o->perf))
         return die_usage("diagnose: --stacks needs perf (Debian's linux-perf): not found on PATH");
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", o->stacks);

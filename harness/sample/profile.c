@@ -196,7 +196,7 @@ static int render(profile_t *p, char *summary, size_t len)
         snprintf(summary, len, "profile: cannot find the mallocbench Python package (its flamegraph module)");
         return -ENOENT;
     }
-    if (elf_which("/usr/bin/python3", python, sizeof python) && elf_which("python3", python, sizeof python)) {
+    if (elf_which("/usr/bin/python3", python, sizeof python) && elf_which_tool("python3", python, sizeof python)) {
         snprintf(summary, len, "profile: cannot find python3");
         return -ENOENT;
     }
@@ -273,7 +273,7 @@ static int profile_command(const run_opts_t *o, const profile_cmd_t *cmd, const 
                     size_t len)
 {
     profile_t p = {.o = o, .cmd = cmd};
-    if (elf_which("perf", p.perf, sizeof p.perf)) {
+    if (elf_which_tool("perf", p.perf, sizeof p.perf)) {
         snprintf(summary, len, "profile: perf not found on PATH (Debian: apt install linux-perf)");
         return -ENOENT;
     }
