@@ -68,7 +68,10 @@ def plot(path, labels, xs, ys, xlabel, ylabel, better, colours):
 
 def env_line(confirm_csv, label):
     """The production environment of configuration `label` as run's sidecar records it."""
-    meta = mbdata.read_meta(confirm_csv) or {}
+    try:
+        meta = mbdata.read_meta(confirm_csv) or {}
+    except mbcsv.CsvError as e:  # the report still comes: this line says why it has no environment
+        return f"(the confirmation's sidecar is unreadable: {e})"
     for c in meta.get("configs") or []:
         if isinstance(c, dict) and (c.get("config") == label or str(c.get("config", "")).startswith(label + "[")):
             env = [e for e in c.get("environment") or [] if not str(e).startswith("MB_")]
