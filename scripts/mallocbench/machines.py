@@ -162,5 +162,6 @@ def machine_id(meta):
     the sidecar's values, it can never name a folder outside the history."""
     m = (meta or {}).get("machine") or {}
     boot = re.sub(r"[^0-9a-f]+", "", str(m.get("boot_id") or "").lower())[:6]
-    host = re.sub(r"[^a-z0-9-]+", "", str(m.get("host") or "").lower())[:PART_MAX].strip("-") or "host"
+    short = str(m.get("host") or "").split(".")[0]  # as `hostname -s`, which make fleet-probe names by
+    host = re.sub(r"[^a-z0-9-]+", "", short.lower())[:PART_MAX].strip("-") or "host"
     return host + "-" + (boot or "k" + _part(m.get("kernel"), "x"))
