@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench_verdicts.py - false alarms and power of compare's verdicts, simulated
-through the real code (scripts/compare.py analyse()): synthetic runs of two
+through the real code (scripts/mallocbench/change.py, analyse()): synthetic runs of two
 configurations in randomized blocks, a block effect that multiplies both
 (lognormal, sd 5%), residual noise of CV 2/5/10% per sample, true changes A/A,
 +3%, +5%, +10%, 2x, n = 6/10/20 blocks.  Prints the share of trials flagged
