@@ -571,13 +571,7 @@ def check_package(root):
     pdir, sdir = os.path.join(root, "scripts", "mallocbench"), os.path.join(root, "scripts")
     modules = {f: read(os.path.join(pdir, f)) for f in os.listdir(pdir) if f.endswith(".py")}
     shims = {f: read(os.path.join(sdir, f)) for f in os.listdir(sdir) if f.endswith(".py")}
-    others = {}
-    for d in ("tests", "docs"):
-        for dirpath, dirs, names in os.walk(os.path.join(root, d)):
-            dirs[:] = [x for x in dirs if x not in ("__pycache__", "node_modules")]
-            for n in names:
-                if n.endswith(".py"):
-                    others[os.path.relpath(os.path.join(dirpath, n), root)] = read(os.path.join(dirpath, n))
+    others = py_texts(root, ("tests", "docs"))
     stdlib = set(getattr(sys, "stdlib_module_names", ())) or {"site", "os", "sys", "csv", "json", "statistics"}
     if len(modules) < 10 or len(shims) < 5 or len(others) < 20:
         fail(f"too little to check the package against: {sorted(modules)}, {sorted(shims)}, {len(others)} others")
@@ -1048,15 +1042,22 @@ def py_length_self_check():
         fail("the Python function-length rule is broken: " + repr(got))
 
 
-def check_py_lengths(root):
-    py_length_self_check()
-    files = {}
-    for d in ("scripts", "tests"):
+def py_texts(root, folders):
+    """{path relative to root: text} of every .py file under the folders (no __pycache__ or
+    node_modules): what the package and function-length rules read."""
+    out = {}
+    for d in folders:
         for dirpath, dirs, names in os.walk(os.path.join(root, d)):
             dirs[:] = [x for x in dirs if x not in ("__pycache__", "node_modules")]
             for n in names:
                 if n.endswith(".py"):
-                    files[os.path.relpath(os.path.join(dirpath, n), root)] = read(os.path.join(dirpath, n))
+                    out[os.path.relpath(os.path.join(dirpath, n), root)] = read(os.path.join(dirpath, n))
+    return out
+
+
+def check_py_lengths(root):
+    py_length_self_check()
+    files = py_texts(root, ("scripts", "tests"))
     if len(files) < 40:
         fail(f"only {len(files)} Python files under scripts/ and tests/: the length rule read nothing")
     for path, line, name, n in py_long_functions(files):
