@@ -190,6 +190,18 @@ def case_stacks(mb, tmp):
     check("not --all" in p.stderr, f"--stacks with --all: {p.stderr!r}")
 
 
+def ended(d, timeout, what):
+    """(stdout, stderr) of the diagnose process d once it ends; killed, and a failed check, when
+    it has not ended within timeout seconds."""
+    try:
+        return d.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        d.kill()
+        out, err = d.communicate()
+        check(False, f"{what}: diagnose did not end within {timeout} s")
+        return out, err
+
+
 def start_prog(*args, env=None):
     p = subprocess.Popen([PROG, *args], stdout=subprocess.PIPE, text=True, env=env)
     line = p.stdout.readline()
@@ -327,12 +339,7 @@ def case_bounds(mb, tmp):
                 time.sleep(1.5)
                 t = time.monotonic()
                 d.send_signal(sig)
-            try:
-                out, err = d.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                d.kill()
-                out, err = d.communicate()
-                check(False, f"{sig}: diagnose did not end within 60 s")
+            out, err = ended(d, 60, str(sig))
             took = time.monotonic() - t
         finally:  # the flood never outlives the test
             f.kill()
@@ -432,12 +439,7 @@ def case_interrupt(mb, tmp):
         time.sleep(1.5)
         t = time.monotonic()
         d.send_signal(sig)
-        try:
-            out, err = d.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            d.kill()
-            out, err = d.communicate()
-            check(False, f"{sig.name}: diagnose did not end within 20 s")
+        out, err = ended(d, 20, sig.name)
         check(time.monotonic() - t < 10, f"{sig.name}: ending took {time.monotonic() - t:.1f} s")
         check_eq(d.returncode, 0, f"{sig.name}: exit ({err.strip()})")
         try:
