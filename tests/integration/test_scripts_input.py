@@ -7,18 +7,25 @@ truncated row, an extra field, nan/inf/junk in a number column, another
 schema_version.  Also mbcsv's parser on its own, and its column table against
 harness/output/csv.h.  Usage: test_scripts_input.py FIXTURE.csv (exit 77 = plots.py
 could not be tested: no python3 with matplotlib and numpy)."""
+import contextlib
 import csv
+import importlib
+import importlib.util
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
 
 SKIP = 77
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 from mbtest import FAILS, check, check_eq  # noqa: E402
+# the scripts' entries may run in this process (outcome) where it has what they import
+IN_PROCESS = all(importlib.util.find_spec(m) for m in ("scipy", "numpy", "matplotlib"))
 
 
 def has_matplotlib(python):
@@ -130,9 +137,35 @@ def variants(fixture, tmp):
     return out
 
 
+def outcome(cmd, first):
+    """(exit status, stderr) of the script command cmd ([python, scripts/NAME.py, ARGS...]): the
+    first input of each script as a process of its own (its shim, its interpreter, its exit, the
+    re-run under Debian's python3 where that interpreter lacks scipy), the others with its entry
+    run in this process where this interpreter has all the scripts need (cli.run, as the shim
+    runs it: the same code and lines, without a Python start and a scipy or matplotlib import
+    per input); an exception that escapes is its traceback on stderr, as in a process."""
+    if first or not IN_PROCESS:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        return p.returncode, p.stderr
+    from mallocbench import cli
+    mod = importlib.import_module("mallocbench." + os.path.basename(cmd[1])[:-3])
+    err, argv = io.StringIO(), sys.argv
+    sys.argv = cmd[1:]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            try:
+                rc = cli.run(mod.main)
+            except BaseException:  # noqa: B902 (what a process would die of, traceback and all)
+                traceback.print_exc()
+                rc = 1
+    finally:
+        sys.argv = argv
+    return rc, err.getvalue()
+
+
 def test_scripts(fixture, tmp, plot_python):
     """Each bad input through each script: exit 2, one line naming file and row, no traceback."""
-    py = sys.executable
+    py = shutil.which("python3") or sys.executable  # what a user's `python3 scripts/NAME.py` runs
     out = os.path.join(tmp, "out")
     cmds = {
         "compare": lambda p: [py, os.path.join(SCRIPTS, "compare.py"), p],
@@ -144,18 +177,18 @@ def test_scripts(fixture, tmp, plot_python):
     if plot_python:
         cmds["plots"] = lambda p: [plot_python, os.path.join(SCRIPTS, "plots.py"), p, "-o", out]
         cmds["report"] = lambda p: [plot_python, os.path.join(SCRIPTS, "report.py"), p, "-o", out]
-    for case, (path, row, says) in variants(fixture, tmp).items():
+    for i, (case, (path, row, says)) in enumerate(variants(fixture, tmp).items()):
         for name, cmd in cmds.items():
-            p = subprocess.run(cmd(path), capture_output=True, text=True, timeout=300)
+            rc, stderr = outcome(cmd(path), i == 0)
             what = f"{name} on {case}"
-            lines = p.stderr.strip().splitlines()
-            check_eq(p.returncode, 2, f"{what}: exit status (stderr: {p.stderr.strip()[-300:]!r})")
-            check("Traceback" not in p.stderr, f"{what}: a traceback")
+            lines = stderr.strip().splitlines()
+            check_eq(rc, 2, f"{what}: exit status (stderr: {stderr.strip()[-300:]!r})")
+            check("Traceback" not in stderr, f"{what}: a traceback")
             check_eq(len(lines), 1, f"{what}: lines on stderr")
             check(lines[:1] and lines[0].startswith(f"mallocbench: {name.split()[0]}: "),
                   f"{what}: the line starts 'mallocbench: {name.split()[0]}: ' (cli.Fail): {lines[:1]!r}")
-            check(f"{path}: row {row}: " in p.stderr and says in p.stderr,
-                  f"{what}: the message names {path}, row {row} and says {says!r}: {p.stderr.strip()[:300]!r}")
+            check(f"{path}: row {row}: " in stderr and says in stderr,
+                  f"{what}: the message names {path}, row {row} and says {says!r}: {stderr.strip()[:300]!r}")
         if os.path.exists(os.path.join(out, "report.md")):
             check(False, f"{case}: a report written from bad input")
             shutil.rmtree(out)
@@ -167,8 +200,8 @@ def test_scripts(fixture, tmp, plot_python):
     with open(path, "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows(rows)
     for name, cmd in cmds.items():
-        p = subprocess.run(cmd(path), capture_output=True, text=True, timeout=300)
-        check_eq(p.returncode, 0, f"{name} with an empty throughput cell: exit status ({p.stderr.strip()[-300:]!r})")
+        rc, stderr = outcome(cmd(path), False)
+        check_eq(rc, 0, f"{name} with an empty throughput cell: exit status ({stderr.strip()[-300:]!r})")
 
 
 def main():
