@@ -1,12 +1,16 @@
 """mbtest.py - what the Python tests share: checks that count failures and
-print both sides, running the harness, reading its CSV by column name, the
+print both sides, running the harness, running a script's entry in the test's process, reading its CSV by column name, the
 installed allocators, and a main that runs one case (exit 1 on a failed
 check, 77 when the case skips)."""
+import contextlib
 import csv
+import importlib
+import io
 import os
 import subprocess
 import sys
 import tempfile
+import traceback
 
 SKIP = 77
 FAILS = []
@@ -30,6 +34,31 @@ def run(mb, *args, expect_rc=0):
     if expect_rc is not None:
         check(p.returncode == expect_rc, f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}")
     return p
+
+
+def entry(script, *args):
+    """(exit status, stdout, stderr) of `python3 scripts/NAME.py ARGS` with its entry run in this
+    process, as its shim runs it (cli.run, sys.argv as the process would have it): the same code
+    and lines without a Python start and a scipy or matplotlib import per call.  An exception
+    that escapes is its traceback on stderr and status 1, as in a process.  The caller's
+    interpreter must have what the script imports (a script that lacks scipy runs itself
+    again under Debian's python3, which would replace this process)."""
+    from mallocbench import cli
+    mod = importlib.import_module("mallocbench." + os.path.basename(script)[:-3])
+    out, err, argv = io.StringIO(), io.StringIO(), sys.argv
+    sys.argv = [script, *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = cli.run(mod.main)
+            except SystemExit as e:  # argparse's --help and usage errors: the status a process ends with
+                rc = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            except BaseException:  # noqa: B902 (what a process would die of, traceback and all)
+                traceback.print_exc()
+                rc = 1
+    finally:
+        sys.argv = argv
+    return rc, out.getvalue(), err.getvalue()
 
 
 def rows(path):

@@ -7,23 +7,20 @@ truncated row, an extra field, nan/inf/junk in a number column, another
 schema_version.  Also mbcsv's parser on its own, and its column table against
 harness/output/csv.h.  Usage: test_scripts_input.py FIXTURE.csv (exit 77 = plots.py
 could not be tested: no python3 with matplotlib and numpy)."""
-import contextlib
 import csv
 import importlib
 import importlib.util
-import io
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 
 SKIP = 77
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
-from mbtest import FAILS, check, check_eq  # noqa: E402
+from mbtest import FAILS, check, check_eq, entry  # noqa: E402
 # the scripts' entries may run in this process (outcome) where it has what they import
 IN_PROCESS = all(importlib.util.find_spec(m) for m in ("scipy", "numpy", "matplotlib"))
 
@@ -147,20 +144,8 @@ def outcome(cmd, first):
     if first or not IN_PROCESS:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         return p.returncode, p.stderr
-    from mallocbench import cli
-    mod = importlib.import_module("mallocbench." + os.path.basename(cmd[1])[:-3])
-    err, argv = io.StringIO(), sys.argv
-    sys.argv = cmd[1:]
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            try:
-                rc = cli.run(mod.main)
-            except BaseException:  # noqa: B902 (what a process would die of, traceback and all)
-                traceback.print_exc()
-                rc = 1
-    finally:
-        sys.argv = argv
-    return rc, err.getvalue()
+    rc, _, err = entry(*cmd[1:])
+    return rc, err
 
 
 def test_scripts(fixture, tmp, plot_python):

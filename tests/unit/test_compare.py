@@ -33,7 +33,7 @@ except ImportError:
     print("SKIP: no scipy here (apt-get install python3-scipy; run /usr/bin/python3)")
     sys.exit(77)
 
-from mbtest import FAILS, check  # noqa: E402
+from mbtest import FAILS, check, entry  # noqa: E402
 
 
 def row(wl, config, block, tput, unit="B/s", allocator=None, tunables="", metric="copy bandwidth", better="higher",
@@ -261,10 +261,10 @@ SCRIPTS = os.path.join(HERE, "..", "scripts")
 
 
 def script(name, *args):
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args], capture_output=True, text=True,
-                       timeout=300)
-    check(p.returncode == 0, f"{name} {' '.join(args)}: exit {p.returncode}: {p.stderr[-300:]!r}")
-    return p.stdout
+    """What `scripts/NAME ARGS` prints, its entry run in this process (mbtest.entry)."""
+    rc, out, err = entry(os.path.join(SCRIPTS, name), *args)
+    check(rc == 0, f"{name} {' '.join(args)}: exit {rc}: {err[-300:]!r}")
+    return out
 
 
 def table(text, title):

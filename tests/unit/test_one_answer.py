@@ -21,10 +21,7 @@ given as SPREAD=path is also checked as 8 blocks (its blocks repeated, each figu
 
 Usage: test_one_answer.py RUN.csv [RUN.csv ...] [SPREAD=RUN.csv] [FW=frameworks.csv]; a fresh
 `make compare`: test_one_answer.py results/compare-*/run.csv.  Exit 77 without scipy."""
-import contextlib
 import csv
-import importlib
-import io
 import json
 import os
 import re
@@ -40,28 +37,19 @@ except ImportError:
     sys.exit(77)
 
 import mallocbench
-from mallocbench import cli, dashboard, mbdata, nightly, tunereport
+from mallocbench import dashboard, mbdata, nightly, tunereport
 from mallocbench import words as mbwords
-from mbtest import FAILS, check
+from mbtest import FAILS, check, entry
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 
 
 def script(name, *args):
-    """What `scripts/NAME ARGS` prints, its entry run in this process (cli.run, as the script's
-    shim runs it): the same code and output, without a Python start and a scipy import per view."""
-    mod = importlib.import_module("mallocbench." + name[:-3])
-    out, err = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = [os.path.join(SCRIPTS, name), *args]
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = cli.run(mod.main)
-    finally:
-        sys.argv = argv
-    check(rc == 0, f"{name} {' '.join(args)}: exit {rc}: {err.getvalue()[-400:]!r}")
-    return out.getvalue()
+    """What `scripts/NAME ARGS` prints, its entry run in this process (mbtest.entry)."""
+    rc, out, err = entry(os.path.join(SCRIPTS, name), *args)
+    check(rc == 0, f"{name} {' '.join(args)}: exit {rc}: {err[-400:]!r}")
+    return out
 
 
 def words(cell):
