@@ -15,7 +15,7 @@ and what they share: change (the one estimator of a change and its cells) and wo
 figure as text, the one Markdown renderer), the middle layer; mbcsv (the schema and the strict
 reader, the one sidecar reader), mbdata (the data layer: runs, the metric registry, params,
 traits), machines (what a machine is: a boot of a host; its id and its kind), disturb (what
-disturbed a sample from outside), programs (which program of the framework suite a row
+disturbed a sample from outside), sequential (the one rule by which a comparison stops sampling), programs (which program of the framework suite a row
 measures), nightly (the
 nightly history read: its machines, series and fleet series), stats (the estimators), mbout (how a file is written), cli (how an entry ends: modules raise cli.Fail,
 only an entry's __main__ exits); region (a measured program's region, for the API below).

@@ -909,7 +909,7 @@ def layer_self_check():
 PY_LAYERS = {
     "base": {"cli", "mbout", "region"},
     "data": {"mbcsv", "mbdata", "stats", "machines", "disturb", "programs"},
-    "middle": {"change", "words", "nightly"},
+    "middle": {"change", "words", "nightly", "sequential"},
 }
 PY_ORDER = ("base", "data", "middle", "view")
 # a view's own helpers (split from it by job): imported by that view and its other helpers alone
