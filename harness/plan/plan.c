@@ -70,13 +70,29 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Largest t in 0..top with 2 P(W+ <= t) <= 0.05 under the sign-flip null of n
- * ranks (stats.py _critical, with its tolerance), -1 when none. */
-static long signed_rank_critical(size_t n, size_t top)
+/* z with P(Z > z) = alpha / 2 for a standard normal Z (scipy's norm.isf(alpha / 2)), by
+ * bisection on erfc: 0.05 gives 1.959963984540054. */
+static double normal_isf_half(double alpha)
+{
+    if (fabs(alpha - 0.05) < 1e-12)
+        return 1.959963984540054;
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 200 && hi - lo > 1e-15; i++) {
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(mid / sqrt(2.0)) > alpha / 2)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+long plan_signed_rank_critical(size_t n, double alpha)
 {
     if (n > 300) { /* stats.py's normal approximation */
         double m = (double)n * (double)(n + 1) / 2;
-        return (long)floor(m / 2 - 1.959963984540054 * sqrt((double)n * (double)(n + 1) * (double)(2 * n + 1) / 24));
+        return (long)floor(m / 2 - normal_isf_half(alpha) *
+                                       sqrt((double)n * (double)(n + 1) * (double)(2 * n + 1) / 24));
     }
     size_t smax = n * (n + 1) / 2;
     double *f = calloc(smax + 1, sizeof *f);
@@ -93,9 +109,9 @@ static long signed_rank_critical(size_t n, size_t top)
     }
     long t = -1;
     double cdf = 0;
-    for (size_t s = 0; s <= smax && s <= top; s++) {
+    for (size_t s = 0; s <= smax; s++) {
         cdf += f[s];
-        if (2 * cdf <= 0.05 * (1 + 1e-9))
+        if (2 * cdf <= alpha * (1 + 1e-9))
             t = (long)s;
         else
             break;
@@ -117,7 +133,7 @@ bool plan_hl_ci(const double *d, size_t n, double *est, double *lo, double *hi)
         for (size_t j = i; j < n; j++)
             w[k++] = (d[i] + d[j]) / 2;
     qsort(w, m, sizeof *w, cmp_dbl);
-    long t = signed_rank_critical(n, m);
+    long t = plan_signed_rank_critical(n, 0.05);
     bool ok = t >= 0 && (size_t)t < m;
     if (ok) {
         *est = plan_median(w, m);
