@@ -224,6 +224,7 @@ class Analysis(list):
     notes = ()
     hints = ()      # what the figures cannot say (a duration-bound command's runs/s)
     precision = ()  # each workload's resolution and disturbance lines
+    sequential = ""  # what is printed instead of a p where the run stopped pairs (words.sequential_note)
     unit_machine = {}  # {block unit: machine label}, one run
     machine_desc = {}  # {machine label: its sidecar description}
 
@@ -263,6 +264,9 @@ class Cell:
     key: str = None         # the metric's key in the registry
     paired: bool = False    # block-paired (one run), not two runs' samples
     geo_set: list = None    # a geomean's [(workload, params)]
+    # a pair of a run sized for a verdict that stopped (the sidecar's "sequential"): look, blocks, alpha,
+    # why, figure (the key it stopped on) and controlled (this cell is that figure: its CI at the look's level)
+    sequential: dict = None
 
 
 def check_floor(floor):
@@ -285,12 +289,16 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
     figure is a trade-off (trait trade_off): their primary cells get the verdict 'trade-off'.
     Returns an Analysis."""
     floor = check_floor(floor)
-    metrics = metrics or METRICS
     several = bool(rows_old) and isinstance(rows_old[0], list)
     if two_runs is None:
         two_runs = rows_new is not None and rows_new is not rows_old
     res = Analysis()
     flat_old = [r for run in rows_old for r in run] if several else list(rows_old)
+    # the primary figure (mbdata.primary_key: the sidecar's "figure") is the first table; a run sized for
+    # a verdict: each pair's cells over the blocks before its stop (one run)
+    prim = mbdata.primary_key(flat_old + ([r for run in rows_new for r in run] if several else list(rows_new or [])))
+    metrics = sorted(metrics or METRICS, key=lambda m: (len(m) > 4 and m[4]) != prim)
+    stops = mbdata.sequential_stops(flat_old) if not two_runs else {}
     if baseline is None and not two_runs:
         first = order or config_order(flat_old)
         baseline = min(first, key=first.get) if first else ""
@@ -325,7 +333,8 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
             name, unit, better = metric_of(metric, any_rows)
             fn = metric[3]
             common = dict(workload=wl, params=params, metric=name, unit=unit, better=better,
-                          primary=metric[0] == PRIMARY, table=metric[0], key=metric[4] if len(metric) > 4 else None)
+                          primary=len(metric) > 4 and metric[4] == prim, table=metric[0],
+                          key=metric[4] if len(metric) > 4 else None)
             if two_runs:
                 pairs = [(c, match[c]) for c in sorted(configs, key=rank) if c in match]
                 pairs = [(c, o) for c, o in pairs if key in g_old and o in g_old[key]]
@@ -356,7 +365,8 @@ def analyse(rows_old, rows_new=None, baseline=None, floor=0.01, family="cell", t
                                  values=ov, base_values=bv, paired=not two_runs,
                                  median=stats.median(vals), median_ci=stats.median_ci(vals), n=len(vals),
                                  n_base=len(bv), base_median=stats.median(list(bv.values()))))
-        _geomean_cells(res, metric, rank, two_runs)
+        _sequential_cells(res, metric, stops)
+        _geomean_cells(res, metric, rank, two_runs, prim)
     res.hints = _hints(g_new)
     _levels(res, family)
     _verdicts(res, floor, trade_offs)
@@ -398,7 +408,7 @@ def _verdicts(res, floor, trade_offs):
     for c in res:
         if not c.is_base:
             c.verdict = stats.verdict(c.change, c.better, floor)
-            if c.primary and c.workload in trade_offs and c.change is not None \
+            if c.table == PRIMARY and c.workload in trade_offs and c.change is not None \
                     and c.change.method != stats.UNPAIRED:
                 c.verdict = "trade-off"
 
@@ -412,8 +422,9 @@ def pair(base_rows, rows, metric=None, floor=0.01, trade_off=False):
     wl, params = rows[0]["workload"], rows[0]["workload_params"]
     # one workload for the pair (a program's rows may name it by different parameters)
     both = [dict(r, workload=wl, workload_params=params) for r in list(base_rows) + list(rows)]
+    key = mbdata.primary_key(both)  # the run's primary figure unless a metric is named
     res = analyse(both, baseline=base_rows[0]["config"], floor=floor,
-                  metrics=[metric or METRICS[0]], trade_offs={wl} if trade_off else ())
+                  metrics=[metric or next(m for m in METRICS if m[4] == key)], trade_offs={wl} if trade_off else ())
     return next((c for c in res if not c.is_base and not c.geomean and c.config == rows[0]["config"]), None)
 
 
@@ -430,7 +441,7 @@ def pair_values(base, other, better="higher", floor=0.01, unit="", trade_off=Fal
     return Cell(change=ch, verdict=word, unit=unit, better=better, n=len(ov), n_base=len(bv))
 
 
-def _geomean_cells(res, metric, rank, two_runs):
+def _geomean_cells(res, metric, rank, two_runs, prim="throughput"):
     """Per configuration, the geometric mean of its ratios over the workloads where every
     configuration has a positive ratio (only workloads whose figure means the same: for the
     primary figure, throughputs), with a CI from the per-block (or per-run) geomean."""
@@ -466,8 +477,37 @@ def _geomean_cells(res, metric, rank, two_runs):
                          else "throughput", key=metric[4] if len(metric) > 4 else None, unit="",
                          better="higher" if metric[0] == PRIMARY else metric[2],
                          config=cf, baseline=mine[0].baseline, values=ov, base_values=bv, geomean=True,
-                         paired=not two_runs, primary=metric[0] == PRIMARY, table=metric[0], n=len(ov),
+                         paired=not two_runs, primary=len(metric) > 4 and metric[4] == prim, table=metric[0], n=len(ov),
                          n_base=len(bv), geo_set=wls))
+
+
+def _block_no(u):
+    """The block number of a unit ({("block", (matrix_id, block, machine)): v}), None for another."""
+    try:
+        return int(u[1][1]) if u[0] == "block" else None
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _sequential_cells(res, metric, stops):
+    """The cells of one metric whose pair has a stop (mbdata.sequential_stops): every figure of
+    the pair over the blocks before the stop (blocks 0 .. stop.blocks - 1, the baseline's later
+    blocks left out), marked with the stop; the figure it stopped on is error-controlled at its
+    look's level (_levels), the others are not."""
+    if not stops:
+        return
+    for c in res:
+        stop = stops.get((c.workload, c.params, c.config, c.baseline))
+        if c.table != metric[0] or c.is_base or c.geomean or not c.paired or stop is None:
+            continue
+        b = stop["blocks"]
+        c.values, c.base_values = ({u: v for u, v in vals.items() if (_block_no(u) if _block_no(u) is not None else b) < b}
+                                   for vals in (c.values, c.base_values))
+        vals, base = list(c.values.values()), list(c.base_values.values())
+        c.median, c.median_ci, c.n = (stats.median(vals), stats.median_ci(vals), len(vals)) if vals else (None, None, 0)
+        c.base_median, c.n_base = (stats.median(base) if base else None), len(base)
+        c.sequential = {"look": stop.get("look"), "blocks": b, "alpha": stop["alpha"], "why": stop.get("why") or "",
+                        "figure": stop["figure"], "controlled": c.key == stop["figure"]}
 
 
 def short_names(keys):
@@ -488,22 +528,32 @@ def _positive(c):
     return bool(vals) and min(vals) > 0
 
 
+def controlled(c):
+    """Is c a sequential cell on the figure its run stopped on (CI at its look's level, no p)?"""
+    return bool(c.sequential and c.sequential.get("controlled"))
+
+
 def _levels(res, family, alpha=stats.ALPHA):
-    """The CI level of each cell from the family option, and its change at that level."""
+    """The CI level of each cell from the family option, and its change at that level; a
+    sequential cell's (controlled) at its look's level, with the family's adjustment on top
+    (_sequential_levels)."""
     tested = [c for c in res if not c.is_base]
     m, fl = res.unit_machine, res.floor
     for c in tested:
         c.change = _change(c.base_values, c.values, c.paired, 1 - alpha, m, fl)
         c.level = 1 - alpha
+    scale = 1.0  # the family's adjustment of alpha: 1/k (Bonferroni), R/m (Benjamini-Hochberg)
     if family == "primary":
         fam = [c for c in tested if c.primary and c.change is not None]
         level = stats.bonferroni_level(len(fam), alpha)
         for c in fam:
             c.level = level
             c.change = _change(c.base_values, c.values, c.paired, level, m, fl)
-    elif family == "bh":
-        ps = [c.change.p for c in tested if c.change is not None and c.change.p == c.change.p]
+        scale = (1 - level) / alpha
+    elif family == "bh":  # a sequential cell's fixed-n p is not valid: not among BH's p-values
+        ps = [c.change.p for c in tested if c.change is not None and c.change.p == c.change.p and not controlled(c)]
         r, level = stats.bh_level(ps, alpha)
+        scale = (1 - level) / alpha
         for c in tested:
             if c.change is not None:
                 c.level = level
@@ -516,3 +566,16 @@ def _levels(res, family, alpha=stats.ALPHA):
         res.notes = (f"family-wise: the {k} primary-metric cells at {words.pct(stats.bonferroni_level(k, alpha))} "
                      f"(Bonferroni, 1 - {alpha:g}/{k}): a false flag among them with probability <= {alpha:g}; "
                      f"other cells at {words.pct(1 - alpha)} each.",)
+    _sequential_levels(res, tested, family, scale)
+
+
+def _sequential_levels(res, tested, family, scale):
+    """Each controlled sequential cell's change at 1 - (its look's alpha) x scale (the family's
+    adjustment), and the note saying what is printed instead of a p (words.sequential_note)."""
+    seq = [c for c in tested if controlled(c) and c.change is not None]
+    for c in seq:
+        c.level = 1 - c.sequential["alpha"] * scale
+        c.change = _change(c.base_values, c.values, c.paired, c.level, res.unit_machine, res.floor)
+    if seq:
+        res.sequential = words.sequential_note(seq, family, scale)
+        res.notes = tuple(res.notes) + (res.sequential,)

@@ -56,7 +56,8 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
     for t in tables:
         mc = [c for c in res if c.table == t]
         lv = next((c.level for c in mc if not c.is_base), 0.95)
-        head = ["config", "median", "95% CI", vs, f"{words.pct(lv)} CI", "verdict", "p", "n"]
+        mixed = len({round(c.level, 9) for c in mc if not c.is_base}) > 1  # sequential cells: each at its look's
+        head = ["config", "median", "95% CI", vs, "CI (level)" if mixed else f"{words.pct(lv)} CI", "verdict", "p", "n"]
         table = []
         last = None
         for c in mc:
@@ -78,9 +79,9 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                 table.append([c.config, med, ci, "", "", "", "", str(c.n)])
             else:
                 ch, cci = words.fmt_change(c)
-                table.append([c.config, med, ci, ch, cci, c.verdict,
-                              words.fmt_p(c.change.p if c.change else None), words.n_text(c)])
-        title = "primary figure of each workload" if t == change.PRIMARY else t
+                table.append([c.config, med, ci, ch, f"{cci} ({words.pct(c.level)})" if mixed else cci, c.verdict,
+                              words.fmt_p(cell_p(c)), words.n_text(c)])
+        title = "primary figure of each workload" if all(c.primary for c in mc if not c.geomean) else t
         rows = [r for r in table if not isinstance(r, str)]
         if markdown:
             out.write(f"\n#### {md(title)}\n\n| " + " | ".join(map(md, head)) + " |\n|" + "---|" * len(head) + "\n")
@@ -97,6 +98,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                 out.write(row + "\n" if isinstance(row, str) else
                           "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
         fleet = [line for c in mc if not c.is_base for line in words.fleet_lines(c, res.machine_desc)]
+        fleet += words.sequential_lines([c for c in mc if not c.is_base and not c.geomean])
         if fleet:
             out.write(("\n" if markdown else "\n") + "\n".join(
                 (f"- {md(line.strip())}" if markdown else f"  {md(line)}") for line in fleet) + "\n")
@@ -142,6 +144,21 @@ def footer(res):
 
 JSON_SCHEMA = "mallocbench-compare/1"
 
+
+def cell_p(c):
+    """The p a view prints for a cell: None for a sequential cell on the figure its run stopped on
+    (a fixed-n p is not valid under optional stopping: its CI at the look's level says it)."""
+    return None if change.controlled(c) or c.change is None else c.change.p
+
+
+def sequential_record(c):
+    """A sequential cell's JSON member: where its pair stopped and whether this figure is the one
+    it stopped on (its CI at the look's level, error-controlled) or another (95%, not)."""
+    s = c.sequential
+    return {"look": s["look"], "blocks": s["blocks"], "alpha": s["alpha"], "why": s["why"], "figure": s["figure"],
+            "controlled": bool(s["controlled"]), "words": words.sequential_text(c),
+            "note": words.not_controlled_text(c)}
+
 def records(res):
     """The comparison as JSON-ready data, one schema (JSON_SCHEMA; docs/output.md) for
     `compare --json`, `report --json` and mallocbench.compare(): one record per tested cell,
@@ -164,9 +181,11 @@ def records(res):
             "kind": ch.kind if ch else None, "change_unit": words.change_unit(c),
             "paired": bool(ch.paired) if ch else None,
             "estimate": words.json_number(ch.estimate) if ch else None, "lo": words.json_number(ch.lo) if ch else None,
-            "hi": words.json_number(ch.hi) if ch else None, "level": c.level, "p": words.json_number(ch.p) if ch else None,
+            "hi": words.json_number(ch.hi) if ch else None, "level": c.level, "p": words.json_number(cell_p(c)),
             "method": ch.method if ch else None, "verdict": c.verdict, "text": text, "ci_text": ci_text,
         })
+        if c.sequential:
+            cells[-1]["sequential"] = sequential_record(c)
         pl = getattr(ch, "fleet", None)
         if pl is not None:
             cells[-1]["machines"] = [{"machine": m, "estimate": words.json_number(x.estimate), "lo": words.json_number(x.lo),
@@ -214,7 +233,7 @@ def write_csv(res, path, force=False, inputs=()):
                         ch.n if ch else c.n, ch.n_base if ch else c.n_base, g(c.median), g(ci[0]),
                         g(ci[1]), g(c.base_median), ch.kind if ch else "", g(ch.estimate if ch else None),
                         g(ch.lo if ch else None), g(ch.hi if ch else None), g(c.level),
-                        g(ch.p if ch else None), g(ch.min_p if ch else None), ch.method if ch else "",
+                        g(cell_p(c)), g(ch.min_p if ch else None), ch.method if ch else "",
                         c.verdict])
 
 
@@ -224,7 +243,8 @@ def precision_lines(res, rows, dropped):
     mbdata.variance_explained); dropped: {config: n} samples --drop-disturbed left out."""
     lines = []
     prim = [c for c in res if c.primary and not c.geomean]
-    fn = next((m[3] for m in change.METRICS if m[0] == change.PRIMARY), None)
+    keys = {c.key for c in prim}
+    fn = next((m[3] for m in change.METRICS if m[4] in keys), None)
     for key in dict.fromkeys((c.workload, c.params) for c in prim):
         cells = [c for c in prim if (c.workload, c.params) == key]
         head = mbdata.workload_title(*key)

@@ -455,6 +455,61 @@ def cpu_seconds(r, traits=()):
     return sum_measured(num(r, "region_user_s"), num(r, "region_sys_s"))
 
 
+def cpu_per_work(r):
+    """The CPU a job costs per unit of work (metric "cpu"): cpu_seconds (user + sys of the
+    measured region; the whole process's for a workload whose region is an idle period: the
+    row's _traits, from its sidecar) over work(); None where either is not measured."""
+    v, (w, _) = cpu_seconds(r, r.get("_traits") or ()), work(r)
+    return v / w if v is not None and w else None
+
+
+# the primary figure a run's sidecar names (top-level "figure"; --figure of run, exec, serve; tune's
+# --objective word): {sidecar word: registry key}; no "figure" (an older sidecar) is throughput
+FIGURES = {"throughput": "throughput", "cpu": "cpu"}
+
+
+def primary_key(rows):
+    """The registry key of the primary figure of rows (one workload's, or one run's): the one
+    place that decides it, from each row's sidecar (load: _figure); throughput unless every
+    row's sidecar names another."""
+    keys = {r.get("_figure") or "throughput" for r in rows}
+    return keys.pop() if len(keys) == 1 else "throughput"
+
+
+def sequential_stops(rows):
+    """{(workload, params, config, baseline): stop} of the rows' sidecars' "sequential" records
+    (docs/output.md): where each comparison of a run sized for a verdict stopped, each stop a
+    dict with look, blocks, n, alpha, why, estimate, lo, hi; {} for a fixed plan."""
+    out, seen = {}, set()
+    for r in rows:
+        seq = r.get("_sequential")
+        if not isinstance(seq, dict) or id(seq) in seen:
+            continue
+        seen.add(id(seq))
+        fig = FIGURES.get(seq.get("figure") or "throughput", "throughput")
+        for s in seq.get("stops") or []:
+            if isinstance(s, dict) and isinstance(s.get("blocks"), int) and isinstance(s.get("alpha"), (int, float)):
+                key = tuple(str(s.get(k, "")) for k in ("workload", "params", "config", "baseline"))
+                out[key] = dict(s, figure=fig)
+    return out
+
+
+def annotate(rows, meta):
+    """What a row's sidecar says that the views read per row: _traits (its workload's), _figure
+    (the primary figure's registry key, FIGURES) and _sequential (the stops, sequential_stops)."""
+    meta = meta or {}
+    traits = {w.name: w.traits for w in sidecar_workloads(meta)}
+    fig = FIGURES.get(meta.get("figure") or "throughput", "throughput")
+    seq = meta.get("sequential") if isinstance(meta.get("sequential"), dict) else None
+    for r in rows:
+        if traits.get(r.get("workload")):
+            r["_traits"] = traits[r["workload"]]
+        if fig != "throughput":
+            r["_figure"] = fig
+        if seq is not None:
+            r["_sequential"] = seq
+
+
 # key: stable name (history's series, --metric of detect); name: as tables print it (None: the
 # row's own `metric`); unit (None: throughput_unit); better (None: metric_better); kind (timing:
 # floor max(3%, A/A noise); count/size: the series' own spread); fn: value of a row; counter: the
@@ -464,6 +519,8 @@ Metric = namedtuple("Metric", "key name unit better kind fn counter views")
 PER_WORK = "per work"
 METRICS = [
     Metric("throughput", "throughput", None, None, "timing", _col("throughput"), None, ("compare", "history")),
+    # the CPU a job costs (user + sys) per unit of work: the median of each sample's sum, one estimator
+    Metric("cpu", "CPU", ("s", PER_WORK), "lower", "timing", cpu_per_work, None, ("compare", "history")),
     Metric("user_cpu", "user CPU", ("s", PER_WORK), "lower", "timing", per_work("region_user_s"), None,
            ("compare", "history")),
     Metric("sys_cpu", "sys CPU", ("s", PER_WORK), "lower", "timing", per_work("region_sys_s"), None,
@@ -771,6 +828,7 @@ def load(paths):
         meta = read_meta(p)
         if meta is not None:
             metas.append(meta)
+            annotate(per_file[-1], meta)
         read_rss(p, rss)
     check_unique(rows)  # a row given twice (a file concatenated with itself) is named as such first
     for got in per_file:

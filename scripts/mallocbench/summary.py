@@ -97,6 +97,7 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
         res = change.analyse(ok_rows, baseline=baseline, order={c: i for i, c in enumerate(order or [])} or None,
                               trade_offs=trade_offs)
     cells = {(c.workload, c.params, c.config, c.table): c for c in res if not c.geomean}
+    prims = {(c.workload, c.params, c.config): c for c in res if c.primary and not c.geomean}  # the vs column's
     groups = {}
     for r in rows:
         groups.setdefault((r["workload"], r["workload_params"], r["config"]), []).append(r)
@@ -114,7 +115,7 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
         def median_of(table, c=cell):
             x = c(table)
             return x.median if x else None
-        prim = cell(change.PRIMARY)
+        prim = prims.get((wl, params, config))
         timed = as_time(unit) and not runs_per_s
         times = [1 / v if v else None for v in t] if timed else []
         line = {
@@ -125,10 +126,9 @@ def summarize(rows, baseline, order=None, trade_offs=(), res=None, runs_per_s=Fa
             "_time": (med(times), min(x for x in times if x is not None), max(x for x in times if x is not None))
             if timed and any(x is not None for x in times) else None,
             "vs": "baseline" if config == baseline and ok else words.change_words(prim),
-            "_cell": prim,
+            "_cell": prim, "_vs": prim.metric if prim is not None and prim.key != "throughput" else "",
         }
-        user, sys_ = (median_of(table_of(k)) for k in CPU_KEYS)
-        cpu = user + sys_ if user is not None and sys_ is not None else None
+        cpu = median_of(table_of(CPU_KEYS[0]))  # the one estimator: the median of each sample's user + sys
         line["_CPU"] = cpu
         line["CPU"] = words.fmt_value(cpu, "s") if cpu is not None else "-"  # the head says per what
         for col in COUNTS:
@@ -159,11 +159,11 @@ COLS = ["config", "n", "throughput", "vs", "of limit", "CPU", "sys%", "faults", 
         "peak RSS MiB", "tree PSS MiB", "p50", "p99", "p99.9", "notes"]
 OPTIONAL = {"notes", "tree PSS MiB", "of limit", "p50", "p99", "p99.9"}
 PER_COLS = {"CPU", "faults", "madvise", "munmap", "brk"}  # headed per the workload's unit of work
-# the columns that show one metric, by its key in the registry (mbdata.METRICS); CPU is user + sys
+# the columns that show one metric, by its key in the registry (mbdata.METRICS); CPU is the metric cpu
 METRIC_COLS = {"throughput": "throughput", "sys%": "sys_share", "faults": "faults", "madvise": "madvise",
                "munmap": "munmap", "brk": "brk", "peak RSS MiB": "peak_rss", "tree PSS MiB": "tree_pss",
                "p50": "latency_p50", "p99": "latency_p99", "p99.9": "latency_p999"}
-CPU_KEYS = ("user_cpu", "sys_cpu")
+CPU_KEYS = ("cpu",)  # the CPU column: user + sys of each sample, per unit of work
 
 
 def table_of(col):
@@ -178,8 +178,8 @@ EXPLAIN = [
              "takes twice as long (--runs-per-s, compare and every JSON give the runs/s)"),
     ("vs", "vs {baseline}: " + words.ESTIMATOR_TEXT + "; the word is compare's verdict at a 1% floor"),
     ("of limit", "of limit: share of the same work with buffers allocated once (the machine's memcpy limit)"),
-    ("CPU", "CPU, faults, madvise, munmap, brk: median user + sys CPU time, minor page faults and calls in the measured "
-            "region per unit of work (per MiB the workload touches, per run of a command, per unit of a rate "
+    ("CPU", "CPU, faults, madvise, munmap, brk: the median of each sample's user + sys CPU time (compare's CPU), "
+            "minor page faults and calls in the measured region per unit of work (per MiB the workload touches, per run of a command, per unit of a rate "
             "figure: mbdata.work){window}"),
     ("faults/MiB", "faults/MiB: 256 = every 4 KiB page of what the workload touches faulted again"),
     ("sys%", "sys%: system share of the region's CPU time ('-' under "
@@ -189,7 +189,8 @@ EXPLAIN = [
     ("p50", "p50/p99/p99.9: latency of one op or step, where the workload times them"),
 ]
 IDLE_WINDOW = (" (for {workloads}: the idle window after the free only; memory an allocator gives back at "
-               "free() itself, as glibc does, is returned before it, so its calls are not in these columns)")
+               "free() itself, as glibc does, is returned before it, so its calls are not in these columns; "
+               "its CPU is the whole process's, so that purging on free counts)")
 
 
 def render(lines, baseline, markdown, out, idle=(), hints=()):
@@ -218,8 +219,10 @@ def render(lines, baseline, markdown, out, idle=(), hints=()):
         if per == "MiB":
             shown.add("faults/MiB")
         # the primary figure's own name in its column head; per-work columns per the unit
+        vs = next((l["_vs"] for l in ls if l.get("_vs")), "")  # the primary figure where it is not throughput
         heads = [next(iter(fig)) if c == "throughput" and len(fig) == 1 else
-                 f"{c}/{per}" if c in PER_COLS and per else f"vs {baseline}" if c == "vs" else c for c in used]
+                 f"{c}/{per}" if c in PER_COLS and per else f"{vs} vs {baseline}".lstrip() if c == "vs" else c
+                 for c in used]
         table = [[str(l[c]) for c in used] for l in ls]
         if markdown:
             md = mbdata.md_text
@@ -322,7 +325,7 @@ def main():
         out = sys.stdout
         out.write("".join(f"{'- ' if args.markdown else ''}{mbdata.md_text(x) if args.markdown else mbdata.printable(x)}\n"
                           for x in first))
-    hints = []
+    hints = [res.sequential] if res.sequential else []  # what the vs column says instead of a p
     for (wl, params), by_config in run.groups.items():
         why = mbdata.duration_bound(by_config)
         if why:

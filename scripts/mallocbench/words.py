@@ -25,13 +25,71 @@ def json_number(v):
 
 def change_words(cell):
     """A pair's change as every view words it: the estimate ('0.871x'; 'unpaired' where fewer
-    than 2 pairs) and its verdict ('0.871x regressed', '1.002x negligible')."""
+    than 2 pairs) and its verdict ('0.871x regressed', '1.002x negligible'); where the run
+    stopped the pair on this figure, when first ('settled at block 8: 7.95x improved')."""
     if cell is None or cell.change is None:
         return "-"
     text, _ = fmt_change(cell)
     if cell.change.method == stats.UNPAIRED:
         return f"{text} unpaired"
-    return f"{text} {cell.verdict}" if cell.verdict not in ("-", "") else text
+    said = f"{text} {cell.verdict}" if cell.verdict not in ("-", "") else text
+    when = sequential_text(cell) if (cell.sequential or {}).get("controlled") else None
+    return f"{when}: {said}" if when else said
+
+
+# a run sized for a verdict (the sidecar's "sequential"): when a pair stopped, by why it stopped
+SEQUENTIAL_WHEN = {"cap": "stopped at the cap, block {b}", "budget": "stopped by the budget at block {b}",
+                   "interrupted": "interrupted at block {b}", "no ratio": "stopped at block {b} (no ratio)"}
+
+
+def sequential_text(cell):
+    """When a sequential cell's pair stopped: 'settled at block 8' (its verdict settled at that
+    look), 'stopped at the cap, block 30', 'stopped by the budget at block 14', 'interrupted at
+    block 5'; None for a cell of a fixed plan."""
+    s = getattr(cell, "sequential", None)
+    if not s:
+        return None
+    return SEQUENTIAL_WHEN.get(s.get("why"), "settled at block {b}").format(b=s["blocks"])
+
+
+def not_controlled_text(cell):
+    """What marks a figure of a stopped pair other than the one it stopped on (its CI is over
+    the same blocks at 95%, not error-controlled for the stopping); None for any other cell."""
+    s = getattr(cell, "sequential", None)
+    if not s or s.get("controlled"):
+        return None
+    return f"not error-controlled: the run stopped on {mbdata.METRIC[s['figure']].name}"
+
+
+def sequential_lines(cells):
+    """The lines under compare's table for the cells of stopped pairs: each pair stopped on this
+    figure, where it stopped and its CI at the look's level; the others, one line saying they
+    are not error-controlled and over which blocks."""
+    out = []
+    for c in cells:
+        s = c.sequential
+        if s and s.get("controlled"):
+            _, ci = fmt_change(c)
+            out.append(f"{c.config} vs {c.baseline}, {c.workload}: {change_words(c)} [{ci}] at {pct(c.level)}, look "
+                       f"{s['look']}'s level (blocks 0-{s['blocks'] - 1}); no fixed-n p")
+    other = [c for c in cells if c.sequential and not c.sequential.get("controlled")]
+    if other:
+        out.append(f"{not_controlled_text(other[0])}: " + ", ".join(
+            f"{c.config} vs {c.baseline} ({c.workload}) over blocks 0-{c.sequential['blocks'] - 1}" for c in other)
+            + f", at {pct(other[0].level)}")
+    return out
+
+
+def sequential_note(cells, family="cell", scale=1.0):
+    """The one line saying what a comparison prints instead of a p for the pairs a run stopped
+    (cells: the controlled sequential cells; scale: the family's adjustment of alpha)."""
+    spent = sorted({(c.sequential["blocks"], c.sequential["alpha"]) for c in cells})
+    adj = {"primary": f", divided by the {round(1 / scale)} primary-metric cells (Bonferroni)",
+           "bh": f", times Benjamini-Hochberg's R/m = {scale:.3g}"}.get(family, "") if scale != 1 else ""
+    return ("sequential: each CI at its look's level (alpha spent " + ", ".join(f"{a:g} at block {b}" for b, a in spent)
+            + f"{adj}; the looks together >= 95%), no fixed-n p: 'settled at block N' (or the cap, the budget, an "
+            "interrupt) says where it stopped; the pair's other figures are over the same blocks at 95%, not "
+            "error-controlled")
 
 
 
