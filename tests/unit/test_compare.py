@@ -423,6 +423,52 @@ with tempfile.TemporaryDirectory() as tmp:
         check(ct.count("exec: python3 -c 'd = {i: str(i) for i in range(200000)}': ") >= 3,
               f"compare's headings name the program and its arguments: {ct[:400]}")
 
+
+def check_sequential_ci():
+    """A stopped pair (issue 45): change.analyse's CI over the blocks before the stop is
+    sequential.ci() of the same log ratios at the look's level (untied data: the exact signed-rank
+    CI, stats.signed_rank_shift at 1 - alpha), for every look's alpha and several n; the baseline's
+    later blocks are left out, the p is not printed, the other figures are at 95%; the words."""
+    from mallocbench import sequential
+    rng = random.Random(45)
+    for n, alpha in ((8, 0.008), (12, 0.004), (18, 0.008), (10, 0.042), (30, 0.03), (14, 0.05)):
+        rows = run_rows(rng, {"glibc": 1.0, "je": 1.03}, n=n + 4,
+                        extra=lambda wl, c, b: {"region_user_s": 0.5 + rng.random(), "region_sys_s": rng.random()})
+        stop = {"workload": "tensor_copy", "params": "p", "config": "je", "baseline": "glibc", "look": 2,
+                "blocks": n, "n": n, "alpha": alpha, "why": "negligible"}
+        seq = {"figure": "throughput", "stops": [stop]}
+        rows = [r for r in rows if r["config"] == "glibc" or int(r["block"]) < n]  # glibc ran on
+        for r in rows:
+            r["_sequential"] = seq
+        res = change.analyse(rows)
+        c = cell(res, "je")
+        by = {}
+        for r in rows:
+            by.setdefault(r["config"], {})[int(r["block"])] = float(r["throughput"])
+        d = [math.log(by["je"][b] / by["glibc"][b]) for b in range(n)]
+        est, lo, hi = sequential.ci(d, alpha)
+        _, slo, shi, _, _ = stats.signed_rank_shift(d, 1 - alpha)
+        check(c.change.n == n and c.n_base == n and abs(c.level - (1 - alpha)) < 1e-12,
+              f"n={n}: the blocks before the stop only, at its look's level: {c.change.n}/{c.n_base} {c.level}")
+        check(abs(c.change.estimate / math.exp(est) - 1) < 1e-12 and abs(c.change.lo / math.exp(lo) - 1) < 1e-12
+              and abs(c.change.hi / math.exp(hi) - 1) < 1e-12 and (slo, shi) == (lo, hi),
+              f"n={n} alpha={alpha}: change's CI is sequential.ci's: [{c.change.lo}, {c.change.hi}] vs "
+              f"[{math.exp(lo)}, {math.exp(hi)}]")
+        rec = next(x for x in compare.records(res)["cells"] if x["config"] == "je" and x["primary"])
+        check(rec["p"] is None and rec["sequential"]["words"] == f"settled at block {n}",
+              f"n={n}: no p for the stopped cell, its words: {rec['p']} {rec['sequential']}")
+        other = cell(res, "je", table="CPU")
+        check(other.level == 0.95 and other.change.n == n and not other.sequential["controlled"]
+              and words.not_controlled_text(other) == "not error-controlled: the run stopped on throughput",
+              f"n={n}: the pair's CPU at 95% over the same blocks, not error-controlled")
+    for why, said in (("improved", "settled at block 8"), ("cap", "stopped at the cap, block 8"),
+                      ("budget", "stopped by the budget at block 8"), ("interrupted", "interrupted at block 8")):
+        check(words.sequential_text(change.Cell(sequential={"blocks": 8, "why": why})) == said,
+              f"the words for a stop by {why}: {said}")
+
+
+check_sequential_ci()
+
 if FAILS:
     print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
     sys.exit(1)

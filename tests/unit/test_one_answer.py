@@ -23,6 +23,7 @@ Usage: test_one_answer.py RUN.csv [RUN.csv ...] [SPREAD=RUN.csv] [FW=frameworks.
 `make compare`: test_one_answer.py results/compare-*/run.csv.  Exit 77 without scipy."""
 import csv
 import json
+import math
 import os
 import re
 import shutil
@@ -37,7 +38,7 @@ except ImportError:
     sys.exit(77)
 
 import mallocbench
-from mallocbench import dashboard, mbdata, nightly, tunereport
+from mallocbench import dashboard, mbdata, nightly, stats, tunereport
 from mallocbench import words as mbwords
 from mbtest import FAILS, check, entry
 
@@ -53,10 +54,13 @@ def script(name, *args):
 
 
 def words(cell):
-    """A record as the tables word it (words.change_words)."""
+    """A record as the tables word it (words.change_words): where the run stopped the pair on this
+    figure, when first ('settled at block 8: 0.720x regressed')."""
     if cell["method"] == "ratio of medians (unpaired: fewer than 2 pairs)":
         return f"{cell['text']} unpaired"
-    return f"{cell['text']} {cell['verdict']}" if cell["verdict"] not in ("-", "") else cell["text"]
+    said = f"{cell['text']} {cell['verdict']}" if cell["verdict"] not in ("-", "") else cell["text"]
+    seq = cell.get("sequential")
+    return f"{seq['words']}: {said}" if seq and seq["controlled"] else said
 
 
 def primary_rows(text):
@@ -167,6 +171,7 @@ def check_run(path, tmp):
 
     check_dashboard_ratio(name, path, tmp, prim)
     check_tune_words(name, path, ref["baseline"], prim)
+    return {"ref": ref, "compare": text, "summary": stext, "report": rjs}
 
 
 def check_compare_views(name, path, tmp, cells, prim):
@@ -283,7 +288,7 @@ def check_dashboard_ratio(name, path, tmp, prim):
                     shown.append((c["text"], json.loads(dashboard.dump({"ratio": [pooled]}))["ratio"][0]))
                 continue
             s = next((x for x in series if (x["workload"], x["params"], x["config"], x["metric"]) ==
-                      key + ("throughput",)), None)
+                      key + (c["metric"],)), None)
             check(s is not None and abs(s["ratio"][-1] / c["estimate"] - 1) < 1e-9,
                   f"{name}: the dashboard's ratio of {c['config']} on {c['workload']} is compare's "
                   f"{c['estimate']}: {s and s['ratio'][-1]}")
@@ -305,7 +310,8 @@ def check_tune_words(name, path, base, prim):
     """tune's wording of a pair over the same blocks is compare's."""
     run = mbdata.load(path)
     trade = set(run.with_trait("trade_off"))
-    for c in prim[:6]:
+    for c in [c for c in prim if c["metric"] == "throughput" and not c.get("sequential")][:6]:
+        # tune words its own pairs (its race stops them itself): a run's sequential cells are compare's
         vals, machines = {}, {}
         for r in run.ok:
             if (r["workload"], r["workload_params"]) == (c["workload"], c["params"]):
@@ -316,6 +322,78 @@ def check_tune_words(name, path, base, prim):
                                      unit=c["unit"])
         check(got.startswith(words(c)), f"{name}: tune words {c['config']} on {c['workload']} as {got!r}, "
                                        f"compare as {words(c)!r}")
+
+
+SEQ_FIXTURE = os.path.join(HERE, "fixtures", "seq-stopped.csv")  # tests/make_seq_fixture.py wrote it
+
+
+def check_sequential(tmp):
+    """A run sized for a verdict (issue 45), through every view: the committed fixture (stopped on
+    throughput) and its copy made with the CPU as the primary figure (make_seq_fixture.make).
+    jemalloc settled at block 8 while g2 ran to the cap (12): jemalloc's cells use blocks 0-7 of
+    glibc only, its CI is the sidecar's (the look's level), no p; every view says the same words."""
+    import make_seq_fixture
+    cpu = os.path.join(tmp, "seq-cpu.csv")
+    for path, figure in ((SEQ_FIXTURE, "throughput"), (cpu, "cpu")):
+        stops = make_seq_fixture.make(cpu, "cpu") if figure == "cpu" else mbdata.read_meta(path)["sequential"]["stops"]
+        name = f"{os.path.basename(path)} ({figure})"
+        got = check_run(path, tmp)
+        ref = got["ref"]
+        prim = [c for c in ref["cells"] if c["primary"] and not c["geomean"]]
+        check([c["metric"] for c in prim] == [figure] * 2, f"{name}: the sidecar's figure is primary: {prim}")
+        for st in stops:
+            c = next(c for c in prim if c["config"] == st["config"])
+            seq = c.get("sequential") or {}
+            check(c["p"] is None and (seq.get("look"), seq.get("blocks"), seq.get("alpha"), seq.get("why")) ==
+                  (st["look"], st["blocks"], st["alpha"], st["why"]) and seq.get("controlled") is True,
+                  f"{name}: {c['config']}'s cell is the sidecar's stop, no p: {c['p']} {seq}")
+            check(c["n"] == c["n_base"] == st["n"] and abs(c["level"] - (1 - st["alpha"])) < 1e-12,
+                  f"{name}: {c['config']}: blocks before its stop only, at the look's level: {c['n']}/{c['n_base']}")
+            # the harness's CI takes the untied null (sequential.ci); with ties (clock-tick CPU times) the
+            # views' exact test inversion is the valid one and may be wider: the estimate is the same
+            tied = stats._has_ties(seq_ratios(path, figure, st))
+            check(all(abs(c[k] / st[k] - 1) < 1e-9 for k in (("estimate",) if tied else ("estimate", "lo", "hi"))),
+                  f"{name}: {c['config']}'s change and CI are the stop's: {c['estimate']} [{c['lo']}, {c['hi']}] "
+                  f"vs {st['estimate']} [{st['lo']}, {st['hi']}]")
+            others = [x for x in ref["cells"] if x["config"] == st["config"] and not x["primary"] and not x["geomean"]]
+            check(others and all(x["sequential"]["controlled"] is False and x["level"] == 0.95 and
+                                 x["sequential"]["note"] == f"not error-controlled: the run stopped on "
+                                                            f"{'CPU' if figure == 'cpu' else 'throughput'}"
+                                 for x in others), f"{name}: the pair's other figures are marked not error-controlled")
+        jem = next(c for c in prim if c["config"] == "jemalloc")
+        check(words(jem).startswith("settled at block 8: ") and words(jem).endswith(" regressed"),
+              f"{name}: jemalloc settled at block 8: {words(jem)!r}")
+        g2 = next(c for c in prim if c["config"] == "g2")
+        check(words(g2).startswith("stopped at the cap, block 12: "), f"{name}: g2 ran to the cap: {words(g2)!r}")
+        text = got["compare"]
+        check(f"jemalloc vs glibc, exec: {words(jem)} [" in text and "sequential: each CI at its look's level" in text,
+              f"{name}: compare says where jemalloc settled and what it prints instead of p")
+        check_cpu_column(name, ref, got["summary"], got["report"])
+
+
+def seq_ratios(path, figure, stop):
+    """The per-block log ratios of a stop's pair on the figure, blocks before the stop."""
+    fn = mbdata.METRIC[figure].fn
+    by = {}
+    for r in mbdata.load(path).ok:
+        by.setdefault(r["config"], {})[int(r["block"])] = fn(r)
+    a, b = by[stop["baseline"]], by[stop["config"]]
+    return [math.log(b[k] / a[k]) for k in range(stop["blocks"]) if k in a and k in b]
+
+
+def check_cpu_column(name, ref, stext, rjs):
+    """The CPU figure is one number: compare's CPU median (the median of each sample's user + sys
+    per unit of work) is summary's CPU column (its Markdown) and report --json's cpu_s_per_work."""
+    cpu = [c for c in ref["cells"] if c["metric"] == "cpu" and not c["geomean"]]
+    check(cpu, f"{name}: compare has the CPU figure")
+    for c in cpu:
+        line = next(s for s in rjs["summary"] if (s["workload"], s["params"], s["config"]) ==
+                    (c["workload"], c["params"], c["config"]))
+        check(line["cpu_s_per_work"] == c["median"], f"{name}: report's CPU of {c['config']} is compare's "
+                                                       f"{c['median']}: {line['cpu_s_per_work']}")
+        row = next((l for l in stext.split("\n") if l.startswith(f"| {c['config']} |")), "")
+        check(f" {mbwords.fmt_value(c['median'], 's')} " in row + " ",
+              f"{name}: summary's CPU of {c['config']} is compare's {mbwords.fmt_value(c['median'], 's')}: {row}")
 
 
 def check_frameworks(path):
@@ -378,6 +456,8 @@ def main():
         for p in spread:
             check_run(spread_copy(os.path.abspath(p), tmp), tmp)
             runs.append(p)
+        check_sequential(tmp)
+        runs += [SEQ_FIXTURE, "its CPU-figure copy"]
     for p in fw:
         check_frameworks(p)
     node = shutil.which("node") or shutil.which("nodejs")
