@@ -324,7 +324,7 @@ def check_tune_words(name, path, base, prim):
                                        f"compare as {words(c)!r}")
 
 
-SEQ_FIXTURE = os.path.join(HERE, "fixtures", "seq-stopped.csv")  # tests/make_seq_fixture.py wrote it
+SEQ_FIXTURE = os.path.join(HERE, "fixtures", "seq-stopped.csv")  # tests/fixtures/make_seq_fixture.py wrote it
 
 
 def check_sequential(tmp):
@@ -332,6 +332,7 @@ def check_sequential(tmp):
     throughput) and its copy made with the CPU as the primary figure (make_seq_fixture.make).
     jemalloc settled at block 8 while g2 ran to the cap (12): jemalloc's cells use blocks 0-7 of
     glibc only, its CI is the sidecar's (the look's level), no p; every view says the same words."""
+    sys.path.insert(0, os.path.join(HERE, "fixtures"))
     import make_seq_fixture
     cpu = os.path.join(tmp, "seq-cpu.csv")
     for path, figure in ((SEQ_FIXTURE, "throughput"), (cpu, "cpu")):
