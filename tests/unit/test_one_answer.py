@@ -332,8 +332,10 @@ def check_sequential(tmp):
     throughput) and its copy made with the CPU as the primary figure (make_seq_fixture.make).
     jemalloc settled at block 8 while g2 ran to the cap (12): jemalloc's cells use blocks 0-7 of
     glibc only, its CI is the sidecar's (the look's level), no p; every view says the same words."""
-    sys.path.insert(0, os.path.join(HERE, "fixtures"))
-    import make_seq_fixture
+    import importlib.util  # the fixture's generator beside it (tests/fixtures is no package)
+    spec = importlib.util.spec_from_file_location("make_seq_fixture", os.path.join(HERE, "fixtures", "make_seq_fixture.py"))
+    make_seq_fixture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_seq_fixture)
     cpu = os.path.join(tmp, "seq-cpu.csv")
     for path, figure in ((SEQ_FIXTURE, "throughput"), (cpu, "cpu")):
         stops = make_seq_fixture.make(cpu, "cpu") if figure == "cpu" else mbdata.read_meta(path)["sequential"]["stops"]
