@@ -7,8 +7,11 @@
 #include "output.h"
 #include "sidecar.h"
 #include "text.h"
+#include "fileio.h"
+#include "outfile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +61,9 @@ int sidecar_write(const char *path, bool keep_previous, const char *run_id, int 
             fputs(", ", f);
         text_json_write(f, argv[i]);
     }
-    fputs("],\n  \"counting\": ", f);
+    fputs("],\n  \"figure\": ", f);
+    text_json_write(f, m->figure ? m->figure : "throughput");
+    fputs(",\n  \"counting\": ", f);
     text_json_write(f, cnt);
     fprintf(f, ",\n  \"timeout_s\": %g,\n  \"rss_sample_interval_s\": %g,\n  \"tree_pss_interval_s\": %g,\n",
             o->timeout_s, o->sample_interval_s, o->tree_interval_s);
@@ -120,4 +125,88 @@ int sidecar_write(const char *path, bool keep_previous, const char *run_id, int 
     int rc = out_write_sidecar(path, text, keep_previous);
     free(text);
     return rc;
+}
+
+/* A number, or null when not one. */
+static void json_num(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.17g", x);
+    else
+        fputs("null", f);
+}
+
+/* "sequential": {...} (no leading comma). */
+static void write_sequential(FILE *f, const sidecar_seq_t *s)
+{
+    fputs("\"sequential\": {\"figure\": ", f);
+    text_json_write(f, s->figure);
+    fputs(", \"floor\": ", f);
+    json_num(f, s->floor);
+    fputs(", \"resolution\": ", f);
+    json_num(f, s->resolution);
+    fprintf(f, ", \"cap\": %u, \"budget_s\": ", s->cap);
+    json_num(f, s->budget_s);
+    fputs(",\n    \"looks\": [", f);
+    for (size_t i = 0; i < s->nlooks; i++) {
+        fprintf(f, "%s{\"blocks\": %u, \"alpha\": ", i ? ", " : "", s->looks[i].blocks);
+        json_num(f, s->looks[i].alpha);
+        fputs("}", f);
+    }
+    fputs("],\n    \"stops\": [", f);
+    for (size_t i = 0; i < s->nstops; i++) {
+        const sidecar_stop_t *t = &s->stops[i];
+        fputs(i ? ",\n      {\"workload\": " : "\n      {\"workload\": ", f);
+        text_json_write(f, t->workload);
+        fputs(", \"params\": ", f);
+        text_json_write(f, t->params);
+        fputs(", \"config\": ", f);
+        text_json_write(f, t->config);
+        fputs(", \"baseline\": ", f);
+        text_json_write(f, t->baseline);
+        fprintf(f, ", \"look\": %u, \"blocks\": %u, \"n\": %zu, \"alpha\": ", t->look, t->blocks, t->n);
+        json_num(f, t->alpha);
+        fputs(", \"why\": ", f);
+        text_json_write(f, t->why);
+        fputs(", \"estimate\": ", f);
+        json_num(f, t->estimate);
+        fputs(", \"lo\": ", f);
+        json_num(f, t->lo);
+        fputs(", \"hi\": ", f);
+        json_num(f, t->hi);
+        fputs("}", f);
+    }
+    fputs(s->nstops ? "\n    ]}" : "]}", f);
+}
+
+int sidecar_sequential(const char *path, char **base, const sidecar_seq_t *s)
+{
+    if (!*base) { /* the object as written, less its closing brace */
+        size_t len = 0;
+        int rc = file_read_all(path, 64u << 20, base, &len);
+        if (rc)
+            return rc;
+        while (len && (*base)[len - 1] != '}')
+            len--;
+        if (!len) {
+            free(*base);
+            *base = NULL;
+            return -EPROTO;
+        }
+        len--;
+        while (len && strchr(" \t\r\n", (*base)[len - 1]))
+            len--;
+        (*base)[len] = '\0';
+    }
+    outfile_t of;
+    char err[PATH_MAX + 128];
+    FILE *f = NULL;
+    int rc = outfile_fopen(&of, path, &f, err, sizeof err);
+    if (rc)
+        return rc;
+    fputs(*base, f);
+    fputs(",\n  ", f);
+    write_sequential(f, s);
+    fputs("\n}\n", f);
+    return outfile_fclose(&of, f, err, sizeof err);
 }

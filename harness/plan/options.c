@@ -48,7 +48,7 @@ struct opt {
     opt_setter_t *set;   /* stores instead of off/size */
 };
 
-static opt_setter_t set_workload, set_tunable, set_seed, set_shard, set_nothing, set_hook;
+static opt_setter_t set_workload, set_tunable, set_seed, set_shard, set_nothing, set_hook, set_figure;
 
 #define SPEC(f) .off = offsetof(run_spec_t, f), .size = sizeof(((run_spec_t *)0)->f)
 #define CLI(f) .in_cli = true, .off = offsetof(run_cli_t, f), .size = sizeof(((run_cli_t *)0)->f)
@@ -70,8 +70,8 @@ static const opt_t opts[] = {
              "several -t: the cross product; ALLOC may be a label of -a"},
     {.flag = "repetitions", .short_flag = 'r', .key = "repetitions", .type = OPT_COUNT, .min = 1, .max = 100000,
      .metavar = "N",
-     .help = "blocks: samples per configuration (default: as many as a verdict\n"
-             "needs, as --resolution 2% --budget 10m --max-blocks 30, at least 6)",
+     .help = "blocks: samples per configuration, a fixed plan (default: sequential, each\n"
+             "comparison until its verdict is settled: --resolution 2% --budget 10m --max-blocks 30)",
      SPEC(reps), GIVEN(reps_given)},
     {.flag = "output", .short_flag = 'o', .key = "output", .type = OPT_STRING, .metavar = "FILE",
      .help = "CSV to write (default results/run-<UTC time>.csv); beside it\n"
@@ -111,9 +111,10 @@ static const opt_t opts[] = {
      SPEC(adaptive)},
     {.flag = "resolution", .key = "resolution", .type = OPT_PERCENT, .min = 0, .above_min = true, .max = 100,
      .metavar = "PCT",
-     .help = "add blocks until every configuration's ratio to the first one (per block, paired)\n"
-             "has a 95% confidence interval within +-PCT, or --budget runs out: the smallest\n"
-             "change the run can then tell (the paired --adaptive)",
+     .help = "a sequential plan: each configuration's ratio to the first one (per block, paired)\n"
+             "is looked at after blocks 8, 12, 18 and the cap, and stops once its CI at that look's\n"
+             "level lies beyond or inside +-1%, or is within +-PCT; the run ends when all have\n"
+             "stopped, at --max-blocks or at --budget",
      SPEC(resolution)},
     {.flag = "budget", .key = "budget", .type = OPT_DURATION, .min = 0, .above_min = true, .max = NO_MAX,
      .def = "30m", .metavar = "DURATION",
@@ -122,6 +123,10 @@ static const opt_t opts[] = {
     {.flag = "max-blocks", .key = "max_blocks", .type = OPT_COUNT, .min = 1, .max = 100000, .def = "100",
      .metavar = "N", .help = "the most blocks --adaptive or --resolution runs (30 for the default plan)",
      SPEC(max_blocks), GIVEN(max_blocks_given)},
+    {.flag = "figure", .key = "figure", .type = OPT_STRING, .def = "throughput", .metavar = "FIGURE",
+     .help = "the primary figure, the one a sequential plan stops on and the views lead with:\n"
+             "throughput (the workload's own) or cpu (user + sys CPU per unit of work, lower is better)",
+     SPEC(figure), .set = set_figure},
     {.flag = "shard", .type = OPT_SHARD, .def = "1/1", .metavar = "K/N", .set = set_shard,
      .help = "run every N-th block of the plan, from block K-1 (whole blocks: a\n"
              "block's pairs on one machine; merge with `mallocbench merge`);\n"
@@ -424,6 +429,18 @@ static int set_shard(const opt_t *o, const char *v, run_spec_t *sp, run_cli_t *c
         cli->shard_k = k;
         cli->shard_n = n;
     }
+    return 0;
+}
+
+/* --figure: throughput or cpu (tune's --objective cpu is the same word). */
+static int set_figure(const opt_t *o, const char *v, run_spec_t *sp, run_cli_t *cli, char *why, size_t len)
+{
+    (void)o, (void)cli;
+    if (strcmp(v, "throughput") && strcmp(v, "cpu")) {
+        snprintf(why, len, "unknown figure '%.80s': expected throughput or cpu", v);
+        return -EINVAL;
+    }
+    snprintf(sp->figure, sizeof sp->figure, "%s", v);
     return 0;
 }
 

@@ -17,9 +17,11 @@
 #define SPEC_MAX_EVENTS 16     /* extra perf events (-e, events) */
 #define SPEC_TEXT 1024
 
-/* The default plan (no -r, --adaptive or --resolution): --resolution 2% within
- * 10 minutes and 30 blocks, at least VERDICT_MIN_BLOCKS blocks: the fewest pairs
- * from which the exact signed-rank test at 95% can flag a change (p >= 1/32). */
+/* The default plan (no -r, --adaptive or --resolution) is sequential, as an explicit
+ * --resolution is (seqstop.h): each comparison stops at the first look (blocks 8, 12,
+ * 18, the cap) where its verdict is settled or its resolution 2% reached, within 10
+ * minutes and 30 blocks.  VERDICT_MIN_BLOCKS: the fewest pairs from which the exact
+ * signed-rank test at 95% can flag a change (p >= 1/32), --adaptive's fewest blocks. */
 #define VERDICT_MIN_BLOCKS 6
 #define DEFAULT_RESOLUTION 0.02
 #define DEFAULT_BUDGET_S 600.0
@@ -48,6 +50,8 @@ typedef struct {
     double resolution;                             /* the same, of the paired ratio to the first
                                                     * configuration (--resolution); 0 = off */
     double budget_s;                               /* adaptive: stop adding blocks after this */
+    char figure[16];                               /* --figure: the primary figure, "throughput" or
+                                                    * "cpu" (CPU per unit of work, lower is better) */
     unsigned max_blocks;
     /* set by the command line or the matrix, not by their defaults: with none of
      * -r, --adaptive, --resolution a run is sized for a verdict (resolve_args) */

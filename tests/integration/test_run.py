@@ -7,6 +7,7 @@ checksums; bad input refused before any run; a crashing or hanging child
 becomes a row with its status while the other runs go on.  Exit 77 = skip.
 """
 import json
+import math
 import os
 import re
 import shutil
@@ -242,9 +243,9 @@ def case_default_plan(mb, tmp):
     p = run(mb, "run", "-w", spec, "-a", "glibc,jemalloc", "--max-blocks", "8", "--no-limit", "--warmup-runs", "0",
             "-o", out)
     blocks = {r["config"]: len({x["block"] for x in rows(out) if x["config"] == r["config"]}) for r in rows(out)}
-    check(blocks and all(6 <= n <= 8 for n in blocks.values()), f"6 to 8 blocks per configuration: {blocks}")
-    check("the default without -r" in p.stderr and "resolution tensor_copy jemalloc vs glibc: +-" in p.stderr,
-          f"the plan and the resolution reached are said: {p.stderr[-600:]!r}")
+    check(blocks and all(n == 8 for n in blocks.values()), f"8 blocks per configuration, one look: {blocks}")
+    check("the default without -r" in p.stderr and "tensor_copy jemalloc vs glibc: s" in p.stderr
+          and "sequential: " in p.stderr, f"the plan and the stop are said: {p.stderr[-600:]!r}")
     # --resume of a finished default plan: the file's samples count, so nothing is added
     before = len(rows(out))
     p = run(mb, "run", "-w", spec, "-a", "glibc,jemalloc", "--max-blocks", "8", "--no-limit", "--warmup-runs", "0",
@@ -255,6 +256,40 @@ def case_default_plan(mb, tmp):
     p = run(mb, "run", "-w", spec, "-a", "glibc,jemalloc", "-r", "3", "--no-limit", "--warmup-runs", "0", "-o", out)
     check(len(rows(out)) == 6 and "-r 3: 3 blocks give no verdict" in p.stderr and "leave out -r" in p.stderr,
           f"-r 3: 3 blocks and the note: {p.stderr[-400:]!r}")
+
+
+def case_sequential(mb, tmp):
+    """The default plan stops a comparison at its first look once it is settled: jemalloc purging
+    every free page against glibc on tensor_copy differs ~100x, so all 8 ratios lie beyond the
+    floor and the run stops at block 8 of --max-blocks 10 (looks at 8 and 10); the sidecar's stop
+    is what sequential.stop() makes of the CSV's rows (each block's last attempt), and stderr says
+    it.  --figure takes throughput or cpu, nothing else."""
+    from mallocbench import sequential
+    out = os.path.join(tmp, "s.csv")
+    p = run(mb, "run", "-w", "tensor_copy:size=1M,count=1,steps=2", "-a", "glibc,jk=jemalloc",
+            "-t", "jk:dirty_decay_ms=0", "--max-blocks", "10", "--no-limit", "--warmup-runs", "0", "-o", out)
+    got = rows(out)
+    check(max(int(r["block"]) for r in got) == 7, f"stopped after block 8: {sorted({r['block'] for r in got})}")
+    check("vs glibc: settled at block 8: " in p.stderr and "(99.2% CI, look 1 of 2)" in p.stderr,
+          f"the stop on stderr: {p.stderr[-500:]!r}")
+    meta = json.load(open(os.path.join(tmp, "s.meta.json")))
+    seq = meta.get("sequential") or {}
+    check(meta.get("figure") == "throughput" and seq.get("looks") == [{"blocks": 8, "alpha": 0.008},
+          {"blocks": 10, "alpha": 0.042}] and seq.get("cap") == 10, f"the schedule planned: {seq}")
+    stop = (seq.get("stops") or [{}])[0]
+    last = {}                      # (block, config) -> throughput of the block's last attempt
+    for r in sorted(got, key=lambda r: int(r.get("attempt") or 0)):
+        last[(int(r["block"]), r["config"])] = float(r["throughput"])
+    d = [math.log(last[(b, stop.get("config"))] / last[(b, "glibc")]) for b in range(8)]
+    want = sequential.stop(d, 10, better=got[0]["metric_better"])
+    check(stop.get("look") == 1 and stop.get("blocks") == 8 and stop.get("alpha") == 0.008
+          and stop.get("why") == want["why"] and stop.get("params") == got[0]["workload_params"],
+          f"the stop recorded: {stop} against {want}")
+    for k in ("estimate", "lo", "hi"):
+        check(abs(stop.get(k, 0) - want[k]) <= 1e-12 * abs(want[k]), f"{k}: {stop.get(k)} == {want[k]}")
+    p = run(mb, "run", "-w", "tensor_copy", "--figure", "wall", "-o", os.path.join(tmp, "f.csv"), expect_rc=2)
+    check("--figure: unknown figure 'wall': expected throughput or cpu" in p.stderr and
+          not os.path.exists(os.path.join(tmp, "f.csv")), f"a bad --figure refused first: {p.stderr!r}")
 
 
 def case_new_folder(mb, tmp):
@@ -524,13 +559,14 @@ def case_adaptive(mb, tmp):
     # --resolution: the paired ratio to the first configuration (an A/A pair here)
     aa = ["-a", "glibc,glibc-b=glibc", "--warmup-runs", "0", "--no-limit"]
     p = run(mb, "run", "-w", spec, *aa, "--resolution", "100%", "-r", "1", "-o", out, "--force")
-    check(len(rows(out)) == 12, f"a loose resolution is reached at 6 blocks: {len(rows(out))} rows")
-    check("resolution tensor_copy glibc-b vs glibc: +-" in p.stderr and "1 of 1 paired comparisons" in p.stderr,
-          f"says the resolution reached: {p.stderr[-400:]!r}")
+    check(len({r["block"] for r in rows(out)}) == 8, f"a loose resolution settles at the first look, block 8: "
+          f"{len(rows(out))} rows")
+    check("tensor_copy glibc-b vs glibc: settled at block 8" in p.stderr and "1 of 1 comparison settled" in p.stderr,
+          f"says where it settled: {p.stderr[-400:]!r}")
     p = run(mb, "run", "-w", spec, *aa, "--resolution", "0.0001%", "--max-blocks", "7", "-o", out, "--force")
     blocks = {r["block"] for r in rows(out)}
-    check(len(blocks) == 7 and "(not reached)" in p.stderr,
-          f"an impossible resolution runs to --max-blocks and says so: {sorted(blocks)} {p.stderr[-300:]!r}")
+    check(len(blocks) == 7 and "block 7" in p.stderr,
+          f"an impossible resolution runs to --max-blocks, one look there: {sorted(blocks)} {p.stderr[-300:]!r}")
     p = run(mb, "run", "-w", spec, "--adaptive", "1%", "--resolution", "1%", "-o", out, expect_rc=2)
     check("do not mix" in p.stderr, "--adaptive with --resolution refused")
 
