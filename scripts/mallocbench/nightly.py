@@ -154,6 +154,7 @@ def _stored(history_dir):
                 meta = night_meta(path)
                 rows = mbcsv.read(path)[1]
                 mbdata.check_unique(rows)
+                mbdata.annotate(rows, meta)  # what the sidecar says per row (the CPU of an idle_region workload)
                 out.append((night, path, meta, rows))
     return out
 

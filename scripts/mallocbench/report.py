@@ -87,8 +87,12 @@ def what_it_shows(run, baseline):
 
     for (wl, params), configs in sorted(groups.items(), key=order):
         text = []
-        meds = {c: med(rs, lambda r: num(r, "throughput")) for c, rs in configs.items()}
-        unit = next(iter(configs.values()))[0]["throughput_unit"]
+        # the primary figure (mbdata.primary_key: the workload's own, or the CPU where the sidecar says so;
+        # a trade-off's share is its own figure whatever the run's)
+        prim = mbdata.METRIC["throughput" if run.traits(wl) & {"trade_off", "idle_region"} else
+                             mbdata.primary_key([r for rs in configs.values() for r in rs])]
+        meds = {c: med(rs, prim.fn) for c, rs in configs.items()}
+        unit = mbdata.unit_of(prim, [r for rs in configs.values() for r in rs])
         refault = {c: med(rs, faults_per_mib) for c, rs in configs.items()}
         bad = [c for c in sorted(configs, key=rank) if (refault[c] or 0) >= REFAULT]
         if bad:
@@ -107,7 +111,7 @@ def what_it_shows(run, baseline):
                         f"{REFAULT} faults/MiB).")
         good = [c for c in meds if meds[c] is not None]
         if good and unit:
-            sign = -1 if mbcsv.better(next(iter(configs.values()))[0]) == "lower" else 1
+            sign = -1 if (prim.better or mbcsv.better(next(iter(configs.values()))[0])) == "lower" else 1
             best = max(good, key=lambda c: (sign * meds[c], -rank(c)[0]))
             if "trade_off" in run.traits(wl) or "idle_region" in run.traits(wl):
                 parts = [f"{c} {words.fmt_value(meds[c], unit)}" for c in sorted(good, key=rank)]
