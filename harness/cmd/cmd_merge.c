@@ -29,7 +29,7 @@
 
 typedef struct {
     char **fields;
-    unsigned long block, position;
+    unsigned long block, attempt, position; /* attempt: the block's, 0 without the column */
 } mrow_t;
 
 static int by_plan(const void *a, const void *b)
@@ -37,6 +37,8 @@ static int by_plan(const void *a, const void *b)
     const mrow_t *x = a, *y = b;
     if (x->block != y->block)
         return x->block < y->block ? -1 : 1;
+    if (x->attempt != y->attempt)
+        return x->attempt < y->attempt ? -1 : 1;
     return (x->position > y->position) - (x->position < y->position);
 }
 
@@ -336,13 +338,14 @@ static int check_shards(char **in, const csv_table_t *t, int nin, bool partial)
 }
 
 /* Every row of every input, checked (one schema, one plan, a block and
- * position each) and sorted in plan order, no sample twice.  *plan is the
+ * position each) and sorted in plan order (block, its attempt, position: a
+ * block measured again keeps every attempt's rows), no sample twice.  *plan is the
  * plan's matrix_id (NULL when there are no rows); *hosts the hosts seen. */
 static int collect_rows(char **in, int nin, const csv_table_t *t, mrow_t *rows, size_t *n, const char **plan,
                         unsigned *hosts)
 {
     int cm = csv_col(&t[0], "matrix_id"), cb = csv_col(&t[0], "block"), cp = csv_col(&t[0], "position");
-    int ch = csv_col(&t[0], "host"), cv = csv_col(&t[0], "schema_version");
+    int ch = csv_col(&t[0], "host"), cv = csv_col(&t[0], "schema_version"), ca = csv_col(&t[0], "attempt");
     if (cm < 0 || cb < 0 || cp < 0 || ch < 0 || cv < 0)
         return die_usage("merge: '%s' is not a mallocbench CSV of schema %s", in[0], CSV_SCHEMA_VERSION);
     const char *host = NULL;
@@ -356,6 +359,7 @@ static int collect_rows(char **in, int nin, const csv_table_t *t, mrow_t *rows, 
             rows[*n].fields = f;
             rows[*n].block = strtoul(f[cb], &e1, 10);
             rows[*n].position = strtoul(f[cp], &e2, 10);
+            rows[*n].attempt = ca >= 0 ? strtoul(f[ca], NULL, 10) : 0;
             if (strcmp(f[cv], CSV_SCHEMA_VERSION))
                 return die_usage("merge: '%s' has schema_version %s, this program writes %s", in[i], f[cv],
                                  CSV_SCHEMA_VERSION);
@@ -373,9 +377,10 @@ static int collect_rows(char **in, int nin, const csv_table_t *t, mrow_t *rows, 
     }
     qsort(rows, *n, sizeof *rows, by_plan);
     for (size_t i = 1; i < *n; i++)
-        if (rows[i].block == rows[i - 1].block && rows[i].position == rows[i - 1].position)
-            return die_usage("merge: sample (block %lu, position %lu) is in the input twice", rows[i].block,
-                             rows[i].position);
+        if (rows[i].block == rows[i - 1].block && rows[i].attempt == rows[i - 1].attempt &&
+            rows[i].position == rows[i - 1].position)
+            return die_usage("merge: sample (block %lu, attempt %lu, position %lu) is in the input twice",
+                             rows[i].block, rows[i].attempt, rows[i].position);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "prepare.h"
 #include "sample.h"
 #include "quiet.h"
+#include "remeasure.h"
 #include "resolve.h"
 #include "sidecar.h"
 #include "sysinfo.h"
@@ -74,11 +75,13 @@ static int read_seed(const csv_table_t *t, const char *path, uint64_t *seed, boo
     return 0;
 }
 
-/* --resume: the (block, position) pairs the file already has for this plan. */
-static int load_done(const csv_table_t *t, const char *path, const char *matrix_id, bool *done,
+/* --resume: the (block, position) pairs the file already has for this plan, of
+ * each block's last attempt (rm: read from the file here). */
+static int load_done(const csv_table_t *t, const char *path, const char *matrix_id, remeasure_t *rm, bool *done,
                      unsigned max_blocks, size_t ncells, size_t *ndone)
 {
     *ndone = 0;
+    remeasure_resume(rm, t, max_blocks);
     int cm = csv_col(t, "matrix_id"), cb = csv_col(t, "block"), cp = csv_col(t, "position");
     int cv = csv_col(t, "schema_version");
     if (cm < 0 || cb < 0 || cp < 0 || cv < 0)
@@ -97,7 +100,8 @@ static int load_done(const csv_table_t *t, const char *path, const char *matrix_
             if (units_parse_u64(t->rows[i][cb], &b) || units_parse_u64(t->rows[i][cp], &p))
                 rc = die_usage("cannot resume '%s': row %zu has block '%s', position '%s'", path, i + 1,
                                t->rows[i][cb], t->rows[i][cp]);
-            else if (b < max_blocks && p < ncells && !done[b * ncells + p]) {
+            else if (b < max_blocks && p < ncells && !done[b * ncells + p] &&
+                     remeasure_row_attempt(t, i) == rm->attempt[b]) {
                 done[b * ncells + p] = true;
                 (*ndone)++;
             }
@@ -121,12 +125,15 @@ static void load_prev_samples(run_ctx_t *c)
         return;
     }
     uint64_t shuffled = UINT64_MAX; /* the block whose order is in `order` (rows come block by block) */
+    /* c->rm.attempt: each block's last attempt, read by load_done */
     for (size_t i = 0; i < t->nrows; i++) {
         uint64_t b, p;
         if (units_parse_u64(t->rows[i][cb], &b) || b >= c->blocks || units_parse_u64(t->rows[i][cp], &p) || p >= n)
             continue;
+        if (remeasure_row_attempt(t, i) != c->rm.attempt[b])
+            continue; /* an earlier attempt of a block measured again: its values are not the block's */
         if (b != shuffled)
-            plan_block_order(c->sp.seed, (unsigned)(shuffled = b), n, order);
+            plan_block_order(remeasure_seed(c->sp.seed, c->rm.attempt[b]), (unsigned)(shuffled = b), n, order);
         size_t cell = order[p];
         c->cell_prev[cell]++;
         if (strcmp(t->rows[i][cs], "ok"))
@@ -177,6 +184,7 @@ static void ctx_free(run_ctx_t *c)
     free(c->cell_prev_ok);
     free(c->cell_args);
     free(c->cell_scale);
+    remeasure_free(&c->rm);
     free(c->row);
     sample_free(c->s);
     out_close(&c->out);
@@ -278,7 +286,7 @@ static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
         c->ndone = 0;
         if ((rc = csv_read_torn(c->out.csv, &c->prev, err, sizeof err)))
             return die_for(rc, "cannot resume: %s", err);
-        if (load_done(&c->prev, c->out.csv, c->x.matrix_id, c->done, c->blocks, c->r.ncells, &c->ndone))
+        if (load_done(&c->prev, c->out.csv, c->x.matrix_id, &c->rm, c->done, c->blocks, c->r.ncells, &c->ndone))
             return 2;
         load_prev_samples(c);
     }
@@ -423,6 +431,10 @@ static int ctx_alloc(run_ctx_t *c)
     if (!c->order || !c->done || !c->tput || !c->tblock || !c->ntput || !c->converged || !c->stopped ||
         !c->warm_failed || !c->cell_run || !c->cell_ok || !c->cell_prev || !c->cell_prev_ok || !c->cell_args || !c->cell_scale || !c->row || !c->s)
         return -ENOMEM;
+    remeasure_plan_t rp = {c->tput, c->tblock, c->ntput, c->done, c->converged, c->stopped, &c->planned,
+                           c->r.ncells, c->blocks, c->cli.quiet};
+    if (remeasure_alloc(&c->rm, &rp, c->cli.shard_k, c->cli.shard_n))
+        return -ENOMEM;
     for (size_t i = 0; i < c->r.ncells; i++) {
         c->cell_args[i] = c->r.wl[i / c->r.ncfg];
         c->cell_scale[i] = 0; /* set by load_scales or calibrate_cells */
@@ -442,7 +454,7 @@ static int run_identify(run_ctx_t *c)
     c->x.seed = c->sp.seed;
     resolve_plan_id(&c->r, c->sp.seed, c->x.matrix_id, sizeof c->x.matrix_id);
     if (c->cli.resume && c->out.exists &&
-        load_done(&c->prev, c->out.csv, c->x.matrix_id, c->done, c->blocks, c->r.ncells, &c->ndone))
+        load_done(&c->prev, c->out.csv, c->x.matrix_id, &c->rm, c->done, c->blocks, c->r.ncells, &c->ndone))
         return 2;
     time_t now = time(NULL);
     unsigned short rnd = 0;

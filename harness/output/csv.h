@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CSV_SCHEMA_VERSION "7"
+#define CSV_SCHEMA_VERSION "8"
 
 /* X(name, type, unit, description): type CSV_NUM (empty or a finite number)
  * or CSV_TEXT; `mallocbench schema --json` gives the scripts this table. */
@@ -21,7 +21,8 @@
     X(matrix_id, CSV_TEXT, "hex", "identity of the run plan (its workloads, configurations and seed): equal across shards and resumed runs of one plan") \
     X(plan_seed, CSV_NUM, "", "seed of the block order; the same seed gives the same order") \
     X(block, CSV_NUM, "", "block of the plan, from 0: every configuration runs once per block") \
-    X(position, CSV_NUM, "", "position within the block, from 0 (the shuffled order); (block, position) names a sample") \
+    X(position, CSV_NUM, "", "position within the block, from 0 (the shuffled order of the block's attempt); (block, attempt, position) names a sample") \
+    X(attempt, CSV_NUM, "", "the block's measurement: 0 first; 1, 2 when the block was measured again whole because a sample of it was disturbed from outside (steal, run-queue wait beyond its own threads); readers use each block's last attempt") \
     X(shard, CSV_TEXT, "", "K/N when run with --shard, else empty") \
     X(timestamp, CSV_TEXT, "ISO 8601 UTC", "when the sample started") \
     X(host, CSV_TEXT, "", "host name") \

@@ -148,6 +148,7 @@ void row_fill(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned block,
     csv_set(row, COL_plan_seed, "%llu", (unsigned long long)x->seed);
     csv_set(row, COL_block, "%u", block);
     csv_set(row, COL_position, "%zu", position);
+    csv_set(row, COL_attempt, "%u", x->attempt);
     csv_set(row, COL_shard, "%s", x->shard);
     csv_set(row, COL_timestamp, "%s", ts);
     csv_set(row, COL_host, "%s", x->host);

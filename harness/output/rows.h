@@ -17,6 +17,7 @@ typedef struct {
     const char *run_id, *host, *shard;
     char matrix_id[24];
     uint64_t seed;
+    unsigned attempt;   /* the block's attempt (remeasure.h): 0 first, 1 and 2 measured again */
 } row_ctx_t;
 
 /* Clear row and fill it for sample s of workload a under configuration c:

@@ -409,7 +409,7 @@ static void calibrate_cells(run_ctx_t *c)
     bool *needed = calloc(r->ncells ? r->ncells : 1, sizeof *needed);
     size_t nneeded = 0, ndone = 0;
     for (unsigned b = 0; needed && b < c->blocks; b++) {
-        plan_block_order(c->sp.seed, b, r->ncells, c->order);
+        plan_block_order(remeasure_seed(c->sp.seed, c->rm.attempt[b]), b, r->ncells, c->order);
         for (size_t p = 0; p < r->ncells; p++)
             if (plan_in_shard(b, c->cli.shard_k, c->cli.shard_n) && !c->done[b * r->ncells + p] &&
                 !needed[c->order[p]]) {
@@ -490,7 +490,9 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
         if (schedule_target(sp) > 0 && b >= (sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS) &&
             (cells_converged(c, b) || mono_now() - c->t_start > sp->budget_s))
             break;
-        plan_block_order(sp->seed, b, r->ncells, c->order);
+    again: /* the block measured again whole (remeasure_block), in a new order */
+        plan_block_order(remeasure_seed(sp->seed, c->rm.attempt[b]), b, r->ncells, c->order);
+        c->x.attempt = c->rm.attempt[b];
         for (size_t w = 0; w < r->nw && sp->limit && !sample_interrupted(); w++) {
             bool used = false;
             for (size_t p = 0; p < r->ncells && !used; p++)
@@ -508,7 +510,10 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
                 *nblocks = b;
                 return 1;
             }
+            remeasure_note(&c->rm, c->row);
         }
+        if (!sample_interrupted() && remeasure_block(&c->rm, b, c->tty))
+            goto again;
     }
     *nblocks = b;
     return 0;

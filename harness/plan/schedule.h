@@ -10,6 +10,7 @@
 #include "csv.h"
 #include "options.h"
 #include "output.h"
+#include "remeasure.h"
 #include "resolve.h"
 #include "rows.h"
 #include "types.h"
@@ -58,6 +59,7 @@ struct run_ctx {
     uint64_t *cell_scale;          /* its work_scale; 0: not calibrated yet */
     csv_row_t *row;
     run_sample_t *s;
+    remeasure_t rm;                /* blocks measured again whole (remeasure.h): each one's attempt */
     /* progress */
     size_t planned, nrun, nok, nbad;
     double t_start, spent;

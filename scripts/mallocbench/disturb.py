@@ -1,7 +1,8 @@
 """disturb.py - the data layer's reading of what disturbed a sample from outside (the columns
 schema 6 added: region_run_delay_s, steal_s, khugepaged_collapses, compactions): the share of
 time it waited for a CPU, the host's steal, why a sample counts as disturbed, how much of a
-cell's variance the waits explain, and the smallest change a paired comparison could flag.
+cell's variance the waits explain, the smallest change a paired comparison could flag, and
+the rule by which the harness measures a block again (outside).
 mbdata re-exports them.
 """
 import os
@@ -47,6 +48,37 @@ def disturbed(r):
     if (num(r, "compactions") or 0) > 0:
         why.append("memory was compacted")
     return ", ".join(why) or None
+
+
+def outside(r, ncpu=None):
+    """Why the harness measures this sample's block again, or None: the sample is ok and was
+    disturbed from outside, by host steal over it > DISTURB_STEAL of total wall x CPUs, or
+    by run-queue wait of its process tree beyond what its own threads explain.  They explain
+    self = max(0, cpu + wait - wall x CPUs) (they wanted more CPU than the machine has); the
+    rest, (wait - self) / (wait + cpu) > DISTURB_WAIT, is outside (cpu: region_task_clock_s,
+    else region_user_s + region_sys_s; wall: region_wall_s, else total_wall_s).  khugepaged
+    and compaction are machine-wide and may be the configuration's own: never here.  The one
+    Python reading of harness/plan/remeasure.c remeasure_outside (tests/unit/test_remeasure.c
+    and test_disturb_outside.py hold the same rows); ncpu: the machine's (default this one's)."""
+    if r.get("status") != "ok":
+        return None
+    n = ncpu or os.cpu_count() or 1
+    steal, total = num(r, "steal_s"), num(r, "total_wall_s")
+    if steal is not None and total and total > 0 and steal / (total * n) > DISTURB_STEAL:
+        return f"steal {steal / (total * n) * 100:.1f}%"
+    wait, cpu = num(r, "region_run_delay_s"), num(r, "region_task_clock_s")
+    if cpu is None:
+        u, s = num(r, "region_user_s"), num(r, "region_sys_s")
+        cpu = u + s if u is not None and s is not None else None
+    wall = num(r, "region_wall_s")
+    wall = total if wall is None else wall
+    if wait is None or cpu is None or not wait + cpu > 0:
+        return None
+    own = 0.0 if wall is None else max(0.0, cpu + wait - wall * n)
+    share = (wait - own) / (wait + cpu)
+    if share <= DISTURB_WAIT:
+        return None
+    return f"waited {share * 100:.0f}% for a CPU beyond its own threads' demand"
 
 
 def variance_explained(rows, fn):

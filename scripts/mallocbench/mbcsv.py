@@ -1,8 +1,8 @@
 """mbcsv.py - the one reader of mallocbench run CSVs for every script; the columns, their
 types and the schema version come from the harness (schema(): `mallocbench schema --json`).
 
-read() is strict: UTF-8, a schema_version column equal to SCHEMA in every row,
-every schema column present, as many fields in a row as in the header, no field
+read() is strict: UTF-8, a schema_version column equal to SCHEMA (or one of OLDER) in
+every row, every schema column present (an OLDER file's lacking ones filled in), as many fields in a row as in the header, no field
 over FIELD_MAX characters, no control character outside `message`, every number
 column empty or a finite number of magnitude 0 or NUM_MIN..NUM_MAX.  Any
 other input raises CsvError, whose text names the file and the row ('run.csv:
@@ -14,7 +14,9 @@ takes it off again (unguard), so rows hold the values as given.  Also the one li
 the scripts print for a missing Debian package (missing_dependency), and the one way a
 script reads an input file or a sidecar (read_bytes, read_json): a FIFO or device is never
 opened for reading (a reader would wait for a writer forever), and JSON nested too deeply
-is bad JSON, not a traceback.
+is bad JSON, not a traceback.  A block measured again whole (the harness's `attempt`: a
+sample of it was disturbed from outside) is read here, once for every script: only each
+block's last attempt is kept (last_attempts), and remeasured() counts such blocks.
 """
 import csv
 import io
@@ -30,6 +32,9 @@ EXIT_BAD_INPUT = 2
 FIELD_MAX = 128 * 1024  # the csv module's own default limit; the harness writes at most 2 KiB
 
 NUM, TEXT = "number", "text"
+# schema versions read besides the harness's own: {version: {column it lacks: the value its rows
+# get}}.  7 had no `attempt` (no block was measured again: every row is its block's attempt 0).
+OLDER = {"7": {"attempt": "0"}}
 # the one column that may hold several lines (a child's stderr); scripts show it through
 # mbdata.printable.  Any other field with a control character (C0, DEL, C1) is refused.
 FREE_TEXT = ("message",)
@@ -232,7 +237,7 @@ def parse(text, path):
             if len(fields) != len(header):
                 raise CsvError(f"{at}: {len(fields)} fields, the header has {len(header)}")
             r = Row(((c, unguard(v) if c in _GUARDED else v) for c, v in zip(header, fields)), path, record)
-            if r["schema_version"] != SCHEMA:
+            if r["schema_version"] != SCHEMA and r["schema_version"] not in OLDER:
                 raise CsvError(f"{at}: schema_version {r['schema_version'] or '(empty)'}; these scripts read "
                                f"{SCHEMA}")
             for col, v in zip(header, fields):
@@ -254,13 +259,48 @@ def parse(text, path):
                     r["message"] = (f"{col} {r[col]} is outside the magnitude 0 or {NUM_MIN:g}..{NUM_MAX:g} "
                                     f"these scripts read")
                     r["status"], r[col] = "error", ""
+            for col, value in OLDER.get(r["schema_version"], {}).items():
+                r.setdefault(col, value)
             rows.append(r)
     except csv.Error as e:
         raise CsvError(f"{where(path, record + 1)}: {e}") from None
-    missing = [c for c, _ in COLUMNS if c not in header]
+    # a column an older schema lacks is no loss where every row is of one that lacks it
+    versions = {r["schema_version"] for r in rows} or set(OLDER)
+    missing = [c for c, _ in COLUMNS if c not in header and not all(c in OLDER.get(v, {}) for v in versions)]
     if missing:
         raise CsvError(f"{path}: header: no column {missing[0]} (schema_version {SCHEMA} has it)")
-    return header, rows
+    return header, last_attempts(rows)
+
+
+def _block(r):
+    """(matrix_id, block) of a row: its block of the plan; None where either is empty."""
+    m, b = r.get("matrix_id"), r.get("block")
+    return (m, b) if m and b else None
+
+
+def _attempt(r):
+    return num(r, "attempt") or 0
+
+
+def last_attempts(rows):
+    """The rows of each block's last attempt, in their order: a block measured again whole
+    (attempt 1, 2: a sample of it was disturbed from outside) is read as its last
+    measurement, and the rows of its earlier attempts, kept in the file (nothing measured is
+    lost), are left out here, the one place every reader passes."""
+    last = {}
+    for r in rows:
+        a, k = _attempt(r), _block(r)
+        if a > 0 and k is not None and a > last.get(k, 0):
+            last[k] = a
+    if not last:
+        return rows
+    return [r for r in rows if _block(r) is None or _attempt(r) == last.get(_block(r), 0)]
+
+
+def remeasured(rows):
+    """How many blocks (of each plan, counted together) these rows measured again whole: the
+    blocks whose last attempt (last_attempts) is not the first."""
+    return len({_block(r) for r in rows if _attempt(r) > 0 and _block(r) is not None})
 
 
 def read_bytes(path):

@@ -361,6 +361,9 @@ def first_lines(run, res):
         lines.append("disturbed samples: " + ", ".join(f"{w} {n}/{tot[w]}" for w, n in by.items())
                      + " (CPU waits, host steal, khugepaged or compaction during the sample; "
                      "compare --drop-disturbed leaves them out)")
+    again = mbdata.mbcsv.remeasured(run.rows)  # the rows are each block's last attempt (mbcsv)
+    if again:
+        lines.append(f"{again} block{'s' if again != 1 else ''} re-measured (a sample disturbed from outside)")
     prim = [c for c in res if c.primary and not c.geomean and not c.is_base and c.change is not None]
     for key in dict.fromkeys((c.workload, c.params) for c in prim):
         cells = [c for c in prim if (c.workload, c.params) == key]
