@@ -36,7 +36,7 @@ METRIC_KIND = {m[0]: m[4] for m in METRICS}
 # the resolution a figure is written with (region_*_s: "%.2f"), in seconds; per unit of work (the
 # series' unit, s/MiB...) it is this over the sample's work (_resolution); a step of a couple of these
 # is not a change
-RESOLUTION = {"user_cpu": 0.01, "sys_cpu": 0.01}
+RESOLUTION = {"cpu": 0.01, "user_cpu": 0.01, "sys_cpu": 0.01}  # cpu: their sum, in the same ticks
 
 
 def _resolution(metric, rows):
