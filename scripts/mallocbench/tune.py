@@ -152,7 +152,8 @@ def search_and_report(args, out, base):
                 tuner.save()  # the time round 1 took, for a --resume with a longer budget
         raise cli.Fail(str(e), 2 if isinstance(e, BadInput) else 1) from None
     why = failures(([tuner.confirm["csv"]] if tuner.confirm else []) + [rd["csv"] for rd in tuner.rounds])
-    winner, verdict = confirmed_winner(args, want, finalists, crow, better, why)
+    winner, verdict = confirmed_winner(args, want, finalists, crow, better, why,
+                                       tuner.confirm["csv"] if tuner.confirm else None)
     report = "\n".join(report_md(args, sp, tuner, vals, finalists, want, crow, better, winner, verdict)) + "\n"
     with held():  # the report, then the journal marked finished: an interrupt now is taken after both
         try:

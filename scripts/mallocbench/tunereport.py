@@ -6,16 +6,18 @@ A helper of the tune view (tune.py), imported only by it; the search's records c
 tunesearch.py, the objectives from tunerun.py.
 """
 import io
+import math
 import os
 
 from . import change
 from . import mbcsv
 from . import mbdata
 from . import mbout
+from . import sequential
 from . import tunerun
 from . import words
 from .tunerun import OBJECTIVES
-from .tunesearch import CONFIRM_MIN, collect, direction, front, full_blocks, med, owner, ranked
+from .tunesearch import CONFIRM_CAP, RACE_CAP, collect, direction, front, full_blocks, med, owner, ranked, stop_text
 
 
 def trade_off(confirm_csv, rows):
@@ -83,62 +85,81 @@ def env_line(confirm_csv, label):
 FLOOR = 0.01  # the verdicts' floor, as compare's default (--floor 1)
 
 
-def confirmed_winner(args, want, finalists, crow, better, why=""):
-    """(winner, verdict) from the confirmation alone.  The configurations rank by their median
-    per-block ratio to glibc's default (over --max-rss: left out); the first is the winner only
-    when, over at least CONFIRM_MIN common blocks, its paired change (change.pair_values: the
-    Hodges-Lehmann ratio, its exact signed-rank CI) lies wholly beyond the floor on the better
-    side against the runner-up, against glibc's default (the baseline) and, for a tuned
-    setting, against its family's default (a setting that only won the racing by chance, the
-    winner's curse, is never named).  The verdict names each of those changes with its CI and
-    n; without a winner, the blocks reached and the resolution of each."""
+def confirm_stop(meta, crow, want, top, base, key, better):
+    """top against base in the confirmation, where the run stopped it (the one rule,
+    sequential.py): the sidecar's stop of base against top (the run's first configuration),
+    turned round to top/base, when the run stopped on this objective's figure; else
+    sequential.stop replayed over the rows' per-block log ratios top/base (in block order, None
+    where either has no sample; a run that ended before the cap takes its last look there).
+    {"look", "blocks", "n", "alpha", "why", "estimate", "lo", "hi"}, as top/base."""
+    seq = (meta or {}).get("sequential") or {}
+    if seq.get("figure", (meta or {}).get("figure", "throughput")) == key:
+        for st in seq.get("stops") or []:
+            if not isinstance(st, dict):
+                continue
+            c, b = owner(want, str(st.get("config", ""))), owner(want, str(st.get("baseline", "")))
+            if c is not None and b is not None and c.label == base and b.label == top:
+                out = dict(st)
+                inv = {"improved": "regressed", "regressed": "improved"}
+                out["why"] = inv.get(st.get("why"), st.get("why"))
+                e, lo, hi = st.get("estimate"), st.get("lo"), st.get("hi")
+                out["estimate"] = 1 / e if e else None
+                out["lo"], out["hi"] = (1 / hi, 1 / lo) if lo and hi else (None, None)
+                return out
+    vals, order = {}, sorted({(r["matrix_id"], r["block"]) for r in crow}, key=lambda k: (str(k[0]), int(k[1])))
+    collect(crow, want, vals, key)
+    tv, bv = vals.get(top, {}), vals.get(base, {})
+    d = [math.log(tv[k] / bv[k]) if k in tv and k in bv and tv[k] > 0 and bv[k] > 0 else None for k in order]
+    if not any(x is not None for x in d):
+        return {"look": 0, "blocks": len(order), "n": 0, "alpha": None, "why": "no ratio", "estimate": None,
+                "lo": None, "hi": None}
+    cap = seq.get("cap") if isinstance(seq.get("cap"), int) and seq.get("cap") > 0 else CONFIRM_CAP
+    return sequential.stop(d, cap, better=better, budget_at=len(d) if len(d) < cap else None)
+
+
+def confirmed_winner(args, want, finalists, crow, better, why="", csv=None):
+    """(winner, verdict) from the confirmation alone, a run of the race's leader (want[0], its
+    first configuration) against the rest, sized for a verdict.  The leader (unless over
+    --max-rss) is the winner only when the run settled it improved (its CI wholly beyond the
+    floor on the better side, at the look where it stopped: confirm_stop) against the
+    runner-up, against glibc's default (the baseline) and, for a tuned setting, against its
+    family's default (a setting that only won the racing by chance, the winner's curse, is
+    never named).  The verdict names each stop, 'settled at block 8: 7.95x improved [...]',
+    with the CI of that look; without a winner, where each comparison stopped short.  csv: the
+    confirmation's CSV, whose sidecar holds the run's stops."""
     vals, rss = {}, {}
     collect(crow, want, vals, args.race_key)
     collect(crow, want, rss, "rss")
-    # the figure's unit, which a difference is written in (cpu and rss are ratios)
-    unit = (next((r.get("throughput_unit") for r in crow if r.get("throughput_unit")), "")
-            if args.race_key == "throughput" else "")
     if not vals:
         return None, (f"no confirmation sample was ok: {why}: no winner" if why else
                       "no confirmation sample finished within the budget: no winner")
-    notes, order = [], []
-    for c in ranked(want, vals, better, "glibc"):
-        m = med(rss.get(c.label, {}).values())
-        if args.max_rss_bytes and m is not None and m * 1048576 > args.max_rss_bytes:
-            notes.append(f"{c.label}: median {tunerun.MEM} {m:.0f} MiB over --max-rss")
-        else:
-            order.append(c)
-    if not order:
-        return None, "; ".join(notes)
-    top = order[0]
-    against = [(order[1].label, "the runner-up")] if len(order) > 1 else []
-    if top.label != "glibc" and "glibc" in vals:
+    try:
+        meta = mbdata.read_meta(csv) if csv else None
+    except mbcsv.CsvError:
+        meta = None  # the stops are replayed from the rows (env_line says why the sidecar is unread)
+    top = want[0]
+    m = med(rss.get(top.label, {}).values())
+    if args.max_rss_bytes and m is not None and m * 1048576 > args.max_rss_bytes:
+        return None, f"{top.label}: median {tunerun.MEM} {m:.0f} MiB over --max-rss"
+    against = [(finalists[1].label, "the runner-up")] if len(finalists) > 1 and finalists[1].label in vals else []
+    if top.label != "glibc" and "glibc" in vals and "glibc" not in [a for a, _ in against]:
         against.append(("glibc", "the baseline"))
     if top.pairs and top.fam in vals and top.fam not in [a for a, _ in against]:
         against.append((top.fam, "its family's default"))
-    if not against:
-        return None, "; ".join(notes + [f"{top.label} was the only configuration confirmed: nothing to win against"])
+    if top.label not in vals or not against:
+        return None, f"{top.label} was the only configuration confirmed: nothing to win against"
     parts, won = [], True
     for base, role in against:
-        cell = change.pair_values(vals[base], vals[top.label], better, floor=FLOOR, unit=unit)
-        ch = cell.change
-        n = ch.n if ch is not None and ch.paired else 0
-        ok = n >= CONFIRM_MIN and cell.verdict == "improved"
-        won &= ok
-        text = f"against {base} ({role}) {change_text(vals, base, top.label, better, unit=unit)}"
-        if not ok:
-            res = words.resolution_text(cell)
-            text += (f", {n} common blocks ({CONFIRM_MIN} needed)" if n < CONFIRM_MIN else "")
-            text += f", resolution {res or 'none (no CI)'}"
-        parts.append(text)
+        st = confirm_stop(meta, crow, want, top.label, base, args.race_key, better)
+        won &= st is not None and st["why"] == "improved"
+        parts.append(f"against {base} ({role}) {stop_text(st)}")
     what = f"{top.label} ({top.text()})"
     if won:
-        return top, "; ".join(notes + [f"{what} ranked first in the confirmation, beyond the {FLOOR:.0%} floor "
-                                       "on the better side: " + "; ".join(parts)])
-    return None, "; ".join(notes + [f"{what} ranked first in the confirmation (median per-block ratio to glibc's "
-                                    f"default), but not beyond the {FLOOR:.0%} floor on the better side of each: "
-                                    + "; ".join(parts) + " (the racing's finalists: "
-                                    + ", ".join(f.label for f in finalists) + ")"])
+        return top, (f"{what}, the race's leader, settled improved in the confirmation, beyond the "
+                     f"{FLOOR:.0%} floor on the better side: " + "; ".join(parts))
+    return None, (f"{what}, the race's leader, did not settle improved beyond the {FLOOR:.0%} floor against "
+                  "each in the confirmation: " + "; ".join(parts) + " (the racing's finalists: "
+                  + ", ".join(f.label for f in finalists) + ")")
 
 
 def faults_of(r):
@@ -167,9 +188,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         c = owner(want, r["config"])
         if c is not None and faults_of(r) is not None:
             faults.setdefault(c.label, {})[(r["matrix_id"], r["block"])] = faults_of(r)
-    lines += ["## Confirmed (fresh interleaved blocks; nothing from the racing is reused)", "",
-              blocks_text(tuner.confirm, crow, want) + f" of {', '.join(c.label for c in want)} "
-              f"({os.path.basename(base)}.confirm.csv).", "",
+    lines += confirmed_head(args, tuner, crow, want, better) + [
               "| objective | highest-ranked in the confirmation (a winner only if its change says so) | its setting "
               "| vs its family's default | vs glibc default |",
               "|---|---|---|---|---|"]
@@ -224,7 +243,7 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
                                    + (" (256 per MiB: every page faulted in again)" if per == "MiB" else "")
                                    if many else "") + ".")
     if findings:  # what the user must not miss, above the tables that hold it
-        k0 = lines.index("## Confirmed (fresh interleaved blocks; nothing from the racing is reused)")
+        k0 = lines.index(CONFIRMED)
         lines[k0:k0] = ["## Findings", ""] + [f"- {x}" for x in findings] + [""]
     if winner is None:
         lines += ["", "## No winner", "",
@@ -242,7 +261,9 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
                              f"{change_text(conf['throughput'], lab, winner.label, tpb, trade, unit=unit)} "
                              f"(throughput, winner/{lab}).")
     lines += pareto_section(want, conf, tpb, base)
-    lines += ["", "## Racing (successive halving; these figures chose the finalists, none is reported above)",
+    lines += ["", f"## Racing (a candidate leaves when its verdict against the leader settles, at blocks "
+              f"{' and '.join(str(b) for b, _ in sequential.looks(RACE_CAP))}; these figures chose the finalists, "
+              "none is reported above)",
               "", "| candidate | origin | setting | median | samples | dropped |", "|---|---|---|---|---|---|"]
     for c in cands:
         v = racing.get(c.label, {})
@@ -252,14 +273,38 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     return lines
 
 
+CONFIRMED = "## Confirmed (a run sized for a verdict, in fresh interleaved blocks; nothing from the racing is reused)"
+
+
+def confirmed_head(args, tuner, crow, want, better):
+    """The confirmation's heading, its run, and where it stopped each comparison with the race's
+    leader (confirm_stop: the look, and the CI of that look)."""
+    csv = tuner.base + ".confirm.csv"
+    try:
+        meta = mbdata.read_meta(csv)
+    except mbcsv.CsvError:
+        meta = None  # the stops are replayed from the rows; env_line says why the sidecar is unread
+    out = [CONFIRMED, ""]
+    if want:
+        top = want[0].label
+        out += [f"A run of {top}, the race's leader, against {', '.join(c.label for c in want[1:]) or 'nothing'}, "
+                f"which stops each comparison with {top} when its verdict settles: "
+                + blocks_text(tuner.confirm, crow, want) + f" ({os.path.basename(csv)}).", ""]
+        out += [f"- {top} against {c.label}: "
+                + stop_text(confirm_stop(meta, crow, want, top, c.label, args.race_key, better)) for c in want[1:]]
+        out += [""] if len(want) > 1 else []
+    return out
+
+
 def blocks_text(confirm, crow, want):
-    """The confirmation's blocks as reached: those in which every configuration has an ok sample,
-    of the planned ones, and those cut short (by the budget, ^C or a failed sample)."""
+    """The confirmation's blocks as run: how many (of the cap), and how many hold every
+    configuration (a configuration leaves the run once its comparison has stopped; a block cut
+    by the budget, ^C or a failed sample lacks some)."""
     full = len(full_blocks(crow, want))
-    some = len({(r["matrix_id"], r["block"]) for r in crow}) - full
-    planned = confirm.get("blocks") if confirm else None
-    return (f"{full} complete block{'s' if full != 1 else ''}" + (f" of the {planned} planned" if planned else "")
-            + (f" (and {some} cut short, not every configuration in {'it' if some == 1 else 'them'})" if some else ""))
+    ran = len({(r["matrix_id"], r["block"]) for r in crow})
+    cap = confirm.get("blocks") if confirm else None
+    return (f"{ran} block{'s' if ran != 1 else ''}" + (f" of at most {cap}" if cap else "")
+            + (f", {full} with every configuration" if full != ran else ""))
 
 
 def pareto_section(want, conf, better, base):

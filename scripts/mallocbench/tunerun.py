@@ -8,6 +8,7 @@ read: read it as tunerun.MEM.
 """
 import contextlib
 import datetime
+import math
 import os
 import re
 import signal
@@ -112,8 +113,11 @@ def child_signals():
 
 # ---- running ---------------------------------------------------------------------------------
 
-def round_cmd(args, cands, blocks, seed, path, resume, dry=False):
-    """The harness command of one round: cands in `blocks` randomized blocks into path."""
+def round_cmd(args, cands, blocks, seed, path, resume, dry=False, sized=None):
+    """The harness command of one round: cands in `blocks` randomized blocks into path; with
+    blocks None, a run sized for a verdict (the confirmation): no -r, so that run's default plan
+    stops each comparison with the first configuration at its look, within sized = (cap blocks,
+    budget s); --objective cpu makes CPU its primary figure (run's --figure cpu, the same word)."""
     cmd = [harness(), args.via]
     cmd += ["-m", args.matrix] if args.matrix else []
     cmd += ["-w", args.workload] if args.workload else []
@@ -121,11 +125,29 @@ def round_cmd(args, cands, blocks, seed, path, resume, dry=False):
     for c in cands:
         for k, v in c.pairs:
             cmd += ["-t", f"{c.label}:{k}={v}"]
-    cmd += ["-r", str(blocks), "--seed", str(seed), "--warmup-runs", "0", "--no-limit", "-q", "--keep-going"]
+    if blocks is not None:
+        cmd += ["-r", str(blocks)]
+    else:
+        cap, budget = sized or (30, 600)
+        cmd += ["--max-blocks", str(cap), "--budget", f"{max(1, math.ceil(budget))}s"]
+        cmd += ["--figure", "cpu"] if args.objective == "cpu" and has_option("--figure") else []
+    cmd += ["--seed", str(seed), "--warmup-runs", "0", "--no-limit", "-q", "--keep-going"]
     cmd += ["--print-commands"] if dry else ["-o", path, "--resume" if resume else "--force"]
     cmd += args.passthrough
     cmd += ["--"] + args.cmd if args.cmd else []
     return cmd
+
+
+_HELP = {}
+
+
+def has_option(flag):
+    """Whether `run --help` (the run options exec and serve take too) lists flag: an option
+    another part of the harness may not have yet (--figure)."""
+    if "run" not in _HELP:
+        p = subprocess.run([harness(), "run", "--help"], capture_output=True, text=True)
+        _HELP["run"] = p.stdout + p.stderr
+    return re.search(rf"(^|\s){re.escape(flag)}\b", _HELP["run"], re.M) is not None
 
 
 def check_input(args, cands):
@@ -162,13 +184,13 @@ class Refused(BadInput):
     """Refused once the first samples were timed (the budget cannot hold the search): exit 2."""
 
 
-def run_round(args, cands, blocks, seed, path, deadline, resume=False, watch=None):
+def run_round(args, cands, blocks, seed, path, deadline, resume=False, watch=None, sized=None):
     """One `mallocbench run` (or exec, serve) of cands into path; it writes each sample as it
     ends, so a run stopped at the deadline leaves every finished one.  watch(started), called
     every POLL_S while the run goes on (started: its wall-clock start), returns None, or the
     line that refuses to go on: the run is then stopped as at the deadline and Refused raised
     with it.  The ok rows."""
-    cmd = round_cmd(args, cands, blocks, seed, path, resume)
+    cmd = round_cmd(args, cands, blocks, seed, path, resume, sized=sized)
     started = time.time()
     with tempfile.TemporaryFile(mode="w+") as errf:
         # its own session, so that the deadline stops the run and everything it started, and ^C

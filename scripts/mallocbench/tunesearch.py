@@ -17,14 +17,23 @@ import time
 from . import mbcsv
 from . import mbdata
 from . import mbout
+from . import sequential
 from . import stats
 from . import tunerun
+from . import words
 from .tunerun import (OBJECTIVES, BadInput, Refused, harness, held, name_memory, read_ok, round_files,
                       run_round, sample_starts)
 
-ROUND_BLOCKS = 2      # blocks each survivor runs per racing round
-FINALISTS = 2         # the racing stops at this many survivors
-CONFIRM_MIN, CONFIRM_MAX, CONFIRM_CONFIGS = 6, 10, 8  # blocks (6: the fewest pairs with a 95% CI), configurations
+# The one stopping rule (sequential.py) decides the race and the confirmation alike: a candidate
+# leaves the race at the first look (sequential.looks(RACE_CAP)) where its verdict against the
+# leader is settled, and the confirmation is a run sized for a verdict (run's default plan,
+# capped at CONFIRM_CAP blocks), which stops each comparison at its own look.
+RACE_CAP = 12         # the race's block cap: looks at blocks 8 and 12 (sequential.looks(12))
+FIRST_LOOK = sequential.looks(RACE_CAP)[0][0]  # 8: the fewest blocks any verdict can come from
+FINALISTS = 2         # the leader and the runner-up go to the confirmation
+CONFIRM_CAP = 30      # the confirmation's block cap: run's default plan (--max-blocks 30)
+CONFIRM_MIN = sequential.looks(CONFIRM_CAP)[0][0]  # its first look: the fewest blocks it can settle in
+CONFIRM_CONFIGS = 8   # configurations at most
 
 
 # ---- the search space ------------------------------------------------------------------------
@@ -178,11 +187,29 @@ def med(vals):
     return stats.median(list(vals)) if vals else None
 
 
-def worse(change, better):
-    """True when the whole CI of other/base lies on the worse side of no change."""
-    if change is None or change.lo is None or change.hi is None:
-        return False
-    return change.hi < change.no_change if better == "higher" else change.lo > change.no_change
+def log_ratios(base, other):
+    """The per-block log ratios other/base over the blocks both ran ({(plan, block): value}), in
+    the order the blocks ran (plan, then block); a block where either value is not positive
+    has no ratio (None), as sequential.stop takes it."""
+    keys = sorted((k for k in other if k in base), key=lambda k: (str(k[0]), int(k[1])))
+    return [math.log(other[k] / base[k]) if other[k] > 0 and base[k] > 0 else None for k in keys]
+
+
+def race_look(base, other, better, cap=RACE_CAP):
+    """other against base in the race, by the one rule (sequential.settle at each look of
+    sequential.looks(cap) that their paired blocks reached, over the blocks up to it): the first
+    settled look, {"look", "blocks", "n", "alpha", "why", "estimate", "lo", "hi"}; at the cap
+    unsettled, why "cap"; None while the verdict could still change."""
+    d = log_ratios(base, other)
+    for k, (b, a) in enumerate(sequential.looks(cap), 1):
+        if len(d) < b:
+            return None
+        pairs = [x for x in d[:b] if x is not None]
+        why, e, lo, hi = sequential.settle(pairs, a, better=better)
+        if why or b == cap:
+            return {"look": k, "blocks": b, "n": len(pairs), "alpha": a, "why": why or "cap", "estimate": e,
+                    "lo": lo, "hi": hi}
+    return None
 
 
 def ranked(cs, vals, better, ref=None):
@@ -202,10 +229,14 @@ def ranked(cs, vals, better, ref=None):
     return sorted((c for c in cs if vals.get(c.label)), key=key)
 
 
-def race(alive, vals, rss, better, max_rss, ref=None):
-    """After a round: drops (in place) what exceeds --max-rss, what the paired test shows worse
-    than the leader, then halves the rest (successive halving: the better half by median goes
-    on, at least FINALISTS); a candidate not yet measured (a new neighbour) stays.  The leader."""
+def race(alive, vals, rss, better, max_rss, ref=None, leader=None):
+    """After a round: drops (in place) what exceeds --max-rss, then applies the one rule
+    (race_look) to each measured candidate against the leader (the label `leader` while it
+    races, else the first by ranked(); one settled better than it becomes the leader and is
+    compared in its turn): settled
+    regressed, negligible or within the resolution, it leaves; unsettled at the race's cap, it
+    runs no more; otherwise, and a candidate not yet measured (a new neighbour), it races on.
+    The leader."""
     if max_rss:
         for c in alive:
             m = med(rss.get(c.label, {}).values())
@@ -214,27 +245,54 @@ def race(alive, vals, rss, better, max_rss, ref=None):
     scored = ranked([c for c in alive if c.alive], vals, better, ref)
     if not scored:
         return None
-    leader = scored[0]
-    lv = vals[leader.label]
-    for c in scored[1:]:
-        keys = [k for k in vals[c.label] if k in lv]
-        ch = stats.paired_change([lv[k] for k in keys], [vals[c.label][k] for k in keys])
-        if worse(ch, better):
-            c.alive, c.dropped = False, f"worse than {leader.label} (p={ch.p:.3g}, n={ch.n})"
-    scored = [c for c in scored if c.alive]
-    keep = max(FINALISTS, math.ceil(len(scored) / 2))
-    for c in scored[keep:]:
-        c.alive, c.dropped = False, f"halved out (median below the best {keep})"
+    leader = next((c for c in scored if c.label == leader), scored[0])
+    for _ in scored:  # each better one settled becomes the leader: at most one change per candidate
+        up = next((c for c in scored if c is not leader and
+                   (race_look(vals[leader.label], vals[c.label], better) or {}).get("why") == "improved"), None)
+        if up is None:
+            break
+        leader = up
+    for c in scored:
+        st = None if c is leader else race_look(vals[leader.label], vals[c.label], better)
+        if st and st["why"] != "improved":
+            c.alive, c.dropped = False, f"{stop_text(st)} against {leader.label}"
     return leader
 
 
-def rounds_left(n):
-    """Racing rounds successive halving still needs from n candidates down to FINALISTS, and
-    the samples they take."""
-    r = s = 0
-    while n > FINALISTS:
-        r, s, n = r + 1, s + n * ROUND_BLOCKS, math.ceil(n / 2)
-    return r, s
+def stop_text(st):
+    """A comparison's stop as the run says it: 'settled at block 8: 7.95x improved
+    [7.02..8.73]', 'stopped at the cap, block 12: 1.004x [0.99..1.02]' (the CI of that look).
+    (Local until words.py has the one wording of a stop.)"""
+    if st is None or st.get("why") == "no ratio":
+        return "no ratio"
+    ratio = words.ratio_text(st["estimate"])
+    ci = f" [{words.ci_text(st['lo'], st['hi'])}]" if st.get("lo") is not None else ""
+    why, b = st["why"], st["blocks"]
+    if why in sequential.SETTLED:
+        word = "within the resolution" if why == "resolution" else why
+        return f"settled at block {b}: {ratio} {word}{ci}"
+    head = {"cap": f"stopped at the cap, block {b}", "budget": f"stopped by the budget at block {b}",
+            "interrupted": f"interrupted at block {b}"}.get(why, f"stopped ({why}) at block {b}")
+    return f"{head}: {ratio}{ci}"
+
+
+def rounds_left(alive, vals):
+    """Racing rounds the looks still leave for the alive candidates (sequential.looks(RACE_CAP)
+    above the fewest blocks any of them has), and the samples they take at most."""
+    marks = [b for b, _ in sequential.looks(RACE_CAP)]
+    have = [len(vals.get(c.label, {})) for c in alive]
+    if len(alive) <= 1 or not have:
+        return 0, 0
+    return len([b for b in marks if b > min(have)]), sum(max(0, RACE_CAP - n) for n in have)
+
+
+def next_blocks(alive, vals):
+    """The blocks the next round runs: those that bring the alive candidates to the next look
+    (sequential.looks(RACE_CAP)), the fewest any of them needs; 0 when none needs any."""
+    marks = [b for b, _ in sequential.looks(RACE_CAP)]
+    need = [nxt - n for n in (len(vals.get(c.label, {})) for c in alive)
+            for nxt in [next((b for b in marks if b > n), None)] if nxt is not None]
+    return min(need) if need else 0
 
 
 def add_neighbours(sp, cands, vals, better, rng, ref=None):
@@ -267,6 +325,7 @@ class Tuner:
         self.t0 = time.monotonic()
         self.cache = {}  # round CSV -> its ok rows, once the round is done
         self.ref = None  # the configuration every racing block runs: glibc's default, or the first family's
+        self.leader = None  # the race's leader (label), as race() named it last
         self.saved = False  # whether the journal holds this search (saved, or loaded by --resume)
         self.essential = 0
         self.files = set()  # basenames this search claimed (journal "files"): the only ones it replaces
@@ -312,7 +371,7 @@ class Tuner:
         state = {"identity": self.identity(), "elapsed_s": self.elapsed(), "rng": self.rng.getstate(),
                  "candidates": [{"label": c.label, "family": c.fam, "tunables": c.pairs, "origin": c.origin,
                                  "alive": c.alive, "dropped": c.dropped} for c in self.cands],
-                 "rounds": self.rounds, "confirm": self.confirm, "files": sorted(self.files)}
+                 "rounds": self.rounds, "confirm": self.confirm, "files": sorted(self.files), "leader": self.leader}
         state.update(extra or {})
         # the search's own journal: never through a link planted at its name
         mbout.write(self.base + ".tune.json", json.dumps(state, indent=1), force=True, own=True)
@@ -367,6 +426,7 @@ class Tuner:
             raise BadInput(f"cannot resume '{path}': a field is not what tune writes ({e}); "
                            f"--force starts again") from None
         self.rounds, self.confirm = st["rounds"], st["confirm"]
+        self.leader = st.get("leader") if isinstance(st.get("leader"), str) else None
         files = st.get("files")
         if files is None:  # a journal from before "files": what its rounds and confirmation name
             files = [os.path.basename(p) for x in self.rounds + ([self.confirm] if self.confirm else [])
@@ -418,8 +478,10 @@ class Tuner:
         return self.elapsed() / n if n else None
 
     def search(self, deadline):
-        """Successive halving with paired drops, down to FINALISTS (or the budget's end); returns
-        (leader, per-candidate racing values, rss, better)."""
+        """The race: rounds that bring the candidates to their next look, each leaving as its
+        verdict against the leader settles (race()), until the leader races alone, every other
+        one is at the race's cap, or the budget ends; returns (leader, per-candidate racing
+        values, rss, better)."""
         args = self.args
         vals, better = self.gather(args.race_key)  # resumed: what earlier invocations measured
         rss, leader = self.gather("rss")[0], None
@@ -428,14 +490,16 @@ class Tuner:
             per = self.per_sample()
             alive = [c for c in self.cands if c.alive]
             if pending is None:
-                if self.rounds and len(alive) <= FINALISTS and all(vals.get(c.label) for c in alive):
+                k = next_blocks(alive, vals)
+                if self.rounds and (len(alive) <= 1 or not k):
                     break
                 reserve = confirm_reserve(len(alive), per, args.budget_s)
-                if per and time.monotonic() + len(alive) * ROUND_BLOCKS * per + reserve > deadline:
-                    # the budget ends first: the best half by median, if that round fits
+                if per and time.monotonic() + len(alive) * k * per + reserve > deadline:
+                    # the budget ends first: the leader and the best half by median, if that round fits
                     alive = ranked(alive, vals, better, self.ref) + [c for c in alive if not vals.get(c.label)]
+                    alive.sort(key=lambda c: c.label != self.leader)  # stable: the leader first
                     keep = max(FINALISTS, len(alive) // 2)
-                    if len(alive) <= keep or time.monotonic() + keep * ROUND_BLOCKS * per + reserve > deadline:
+                    if len(alive) <= keep or time.monotonic() + keep * k * per + reserve > deadline:
                         break
                     for c in alive[keep:]:
                         c.alive, c.dropped = False, "halved out (budget)"
@@ -443,7 +507,7 @@ class Tuner:
                 labels = [c.label for c in alive]
                 labels += [self.ref] if self.ref not in labels else []  # the reference runs in every block
                 pending = {"round": len(self.rounds) + 1, "csv": f"{self.base}.round{len(self.rounds) + 1}.csv",
-                           "candidates": labels, "blocks": ROUND_BLOCKS,
+                           "candidates": labels, "blocks": k,
                            "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False,
                            "before_s": self.elapsed()}
                 self.claim(pending["csv"])  # a name another wrote meanwhile: refused, never replaced
@@ -472,7 +536,8 @@ class Tuner:
                     collect(rows, self.cands, rss, "rss")
                     better = direction(rows, args.race_key)
                     leader = race([c for c in self.cands if c.alive], vals, rss, better, args.max_rss_bytes,
-                                  self.ref) or leader
+                                  self.ref, self.leader) or leader
+                    self.leader = leader.label if leader is not None else self.leader
                     if pending["round"] == 1 and leader is not None:
                         add_neighbours(self.sp, self.cands, vals, better, self.rng, self.ref)
                 self.save()
@@ -482,8 +547,14 @@ class Tuner:
             self.progress(vals, better, deadline)
             if time.monotonic() >= deadline - reserve:
                 break
+        return self.leading(vals, better), vals, rss, better
+
+    def leading(self, vals, better):
+        """The race's leader: the one race() named last (the journal keeps it), else the first of
+        the alive candidates by ranked()."""
+        byl = {c.label: c for c in self.cands}
         alive = ranked([c for c in self.cands if c.alive], vals, better, self.ref)
-        return (alive[0] if alive else leader), vals, rss, better
+        return byl.get(self.leader) or (alive[0] if alive else None)
 
     def pace_watch(self, pending):
         """Round 1's watch (run_round): once WARM_SAMPLES of its samples are written, or when its
@@ -508,7 +579,7 @@ class Tuner:
         return watch
 
     def estimate(self, pending):
-        """Prints what round 1 and a CONFIRM_MIN-block confirmation need at round 1's pace; the
+        """Prints what round 1 and the confirmation's first look need at round 1's pace; the
         line that refuses the search when the budget cannot hold them (with a narrower -a or
         --points that it can hold, and the budget that would), else None."""
         args, pace = self.args, pending["timing"]
@@ -517,7 +588,8 @@ class Tuner:
         nconf = confirm_configs(pending["candidates"], fams)
         before = pending.get("before_s", 0.0)
         need = before + need_s(pace, n1, nconf)
-        what = (f"round 1 ({n1} samples) and a {CONFIRM_MIN}-block confirmation ({CONFIRM_MIN * nconf} samples) "
+        what = (f"round 1 ({n1} samples) and the confirmation to its first look ({CONFIRM_MIN} blocks, "
+                f"{CONFIRM_MIN * nconf} samples) "
                 f"need about {duration_text(need)} at {pace['per_s']:.3g} s a sample (timed on round 1's first "
                 + (f"{pace['samples']} samples)" if pace["samples"] != 1 else "sample)"))
         if need <= args.budget_s:
@@ -528,7 +600,7 @@ class Tuner:
         hint = ""
         for f, p in tries:
             cs = candidates({x: self.sp[x] for x in f}, p, random.Random(args.seed))
-            t = before + need_s(pace, len(cs) * ROUND_BLOCKS, confirm_configs([c.label for c in cs], f))
+            t = before + need_s(pace, len(cs) * FIRST_LOOK, confirm_configs([c.label for c in cs], f))
             if t <= args.budget_s:
                 opts = ([f"-a {','.join(f)}"] if f != fams else []) + ([f"--points {p}"] if p != args.points else [])
                 hint = f"{' '.join(opts)} (about {duration_text(t)}), or "
@@ -540,23 +612,26 @@ class Tuner:
     def progress(self, vals, better, deadline):
         alive = [c for c in self.cands if c.alive]
         per = self.per_sample() or 0
-        r, s = rounds_left(len(alive))
+        r, s = rounds_left(alive, vals)
         eta = min(max(0.0, deadline - time.monotonic()), (s + confirm_size(len(alive)) * CONFIRM_MIN) * per)
-        lead = ranked(alive, vals, better, self.ref)
+        lead = self.leading(vals, better)
         sys.stderr.write(f"tune: round {len(self.rounds)}: {len(alive)} of {len(self.cands)} candidates left, "
-                         f"leader {lead[0].label if lead else '-'}, "
+                         f"leader {lead.label if lead else '-'}, "
                          f"{sum(r.get('samples', 0) for r in self.rounds)} samples, {self.elapsed():.0f}s elapsed, "
                          f"ETA {eta:.0f}s ({r} racing round{'s' if r != 1 else ''} and the confirmation)\n")
 
     # -- confirmation --------------------------------------------------------------------------
 
     def confirm_set(self, vals, rss, sysv, better):
-        """The finalists, their families' defaults, glibc's default, the hand-picked settings,
-        then the racing's Pareto fronts (throughput against peak RSS and kernel CPU): at most
-        CONFIRM_CONFIGS configurations, in that order of priority."""
+        """The finalists (the race's leader first: the confirmation's baseline, which every other
+        configuration is compared with; then the runner-up, the best of the rest by ranked()),
+        their families' defaults, glibc's default, the hand-picked settings, then the racing's
+        Pareto fronts (throughput against peak RSS and kernel CPU): at most CONFIRM_CONFIGS
+        configurations, in that order of priority."""
         by = {c.label: c for c in self.cands}
-        # the best two by median, also when the budget ended the racing with more alive
-        finalists = ranked([c for c in self.cands if c.alive], vals, better, self.ref)[:FINALISTS]
+        lead = self.leading(vals, better)
+        rest = [c for c in ranked(self.cands, vals, better, self.ref) if c is not lead and "--max-rss" not in c.dropped]
+        finalists = ([lead] if lead else []) + rest[:FINALISTS - 1]
         want = list(finalists)
 
         def add(c):
@@ -575,27 +650,25 @@ class Tuner:
             pts = [p for p in pts if p[1] is not None and p[2] is not None]
             for i in front([(p[1], p[2]) for p in pts], tpb):
                 add(pts[i][0])
-        # the room left: the next best of the racing (halved out on few noisy blocks, perhaps wrongly)
-        for c in ranked([c for c in self.cands if c.pairs], vals, better, self.ref):
-            add(c)
         return finalists, want
 
     def run_confirm(self, want, deadline):
-        """The confirmation's rows: fresh blocks (at least CONFIRM_MIN, as many as fit up to
-        CONFIRM_MAX) of `want`, nothing from the racing reused."""
+        """The confirmation's rows: one run of `want` sized for a verdict (run's default plan, no
+        -r: each comparison with want[0], the leader, stops at its look by the one rule, within
+        CONFIRM_CAP blocks and the budget left), in fresh blocks, nothing from the racing reused."""
         per = self.per_sample()
         left = deadline - time.monotonic()
         cost = self.sample_costs(per)
         block = lambda: sum(cost.get(c.label, per) for c in want)  # noqa: E731
         if self.confirm is None and per:
-            # the Pareto points and the next best only while CONFIRM_MIN blocks of all still fit
+            # the Pareto points only while the first look's CONFIRM_MIN blocks of all still fit
             # (a slow configuration, one that faults all the time, costs what its racing samples took)
             while len(want) > self.essential and CONFIRM_MIN * block() > left:
                 want.pop()
         if self.confirm is None:
-            k = max(CONFIRM_MIN, min(CONFIRM_MAX, int(left / block()))) if per else CONFIRM_MIN
             self.claim(self.base + ".confirm.csv")
-            self.confirm = {"csv": self.base + ".confirm.csv", "configs": [c.label for c in want], "blocks": k,
+            # blocks: the cap (the plan stops each comparison at its look, at the latest there)
+            self.confirm = {"csv": self.base + ".confirm.csv", "configs": [c.label for c in want], "blocks": CONFIRM_CAP,
                             "seed": self.rng.randrange(1 << 31), "done": False, "resumed": False}
             self.save()
         else:
@@ -603,8 +676,8 @@ class Tuner:
         byl = {c.label: c for c in want}
         cs = [byl[lab] for lab in self.confirm["configs"] if lab in byl]
         if left > 0:
-            rows = run_round(self.args, cs, self.confirm["blocks"], self.confirm["seed"], self.confirm["csv"],
-                             deadline, resume=self.confirm["resumed"])
+            rows = run_round(self.args, cs, None, self.confirm["seed"], self.confirm["csv"], deadline,
+                             resume=self.confirm["resumed"], sized=(self.confirm["blocks"], left))
         else:  # no time left (resumed after the budget): what an earlier invocation confirmed
             rows = read_ok(self.confirm["csv"])
             name_memory(rows)

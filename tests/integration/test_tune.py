@@ -9,7 +9,7 @@ bad_input      bad domains, an unknown objective, an empty or unknown family lis
                work (no report, no CSV).
 existing       a saved search is refused without --resume/--force; --resume of other
                options is refused.
-budget         a 40 s budget (TIMED, whose samples no machine runs faster than 0.3 s): tune's
+budget         a 60 s budget (TIMED, whose samples no machine runs faster than 0.3 s): tune's
                wall time stays within the budget plus one sample (the longest sample it ran)
                plus the harness's start-up (1 s).
 known_optimum  a known optimum: jemalloc's dirty_decay_ms on tensor_copy with 16 MiB
@@ -35,10 +35,18 @@ resume_seed    --resume without --seed takes the search's seed from its journal 
 interrupts     an interrupt at any moment of tune (before the search, while its journal is
                saved, after the confirmation while the report is made) ends with exit 130 and
                the one line "continue ... --resume", never a traceback; --resume then finishes.
-winner_rule    the report's heading says Winner only when, over at least 6 common blocks,
-               the winner's paired CI lies beyond the 1% floor against the runner-up and the
-               baseline; a cut confirmation is counted by its complete blocks; every file the
+winner_rule    the confirmation is a run of the race's leader against the rest, sized for a
+               verdict: the heading says Winner only when it settled improved (its CI beyond
+               the 1% floor at the look where it stopped) against the runner-up and the
+               baseline; the report prints each stop ("settled at block 8: 1.10x improved
+               [...]"), read from the sidecar's "sequential" where the run recorded it (turned
+               round: the leader is the run's baseline), else replayed from the rows with
+               sequential.stop; a cut confirmation is counted by its blocks; every file the
                report cites exists.
+race_rule      a candidate leaves the race when its verdict against the leader is settled
+               (sequential's rule at the looks of the race's cap, 8 and 12): regressed or
+               negligible leaves saying where it settled, unsettled or short of block 8 races
+               on, unsettled at the cap runs no more, settled better becomes the leader.
 budget_short   round 1 timed on its first samples: a budget too small (by a lot, by a little)
                is refused in one line naming the budget, the estimate and a narrower option,
                the journal keeps what was measured, and --resume with the same budget is
@@ -260,9 +268,10 @@ def case_budget(mb, tmp):
         print("SKIP: jemalloc not installed", file=sys.stderr)
         raise SystemExit(SKIP)
     out = os.path.join(tmp, "t.md")
-    budget = 40.0
-    # TIMED: round 1 and a 6-block confirmation (50 samples of about 0.35 s) fit 40 s on any
-    # machine, where WL's re-faulting samples take 2.5 s on some (tune then refuses the budget)
+    budget = 60.0
+    # TIMED: round 1 (7 candidates to the first look, 56 samples) and the confirmation to its
+    # first look (8 blocks of 6: 48), about 0.35 s each, fit 60 s on any machine, where WL's
+    # re-faulting samples take 2.5 s on some (tune then refuses the budget)
     p, wall = tune(mb, "-w", TIMED, "-a", "glibc,jemalloc", "--points", "2", "--budget", f"{budget:.0f}s",
                    "--seed", "5", "-o", out)
     check(p.returncode in (0, 1), "tune exit (a winner, or none) " + p.stderr[-500:])
@@ -537,10 +546,10 @@ def case_winner_rule(mb, tmp):
     sp = {f: {"help": {"dirty_decay_ms": "decay"}, "known": None, "known_label": None, "given": False} for f in fams}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-    def report(plan, blocks, blocks_done):
-        want = [cand[c] for c in plan]
+    def report(plan, blocks, blocks_done, csv=None):
+        want = [cand[c] for c in plan]  # the first: the race's leader, the confirmation's baseline
         crow = synthetic(template, plan)
-        winner, verdict = tn.confirmed_winner(args, want, want[:2], crow, "higher")
+        winner, verdict = tn.confirmed_winner(args, want, want[:2], crow, "higher", csv=csv)
         tuner = SimpleNamespace(cands=want, rounds=[], base=base, elapsed=lambda: 1.0,
                                 confirm={"csv": conf, "configs": list(plan), "blocks": blocks,
                                          "blocks_done": blocks_done})
@@ -550,33 +559,94 @@ def case_winner_rule(mb, tmp):
         check("in the table above" not in text, "no CI is cited from a table that does not print it")
         return winner, text
 
-    # a confirmation cut in its 2nd block: one complete block; jt ahead 2x, its family default next
-    w, text = report({"jt": [2.0e9, 2.1e9], "jemalloc": [1.0e9, 1.05e9], "glibc": [0.9e9, None]}, 6, 2)
-    check(w is None and "## No winner" in text and "## Winner" not in text, f"one block: no winner: {w}")
-    check("1 complete block of the 6 planned" in text and "2 blocks" not in text,
-          "the blocks reached: 1 complete (and 1 cut short), not '2 blocks'")
-    # 8 blocks, jt 10% ahead of the runner-up in every block, glibc behind: the winner
+    # a confirmation cut in its 2nd block: 2 blocks, too few for any look; jt ahead 2x
+    w, text = report({"jt": [2.0e9, 2.1e9], "jemalloc": [1.0e9, 1.05e9], "glibc": [0.9e9, None]}, 30, 2)
+    check(w is None and "## No winner" in text and "## Winner" not in text, f"two blocks: no winner: {w}")
+    check("2 blocks of at most 30, 1 with every configuration" in text,
+          "the blocks the run reached, of its cap, and those with every configuration")
+    check("against jemalloc (the runner-up) stopped by the budget at block 2: 2.000x" in text,
+          "a run cut before its first look: the stop the rule replays at its last block, no verdict")
+    # 8 blocks, jt 10% ahead of the runner-up in every block, glibc behind: settled at the first look
     noise = [1.0, 1.002, 0.998, 1.001, 0.999, 1.003, 0.997, 1.0]
     w, text = report({"jt": [1.10e9 * x for x in noise], "jemalloc": [1.0e9 * x for x in reversed(noise)],
-                      "glibc": [0.98e9 * x for x in noise[::2] + noise[1::2]]}, 8, 8)
+                      "glibc": [0.98e9 * x for x in noise[::2] + noise[1::2]]}, 30, 8)
     check(w is not None and w.label == "jt" and "## Winner: jt" in text, f"8 blocks, 10% ahead: jt wins: {w}")
-    check("against jemalloc (the runner-up) 1.1" in text and "against glibc (the baseline) 1.1" in text and
-          "improved [" in text, "the winner's line gives its change and CI against the runner-up and the baseline")
-    # 8 blocks, jt and jt2 alike (both 10% ahead of their default): no winner, and why
+    check("against jemalloc (the runner-up) settled at block 8: 1.1" in text and
+          "against glibc (the baseline) settled at block 8: 1.1" in text and " improved [" in text,
+          "the winner's line gives where each comparison settled, with the CI of that look")
+    check("- jt against glibc: settled at block 8: 1.1" in text, "the confirmed section lists each stop")
+    # 8 blocks, jt and jt2 alike (both 10% ahead of their default): settled negligible, no winner
     w, text = report({"jt": [1.10e9 * x for x in noise], "jt2": [1.10e9 * x for x in reversed(noise)],
-                      "jemalloc": [1.0e9 * x for x in noise], "glibc": [0.98e9 * x for x in noise]}, 8, 8)
+                      "jemalloc": [1.0e9 * x for x in noise], "glibc": [0.98e9 * x for x in noise]}, 30, 8)
     check(w is None and "## No winner" in text, f"two alike at the top: no winner: {w}")
-    check("(the runner-up)" in text and "resolution ±" in text and "8 complete blocks of the 8 planned" in text,
-          "no winner: the blocks reached and the resolution against the runner-up")
+    check("against jt2 (the runner-up) settled at block 8: " in text and " negligible [" in text
+          and "8 blocks of at most 30" in text, "no winner: the runner-up's stop, settled negligible")
+    # the run's own stops (the sidecar's "sequential", glibc against jt, the run's baseline) are read,
+    # turned round to jt/glibc, not replayed from the rows (3 blocks here: no look)
+    meta = json.load(open(base + ".confirm.meta.json"))
+    meta["sequential"] = {"figure": "throughput", "floor": 0.01, "resolution": 0.02, "cap": 30, "budget_s": 600,
+                          "looks": [{"blocks": 8, "alpha": 0.008}],
+                          "stops": [{"workload": "tensor_copy", "params": "", "config": c, "baseline": "jt", "look": 1,
+                                     "blocks": 8, "n": 8, "alpha": 0.008, "why": "regressed", "estimate": e,
+                                     "lo": e * 0.9, "hi": e * 1.1} for c, e in (("glibc", 0.5), ("jemalloc", 0.8))]}
+    side = os.path.join(tmp, "s.confirm.csv")
+    with open(os.path.join(tmp, "s.confirm.meta.json"), "w") as f:
+        json.dump(meta, f)
+    w, text = report({"jt": [2.0e9] * 3, "jemalloc": [2.0e9] * 3, "glibc": [2.0e9] * 3}, 30, 3, csv=side)
+    check(w is not None and w.label == "jt" and "against glibc (the baseline) settled at block 8: 2.000x improved "
+          "[1.818..2.222]" in text and "against jemalloc (the runner-up) settled at block 8: 1.250x improved" in text,
+          f"the sidecar's stops decide, turned round: {w} {text[text.find('## Winner'):][:300]!r}")
 
 
+def case_race_rule(mb, tmp):
+    """A candidate leaves the race when its verdict against the leader is settled (sequential's
+    rule at the looks of the race's cap): regressed or negligible at block 8 leaves, one too noisy
+    to settle races on, one short of 8 blocks races on, one settled better becomes the leader
+    (and the old leader leaves); the next round brings them to their next look."""
+    if os.path.realpath(sys.executable) != os.path.realpath(TUNE_PY):  # in the python tune runs in
+        raise SystemExit(subprocess.run([TUNE_PY, os.path.abspath(__file__), mb, "race_rule"]).returncode)
+    import random
+    from mallocbench import tunesearch as ts
+    rng = random.Random(1)
+
+    def series(f, n, noise=0.0):
+        return {("p", str(b)): 1e9 * f * (1 + rng.uniform(-noise, noise)) for b in range(n)}
+
+    def field(vals):
+        return {lab: ts.Cand(lab, "jemalloc", (("x", lab),), "sampled") for lab in vals}
+    vals = {"a": series(1.0, 8), "worse": series(0.5, 8, 0.01), "same": series(1.0, 8, 0.002),
+            "noisy": series(1.0, 8, 0.08), "short": series(0.5, 7)}
+    cs = field(vals)
+    lead = ts.race(list(cs.values()), vals, {}, "higher", 0, None, "a")
+    check_eq(lead.label, "a", "the leader stays while none is settled better")
+    check(not cs["worse"].alive and re.match(r"settled at block 8: 0\.(49|50)\dx regressed \[", cs["worse"].dropped)
+          and cs["worse"].dropped.endswith("against a"),
+          f"regressed at the first look: leaves, saying where: {cs['worse'].dropped!r}")
+    check(not cs["same"].alive and " negligible [" in cs["same"].dropped, f"negligible: leaves: {cs['same'].dropped!r}")
+    check(cs["noisy"].alive and cs["short"].alive, "unsettled (the CI reaches beyond the band) or short of the "
+          "first look: races on")
+    alive = [c for c in cs.values() if c.alive]
+    check_eq(ts.next_blocks(alive, vals), 1, "the next round: the block that brings 'short' to its first look")
+    vals["short"][("p", "7")] = 0.5e9
+    vals["noisy"].update(series(1.0, 12, 0.08))
+    vals["a"].update(series(1.0, 12))
+    ts.race(alive, vals, {}, "higher", 0, None, "a")
+    check(not cs["short"].alive and "settled at block 8" in cs["short"].dropped, "settled at its own first look")
+    check(not cs["noisy"].alive and cs["noisy"].dropped.startswith(("stopped at the cap, block 12", "settled at block")),
+          f"unsettled at the race's cap (12): runs no more: {cs['noisy'].dropped!r}")
+    vals = {"a": series(1.0, 8), "b": series(2.0, 8, 0.01)}
+    cs = field(vals)
+    lead = ts.race(list(cs.values()), vals, {}, "higher", 0, None, "a")
+    check(lead.label == "b" and not cs["a"].alive and " regressed [" in cs["a"].dropped
+          and cs["a"].dropped.endswith("against b"), f"settled better: the new leader: {lead.label} {cs['a'].dropped!r}")
 
 
 def case_budget_short(mb, tmp):
-    """Round 1 (6 samples) and a 6-block confirmation (18) of -a glibc --points 2 need more than
-    24 x 0.3 s: a 2 s budget (short by a lot) and a 6 s one (by a little) are refused after
-    round 1's first samples, naming both; the journal keeps them."""
-    for budget in ("2s", "6s"):
+    """Round 1 (3 candidates to the first look: 24 samples) and the confirmation to its first look
+    (8 blocks of 3: 24) of -a glibc --points 2 need more than 48 x 0.3 s: a 2 s budget (short by
+    a lot) and a 12 s one (by a little) are refused after round 1's first samples, naming both;
+    the journal keeps them."""
+    for budget in ("2s", "12s"):
         out = os.path.join(tmp, f"b{budget}.md")
         args = ["-w", TIMED, "-a", "glibc", "--points", "2", "--seed", "4", "--budget", budget, "-o", out]
         p, _ = tune(mb, *args)
@@ -673,5 +743,6 @@ if __name__ == "__main__":
                    "budget": case_budget,
                    "known_optimum": case_known_optimum, "seed": case_seed, "resume": case_resume,
                    "resume_seed": case_resume_seed, "interrupts": case_interrupts, "winner_rule": case_winner_rule,
+                   "race_rule": case_race_rule,
                    "budget_short": case_budget_short, "signals": case_signals,
                    "own_files": case_own_files}))
