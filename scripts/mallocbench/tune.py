@@ -3,12 +3,13 @@ candidate allocator configurations through `mallocbench run` and confirms the wi
 
 Candidates: each family's default, the families' hand-picked settings (`known` in the family
 data), a seeded Latin hypercube over each family's search domains (`list tunables --json`),
-and after the first round neighbours of the leaders.  Each round runs every survivor in K
-fresh randomized blocks (one `run`, its own CSV); a candidate that the paired test
-(stats.paired_change over the blocks it shares with the leader) shows worse is dropped.  Every
-`run` is killed at the deadline, so the budget holds to within one sample.  The confirmation
-is one more `run` in fresh blocks of the winner, its family's default, glibc's default and the
-hand-picked setting; the report's figures come from it alone.
+and after the first round neighbours of the leaders.  Each round runs the candidates still
+racing in the fresh randomized blocks that bring them to their next look (one `run`, its own
+CSV); a candidate leaves when its verdict against the leader is settled (the one stopping rule,
+sequential.py).  Every `run` is killed at the deadline, so the budget holds to within one
+sample.  The confirmation is one more `run`, sized for a verdict (run's default plan), of the
+leader against the runner-up, the defaults and the hand-picked setting; the report's figures
+come from it alone.
 
 The view: its command line and the search's course, from the first check to the report.  Its
 helpers, imported by it and each other alone: tunerun.py (a round's run, the stop signals),

@@ -1,6 +1,7 @@
 """tunesearch.py - the search of `mallocbench tune`: the candidates (each family's default, the
 hand-picked settings, a Latin hypercube over the search domains, neighbours of the leaders),
-the racing rounds (successive halving with paired drops), the journal that --resume continues
+the racing rounds (a candidate leaves when its verdict against the leader is settled, by the
+one stopping rule, sequential.py), the journal that --resume continues
 from, and the confirmation's plan and run.
 
 A helper of the tune view (tune.py), imported only by it and tunereport.py; a round's run

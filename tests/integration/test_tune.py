@@ -340,7 +340,8 @@ def case_seed(mb, tmp):
         print("SKIP: jemalloc not installed", file=sys.stderr)
         raise SystemExit(SKIP)
     out = os.path.join(tmp, "seed.md")
-    # --points 1 and 180 s: round 1 and a 6-block confirmation fit where a re-fault costs 10x
+    # --points 1 and 180 s: round 1 and the confirmation to its first look (8 blocks each) fit
+    # where a re-fault costs 10x
     p, wall = tune(mb, "-w", WL, "-a", ",".join(fams), "--points", "1", "--budget", "180s", "--seed", "3", "-o", out)
     check(p.returncode in (0, 1), "tune exit " + p.stderr[-500:])
     info = json.load(open(os.path.join(tmp, "seed.tune.json")))
