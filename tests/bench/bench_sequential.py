@@ -34,6 +34,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 try:
     import numpy as np
@@ -234,7 +235,10 @@ def check_against_stop(rng, srcs, plan, runs=300):
 # ---- a) A/A ---------------------------------------------------------------------------------
 
 def cp(k, n):
-    ci = ss.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    """Clopper-Pearson 95% CI of k in n (scipy's binomtest; its pdf warns of a 0 it handles)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ci = ss.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
     return ci.low, ci.high
 
 
