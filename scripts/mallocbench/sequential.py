@@ -17,7 +17,6 @@ or at the cap or the budget, whose look spends the alpha left (why: cap, budget)
 ("sequential"); this module is the same rule for what reads a CSV: the views (the CI a
 comparison stopped with), tune's race and the simulation (tests/bench/bench_sequential.py).
 """
-import functools
 import math
 
 from . import stats
@@ -42,16 +41,11 @@ def alpha_left(taken):
     return ALPHA - sum(a for _, a in taken)
 
 
-@functools.lru_cache(maxsize=4096)
 def critical(n, alpha):
     """Largest t with 2 P(W+ <= t) <= alpha under the exact sign-flip null of n untied ranks
-    (a normal approximation above stats' exact limit); -1 when this n can reject nothing at
+    (stats' normal approximation above its exact limit); -1 when this n can reject nothing at
     alpha.  The CI is then [W(t+1), W(M-t)] of the M sorted Walsh averages."""
-    m = n * (n + 1) // 2
-    if n > stats._EXACT_SIGNED_MAX:
-        return math.floor(m / 2 - stats._z(alpha) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
-    cdf = stats.signed_rank_null(tuple(range(2, 2 * n + 1, 2))).cumsum()
-    return stats._critical(lambda t: cdf[2 * t], m, alpha)
+    return stats.signed_rank_critical(n, alpha)
 
 
 def ci(d, alpha):
@@ -60,7 +54,7 @@ def ci(d, alpha):
     None when n is too small for this alpha."""
     if not d:
         return None, None, None
-    w = stats._walsh(list(d))
+    w = stats.walsh(list(d))
     t = critical(len(d), alpha)
     est = stats.median(w)
     return (est, w[t], w[len(w) - 1 - t]) if t >= 0 else (est, None, None)

@@ -234,7 +234,20 @@ def _invert(points, p_at, alpha):
     return (lo, hi) if lo is not None else (pts[0], pts[0])
 
 
-def _walsh(d):
+@functools.lru_cache(maxsize=4096)
+def signed_rank_critical(n, alpha):
+    """Largest t with 2 P(W+ <= t) <= alpha under the exact sign-flip null of n untied ranks
+    (-1 when n can reject nothing at alpha): the CI of the Walsh averages W is [W(t+1), W(M-t)].
+    Above the exact limit, the normal approximation signed_rank_shift uses there."""
+    m = n * (n + 1) // 2
+    if n > _EXACT_SIGNED_MAX:
+        z = 1.959963984540054 if abs(alpha - 0.05) < 1e-12 else _z(alpha)
+        return math.floor(m / 2 - z * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
+    cdf = signed_rank_null(tuple(range(2, 2 * n + 1, 2))).cumsum()
+    return _critical(lambda t: cdf[2 * t], m, alpha)
+
+
+def walsh(d):
     """The sorted Walsh averages of d: the pseudo-median's (Hodges-Lehmann's) support."""
     n = len(d)
     return sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
@@ -248,8 +261,8 @@ def paired_estimate(base, other):
     if not pairs:
         return None
     if all(a > 0 and b > 0 for a, b in pairs):
-        return "ratio", _exp(median(_walsh([math.log(b) - math.log(a) for a, b in pairs])))
-    return "diff", median(_walsh([b - a for a, b in pairs]))
+        return "ratio", _exp(median(walsh([math.log(b) - math.log(a) for a, b in pairs])))
+    return "diff", median(walsh([b - a for a, b in pairs]))
 
 
 def signed_rank_shift(d, level=0.95):
@@ -259,28 +272,25 @@ def signed_rank_shift(d, level=0.95):
     lo, hi are None when no CI at this level exists (too few pairs)."""
     alpha = 1 - level
     n = len(d)
-    walsh = _walsh(d)
-    m = len(walsh)
-    est = median(walsh)
+    ws = walsh(d)
+    m = len(ws)
+    est = median(ws)
     ties = _has_ties(d)
-    zero_hit = any(_is_zero(w, max(abs(x) for x in d) or 1.0) for w in walsh)
+    zero_hit = any(_is_zero(w, max(abs(x) for x in d) or 1.0) for w in ws)
     if n > _EXACT_SIGNED_MAX:
         method = "signed-rank, normal approximation"
         p = signed_rank_p(d)
-        z = 1.959963984540054 if abs(level - 0.95) < 1e-12 else _z(alpha)
-        k = math.floor(m / 2 - z * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
-        return (est, walsh[k], walsh[m - 1 - k], p, method) if k >= 0 else (est, None, None, p, method)
+        k = signed_rank_critical(n, alpha)
+        return (est, ws[k], ws[m - 1 - k], p, method) if k >= 0 else (est, None, None, p, method)
     if not ties:
-        probs = signed_rank_null(tuple(range(2, 2 * n + 1, 2)))
-        cdf = probs.cumsum()
-        t = _critical(lambda t: cdf[2 * t], m, alpha)
-        lo, hi = (walsh[t], walsh[m - 1 - t]) if t >= 0 else (None, None)
+        t = signed_rank_critical(n, alpha)
+        lo, hi = (ws[t], ws[m - 1 - t]) if t >= 0 else (None, None)
         if zero_hit:  # 0 is a breakpoint: the test at 0 itself sees a tie or a zero
             p, method = signed_rank_p(d), "Wilcoxon signed-rank, exact sign-flip (zeros or ties at 0)"
         else:
             p, method = _scipy_wilcoxon(d), "Wilcoxon signed-rank, exact"
         return est, lo, hi, p, method
-    ci = _invert(walsh, lambda th: signed_rank_p(d, th), alpha)
+    ci = _invert(ws, lambda th: signed_rank_p(d, th), alpha)
     lo, hi = ci if ci else (None, None)
     return est, lo, hi, signed_rank_p(d), "Wilcoxon signed-rank, exact sign-flip permutation (ties)"
 
