@@ -21,6 +21,9 @@ PKGS="$PKGS libtbbmalloc2"  # tbbmalloc (allocators/tbbmalloc.c)
 # libtorch-dev is left to `deps.sh frameworks`, so its case skips with the reason) and a
 # real Debian server under `serve` (memcached loaded by libmemcached-tools' memcaslap)
 [ "${1:-}" = test ] && PKGS="$PKGS python3-torch memcached libmemcached-tools"
+# and the CPU hog of the stopping benchmark's real runs (tests/bench/bench_stopping.py: stress-ng
+# --cpu 2; without it the benchmark spins two processes of its own)
+[ "${1:-}" = test ] && PKGS="$PKGS stress-ng"
 # (statsmodels: compare's answer pooled across machines, docs/fleet.md)
 # `deps.sh fleet`: a plan over several machines (docs/fleet.md): Slurm and munge (the test starts
 # a one-node cluster of its own), a YAML parser for the Kubernetes manifest's test; `deps.sh test`
