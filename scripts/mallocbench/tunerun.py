@@ -129,7 +129,9 @@ def round_cmd(args, cands, blocks, seed, path, resume, dry=False, sized=None):
         cmd += ["-r", str(blocks)]
     else:
         cap, budget = sized or (30, 600)
-        cmd += ["--max-blocks", str(cap), "--budget", f"{max(1, math.ceil(budget))}s"]
+        # its budget within tune's deadline, so that the run takes its own last look (why
+        # "budget") rather than being stopped at the deadline (why "interrupted")
+        cmd += ["--max-blocks", str(cap), "--budget", f"{max(1, math.floor(budget))}s"]
         cmd += ["--figure", "cpu"] if args.objective == "cpu" and has_option("--figure") else []
     cmd += ["--seed", str(seed), "--warmup-runs", "0", "--no-limit", "-q", "--keep-going"]
     cmd += ["--print-commands"] if dry else ["-o", path, "--resume" if resume else "--force"]

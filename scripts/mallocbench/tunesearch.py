@@ -200,7 +200,8 @@ def race_look(base, other, better, cap=RACE_CAP):
     """other against base in the race, by the one rule (sequential.settle at each look of
     sequential.looks(cap) that their paired blocks reached, over the blocks up to it): the first
     settled look, {"look", "blocks", "n", "alpha", "why", "estimate", "lo", "hi"}; at the cap
-    unsettled, why "cap"; None while the verdict could still change."""
+    unsettled, why "cap" ("no ratio" without one positive pair); None while the verdict could
+    still change."""
     d = log_ratios(base, other)
     for k, (b, a) in enumerate(sequential.looks(cap), 1):
         if len(d) < b:
@@ -208,7 +209,8 @@ def race_look(base, other, better, cap=RACE_CAP):
         pairs = [x for x in d[:b] if x is not None]
         why, e, lo, hi = sequential.settle(pairs, a, better=better)
         if why or b == cap:
-            return {"look": k, "blocks": b, "n": len(pairs), "alpha": a, "why": why or "cap", "estimate": e,
+            return {"look": k, "blocks": b, "n": len(pairs), "alpha": a,
+                    "why": why or ("cap" if pairs else "no ratio"), "estimate": e,
                     "lo": lo, "hi": hi}
     return None
 
