@@ -206,23 +206,34 @@ def analyse(mb, out):
             "cells": cells}
 
 
+def is_ratio(cell):
+    """compare gives a difference instead of a ratio where a figure is 0 (CPU under a clock
+    tick: tiny work); the fallback cell is always a ratio."""
+    return cell.get("kind", "ratio") == "ratio"
+
+
 def ci_text(cell):
+    """estimate [lo, hi] (level); * where compare says the CI is not error-controlled (a figure
+    the run did not stop on)."""
     if not cell or cell.get("estimate") is None:
         return "-"
+    mark = "*" if (cell.get("sequential") or {}).get("controlled") is False else ""
+    if not is_ratio(cell):
+        return f"difference {cell['estimate']:+.3g} {cell.get('change_unit', '')}{mark}"
     if cell.get("lo") is None:
-        return f"{cell['estimate']:.3f}x [no CI]"
-    return f"{cell['estimate']:.3f}x [{cell['lo']:.3f}, {cell['hi']:.3f}] ({100 * cell['level']:.1f}%)"
+        return f"{cell['estimate']:.3f}x [no CI]{mark}"
+    return f"{cell['estimate']:.3f}x [{cell['lo']:.3f}, {cell['hi']:.3f}] ({100 * cell['level']:.1f}%){mark}"
 
 
 def resolution(cell):
-    if not cell or cell.get("lo") is None:
+    if not cell or cell.get("lo") is None or not is_ratio(cell):
         return "-"
     return f"±{100 * (cell['hi'] - cell['lo']) / 2 / cell['estimate']:.1f}%"
 
 
 def holds(cell, value):
-    if not cell or cell.get("lo") is None:
-        return "no CI"
+    if not cell or cell.get("lo") is None or not is_ratio(cell):
+        return "no ratio CI"
     return "yes" if cell["lo"] <= value <= cell["hi"] else "NO"
 
 
@@ -234,11 +245,14 @@ def stop_text(got, config):
 
 
 def table(head, rows):
+    """A Markdown table, and what its marks mean."""
     print()
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
         print("| " + " | ".join(str(x) for x in r) + " |")
+    if any("*" in str(x) for r in rows for x in r):
+        print("\n\\*: not error-controlled, the run stopped on the other figure (95% CI on the stop's blocks)")
 
 
 def part_aa(mb, tmp, sz, hogs, figure):
