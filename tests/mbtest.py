@@ -13,6 +13,9 @@ import tempfile
 import traceback
 
 SKIP = 77
+# a block disturbed from outside is measured again (harness/plan/remeasure.h): on a machine other
+# tests load that is any block, so the harness the tests start never does, and their rows are as planned
+os.environ.setdefault("MALLOCBENCH_REMEASURE", "0")
 FAILS = []
 
 

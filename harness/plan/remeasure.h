@@ -19,6 +19,10 @@
 #define REMEASURE_MAX 2         /* attempts after the first, per block */
 #define REMEASURE_STEAL 0.01    /* host steal over the sample above this share of wall x CPUs */
 #define REMEASURE_WAIT 0.05     /* outside run-queue wait above this share of the time wanting a CPU */
+/* ... and either at least this long: a dozen scheduler ticks (4 ms at HZ=250; steal counts in
+ * 10 ms jiffies).  Below it one preemption or one jiffy already passes the share, so a short
+ * sample (the tests' are milliseconds) would be measured again for nothing. */
+#define REMEASURE_MIN_S 0.05
 
 /* What a re-measure changes of the plan's state: schedule.h run_ctx_t's buffers. */
 typedef struct {
@@ -50,7 +54,8 @@ typedef struct {
  * region's run-queue wait less the wait its own threads explain,
  * self = max(0, cpu + wait - wall x ncpu) (they wanted more CPU than the
  * machine has), > REMEASURE_WAIT of wait + cpu (cpu: region_task_clock_s,
- * else region_user_s + region_sys_s; wall: region_wall_s, else total_wall_s). */
+ * else region_user_s + region_sys_s; wall: region_wall_s, else total_wall_s);
+ * either only when it lasted REMEASURE_MIN_S or more. */
 bool remeasure_outside(const csv_row_t *row, long ncpu, char *why, size_t len);
 
 /* The block order's seed for an attempt: the plan's seed for attempt 0
@@ -62,7 +67,10 @@ uint64_t remeasure_seed(uint64_t seed, unsigned attempt);
  * floor, at least 1. */
 unsigned remeasure_most(unsigned blocks, unsigned shard_k, unsigned shard_n);
 
-/* Set up once the plan's buffers are (cmd_run.c ctx_alloc): 0 or -ENOMEM. */
+/* Set up once the plan's buffers are (cmd_run.c ctx_alloc): 0 or -ENOMEM.
+ * MALLOCBENCH_REMEASURE=0 in the environment: no block is measured again
+ * (the tests set it, tests/mbtest.py: their row counts may not depend on the
+ * load other tests put on the machine). */
 int remeasure_alloc(remeasure_t *rm, const remeasure_plan_t *p, unsigned shard_k, unsigned shard_n);
 void remeasure_free(remeasure_t *rm);
 

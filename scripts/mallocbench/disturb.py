@@ -13,6 +13,7 @@ num = mbcsv.num
 
 DISTURB_WAIT = 0.05     # a sample waited for a CPU more than this share of the time it wanted one
 DISTURB_STEAL = 0.01    # the host stole more than this share of the sample's wall time (all CPUs)
+OUTSIDE_MIN_S = 0.05    # outside(): the steal or the outside wait lasted this long too (remeasure.h REMEASURE_MIN_S)
 
 
 def wait_share(r):
@@ -57,14 +58,15 @@ def outside(r, ncpu=None):
     self = max(0, cpu + wait - wall x CPUs) (they wanted more CPU than the machine has); the
     rest, (wait - self) / (wait + cpu) > DISTURB_WAIT, is outside (cpu: region_task_clock_s,
     else region_user_s + region_sys_s; wall: region_wall_s, else total_wall_s).  khugepaged
-    and compaction are machine-wide and may be the configuration's own: never here.  The one
+    and compaction are machine-wide and may be the configuration's own: never here.  Either
+    counts only from OUTSIDE_MIN_S on (below it one preemption or one jiffy passes the share).  The one
     Python reading of harness/plan/remeasure.c remeasure_outside (tests/unit/test_remeasure.c
     and test_disturb_outside.py hold the same rows); ncpu: the machine's (default this one's)."""
     if r.get("status") != "ok":
         return None
     n = ncpu or os.cpu_count() or 1
     steal, total = num(r, "steal_s"), num(r, "total_wall_s")
-    if steal is not None and total and total > 0 and steal / (total * n) > DISTURB_STEAL:
+    if steal is not None and total and total > 0 and steal / (total * n) > DISTURB_STEAL and steal >= OUTSIDE_MIN_S:
         return f"steal {steal / (total * n) * 100:.1f}%"
     wait, cpu = num(r, "region_run_delay_s"), num(r, "region_task_clock_s")
     if cpu is None:
@@ -76,7 +78,7 @@ def outside(r, ncpu=None):
         return None
     own = 0.0 if wall is None else max(0.0, cpu + wait - wall * n)
     share = (wait - own) / (wait + cpu)
-    if share <= DISTURB_WAIT:
+    if share <= DISTURB_WAIT or wait - own < OUTSIDE_MIN_S:
         return None
     return f"waited {share * 100:.0f}% for a CPU beyond its own threads' demand"
 

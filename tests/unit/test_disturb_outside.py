@@ -25,6 +25,9 @@ OUTSIDE_ROWS = [
     (("ok", "10", "0", "1.0", "0.01", "1.0", "", "", "5", "3"), None),
     (("ok", "2", "", "", "0.2", "1.0", "", "", "", ""), "waited 17% for a CPU beyond its own threads' demand"),
     (("ok", "", "", "", "", "", "", "", "", ""), None),
+    # past the shares, but shorter than OUTSIDE_MIN_S: one preemption, one jiffy
+    (("ok", "0.04", "", "", "0.004", "0.0001", "", "", "", ""), None),
+    (("ok", "1", "0.04", "1", "0.04", "0.5", "", "", "", ""), None),
 ]
 
 for i, (fields, want) in enumerate(OUTSIDE_ROWS):

@@ -26,6 +26,9 @@ static const struct {
     {{"ok", "10", "0", "1.0", "0.01", "1.0", "", "", "5", "3"}, ""},
     {{"ok", "2", "", "", "0.2", "1.0", "", "", "", ""}, "waited 17% for a CPU beyond its own threads' demand"},
     {{"ok", "", "", "", "", "", "", "", "", ""}, ""},
+    /* past the shares, but shorter than REMEASURE_MIN_S: one preemption, one jiffy */
+    {{"ok", "0.04", "", "", "0.004", "0.0001", "", "", "", ""}, ""},
+    {{"ok", "1", "0.04", "1", "0.04", "0.5", "", "", "", ""}, ""},
 };
 
 static const csv_col_t cols[10] = {COL_status, COL_total_wall_s, COL_steal_s, COL_region_wall_s,
