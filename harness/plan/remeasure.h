@@ -7,7 +7,18 @@
  * (at most a quarter of the plan's, each at most REMEASURE_MAX times), the
  * block's values dropped from the stopping store before it is measured again.
  * khugepaged and compaction counts are machine-wide and may be the
- * configuration's own doing: they never trigger it. */
+ * configuration's own doing: they never trigger it.
+ *
+ * Every attempt's rows stay in the CSV (block, attempt, position name a
+ * sample); readers use each block's last attempt (scripts/mallocbench/mbcsv.py
+ * last_attempts).  Fixed plans (-r) measure again too: it is about the data.
+ * --resume reads each block's last attempt back (remeasure_resume): done
+ * positions are that attempt's, in its order, so an attempt cut short is
+ * finished, never begun again, and the blocks the file measured again count
+ * towards the limit; only the samples this invocation ran can make it measure
+ * a block again.  --shard: each shard measures its own blocks again, a quarter
+ * of the blocks it holds.  merge keeps every attempt, sorted block, attempt,
+ * position, and refuses a (block, attempt, position) twice. */
 #ifndef MB_REMEASURE_H
 #define MB_REMEASURE_H
 #include "csv.h"
