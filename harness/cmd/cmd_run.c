@@ -139,9 +139,8 @@ static void load_prev_samples(run_ctx_t *c)
         if (strcmp(t->rows[i][cs], "ok"))
             continue;
         c->cell_prev_ok[cell]++;
-        char *end;
-        double v = strtod(t->rows[i][ct], &end);
-        if (end != t->rows[i][ct] && !*end && isfinite(v) && c->ntput[cell] < c->blocks) {
+        double v = schedule_primary_prev(c, t, i); /* the primary figure, as one_sample stores it */
+        if (!isnan(v) && c->ntput[cell] < c->blocks) {
             c->tblock[cell * c->blocks + c->ntput[cell]] = (unsigned)b;
             c->tput[cell * c->blocks + c->ntput[cell]++] = v;
         }
@@ -184,6 +183,9 @@ static void ctx_free(run_ctx_t *c)
     free(c->cell_prev_ok);
     free(c->cell_args);
     free(c->cell_scale);
+    free(c->stop);
+    free(c->lower);
+    free(c->seq_base);
     remeasure_free(&c->rm);
     free(c->row);
     sample_free(c->s);
@@ -265,6 +267,41 @@ static int preflight(run_ctx_t *c)
     return 0;
 }
 
+/* A sequential plan's schedule and the stops so far into the sidecar ("sequential"). */
+static void record_stops(run_ctx_t *c)
+{
+    const resolved_t *r = &c->r;
+    sidecar_look_t looks[SEQ_MAX_LOOKS];
+    sidecar_stop_t *stops = calloc(r->ncells ? r->ncells : 1, sizeof *stops);
+    char (*params)[1024] = calloc(r->nw ? r->nw : 1, sizeof *params);
+    size_t n = 0;
+    for (size_t k = 0; k < c->nlooks; k++)
+        looks[k] = (sidecar_look_t){c->looks[k].blocks, c->looks[k].alpha};
+    for (size_t w = 0; params && w < r->nw; w++)
+        wl_format_args(&r->wl[w], ',', params[w], sizeof params[w]); /* as the rows have them */
+    for (size_t i = 0; stops && params && i < r->ncells; i++) {
+        const seq_stop_t *st = &c->stop[i];
+        if (i % r->ncfg == 0 || st->why == SEQ_OPEN)
+            continue;
+        stops[n++] = (sidecar_stop_t){.workload = r->wl[i / r->ncfg].wl->name, .params = params[i / r->ncfg],
+                                      .config = r->cfg[i % r->ncfg].label, .baseline = r->cfg[0].label,
+                                      .why = seq_why_name(st->why), .look = st->look, .blocks = st->blocks,
+                                      .n = st->n, .alpha = st->alpha, .estimate = st->est, .lo = st->lo,
+                                      .hi = st->hi};
+    }
+    sidecar_seq_t s = {.figure = c->sp.figure, .floor = SEQ_FLOOR, .resolution = c->sp.resolution,
+                       .budget_s = c->sp.budget_s, .cap = c->blocks, .looks = looks, .nlooks = c->nlooks,
+                       .stops = stops, .nstops = n};
+    int rc = stops && params ? sidecar_sequential(c->out.meta, &c->seq_base, &s) : -ENOMEM;
+    if (rc && !c->seq_warned) {
+        c->seq_warned = true;
+        fprintf(stderr, "%s%s: warning: cannot record the stops in '%s': %s\n", c->tty ? "\n" : "", prog,
+                c->out.meta, strerror(-rc));
+    }
+    free(stops);
+    free(params);
+}
+
 /* Open the outputs and write the sidecar; 0 or the exit code. */
 static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
 {
@@ -300,7 +337,7 @@ static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
     sysinfo_git_commit(commit, sizeof commit);
     char *machine = sysinfo_machine_json(&cal);
     sidecar_machine_t m = {.commit = commit, .quiet_checked = quiet != NULL, .quiet = quiet && quiet->quiet,
-                           .quiet_why = quiet ? quiet->why : "", .machine = machine};
+                           .quiet_why = quiet ? quiet->why : "", .machine = machine, .figure = c->sp.figure};
     rc = machine ? sidecar_write(c->out.meta, c->cli.resume && c->out.exists, c->run_id, full_argc, full_argv,
                                  c->r.cfg, c->r.ncfg, c->st.versions, &c->cli.o, c->r.wl,
                                  c->sp.limit ? c->st.limits : NULL, c->r.nw, &m)
@@ -308,6 +345,10 @@ static int open_outputs(run_ctx_t *c, const quiet_t *quiet)
     free(machine);
     if (rc)
         fprintf(stderr, "%s: warning: cannot write '%s': %s\n", prog, c->out.meta, strerror(-rc));
+    else if (schedule_sequential(c)) { /* the schedule planned; the stops as they come */
+        c->stops_changed = record_stops;
+        record_stops(c);
+    }
     return 0;
 }
 
@@ -369,11 +410,47 @@ static void report_progress(const run_ctx_t *c, unsigned b, size_t w, size_t k)
     }
 }
 
+/* How a sequential plan ended, in one line: the comparisons settled, at which
+ * blocks, the others' stops, the blocks run and the time taken. */
+static void sequential_summary(const run_ctx_t *c, unsigned b)
+{
+    const resolved_t *r = &c->r;
+    size_t n = 0, settled = 0, forced[SEQ_NO_RATIO + 1] = {0};
+    char at[256] = "", took[32], rest[256] = "";
+    for (size_t k = 0; k < c->nlooks; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < r->ncells; i++)
+            m += i % r->ncfg && c->stop[i].why >= SEQ_IMPROVED && c->stop[i].why <= SEQ_RESOLUTION &&
+                 c->stop[i].blocks == c->looks[k].blocks;
+        if (m)
+            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%zu at block %u", at[0] ? ", " : "", m,
+                     c->looks[k].blocks);
+        settled += m;
+    }
+    for (size_t i = 0; i < r->ncells; i++)
+        if (i % r->ncfg) {
+            n++;
+            forced[c->stop[i].why >= SEQ_CAP ? c->stop[i].why : SEQ_OPEN]++;
+        }
+    for (int w = SEQ_CAP; w <= SEQ_NO_RATIO; w++)
+        if (forced[w])
+            snprintf(rest + strlen(rest), sizeof rest - strlen(rest), "; %zu %s", forced[w],
+                     w == SEQ_CAP ? "stopped at the cap" : w == SEQ_BUDGET ? "stopped by the budget"
+                     : w == SEQ_NO_RATIO ? "with no ratio" : "interrupted");
+    fmt_duration(mono_now() - c->t_start, took, sizeof took);
+    fprintf(stderr, "%s: sequential: %zu of %zu comparison%s settled%s%s%s%s; %u blocks in %s\n", prog, settled, n,
+            n == 1 ? "" : "s", at[0] ? " (" : "", at, at[0] ? ")" : "", rest, b, took);
+}
+
 /* How an open-ended plan ended: each cell's half-width against the target
  * (--resolution: the paired ratio's, the resolution it reached). */
 static void adaptive_summary(const run_ctx_t *c, unsigned b)
 {
     const resolved_t *r = &c->r;
+    if (schedule_sequential(c)) {
+        sequential_summary(c, b);
+        return;
+    }
     size_t bad = 0, differences = 0;
     double target = schedule_target(&c->sp);
     bool paired = c->sp.resolution > 0 && r->ncfg > 1;
@@ -435,6 +512,12 @@ static int ctx_alloc(run_ctx_t *c)
                            c->r.ncells, c->blocks, c->cli.quiet};
     if (remeasure_alloc(&c->rm, &rp, c->cli.shard_k, c->cli.shard_n))
         return -ENOMEM;
+    c->stop = calloc(cells, sizeof *c->stop);     /* SEQ_OPEN: every comparison runs */
+    c->lower = calloc(c->r.nw ? c->r.nw : 1, sizeof *c->lower);
+    if (!c->stop || !c->lower)
+        return -ENOMEM;
+    if (schedule_sequential(c))
+        c->nlooks = seq_looks(c->blocks, c->looks);
     for (size_t i = 0; i < c->r.ncells; i++) {
         c->cell_args[i] = c->r.wl[i / c->r.ncfg];
         c->cell_scale[i] = 0; /* set by load_scales or calibrate_cells */
@@ -567,8 +650,15 @@ static int run_open(run_ctx_t *c)
     c->x.host = c->host;
     if (c->cli.quiet)
         return -1;
-    char nblocks[128];
-    if (schedule_target(sp) > 0)
+    char nblocks[192];
+    if (schedule_sequential(c)) {
+        char at[64] = "";
+        for (size_t k = 0; k < c->nlooks; k++)
+            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%u", k ? ", " : "", c->looks[k].blocks);
+        snprintf(nblocks, sizeof nblocks, "up to %u blocks (sequential: looks at blocks %s, each comparison until "
+                 "settled or +-%.3g%%%s)", c->blocks, at, sp->resolution * 100,
+                 sp->default_plan ? ", the default without -r" : "");
+    } else if (schedule_target(sp) > 0)
         snprintf(nblocks, sizeof nblocks, "%llu..%u blocks (%s +-%.3g%%%s)",
                  (unsigned long long)(sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS) < sp->max_blocks
                      ? (unsigned long long)(sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS)
@@ -637,6 +727,10 @@ static int run_summarize(run_ctx_t *c, int rc, unsigned blocks)
 {
     if (c->tty)
         fputc('\n', stderr);
+    if (sample_interrupted()) /* the open comparisons' stops, at the blocks done */
+        schedule_seq_interrupted(c);
+    else if (c->stops_changed)
+        c->stops_changed(c); /* and once more at the end */
     if (!rc && schedule_target(&c->sp) > 0 && !sample_interrupted() && !c->cli.quiet)
         adaptive_summary(c, blocks);
     if (!c->cli.quiet || sample_interrupted() || rc)

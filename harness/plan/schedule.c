@@ -2,7 +2,8 @@
  * one fresh child per sample through sample.c, judged by judge.c, its RSS
  * lines and row written by output.c whole or not at all, each workload's
  * limit measured at the start of every K-th block that uses it, adaptive runs
- * stopped once every cell has converged; the hooks (--prepare, --conclude,
+ * stopped once every cell has converged, a sequential plan's comparisons by
+ * the looks of seqstop.h (each stop on stderr, in the sidecar through cmd_run.c); the hooks (--prepare, --conclude,
  * --cleanup) run here, between samples, outside every measured window. */
 #include "error.h"
 #include "judge.h"
@@ -126,6 +127,188 @@ bool schedule_no_ratio(const run_ctx_t *c, size_t i, unsigned blocks_done)
             if (!(c->tput[pair[s] * c->blocks + j] > 0))
                 return blocks_done >= VERDICT_MIN_BLOCKS;
     return false;
+}
+
+bool schedule_sequential(const run_ctx_t *c)
+{
+    return c->sp.resolution > 0 && c->r.ncfg > 1 && c->cli.shard_n <= 1;
+}
+
+/* A field of the row being written, by column name. */
+static const char *row_field(const void *row, const char *col)
+{
+    for (size_t k = 0; k < COL_COUNT; k++)
+        if (!strcmp(csv_columns[k].name, col))
+            return ((const csv_row_t *)row)->field[k];
+    return NULL;
+}
+
+typedef struct {
+    const csv_table_t *t;
+    size_t i;
+} table_row_t;
+
+/* A field of a row read back, by column name. */
+static const char *table_field(const void *row, const char *col)
+{
+    const table_row_t *x = row;
+    int k = csv_col(x->t, col);
+    return k < 0 ? NULL : x->t->rows[x->i][k];
+}
+
+/* Is the workload's region an idle period (trait idle_region): its CPU is the whole process's. */
+static bool idle_region(const char *name)
+{
+    const wl_t *wl = name ? wl_find(name) : NULL;
+    const char *t = wl && wl->traits ? wl->traits : "";
+    for (size_t n; *t; t += n + (t[n] == ','))
+        if ((n = strcspn(t, ",")) == 11 && !strncmp(t, "idle_region", 11))
+            return true;
+    return false;
+}
+
+double schedule_primary(const run_ctx_t *c, const csv_row_t *row)
+{
+    bool cpu = !strcmp(c->sp.figure, "cpu");
+    return seq_figure_value(cpu, cpu && idle_region(row->field[COL_workload]), row_field, row);
+}
+
+double schedule_primary_prev(const run_ctx_t *c, const csv_table_t *t, size_t i)
+{
+    bool cpu = !strcmp(c->sp.figure, "cpu");
+    table_row_t x = {t, i};
+    return seq_figure_value(cpu, cpu && idle_region(table_field(&x, "workload")), table_field, &x);
+}
+
+/* The per-block log ratios of cell i to its workload's first configuration over
+ * blocks 0 .. blocks-1, paired by block, both figures > 0: how many, into d. */
+static size_t seq_pairs(const run_ctx_t *c, size_t i, unsigned blocks, double *d)
+{
+    size_t base = i - i % c->r.ncfg, n = 0;
+    for (size_t j = 0; j < c->ntput[i]; j++) {
+        unsigned b = c->tblock[i * c->blocks + j];
+        double o = c->tput[i * c->blocks + j];
+        for (size_t k = 0; b < blocks && o > 0 && k < c->ntput[base]; k++)
+            if (c->tblock[base * c->blocks + k] == b) {
+                if (c->tput[base * c->blocks + k] > 0)
+                    d[n++] = log(o / c->tput[base * c->blocks + k]);
+                break;
+            }
+    }
+    return n;
+}
+
+/* 7.95, 1.012, 0.918, 0.0114: a ratio as the stop lines print it. */
+static void fmt_ratio(double x, char *buf, size_t len)
+{
+    snprintf(buf, len, isnan(x) ? "?" : fabs(x - 1) < 0.1 ? "%.3f" : "%.3g", x);
+}
+
+/* One line on stderr as comparison i stops: "tensor_copy jk vs glibc: settled at
+ * block 8: 7.95x improved [7.02, 8.73] (99.2% CI, look 1 of 4)". */
+static void seq_print(const run_ctx_t *c, size_t i, unsigned nlooks)
+{
+    const resolved_t *r = &c->r;
+    const seq_stop_t *st = &c->stop[i];
+    size_t w = i / r->ncfg;
+    char name[1200], params[1024], e[32], l[32], h[32], when[64];
+    if (c->cli.quiet)
+        return;
+    snprintf(name, sizeof name, "%s", r->wl[w].wl->name);
+    for (size_t v = 0; v < r->nw; v++)
+        if (v != w && r->wl[v].wl == r->wl[w].wl) { /* a sweep: the parameters tell them apart */
+            wl_format_args(&r->wl[w], ',', params, sizeof params);
+            snprintf(name, sizeof name, "%s(%s)", r->wl[w].wl->name, params);
+            break;
+        }
+    const char *pre = c->tty ? "\n" : "";
+    if (st->why == SEQ_NO_RATIO) {
+        fprintf(stderr, "%s%s: %s %s vs %s: no ratio at block %u (a figure <= 0, or no ok baseline: compare "
+                "gives the difference)\n", pre, prog, name, r->cfg[i % r->ncfg].label, r->cfg[0].label, st->blocks);
+        return;
+    }
+    snprintf(when, sizeof when, st->why == SEQ_CAP ? "stopped at the cap, block %u" : st->why == SEQ_BUDGET
+             ? "stopped at the budget, block %u" : st->why == SEQ_INTERRUPTED ? "interrupted at block %u"
+             : "settled at block %u", st->blocks);
+    fmt_ratio(st->est, e, sizeof e);
+    fmt_ratio(st->lo, l, sizeof l);
+    fmt_ratio(st->hi, h, sizeof h);
+    bool settled = st->why == SEQ_IMPROVED || st->why == SEQ_REGRESSED || st->why == SEQ_NEGLIGIBLE;
+    const char *word = settled ? seq_why_name(st->why) : seq_words(st->lo, st->hi, SEQ_FLOOR, c->lower[w]);
+    fprintf(stderr, "%s%s: %s %s vs %s: %s: %sx %s", pre, prog, name, r->cfg[i % r->ncfg].label, r->cfg[0].label,
+            when, e, word);
+    if (!isnan(st->lo))
+        fprintf(stderr, " [%s, %s]", l, h);
+    fprintf(stderr, " (%.1f%% CI, look %u of %u%s)\n", 100 * (1 - st->alpha), st->look, nlooks,
+            st->why == SEQ_RESOLUTION ? ", resolution reached" : "");
+}
+
+/* A look at `blocks` spending alpha (look number `look` of nlooks): every open
+ * comparison settles, or stops as `forced` (SEQ_OPEN: it goes on); a workload's first
+ * configuration runs while any of its comparisons does.  True when every one has stopped. */
+static bool seq_look(run_ctx_t *c, unsigned blocks, double alpha, unsigned look, unsigned nlooks, seq_why_t forced)
+{
+    const resolved_t *r = &c->r;
+    double *d = malloc((c->blocks + 1) * sizeof *d);
+    bool changed = false, all = true;
+    for (size_t i = 0; d && i < r->ncells; i++) {
+        seq_stop_t *st = &c->stop[i];
+        if (i % r->ncfg == 0 || st->why != SEQ_OPEN)
+            continue;
+        size_t n = seq_pairs(c, i, blocks, d);
+        bool none = c->stopped[i] || schedule_no_ratio(c, i, blocks);
+        seq_why_t why = seq_settle(d, n, alpha, SEQ_FLOOR, c->sp.resolution, c->lower[i / r->ncfg], &st->est,
+                                   &st->lo, &st->hi);
+        if (none)
+            why = SEQ_NO_RATIO;
+        else if (why == SEQ_OPEN || forced == SEQ_INTERRUPTED) /* an interrupt is no look: it settles nothing */
+            why = forced;
+        if (why == SEQ_OPEN) {
+            all = false;
+            continue;
+        }
+        *st = (seq_stop_t){.why = why, .look = look, .blocks = blocks, .n = n, .alpha = alpha, .est = st->est,
+                           .lo = st->lo, .hi = st->hi};
+        if (why == SEQ_NO_RATIO)
+            st->est = st->lo = st->hi = NAN;
+        c->converged[i] = changed = true;
+        seq_print(c, i, nlooks);
+    }
+    free(d);
+    for (size_t i = 0; i < r->ncells; i += r->ncfg) {
+        c->converged[i] = true;
+        for (size_t k = 1; k < r->ncfg; k++)
+            c->converged[i] &= c->stop[i + k].why != SEQ_OPEN;
+    }
+    if (changed && c->stops_changed)
+        c->stops_changed(c);
+    return all;
+}
+
+/* After `blocks` complete blocks: a look forced by the budget (below the cap), spending
+ * the alpha left, or the look of the schedule at this block count.  True when every
+ * comparison has stopped. */
+static bool seq_after(run_ctx_t *c, unsigned blocks)
+{
+    c->seq_complete = blocks;
+    unsigned taken;
+    double left = seq_alpha_left(c->looks, c->nlooks, blocks, &taken);
+    if (blocks < c->blocks && mono_now() - c->t_start > c->sp.budget_s)
+        return seq_look(c, blocks, left, taken + 1, taken + 1, SEQ_BUDGET);
+    for (size_t k = 0; k < c->nlooks; k++)
+        if (c->looks[k].blocks == blocks)
+            return seq_look(c, blocks, c->looks[k].alpha, (unsigned)k + 1, (unsigned)c->nlooks,
+                            k + 1 == c->nlooks ? SEQ_CAP : SEQ_OPEN);
+    return false;
+}
+
+void schedule_seq_interrupted(run_ctx_t *c)
+{
+    if (!schedule_sequential(c) || !c->stop)
+        return;
+    unsigned taken;
+    double left = seq_alpha_left(c->looks, c->nlooks, c->seq_complete + 1, &taken);
+    seq_look(c, c->seq_complete, left, taken + 1, taken + 1, SEQ_INTERRUPTED);
 }
 
 /* Which cells have converged now; true when all have.  Under --resolution a
@@ -348,9 +531,10 @@ static int one_sample(run_ctx_t *c, unsigned b, size_t p, run_progress_fn *progr
     if (c->s->status == RUN_OK) {
         c->nok++;
         c->cell_ok[cell]++;
-        if (c->s->have_result) {
+        double v = schedule_primary(c, c->row); /* as the CSV has it: --resume reads the same */
+        if (c->s->have_result && !isnan(v)) {
             c->tblock[cell * c->blocks + c->ntput[cell]] = b;
-            c->tput[cell * c->blocks + c->ntput[cell]++] = c->s->res.throughput;
+            c->tput[cell * c->blocks + c->ntput[cell]++] = v;
         }
     } else {
         c->nbad++;
@@ -487,8 +671,9 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
     unsigned k = c->cli.shard_k, n = c->cli.shard_n;
     unsigned b;
     for (b = 0; b < c->blocks && !sample_interrupted(); b++) {
-        if (schedule_target(sp) > 0 && b >= (sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS) &&
-            (cells_converged(c, b) || mono_now() - c->t_start > sp->budget_s))
+        if (schedule_sequential(c) ? b > 0 && seq_after(c, b)
+            : schedule_target(sp) > 0 && b >= (sp->reps > VERDICT_MIN_BLOCKS ? sp->reps : VERDICT_MIN_BLOCKS) &&
+              (cells_converged(c, b) || mono_now() - c->t_start > sp->budget_s))
             break;
     again: /* the block measured again whole (remeasure_block), in a new order */
         plan_block_order(remeasure_seed(sp->seed, c->rm.attempt[b]), b, r->ncells, c->order);
@@ -515,6 +700,8 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
         if (!sample_interrupted() && remeasure_block(&c->rm, b, c->tty))
             goto again;
     }
+    if (schedule_sequential(c) && b == c->blocks && !sample_interrupted())
+        seq_after(c, b); /* the cap's look */
     *nblocks = b;
     return 0;
 }
@@ -530,6 +717,10 @@ int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
         for (size_t p = 0; p < r->ncells; p++)
             c->planned += plan_in_shard(b, c->cli.shard_k, c->cli.shard_n) &&
                           !c->done[b * r->ncells + p];
+    for (size_t w = 0; c->lower && w < r->nw; w++) { /* each workload's better direction */
+        wl_metric(&r->wl[w], &c->lower[w]);
+        c->lower[w] |= !strcmp(c->sp.figure, "cpu"); /* CPU per unit of work: lower */
+    }
     c->t_start = mono_now();
     int rc = run_blocks(c, progress, nblocks);
     cleanup_cells(c);

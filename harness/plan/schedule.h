@@ -1,8 +1,9 @@
 /* schedule.h - the state of one `run` invocation, and running its plan:
  * work scales (read back by --resume, calibrated by --min-time), warm-up,
  * then the blocks, each in its shuffled order, one row per sample written
- * whole, until the plan is done, has converged (--adaptive), is out of
- * budget or is interrupted.  cmd_run.c builds the state and reports on it;
+ * whole, until the plan is done, has converged (--adaptive), has every
+ * comparison stopped (a sequential plan, seqstop.h), is out of budget or is
+ * interrupted.  cmd_run.c builds the state and reports on it;
  * schedule.c runs the samples. */
 #ifndef MB_SCHEDULE_H
 #define MB_SCHEDULE_H
@@ -13,6 +14,7 @@
 #include "remeasure.h"
 #include "resolve.h"
 #include "rows.h"
+#include "seqstop.h"
 #include "types.h"
 #include "spec.h"
 
@@ -55,6 +57,17 @@ struct run_ctx {
     size_t *cell_prev, *cell_prev_ok; /* --resume: the file's rows of each cell, and those ok */
     double *tput;
     unsigned *tblock;              /* the block of each tput value: pairs cells block by block */
+    /* a sequential plan (schedule_sequential): its looks, each comparison's stop (per cell;
+     * a workload's first configuration has none), the blocks complete; stops_changed (cmd_run.c)
+     * records them in the sidecar whenever one is added */
+    seq_look_t looks[SEQ_MAX_LOOKS];
+    size_t nlooks;
+    seq_stop_t *stop;
+    bool *lower;                   /* per workload: its primary figure is better lower */
+    unsigned seq_complete;
+    void (*stops_changed)(run_ctx_t *c);
+    char *seq_base;                /* the sidecar as first written (sidecar_sequential) */
+    bool seq_warned;
     wl_args_t *cell_args;          /* per cell: the workload as run, --min-time scaling applied */
     uint64_t *cell_scale;          /* its work_scale; 0: not calibrated yet */
     csv_row_t *row;
@@ -83,6 +96,16 @@ double schedule_cell_ci(const double *v, size_t n);
 double schedule_cell_halfwidth(const run_ctx_t *c, size_t i);
 /* The target half-width (--resolution or --adaptive), 0 for a fixed plan. */
 double schedule_target(const run_spec_t *sp);
+/* Is the plan sequential (--resolution or the default plan, with two configurations or
+ * more): its comparisons stop by seqstop.h's looks. */
+bool schedule_sequential(const run_ctx_t *c);
+/* The primary figure (--figure) of the row just filled: NAN when it has none. */
+double schedule_primary(const run_ctx_t *c, const csv_row_t *row);
+/* The same of row i of a table read back (--resume). */
+double schedule_primary_prev(const run_ctx_t *c, const csv_table_t *t, size_t i);
+/* A sequential run interrupted: its open comparisons stop ("interrupted") at the
+ * blocks complete, spending the alpha left. */
+void schedule_seq_interrupted(run_ctx_t *c);
 
 /* Before any measured run, for each configuration: its library can be
  * read, the loader takes its settings (ALLOC_CHECK_LOADER), and the worker
