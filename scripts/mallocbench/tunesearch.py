@@ -190,9 +190,14 @@ def med(vals):
 
 def log_ratios(base, other):
     """The per-block log ratios other/base over the blocks both ran ({(plan, block): value}), in
-    the order the blocks ran (plan, then block); a block where either value is not positive
-    has no ratio (None), as sequential.stop takes it."""
-    keys = sorted((k for k in other if k in base), key=lambda k: (str(k[0]), int(k[1])))
+    the order the blocks ran: the plans (rounds) in the order collect met them (the dict's
+    insertion order; a plan's id is a random hash, so sorting by it would let a later round's
+    blocks into an earlier look), then block; a block where either value is not positive has
+    no ratio (None), as sequential.stop takes it."""
+    rank = {}
+    for k in other:
+        rank.setdefault(k[0], len(rank))
+    keys = sorted((k for k in other if k in base), key=lambda k: (rank[k[0]], int(k[1])))
     return [math.log(other[k] / base[k]) if other[k] > 0 and base[k] > 0 else None for k in keys]
 
 

@@ -606,6 +606,7 @@ def case_race_rule(mb, tmp):
     (and the old leader leaves); the next round brings them to their next look."""
     if os.path.realpath(sys.executable) != os.path.realpath(TUNE_PY):  # in the python tune runs in
         raise SystemExit(subprocess.run([TUNE_PY, os.path.abspath(__file__), mb, "race_rule"]).returncode)
+    import math
     import random
     from mallocbench import tunesearch as ts
     rng = random.Random(1)
@@ -640,6 +641,11 @@ def case_race_rule(mb, tmp):
     lead = ts.race(list(cs.values()), vals, {}, "higher", 0, None, "a")
     check(lead.label == "b" and not cs["a"].alive and " regressed [" in cs["a"].dropped
           and cs["a"].dropped.endswith("against b"), f"settled better: the new leader: {lead.label} {cs['a'].dropped!r}")
+    base = {("zz", str(b)): 1.0 for b in range(8)}  # round 1's plan id sorts after round 2's
+    base.update({("aa", str(b)): 1.0 for b in range(4)})
+    other = {k: (2.0 if k[0] == "zz" else 4.0) for k in base}
+    d = ts.log_ratios(base, other)
+    check(d[:8] == [math.log(2.0)] * 8, f"a look at block 8 sees round 1's blocks, in the order they ran: {d}")
 
 
 def case_budget_short(mb, tmp):
