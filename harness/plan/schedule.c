@@ -285,6 +285,17 @@ static bool seq_look(run_ctx_t *c, unsigned blocks, double alpha, unsigned look,
     return all;
 }
 
+/* The look of the schedule at `blocks` complete blocks, if there is one.  True when
+ * every comparison has stopped. */
+static bool seq_planned_look(run_ctx_t *c, unsigned blocks)
+{
+    for (size_t k = 0; k < c->nlooks; k++)
+        if (c->looks[k].blocks == blocks)
+            return seq_look(c, blocks, c->looks[k].alpha, (unsigned)k + 1, (unsigned)c->nlooks,
+                            k + 1 == c->nlooks ? SEQ_CAP : SEQ_OPEN);
+    return false;
+}
+
 /* After `blocks` complete blocks: a look forced by the budget (below the cap), spending
  * the alpha left, or the look of the schedule at this block count.  True when every
  * comparison has stopped. */
@@ -295,17 +306,36 @@ static bool seq_after(run_ctx_t *c, unsigned blocks)
     double left = seq_alpha_left(c->looks, c->nlooks, blocks, &taken);
     if (blocks < c->blocks && mono_now() - c->t_start > c->sp.budget_s)
         return seq_look(c, blocks, left, taken + 1, taken + 1, SEQ_BUDGET);
-    for (size_t k = 0; k < c->nlooks; k++)
-        if (c->looks[k].blocks == blocks)
-            return seq_look(c, blocks, c->looks[k].alpha, (unsigned)k + 1, (unsigned)c->nlooks,
-                            k + 1 == c->nlooks ? SEQ_CAP : SEQ_OPEN);
-    return false;
+    return seq_planned_look(c, blocks);
+}
+
+/* --resume, interrupted before this invocation's first look (while loading,
+ * calibrating or warming up): the looks the file's complete blocks reach, as
+ * run_blocks replays them, so that the interrupt stops at the blocks the file holds. */
+static void seq_replay(run_ctx_t *c)
+{
+    const resolved_t *r = &c->r;
+    for (unsigned b = 0; b <= c->blocks; b++) {
+        if (b > 0) {
+            c->seq_complete = b;
+            if (seq_planned_look(c, b))
+                return;
+        }
+        if (b == c->blocks)
+            return;
+        plan_block_order(remeasure_seed(c->sp.seed, c->rm.attempt[b]), b, r->ncells, c->order);
+        for (size_t p = 0; p < r->ncells; p++)
+            if (!c->done[b * r->ncells + p] && !c->converged[c->order[p]] && !c->stopped[c->order[p]])
+                return; /* block b is not complete in the file */
+    }
 }
 
 void schedule_seq_interrupted(run_ctx_t *c)
 {
     if (!schedule_sequential(c) || !c->stop)
         return;
+    if (c->seq_complete == 0 && c->cli.resume)
+        seq_replay(c);
     unsigned taken;
     double left = seq_alpha_left(c->looks, c->nlooks, c->seq_complete + 1, &taken);
     seq_look(c, c->seq_complete, left, taken + 1, taken + 1, SEQ_INTERRUPTED);
@@ -709,6 +739,10 @@ static int run_blocks(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks
 int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
 {
     const resolved_t *r = &c->r;
+    for (size_t w = 0; c->lower && w < r->nw; w++) { /* each workload's better direction */
+        wl_metric(&r->wl[w], &c->lower[w]);
+        c->lower[w] |= !strcmp(c->sp.figure, "cpu"); /* CPU per unit of work: lower */
+    }
     if (c->cli.resume && c->out.exists)
         load_scales(c);
     calibrate_cells(c);
@@ -717,10 +751,6 @@ int schedule_plan(run_ctx_t *c, run_progress_fn *progress, unsigned *nblocks)
         for (size_t p = 0; p < r->ncells; p++)
             c->planned += plan_in_shard(b, c->cli.shard_k, c->cli.shard_n) &&
                           !c->done[b * r->ncells + p];
-    for (size_t w = 0; c->lower && w < r->nw; w++) { /* each workload's better direction */
-        wl_metric(&r->wl[w], &c->lower[w]);
-        c->lower[w] |= !strcmp(c->sp.figure, "cpu"); /* CPU per unit of work: lower */
-    }
     c->t_start = mono_now();
     int rc = run_blocks(c, progress, nblocks);
     cleanup_cells(c);
