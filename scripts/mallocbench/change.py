@@ -479,6 +479,10 @@ def _geomean_cells(res, metric, rank, two_runs, prim="throughput"):
                          config=cf, baseline=mine[0].baseline, values=ov, base_values=bv, geomean=True,
                          paired=not two_runs, primary=len(metric) > 4 and metric[4] == prim, table=metric[0], n=len(ov),
                          n_base=len(bv), geo_set=wls))
+        stopped = sorted((c for c in mine if c.sequential), key=lambda c: c.sequential["blocks"])
+        if stopped:  # over pairs a sequential run stopped: no p, not error-controlled (its
+            # blocks are the fewest any of them kept)
+            res[-1].sequential = dict(stopped[0].sequential, controlled=False)
 
 
 def _block_no(u):
@@ -533,6 +537,12 @@ def controlled(c):
     return bool(c.sequential and c.sequential.get("controlled"))
 
 
+def no_p(c):
+    """Does c have no valid fixed-n p: a controlled sequential cell, or a geomean over pairs a
+    sequential run stopped (its blocks were chosen by the stops)?"""
+    return controlled(c) or bool(c.geomean and c.sequential)
+
+
 def _levels(res, family, alpha=stats.ALPHA):
     """The CI level of each cell from the family option, and its change at that level; a
     sequential cell's (controlled) at its look's level, with the family's adjustment on top
@@ -551,7 +561,7 @@ def _levels(res, family, alpha=stats.ALPHA):
             c.change = _change(c.base_values, c.values, c.paired, level, m, fl)
         scale = (1 - level) / alpha
     elif family == "bh":  # a sequential cell's fixed-n p is not valid: not among BH's p-values
-        ps = [c.change.p for c in tested if c.change is not None and c.change.p == c.change.p and not controlled(c)]
+        ps = [c.change.p for c in tested if c.change is not None and c.change.p == c.change.p and not no_p(c)]
         r, level = stats.bh_level(ps, alpha)
         scale = (1 - level) / alpha
         for c in tested:

@@ -66,8 +66,8 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                     last = "geomean"
                     table.append(f"geometric mean over {c.params}")
                 ch, ci = words.fmt_change(c)
-                table.append([c.config, "", "", ch, ci, c.verdict, words.fmt_p(c.change.p if c.change else None),
-                              words.n_text(c)])
+                table.append([c.config, "", "", ch, f"{ci} ({words.pct(c.level)})" if mixed else ci, c.verdict,
+                              words.fmt_p(cell_p(c)), words.n_text(c)])
                 continue
             if (c.workload, c.params) != last:
                 last = (c.workload, c.params)
@@ -98,7 +98,7 @@ def render(res, markdown=False, out=sys.stdout, names=("old", "new")):
                 out.write(row + "\n" if isinstance(row, str) else
                           "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
         fleet = [line for c in mc if not c.is_base for line in words.fleet_lines(c, res.machine_desc)]
-        fleet += words.sequential_lines([c for c in mc if not c.is_base and not c.geomean])
+        fleet += words.sequential_lines([c for c in mc if not c.is_base])
         if fleet:
             out.write(("\n" if markdown else "\n") + "\n".join(
                 (f"- {md(line.strip())}" if markdown else f"  {md(line)}") for line in fleet) + "\n")
@@ -147,8 +147,9 @@ JSON_SCHEMA = "mallocbench-compare/1"
 
 def cell_p(c):
     """The p a view prints for a cell: None for a sequential cell on the figure its run stopped on
-    (a fixed-n p is not valid under optional stopping: its CI at the look's level says it)."""
-    return None if change.controlled(c) or c.change is None else c.change.p
+    (a fixed-n p is not valid under optional stopping: its CI at the look's level says it) and
+    for a geomean over pairs the run stopped."""
+    return None if change.no_p(c) or c.change is None else c.change.p
 
 
 def sequential_record(c):

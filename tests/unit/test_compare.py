@@ -469,6 +469,30 @@ def check_sequential_ci():
 
 check_sequential_ci()
 
+
+def check_sequential_geomean():
+    """A geomean over pairs a sequential run stopped: no p, marked not error-controlled."""
+    wls = (("tensor_copy", "B/s", "copy bandwidth", "higher", 1e9), ("arena_churn", "ops/s", "ops", "higher", 1e6))
+    rows = run_rows(random.Random(7), {"glibc": 1.0, "je": 1.03}, n=8, workloads=wls)
+    stops = [{"workload": w, "params": "p", "config": "je", "baseline": "glibc", "look": 1, "blocks": 8, "n": 8,
+              "alpha": 0.008, "why": "improved"} for w, *_ in wls]
+    for r in rows:
+        r["_sequential"] = {"figure": "throughput", "stops": stops}
+    res = change.analyse(rows)
+    g = next(c for c in res if c.geomean and c.table == change.PRIMARY)
+    rec = next(x for x in compare.records(res)["cells"] if x["geomean"] and x["primary"])
+    out = io.StringIO()
+    compare.render(res, out=out)
+    geo = out.getvalue().split("geometric mean over")[-1].splitlines()[1:2]
+    check(compare.cell_p(g) is None and rec["p"] is None and not rec["sequential"]["controlled"]
+          and rec["sequential"]["note"] == "not error-controlled: the run stopped on throughput"
+          and "je vs glibc (geomean) over blocks 0-7" in out.getvalue() and geo and "(95%)  " in geo[0]
+          and geo[0].split()[-2] == "-",
+          f"a geomean over stopped pairs: no p, not error-controlled: {rec['p']} {rec.get('sequential')} {geo!r}")
+
+
+check_sequential_geomean()
+
 if FAILS:
     print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
     sys.exit(1)
