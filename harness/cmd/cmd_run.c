@@ -417,14 +417,13 @@ static void sequential_summary(const run_ctx_t *c, unsigned b)
     const resolved_t *r = &c->r;
     size_t n = 0, settled = 0, forced[SEQ_NO_RATIO + 1] = {0};
     char at[256] = "", took[32], rest[256] = "";
-    for (size_t k = 0; k < c->nlooks; k++) {
+    for (unsigned bl = 1; bl <= c->blocks; bl++) { /* a planned look's blocks, or the budget's */
         size_t m = 0;
         for (size_t i = 0; i < r->ncells; i++)
             m += i % r->ncfg && c->stop[i].why >= SEQ_IMPROVED && c->stop[i].why <= SEQ_RESOLUTION &&
-                 c->stop[i].blocks == c->looks[k].blocks;
+                 c->stop[i].blocks == bl;
         if (m)
-            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%zu at block %u", at[0] ? ", " : "", m,
-                     c->looks[k].blocks);
+            snprintf(at + strlen(at), sizeof at - strlen(at), "%s%zu at block %u", at[0] ? ", " : "", m, bl);
         settled += m;
     }
     for (size_t i = 0; i < r->ncells; i++)
