@@ -65,6 +65,8 @@ int remeasure_alloc(remeasure_t *rm, const remeasure_plan_t *p, unsigned shard_k
     rm->p = *p;
     rm->attempt = calloc(p->blocks ? p->blocks : 1, sizeof *rm->attempt);
     rm->most = remeasure_most(p->blocks, shard_k, shard_n);
+    rm->shard_k = shard_k;
+    rm->shard_n = shard_n;
     const char *off = getenv("MALLOCBENCH_REMEASURE");
     if (off && !strcmp(off, "0"))
         rm->most = 0; /* the tests' runs: rows as planned, whatever the machine's load */
@@ -134,7 +136,10 @@ bool remeasure_block(remeasure_t *rm, unsigned b, bool tty)
     const remeasure_plan_t *p = &rm->p;
     bool disturbed = rm->disturbed;
     rm->disturbed = false;
-    if (!disturbed || rm->attempt[b] >= REMEASURE_MAX || (rm->attempt[b] == 0 && rm->used >= rm->most))
+    /* a new block: within a quarter of the plan's blocks, and of those run so far (0 .. b), so
+     * that a run that stops early (a sequential plan at block 8) measured a quarter at most again */
+    if (!disturbed || rm->attempt[b] >= REMEASURE_MAX ||
+        (rm->attempt[b] == 0 && (rm->used >= rm->most || rm->used >= remeasure_most(b + 1, rm->shard_k, rm->shard_n))))
         return false;
     rm->used += rm->attempt[b]++ == 0;
     drop_block(p, b);

@@ -4,7 +4,8 @@
  * scripts/mallocbench/disturb.py outside() is the same rule in Python), and
  * the bookkeeping of attempts: each block's attempt (the CSV's `attempt`
  * column, read back by --resume), how many blocks the run has measured again
- * (at most a quarter of the plan's, each at most REMEASURE_MAX times), the
+ * (at most a quarter of the plan's, and of the blocks run so far, each at
+ * most REMEASURE_MAX times), the
  * block's values dropped from the stopping store before it is measured again.
  * khugepaged and compaction counts are machine-wide and may be the
  * configuration's own doing: they never trigger it.
@@ -53,6 +54,7 @@ typedef struct {
     remeasure_plan_t p;
     unsigned *attempt;          /* per block: the attempt being (or last) measured; the file's on --resume */
     unsigned used, most;        /* blocks measured again in the run (the file's included), and the limit */
+    unsigned shard_k, shard_n;  /* the invocation's --shard (1 of 1 without): the blocks it holds */
     bool disturbed;             /* a sample of the current attempt was disturbed from outside */
     char why[160];              /* the first such sample: which and why */
     long ncpu;                  /* the machine's CPUs, for the rule */

@@ -100,6 +100,30 @@ static void test_block(void)
     remeasure_free(&rm);
 }
 
+/* Cap 30 allows 7 blocks, but only a quarter of those run so far (0 .. b), at
+ * least 1: a run stopped at block 8 measured at most 2 again. */
+static void test_so_far(void)
+{
+    static double tput[30];
+    static unsigned tblock[30];
+    static size_t ntput[1], planned;
+    static bool done[30], conv[1], stopped[1];
+    remeasure_plan_t p = {tput, tblock, ntput, done, conv, stopped, &planned, 1, 30, true};
+    remeasure_t rm;
+    CHECK_INT(remeasure_alloc(&rm, &p, 1, 1), 0);
+    CHECK_INT(rm.most, 7);
+    static const unsigned blocks[] = {0, 1, 3, 6, 7, 8, 10, 11};
+    static const bool again[] = {true, false, false, false, true, false, false, true};
+    for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) {
+        rm.disturbed = true;
+        CHECK(remeasure_block(&rm, blocks[i], false) == again[i]);
+    }
+    CHECK_INT(rm.used, 3); /* blocks 0, 7 and 11: 1 of 1, 2 of 8, 3 of 12 */
+    rm.disturbed = true;
+    CHECK(remeasure_block(&rm, 7, false)); /* a block's second attempt is not a new block */
+    remeasure_free(&rm);
+}
+
 /* --resume: each block's last attempt, and the blocks measured again. */
 static void test_resume(void)
 {
@@ -127,6 +151,7 @@ int main(void)
     test_rule();
     test_budget();
     test_block();
+    test_so_far();
     test_resume();
     CHECK_DONE();
 }
