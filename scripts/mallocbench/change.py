@@ -8,6 +8,7 @@ import math
 
 from . import mbcsv
 from . import mbdata
+from . import sequential
 from . import stats
 from . import words
 
@@ -586,6 +587,13 @@ def _sequential_levels(res, tested, family, scale):
     for c in seq:
         c.level = 1 - c.sequential["alpha"] * scale
         c.change = _change(c.base_values, c.values, c.paired, c.level, res.unit_machine, res.floor)
+        ch, common = c.change, _common_blocks(c.base_values, c.values)
+        if ch is not None and ch.kind == "ratio" and ch.fleet is None and common and len(common) >= 2:
+            # the CI of the rule that made the decision (the harness's: untied null), not the
+            # tie-aware inversion, which with tied ratios (CPU in clock ticks) can print another verdict
+            est, lo, hi = sequential.ci([math.log(c.values[u] / c.base_values[u]) for u in common], 1 - c.level)
+            ch.estimate, ch.lo, ch.hi = (None if x is None else math.exp(x) for x in (est, lo, hi))
+            ch.method = "exact signed-rank at the look's level, untied null (the stopping rule's)"
     if seq:
         res.sequential = words.sequential_note(seq, family, scale)
         res.notes = tuple(res.notes) + (res.sequential,)

@@ -461,6 +461,22 @@ def check_sequential_ci():
         check(other.level == 0.95 and other.change.n == n and not other.sequential["controlled"]
               and words.not_controlled_text(other) == "not error-controlled: the run stopped on throughput",
               f"n={n}: the pair's CPU at 95% over the same blocks, not error-controlled")
+    # tied ratios (CPU in clock ticks): the stopped cell's CI is the stopping rule's (untied null), the
+    # one that made the decision, not the tie-aware inversion (which printed another verdict)
+    d = [-.04, -.02, -.02, -.02, 0, 0, 0] + [.01] * 10 + [.02] * 4 + [.03] * 3 + [.04] * 2 + [.06] * 2 + [.07, .08]
+    rows = [row("tensor_copy", cf, b, 1e9 * (1 + b / 100) * (math.exp(x) if cf == "je" else 1.0))
+            for b, x in enumerate(d) for cf in ("glibc", "je")]
+    stop = {"workload": "tensor_copy", "params": "p", "config": "je", "baseline": "glibc", "look": 4,
+            "blocks": 30, "n": 30, "alpha": 0.03, "why": "resolution"}
+    for r in rows:
+        r["_sequential"] = {"figure": "throughput", "stops": [stop]}
+    c = cell(change.analyse(rows), "je")
+    dd = [math.log(float(b["throughput"]) / float(a["throughput"])) for a, b in zip(rows[::2], rows[1::2])]
+    want = [math.exp(x) for x in sequential.ci(dd, 0.03)]
+    check(all(abs(g / w - 1) < 1e-12 for g, w in zip((c.change.estimate, c.change.lo, c.change.hi), want))
+          and "untied null" in c.change.method,
+          f"tied ratios: the stopped cell's CI is sequential.ci's: {c.change.estimate} [{c.change.lo}, "
+          f"{c.change.hi}] vs {want} ({c.change.method})")
     for why, said in (("improved", "settled at block 8"), ("cap", "stopped at the cap, block 8"),
                       ("budget", "stopped by the budget at block 8"), ("interrupted", "interrupted at block 8")):
         check(words.sequential_text(change.Cell(sequential={"blocks": 8, "why": why})) == said,
