@@ -286,14 +286,21 @@ def last_attempts(rows):
     """The rows of each block's last attempt, in their order: a block measured again whole
     (attempt 1, 2: a sample of it was disturbed from outside) is read as its last
     measurement, and the rows of its earlier attempts, kept in the file (nothing measured is
-    lost), are left out here, the one place every reader passes."""
-    last = {}
+    lost), are left out here, the one place every reader passes.  Only a whole attempt counts:
+    the last one holding every position the block's first attempt held; a later attempt cut
+    short (a run interrupted while it measured the block again, never resumed) is ignored, its
+    rows left out and the block not counted as measured again (remeasured)."""
+    held = {}  # block -> {attempt: the positions its rows hold}
     for r in rows:
-        a, k = _attempt(r), _block(r)
-        if a > 0 and k is not None and a > last.get(k, 0):
-            last[k] = a
-    if not last:
+        k = _block(r)
+        if k is not None:
+            held.setdefault(k, {}).setdefault(_attempt(r), set()).add(r.get("position", ""))
+    if all(len(att) == 1 for att in held.values()):
         return rows
+    last = {}
+    for k, att in held.items():
+        first = att[min(att)]
+        last[k] = max(a for a, pos in att.items() if pos >= first)
     return [r for r in rows if _block(r) is None or _attempt(r) == last.get(_block(r), 0)]
 
 

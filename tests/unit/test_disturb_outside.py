@@ -64,6 +64,17 @@ check_eq([(r["block"], r["attempt"], r["position"]) for r in got],
 check_eq([r.row for r in got], [1, 2, 7, 8, 11, 12], "rows keep their numbers in the file")
 check_eq(mbcsv.remeasured(got), 2, "blocks measured again")
 check_eq(mbcsv.remeasured(mbcsv.parse(csv_text(mbcsv.SCHEMA, rows[:4]), "t.csv")[1]), 0, "none measured again")
+# interrupted during block 1's attempt 1 (one of its two positions measured), never resumed: the
+# whole attempt 0 is read, the partial attempt left out and not counted as measured again
+cut = rows[:5]
+_, got = mbcsv.parse(csv_text(mbcsv.SCHEMA, cut), "t.csv")
+check_eq([(r["block"], r["attempt"], r["position"]) for r in got],
+         [("0", "0", "0"), ("0", "0", "1"), ("1", "0", "0"), ("1", "0", "1")], "a partial later attempt is ignored")
+check_eq(mbcsv.remeasured(got), 0, "a partial attempt is no block measured again")
+# block 1: attempt 2 cut short after a whole attempt 1: attempt 1 is read
+_, got = mbcsv.parse(csv_text(mbcsv.SCHEMA, rows[:7]), "t.csv")
+check_eq([(r["block"], r["attempt"]) for r in got if r["block"] == "1"], [("1", "1"), ("1", "1")],
+         "the last whole attempt")
 
 # schema 7: no attempt column, read as attempt 0; a schema 8 row without the column is refused
 _, old = mbcsv.parse(csv_text("7", [row(0, 0, 0, "a"), row(0, 1, 0, "b")], attempt=False), "old.csv")
