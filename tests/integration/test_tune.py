@@ -646,6 +646,11 @@ def case_race_rule(mb, tmp):
     other = {k: (2.0 if k[0] == "zz" else 4.0) for k in base}
     d = ts.log_ratios(base, other)
     check(d[:8] == [math.log(2.0)] * 8, f"a look at block 8 sees round 1's blocks, in the order they ran: {d}")
+    from mallocbench import mbdata
+    idle = ts.read_ok(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "idle-release.csv"))
+    got = [ts.OBJECTIVES["cpu"][1](r) for r in idle]
+    check(idle and got == [mbdata.cpu_per_work(r) for r in idle] and all(v and v > 0 for v in got),
+          f"--objective cpu is run's --figure cpu: an idle_region workload's whole process's CPU: {got}")
 
 
 def case_budget_short(mb, tmp):
