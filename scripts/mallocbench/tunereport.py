@@ -26,20 +26,48 @@ def trade_off(confirm_csv, rows):
     return bool({r["workload"] for r in rows} & mbdata.workloads_with_trait([confirm_csv], "trade_off"))
 
 
-def change_text(vals, base, other, better="higher", trade_off=False, machines=None, unit=""):
+def change_text(vals, base, other, better="higher", trade_off=False, machines=None, unit="", seq=None):
     """other against base as every view words a pair (change.pair_values: the paired
     Hodges-Lehmann ratio, its verdict word at a 1% floor; trade_off: the figure of a workload
     with that trait; several machines {block: machine}: pooled), with its 95% CI and n; unit:
-    the figure's, which a difference (a change that is no ratio) is written in."""
+    the figure's, which a difference (a change that is no ratio) is written in.  seq (the
+    confirmation sized for a verdict: confirm_marks): a pair it stopped on this figure says its
+    stop (confirm_stop's look, CI and words); any other pair is over blocks the stops chose: its
+    95% CI without a verdict word, marked not error-controlled."""
     if base not in vals or other not in vals or base == other:
         return "-"
+    st = (seq or {}).get("stops", {}).get((base, other))
+    if st is not None:
+        return stop_text(st) + f" n={st['n']}"
     cell = change.pair_values(vals[base], vals[other], better, unit=unit, trade_off=trade_off,
                                machines=machines)
     ch = cell.change
     if ch is None:
         return "-"
-    _, ci = words.fmt_change(cell)
+    text, ci = words.fmt_change(cell)
+    if seq is not None:
+        return f"{text}" + (f" [{ci}]" if ci != "-" else "") + f" n={ch.n} (95%, {controlled_note(seq)})"
     return words.change_words(cell) + (f" [{ci}]" if ci != "-" else "") + f" n={ch.n}"
+
+
+def controlled_note(seq):
+    return f"not error-controlled: the run stopped on {seq['figure']}"
+
+
+def confirm_marks(args, csv, crow, want, better):
+    """{objective key: seq for change_text} where the confirmation was a run sized for a verdict
+    (its sidecar's "sequential"): on the figure its stops decided (the objective's), the
+    leader's pair with each other configuration is confirm_stop's; {} (every pair as a fixed
+    plan's) for a fixed plan or an unreadable sidecar."""
+    try:
+        meta = mbdata.read_meta(csv)
+    except mbcsv.CsvError:
+        meta = None
+    if not want or not isinstance((meta or {}).get("sequential"), dict):
+        return {}
+    top, name = want[0].label, OBJECTIVES[args.race_key][0]
+    stops = {(c.label, top): confirm_stop(meta, crow, want, top, c.label, args.race_key, better) for c in want[1:]}
+    return {key: {"stops": stops if key == args.race_key else {}, "figure": name} for key in OBJECTIVES}
 
 
 def plot(path, labels, xs, ys, xlabel, ylabel, better, colours):
@@ -197,18 +225,8 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     per = mbdata.work_unit(crow)
     # a trade-off figure (the workload's trait, from the confirmation's sidecar) is worded as such
     trade = trade_off(base + ".confirm.csv", crow)
-    for key in ("throughput", "cpu", "rss"):
-        b = tpb if key == "throughput" else OBJECTIVES[key][2]
-        scored = ranked(want, conf[key], b, "glibc")
-        if not scored:
-            continue
-        best = scored[0]
-        fd = best.fam if best.pairs else None
-        t = trade and key == "throughput"
-        u = unit if key == "throughput" else ""  # cpu and rss are ratios of positive figures
-        lines.append(f"| {OBJECTIVES[key][0]} | {best.label} | {best.text()} | "
-                     f"{change_text(conf[key], fd, best.label, b, t, unit=u) if fd else '(is the default)'} | "
-                     f"{change_text(conf[key], 'glibc', best.label, b, t, unit=u)} |")
+    seq = confirm_marks(args, base + ".confirm.csv", crow, want, better)
+    lines += objective_rows(conf, want, tpb, trade, unit, seq)
     lines += ["", "Changes are configuration/base as every view of mallocbench prints them: "
               + words.ESTIMATOR_TEXT + f"; the word is the verdict at a {FLOOR:.0%} floor (docs/output.md, "
               "*The statistics of `mallocbench compare`*).",
@@ -222,7 +240,8 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
     for c in want:
         f = [med(conf["throughput"].get(c.label, {}).values()), med(faults.get(c.label, {}).values()),
              med(conf["rss"].get(c.label, {}).values()), med(conf["sys"].get(c.label, {}).values())]
-        vs = change_text(conf["throughput"], "glibc", c.label, tpb, trade, unit=unit) if c.label != "glibc" else "-"
+        vs = (change_text(conf["throughput"], "glibc", c.label, tpb, trade, unit=unit, seq=seq.get("throughput"))
+              if c.label != "glibc" else "-")
         lines.append(f"| {c.label} | {c.origin} | {c.text()} | " + words.fmt_value(f[0], unit)
                      + f" | {vs} | {words.fmt(f[1])} | " + ("-" if f[2] is None else f"{f[2]:.0f} MiB")
                      + f" | {words.fmt_value(f[3], 's')} |")
@@ -235,9 +254,12 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
             # 3x the fewest, and a quarter of the most at least: from 0, not every fault counts
             many = (f[1] is not None and f[1] > 0 and f[1] >= 3 * low and f[1] >= 0.25 * max(known)
                     and c.label != low_c)
-            if (cell.verdict == "regressed" and c.label != "glibc") or many:
+            st = seq.get("throughput", {}).get("stops", {}).get(("glibc", c.label))  # stopped: its own word
+            if ((st or {"why": cell.verdict})["why"] == "regressed" and c.label != "glibc") or many:
+                said = (change_text(conf["throughput"], "glibc", c.label, tpb, trade, seq=seq["throughput"])
+                        if seq else words.change_words(cell))
                 findings.append(f"**{c.label}** ({c.origin}: {c.text()}): "
-                                + (f"{words.change_words(cell)} against glibc's default" if c.label != "glibc"
+                                + (f"{said} against glibc's default" if c.label != "glibc"
                                    else "the baseline")
                                 + (f"; {words.fmt(f[1])} faults per {per} where {low_c} has {words.fmt(low)}"
                                    + (" (256 per MiB: every page faulted in again)" if per == "MiB" else "")
@@ -257,9 +279,9 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         for s in sp.values():
             lab = s["known_label"]
             if s["known"] and lab in conf["throughput"] and lab != winner.label:
-                lines.append(f"\nAgainst the hand-picked {lab}: "
-                             f"{change_text(conf['throughput'], lab, winner.label, tpb, trade, unit=unit)} "
-                             f"(throughput, winner/{lab}).")
+                said = change_text(conf["throughput"], lab, winner.label, tpb, trade, unit=unit,
+                                   seq=seq.get("throughput"))
+                lines.append(f"\nAgainst the hand-picked {lab}: {said} (throughput, winner/{lab}).")
     lines += pareto_section(want, conf, tpb, base)
     lines += ["", f"## Racing (a candidate leaves when its verdict against the leader settles, at blocks "
               f"{' and '.join(str(b) for b, _ in sequential.looks(RACE_CAP))}; these figures chose the finalists, "
@@ -271,6 +293,25 @@ def report_md(args, sp, tuner, racing, finalists, want, crow, better, winner, ve
         lines.append(f"| {c.label} | {c.origin} | {c.text()} | {'-' if m is None else f'{m:.4g}'} | {len(v)} | "
                      f"{c.dropped or ('finalist' if c in finalists else '')} |")
     return lines
+
+
+def objective_rows(conf, want, tpb, trade, unit, seq):
+    """The objectives table's rows: per objective the highest-ranked configuration in the
+    confirmation and its changes against its family's default and glibc's (change_text)."""
+    out = []
+    for key in ("throughput", "cpu", "rss"):
+        b = tpb if key == "throughput" else OBJECTIVES[key][2]
+        scored = ranked(want, conf[key], b, "glibc")
+        if not scored:
+            continue
+        best = scored[0]
+        fd = best.fam if best.pairs else None
+        t = trade and key == "throughput"
+        u = unit if key == "throughput" else ""  # cpu and rss are ratios of positive figures
+        vs_fd = change_text(conf[key], fd, best.label, b, t, unit=u, seq=seq.get(key)) if fd else "(is the default)"
+        out.append(f"| {OBJECTIVES[key][0]} | {best.label} | {best.text()} | {vs_fd} | "
+                   f"{change_text(conf[key], 'glibc', best.label, b, t, unit=u, seq=seq.get(key))} |")
+    return out
 
 
 CONFIRMED = "## Confirmed (a run sized for a verdict, in fresh interleaved blocks; nothing from the racing is reused)"

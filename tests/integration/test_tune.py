@@ -597,6 +597,19 @@ def case_winner_rule(mb, tmp):
     check(w is not None and w.label == "jt" and "against glibc (the baseline) settled at block 8: 2.000x improved "
           "[1.818..2.222]" in text and "against jemalloc (the runner-up) settled at block 8: 1.250x improved" in text,
           f"the sidecar's stops decide, turned round: {w} {text[text.find('## Winner'):][:300]!r}")
+    # the tables of a sequential confirmation: the leader's pairs on the stopped figure print the stop's
+    # CI and words, every other pair its 95% CI without a verdict word, marked not error-controlled
+    with open(base + ".confirm.meta.json", "w") as f:
+        json.dump(meta, f)
+    w, text = report({"jt": [2.0e9] * 3, "jemalloc": [2.0e9] * 3, "glibc": [2.0e9] * 3}, 30, 3, csv=side)
+    rowof = {}
+    for ln in text.splitlines():  # the first table naming each: the confirmation's, not the racing's
+        if ln.startswith("| "):
+            rowof.setdefault(ln.split(" | ")[0][2:], ln)
+    check("settled at block 8: 2.000x improved [1.818..2.222] n=8" in rowof.get("jt", "")
+          and "(95%, not error-controlled: the run stopped on throughput)" in rowof.get("jemalloc", "")
+          and "negligible" not in rowof.get("jemalloc", ""),
+          f"a sequential confirmation's tables: the stop, or not error-controlled: {rowof}")
 
 
 def case_race_rule(mb, tmp):
