@@ -60,7 +60,7 @@ class Sizes:
 
     def __init__(self, tiny, cap):
         self.cap = cap or (8 if tiny else 30)
-        self.aa = "tensor_copy:size=1M,count=2,steps=5" if tiny else "tensor_copy"
+        self.aa = "tensor_copy:size=1M,count=2,steps=5" if tiny else "tensor_copy:size=8M,count=2,steps=10"
         self.units = 2000 if tiny else 100000
         self.elementwise = ["--size-mib", "2", "--steps", "2"] if tiny else []
         self.source = 30000 if tiny else 500000
@@ -360,6 +360,8 @@ def main():
     a = ap.parse_args()
     mb = os.path.abspath(a.mallocbench)
     planted = os.path.abspath(a.planted or os.path.join(os.path.dirname(mb), "tests", "planted_prog"))
+    # a SIGTERM (timeout, meson's) ends the hog with the script: its __exit__ runs on SystemExit
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sz = Sizes(a.tiny, a.max_blocks)
     has_figure = harness_has(mb, "--figure")
     if a.figure and not has_figure:
