@@ -324,6 +324,8 @@ def part_resolution(mb, tmp, sz, hogs, figure, allocators):
                             got["remeasured"], f"{config} vs {got['baseline']}", stop_text(got, config),
                             ci_text(c.get("wall")), resolution(c.get("wall")), ci_text(c.get("cpu")),
                             resolution(c.get("cpu"))])
+                # each run's rows at once: a part of 20 minutes cut short keeps what it measured
+                print("  | " + " | ".join(map(str, out[-1])) + " |", flush=True)
     print("\nResolution side by side: wall (runs/s, higher is better) and CPU (user+sys per run, lower is "
           "better) on the same blocks; res: the CI's half-width over its estimate")
     table(["program", "hog", "load 1-min", "time", "blocks", "re-measured", "pair", "stop", "wall",
