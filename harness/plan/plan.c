@@ -120,9 +120,10 @@ long plan_signed_rank_critical(size_t n, double alpha)
     return t;
 }
 
-bool plan_hl_ci(const double *d, size_t n, double *est, double *lo, double *hi)
+bool plan_hl_ci_at(const double *d, size_t n, double alpha, double *est, double *lo, double *hi)
 {
-    if (n < 6)
+    *est = *lo = *hi = NAN;
+    if (!n)
         return false;
     size_t m = n * (n + 1) / 2;
     double *w = malloc(m * sizeof *w);
@@ -133,15 +134,20 @@ bool plan_hl_ci(const double *d, size_t n, double *est, double *lo, double *hi)
         for (size_t j = i; j < n; j++)
             w[k++] = (d[i] + d[j]) / 2;
     qsort(w, m, sizeof *w, cmp_dbl);
-    long t = plan_signed_rank_critical(n, 0.05);
+    *est = plan_median(w, m);
+    long t = plan_signed_rank_critical(n, alpha);
     bool ok = t >= 0 && (size_t)t < m;
     if (ok) {
-        *est = plan_median(w, m);
         *lo = w[t];
         *hi = w[m - 1 - (size_t)t];
     }
     free(w);
     return ok;
+}
+
+bool plan_hl_ci(const double *d, size_t n, double *est, double *lo, double *hi)
+{
+    return n >= 6 && plan_hl_ci_at(d, n, 0.05, est, lo, hi);
 }
 
 uint64_t plan_hash(uint64_t h, const char *text)

@@ -34,6 +34,10 @@ double plan_median(const double *sorted, size_t n);
  * data), so a run's stated resolution is the report's.  false below 6 pairs
  * (no 95% CI exists) or without memory. */
 bool plan_hl_ci(const double *d, size_t n, double *est, double *lo, double *hi);
+/* The same at level 1 - alpha (the sequential plan's looks: seqstop.c): true when the
+ * CI exists, else lo and hi NAN (this n can reject nothing at alpha); est NAN when
+ * n is 0 (or without memory). */
+bool plan_hl_ci_at(const double *d, size_t n, double alpha, double *est, double *lo, double *hi);
 /* Largest t with 2 P(W+ <= t) <= alpha (relative tolerance 1e-9) under the exact sign-flip
  * null of n untied ranks (a normal approximation above 300 pairs), as stats.py _critical and
  * sequential.critical: the CI at level 1 - alpha is then [W[t], W[M-1-t]] of the M sorted

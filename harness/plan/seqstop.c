@@ -41,42 +41,11 @@ double seq_alpha_left(const seq_look_t *looks, size_t nlooks, unsigned blocks, u
     return SEQ_ALPHA - spent;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-bool seq_ci(const double *d, size_t n, double alpha, double *est, double *lo, double *hi)
-{
-    *est = *lo = *hi = NAN;
-    if (!n)
-        return false;
-    size_t m = n * (n + 1) / 2;
-    double *w = malloc(m * sizeof *w);
-    if (!w)
-        return false;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i; j < n; j++)
-            w[k++] = (d[i] + d[j]) / 2;
-    qsort(w, m, sizeof *w, cmp_dbl);
-    *est = plan_median(w, m);
-    long t = plan_signed_rank_critical(n, alpha);
-    bool ok = t >= 0 && (size_t)t < m;
-    if (ok) {
-        *lo = w[t];
-        *hi = w[m - 1 - (size_t)t];
-    }
-    free(w);
-    return ok;
-}
-
 seq_why_t seq_settle(const double *d, size_t n, double alpha, double floor, double resolution, bool lower_better,
                      double *e, double *l, double *h)
 {
     double est, lo, hi;
-    bool ci = seq_ci(d, n, alpha, &est, &lo, &hi);
+    bool ci = plan_hl_ci_at(d, n, alpha, &est, &lo, &hi);
     *e = isnan(est) ? NAN : exp(est);
     *l = *h = NAN;
     if (!ci)

@@ -45,11 +45,6 @@ size_t seq_looks(unsigned cap, seq_look_t out[SEQ_MAX_LOOKS]);
  * the looks below it (sequential.alpha_left); *taken: how many those are. */
 double seq_alpha_left(const seq_look_t *looks, size_t nlooks, unsigned blocks, unsigned *taken);
 
-/* The Hodges-Lehmann estimate of the log ratios d (n, any order) and its exact
- * signed-rank CI at level 1 - alpha (sequential.ci, untied null): true when the
- * CI exists, else lo and hi NAN (this n can reject nothing at alpha); est NAN
- * when n is 0 (or without memory). */
-bool seq_ci(const double *d, size_t n, double alpha, double *est, double *lo, double *hi);
 /* One look (sequential.settle): why it settled, or SEQ_OPEN when the verdict
  * could still change; *e, *l, *h the ratio and its CI (exponentiated; NAN: none).
  * lower_better: the figure's better direction is down (CPU, a latency). */
