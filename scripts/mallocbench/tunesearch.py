@@ -270,17 +270,15 @@ def race(alive, vals, rss, better, max_rss, ref=None, leader=None):
 def stop_text(st):
     """A comparison's stop as the run says it: 'settled at block 8: 7.95x improved
     [7.02..8.73]', 'stopped at the cap, block 12: 1.004x [0.99..1.02]' (the CI of that look).
-    (Local until words.py has the one wording of a stop.)"""
+    The head is words.stop_when's, every view's."""
     if st is None or st.get("why") == "no ratio":
         return "no ratio"
     ratio = words.ratio_text(st["estimate"])
     ci = f" [{words.ci_text(st['lo'], st['hi'])}]" if st.get("lo") is not None else ""
-    why, b = st["why"], st["blocks"]
+    why, head = st["why"], words.stop_when(st)
     if why in sequential.SETTLED:
         word = "within the resolution" if why == "resolution" else why
-        return f"settled at block {b}: {ratio} {word}{ci}"
-    head = {"cap": f"stopped at the cap, block {b}", "budget": f"stopped by the budget at block {b}",
-            "interrupted": f"interrupted at block {b}"}.get(why, f"stopped ({why}) at block {b}")
+        return f"{head}: {ratio} {word}{ci}"
     return f"{head}: {ratio}{ci}"
 
 

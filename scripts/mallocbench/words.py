@@ -47,9 +47,13 @@ def sequential_text(cell):
     look), 'stopped at the cap, block 30', 'stopped by the budget at block 14', 'interrupted at
     block 5'; None for a cell of a fixed plan."""
     s = getattr(cell, "sequential", None)
-    if not s:
-        return None
-    return SEQUENTIAL_WHEN.get(s.get("why"), "settled at block {b}").format(b=s["blocks"])
+    return stop_when(s) if s else None
+
+
+def stop_when(stop):
+    """When a stop ({"why", "blocks"}: the sidecar's, a cell's "sequential") came: the words
+    sequential_text gives a cell, for what words a stop without one (tune's race)."""
+    return SEQUENTIAL_WHEN.get(stop.get("why"), "settled at block {b}").format(b=stop["blocks"])
 
 
 def not_controlled_text(cell):
