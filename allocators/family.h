@@ -104,6 +104,15 @@ typedef struct alloc_info {
      * blocks, is still paid after the fix). */
     const char *keep;
     unsigned keep_stops;
+    /* Huge pages (-t LABEL:huge=never|advise|system, docs/thp.md).  huge_advise:
+     * the family's own setting that asks the kernel for transparent huge pages
+     * ("name=value"), what huge=advise sets; NULL: none, and huge_none says
+     * why advise is refused.  huge_off: its huge-page tunables and the values
+     * that ask for none ("name=v|v,name=v"): under huge=never any other value
+     * of them contradicts the condition.  hugetlbfs: a setting ("name=value")
+     * that needs reserved hugetlbfs pages (vm.nr_hugepages), refused while
+     * none are reserved.  NULL: none. */
+    const char *huge_advise, *huge_none, *huge_off, *hugetlbfs;
     /* The lists below end with a NULL entry; a family without one leaves the field out
      * (NULL: empty), so a descriptor states only what its family has. */
     const alloc_refusal_t *refused;   /* names other releases use that this one ignores */

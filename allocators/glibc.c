@@ -89,6 +89,9 @@ const alloc_info_t alloc_glibc = {
     .name = "glibc",
     .keep = "mmap_threshold=32M,trim_threshold=256M",
     .keep_stops = ALLOC_GIVES_MADVISE | ALLOC_GIVES_MUNMAP | ALLOC_GIVES_BRK,
+    .huge_advise = "hugetlb=1", /* madvise(MADV_HUGEPAGE) on its heaps and mmap'd chunks */
+    .huge_off = "hugetlb=0",
+    .hugetlbfs = "hugetlb=2",
     .colour = "#0072B2",
     .sonames = NULL,
     .tested_version = "2.36",

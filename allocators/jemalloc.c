@@ -197,6 +197,8 @@ const alloc_info_t alloc_jemalloc = {
     .name = "jemalloc",
     .keep = "dirty_decay_ms=-1,muzzy_decay_ms=-1",
     .keep_stops = ALLOC_GIVES_MADVISE,
+    .huge_advise = "thp=always", /* MADV_HUGEPAGE on its extents */
+    .huge_off = "thp=default|never,metadata_thp=disabled",
     .colour = "#D55E00",
     .sonames = sonames,
     .tested_version = "5.3.0",

@@ -173,6 +173,9 @@ const alloc_info_t alloc_mimalloc = {
     .name = "mimalloc",
     .keep = "decommit_delay=1000000",
     .keep_stops = ALLOC_GIVES_MADVISE,
+    /* 2.0.9 treats large OS pages as pinned: it also stops giving them back */
+    .huge_advise = "large_os_pages=1",
+    .huge_off = "large_os_pages=0,reserve_huge_os_pages=0",
     .colour = "#CC79A7",
     .sonames = sonames,
     .tested_version = "2.0.9",

@@ -92,6 +92,7 @@ const alloc_info_t alloc_scudo = {
     .name = "scudo",
     .keep = "release_to_os_interval_ms=-1",
     .keep_stops = ALLOC_GIVES_MADVISE,
+    .huge_none = "scudo (LLVM 14, standalone) has no huge-page setting",
     .colour = "#E69F00",
     .sonames = sonames,
     .dirs = dirs,

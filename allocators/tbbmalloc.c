@@ -57,6 +57,9 @@ static void stats(const probe_ctx_t *p)
 
 const alloc_info_t alloc_tbbmalloc = {
     .name = "tbbmalloc",
+    .huge_none = "its huge pages (use_huge_pages=1) need the kernel's THP mode always or reserved hugetlbfs "
+                 "pages (vm.nr_hugepages), which the harness never sets",
+    .huge_off = "use_huge_pages=0",
     .colour = "#56B4E9",
     .sonames = sonames,
     .tested_version = "2021.8",

@@ -180,6 +180,7 @@ const alloc_info_t alloc_tcmalloc = {
     .name = "tcmalloc",
     .keep = "release_rate=0",
     .keep_stops = ALLOC_GIVES_MADVISE,
+    .huge_none = "gperftools 2.10 has no transparent-huge-page setting",
     .colour = "#009E73",
     .sonames = sonames,
     .tested_version = "2.10",

@@ -46,7 +46,7 @@ void quiet_check(quiet_t *q)
     q->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     double load = sysinfo_load1();
     q->load1 = isnan(load) ? -1 : load;
-    disturb_stat_t s0, s1 = {0, 0, -1};
+    disturb_stat_t s0, s1 = {0, 0, 0, -1};
     bool have = disturb_stat(&s0) == 0;
     int least = have ? s0.running : -1;
     for (int i = 0; have && i < 5; i++) {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CSV_SCHEMA_VERSION "8"
+#define CSV_SCHEMA_VERSION "9"
 
 /* X(name, type, unit, description): type CSV_NUM (empty or a finite number)
  * or CSV_TEXT; `mallocbench schema --json` gives the scripts this table. */
@@ -36,6 +36,8 @@
     X(malloc_so, CSV_TEXT, "", "shared object that served malloc in the child (dladdr), proving the allocator") \
     X(requested_tunables, CSV_TEXT, "", "tunables asked for, canonical values (bytes, 0/1): name=value;...") \
     X(effective_tunables, CSV_TEXT, "", "every tunable the allocator reported back from inside the child: name=value;...") \
+    X(huge, CSV_TEXT, "", "the configuration's huge-page condition (-t LABEL:huge=...): never (transparent huge pages off for the whole process tree, prctl PR_SET_THP_DISABLE), advise (the family's own huge-page setting on, see docs/thp.md) or system (the kernel's own mode, the default)") \
+    X(huge_proof, CSV_TEXT, "", "THP_enabled as /proc/PID/status gave it for the tree's processes at each reading (every --tree-interval, and at the end of a workload's region), e.g. 'THP_enabled 0 in 12 of 12 process readings'; under huge=never a process read with it on makes the sample an error") \
     X(repetition, CSV_NUM, "", "repetition of this configuration, from 0") \
     X(status, CSV_TEXT, "", "ok | error | crashed | timeout") \
     X(message, CSV_TEXT, "", "why the status is not ok (signal, exit code, stderr, failed check)") \
@@ -95,6 +97,13 @@
     X(steal_s, CSV_NUM, "s", "over the sample, machine-wide: CPU time the hypervisor gave to others (/proc/stat steal, all CPUs)") \
     X(khugepaged_collapses, CSV_NUM, "count", "over the sample, machine-wide: huge pages khugepaged collapsed (/proc/vmstat thp_collapse_alloc)") \
     X(compactions, CSV_NUM, "count", "over the sample, machine-wide: memory compactions (/proc/vmstat compact_stall + compact_daemon_wake)") \
+    X(anon_huge_peak_kib, CSV_NUM, "KiB", "the process tree's anonymous memory in transparent huge pages (AnonHugePages of /proc/PID/smaps_rollup, summed over the tree) at the reading where its Anonymous was largest (readings every --tree-interval, and at the end of a workload's region; a workload is read alone); empty when never read") \
+    X(huge_share_peak, CSV_NUM, "ratio", "anon_huge_peak_kib / the tree's Anonymous at that reading: the share of its anonymous memory in huge pages at its peak (0..1)") \
+    X(thp_faults, CSV_NUM, "count", "over the sample, machine-wide: page faults that got a transparent huge page (/proc/vmstat thp_fault_alloc); no per-process counter exists without kprobes, so another task's count here adds to it (others_cpu_s)") \
+    X(thp_fallbacks, CSV_NUM, "count", "over the sample, machine-wide: faults that asked for a huge page and got small ones (/proc/vmstat thp_fault_fallback)") \
+    X(thp_pmd_splits, CSV_NUM, "count", "over the sample, machine-wide: huge-page mappings split into small ones (/proc/vmstat thp_split_pmd: what a MADV_DONTNEED or munmap on part of a huge page does)") \
+    X(thp_page_splits, CSV_NUM, "count", "over the sample, machine-wide: huge pages split (/proc/vmstat thp_split_page + thp_deferred_split_page + thp_underused_split_page)") \
+    X(others_cpu_s, CSV_NUM, "s", "over the sample, machine-wide: CPU time of every task but the harness and its children (/proc/stat busy time less their own, clock ticks): above 0, other tasks ran and could have added to the machine-wide counts (thp_*, khugepaged_collapses, compactions)") \
     X(stragglers_killed, CSV_NUM, "count", "processes of the sample still running when it ended (a daemon, a setsid'd or double-forked grandchild: they reparent to the harness, its child subreaper), killed then so they cannot compete with later samples") \
     X(alloc_stats, CSV_TEXT, "", "allocator statistics at exit, from inside the child: name=value;...") \
     X(counter_notes, CSV_TEXT, "", "counters not counted and why, or scaled because multiplexed: name: reason;...")

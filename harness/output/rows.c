@@ -80,6 +80,26 @@ static void fill_result(csv_row_t *row, const wl_report_t *r)
 #undef ROW_RESULT
 }
 
+/* The huge-page columns of a sample (types.h): the tree's share at its peak,
+ * THP_enabled as read, the machine-wide counts. */
+static void fill_huge(csv_row_t *row, const run_sample_t *s)
+{
+    if (s->anon_peak_kib >= 0) {
+        csv_set(row, COL_anon_huge_peak_kib, "%ld", s->anon_huge_peak_kib);
+        if (s->anon_peak_kib > 0)
+            csv_set(row, COL_huge_share_peak, "%.4f", (double)s->anon_huge_peak_kib / (double)s->anon_peak_kib);
+    }
+    if (s->thp_read)
+        csv_set(row, COL_huge_proof, "THP_enabled 0 in %u of %u process readings", s->thp_off, s->thp_read);
+    const long counts[] = {s->thp_faults, s->thp_fallbacks, s->pmd_splits, s->page_splits};
+    const csv_col_t cols[] = {COL_thp_faults, COL_thp_fallbacks, COL_thp_pmd_splits, COL_thp_page_splits};
+    for (size_t i = 0; i < 4; i++)
+        if (counts[i] >= 0)
+            csv_set(row, cols[i], "%ld", counts[i]);
+    if (!isnan(s->others_cpu_s))
+        csv_set(row, COL_others_cpu_s, "%.2f", s->others_cpu_s);
+}
+
 /* The sample's measurements: rusage, counters, region, result, RSS and the
  * allocator's own statistics. */
 static void fill_figures(csv_row_t *row, const wl_args_t *a, const run_sample_t *s,
@@ -126,6 +146,7 @@ static void fill_figures(csv_row_t *row, const wl_args_t *a, const run_sample_t 
         csv_set(row, COL_khugepaged_collapses, "%ld", s->collapses);
     if (s->compactions >= 0)
         csv_set(row, COL_compactions, "%ld", s->compactions);
+    fill_huge(row, s);
     /* allocator statistics the probe reported at exit */
     size_t off = 0;
     for (size_t i = 0; i < s->nprobe && off < CSV_FIELD_MAX; i++)
@@ -164,6 +185,7 @@ void row_fill(csv_row_t *row, const row_ctx_t *x, size_t sample, unsigned block,
     v = probe_report_get(s, "malloc_so");
     csv_set(row, COL_malloc_so, "%s", v ? v : "");
     csv_set(row, COL_requested_tunables, "%s", c->requested);
+    csv_set(row, COL_huge, "%s", run_huge_name(c->huge));
     csv_set(row, COL_effective_tunables, "%s", effective);
     csv_set(row, COL_repetition, "%d", rep);
     csv_set(row, COL_status, "%s", sample_status_name(s->status));

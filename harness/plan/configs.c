@@ -5,6 +5,7 @@
 #include "error.h"
 #include "spec.h"
 #include "configs.h"
+#include "huge.h"
 #include "registry.h"
 #include "units.h"
 
@@ -41,18 +42,24 @@ static void config_label(run_config_t *c, const char *label)
         off += (size_t)snprintf(c->label + off, sizeof c->label - off, "@%s", c->lib);
     c->requested[0] = '\0';
     size_t roff = 0;
+    size_t shown_n = 0;
     for (size_t i = 0; i < c->nsettings; i++) {
         /* sizes read as the user writes them (32M), exactly */
         char shown[64];
         snprintf(shown, sizeof shown, "%s", c->settings[i].value);
         if (c->settings[i].t->type == TUN_SIZE)
             units_format_size(strtoull(shown, NULL, 10), shown, sizeof shown);
-        off += (size_t)snprintf(c->label + off, sizeof c->label - off, "%s%s=%s", i ? "," : "[",
-                                c->settings[i].t->name, shown);
         roff += (size_t)snprintf(c->requested + roff, sizeof c->requested - roff, "%s%s=%s",
                                  i ? ";" : "", c->settings[i].t->name, c->settings[i].value);
+        if (i + 1 == c->huge_implied)
+            continue; /* huge=advise's own: the label says huge=advise */
+        off += (size_t)snprintf(c->label + off, sizeof c->label - off, "%s%s=%s", shown_n++ ? "," : "[",
+                                c->settings[i].t->name, shown);
     }
-    if (c->nsettings && off < sizeof c->label)
+    if (c->huge_given && off < sizeof c->label)
+        off += (size_t)snprintf(c->label + off, sizeof c->label - off, "%s" HUGE_NAME "=%s", shown_n++ ? "," : "[",
+                                run_huge_name(c->huge));
+    if (shown_n && off < sizeof c->label)
         snprintf(c->label + off, sizeof c->label - off, "]");
 }
 
@@ -74,8 +81,16 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
         c->alloc = ch->alloc;
         snprintf(c->lib, sizeof c->lib, "%s", ch->lib);
         c->user_lib = ch->user_lib;
+        run_huge_t huge = HUGE_SYSTEM;
+        bool huge_given = false;
         for (size_t i = 0; i < nmine; i++) {
             char kv[160], err[1024];
+            if (!strcmp(mine[i]->name, HUGE_NAME)) {
+                huge_given = true; /* the harness's condition, applied below */
+                if (huge_parse(c->alloc, mine[i]->values[idx[i]], &huge))
+                    return 2;
+                continue;
+            }
             if (!strcmp(mine[i]->values[idx[i]], "default"))
                 continue; /* the allocator's own default: nothing set */
             if (c->nsettings >= RUN_SETTINGS_MAX)
@@ -85,6 +100,8 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
             if (alloc_parse_setting(c->alloc, kv, &c->settings[c->nsettings++], err, sizeof err))
                 return die_spec("%s", err);
         }
+        if (huge_apply(c, huge, huge_given))
+            return 2;
         if (alloc_build_env(c->alloc, c->settings, c->nsettings, &c->env))
             return die_spec("%s: settings too long for the environment", c->alloc->name);
         config_label(c, ch->label);
@@ -264,9 +281,13 @@ static int parse_tunable(const char *spec, sweep_t *sw, size_t *nsw, const alloc
         char kv[160], err[1024];
         alloc_setting_t st;
         snprintf(kv, sizeof kv, "%s=%s", s->name, v);
-        if (strcmp(v, "default") != 0 && alloc_parse_setting(a, kv, &st, err, sizeof err))
+        run_huge_t h;
+        if (!strcmp(s->name, HUGE_NAME)) {
+            if (huge_parse(a, v, &h)) /* the harness's condition, no family's tunable */
+                return 2;
+        } else if (strcmp(v, "default") != 0 && alloc_parse_setting(a, kv, &st, err, sizeof err))
             return die_spec("%s", err);
-        if (!strcmp(v, "default") && !alloc_find_tunable(a, s->name) &&
+        if (strcmp(s->name, HUGE_NAME) && !strcmp(v, "default") && !alloc_find_tunable(a, s->name) &&
             alloc_parse_setting(a, kv, &st, err, sizeof err))
             return die_spec("%s", err); /* an unknown name still lists the valid ones */
         snprintf(s->values[s->nvalues++], sizeof s->values[0], "%s", v);

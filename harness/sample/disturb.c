@@ -99,7 +99,7 @@ int disturb_stat(disturb_stat_t *st)
         return -1;
     char line[512];
     st->running = -1;
-    st->steal = st->total = 0;
+    st->steal = st->total = st->busy = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned long long v[8];
         if (!strncmp(line, "cpu ", 4) && sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
@@ -107,6 +107,7 @@ int disturb_stat(disturb_stat_t *st)
             for (int i = 0; i < 8; i++)
                 st->total += v[i];
             st->steal = v[7];
+            st->busy = v[0] + v[1] + v[2] + v[5] + v[6]; /* user nice system irq softirq */
         } else if (!strncmp(line, "procs_running ", 14)) {
             st->running = atoi(line + 14);
         }
@@ -115,14 +116,41 @@ int disturb_stat(disturb_stat_t *st)
     return 0;
 }
 
+/* The /proc/vmstat counters disturb_machine reads, by name, into m (page
+ * splits summed over three: a kernel without one of them counts it as 0). */
+static void vmstat_take(disturb_machine_t *m, const char *name, long val, long *stall, long *wake)
+{
+    static const char *const splits[] = {"thp_split_page", "thp_deferred_split_page", "thp_underused_split_page"};
+    if (!strcmp(name, "thp_collapse_alloc"))
+        m->collapses = val;
+    else if (!strcmp(name, "compact_stall"))
+        *stall = val;
+    else if (!strcmp(name, "compact_daemon_wake"))
+        *wake = val;
+    else if (!strcmp(name, "oom_kill"))
+        m->oom_kills = val;
+    else if (!strcmp(name, "thp_fault_alloc"))
+        m->thp_faults = val;
+    else if (!strcmp(name, "thp_fault_fallback"))
+        m->thp_fallbacks = val;
+    else if (!strcmp(name, "thp_split_pmd"))
+        m->pmd_splits = val;
+    for (size_t i = 0; i < sizeof splits / sizeof *splits; i++)
+        if (!strcmp(name, splits[i]))
+            m->page_splits = (m->page_splits < 0 ? 0 : m->page_splits) + val;
+}
+
 void disturb_machine(disturb_machine_t *m)
 {
     char line[512];
-    m->steal_s = -1;
+    m->steal_s = m->busy_s = -1;
     m->collapses = m->compactions = m->oom_kills = -1;
+    m->thp_faults = m->thp_fallbacks = m->pmd_splits = m->page_splits = -1;
     disturb_stat_t st;
-    if (disturb_stat(&st) == 0)
+    if (disturb_stat(&st) == 0) {
         m->steal_s = (double)st.steal / (double)sysconf(_SC_CLK_TCK);
+        m->busy_s = (double)st.busy / (double)sysconf(_SC_CLK_TCK);
+    }
     FILE *f = fopen("/proc/vmstat", "re");
     if (!f)
         return;
@@ -130,18 +158,12 @@ void disturb_machine(disturb_machine_t *m)
     while (fgets(line, sizeof line, f)) {
         char name[64];
         long val;
-        if (sscanf(line, "%63s %ld", name, &val) != 2)
-            continue;
-        if (!strcmp(name, "thp_collapse_alloc"))
-            m->collapses = val;
-        else if (!strcmp(name, "compact_stall"))
-            stall = val;
-        else if (!strcmp(name, "compact_daemon_wake"))
-            wake = val;
-        else if (!strcmp(name, "oom_kill"))
-            m->oom_kills = val;
+        if (sscanf(line, "%63s %ld", name, &val) == 2)
+            vmstat_take(m, name, val, &stall, &wake);
     }
     fclose(f);
     if (stall >= 0 && wake >= 0)
         m->compactions = stall + wake;
+    if (m->thp_faults < 0)
+        m->pmd_splits = m->page_splits = -1; /* no THP in this kernel: nothing counted */
 }

@@ -30,21 +30,29 @@ void disturb_scan(pid_t pid, disturb_tasks_t *d);
 /* Sums over the threads of d: run-queue delay (ns) and involuntary switches. */
 void disturb_sums(const disturb_tasks_t *d, uint64_t *delay_ns, uint64_t *nivcsw);
 
-/* /proc/stat read once: the aggregate steal and total jiffies of all CPUs,
- * and the tasks runnable now (procs_running, -1 unknown); 0, or -1. */
+/* /proc/stat read once: the aggregate steal, busy (user nice system irq
+ * softirq) and total jiffies of all CPUs, and the tasks runnable now
+ * (procs_running, -1 unknown); 0, or -1. */
 typedef struct {
-    unsigned long long steal, total;
+    unsigned long long steal, busy, total;
     int running;
 } disturb_stat_t;
 int disturb_stat(disturb_stat_t *st);
 
-/* Machine-wide counters now: steal (seconds, all CPUs), khugepaged's
- * collapses (thp_collapse_alloc), compactions (compact_stall +
- * compact_daemon_wake), the OOM killer's kills since boot (oom_kill), the
- * last three from one read of /proc/vmstat; -1 where unknown. */
+/* Machine-wide counters now: steal and busy time (seconds, all CPUs: user +
+ * nice + system + irq + softirq), khugepaged's collapses (thp_collapse_alloc),
+ * compactions (compact_stall + compact_daemon_wake), the OOM killer's kills
+ * since boot (oom_kill), and the huge-page counts: faults that got a huge page
+ * (thp_fault_alloc) and that fell back to small ones (thp_fault_fallback), PMD
+ * splits (thp_split_pmd: what a MADV_DONTNEED on part of a huge page does) and
+ * page splits (thp_split_page + thp_deferred_split_page +
+ * thp_underused_split_page); the /proc/vmstat ones from one read; -1 where
+ * unknown (a split counter the kernel lacks counts as 0 when the others are
+ * there).  No per-process huge-fault or split counter exists without kprobes. */
 typedef struct {
-    double steal_s;
+    double steal_s, busy_s;
     long collapses, compactions, oom_kills;
+    long thp_faults, thp_fallbacks, pmd_splits, page_splits;
 } disturb_machine_t;
 void disturb_machine(disturb_machine_t *m);
 

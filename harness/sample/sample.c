@@ -135,6 +135,7 @@ typedef struct child {
     char **client_env;              /* ... and the client's environment (NULL: out of memory) */
     disturb_tasks_t tasks;          /* its threads' run-queue wait and involuntary switches */
     disturb_machine_t m0;           /* the machine's steal, collapses, compactions at the start */
+    double cpu0_s;                  /* ... and the harness's CPU time with its reaped children's */
     unsigned ticks;                 /* RSS readings so far: the threads are read every 10th */
     double next_tree;               /* when the process tree's PSS is read next (INFINITY: never) */
     execs_t *ex;                    /* the tree's program images, from the kernel (NULL: not counted) */
@@ -151,22 +152,35 @@ typedef struct child {
     char later_exe[200];
 } child_t;
 
-/* A command's or server's whole tree (tree.h): its summed Pss, the peak
- * kept, and the run-queue wait of every thread in it (a compiler driver's
- * cc1, a shell's program: the work is often not in the first process). */
+/* The sample's whole tree (tree.h): for a command or server its summed Pss
+ * (the peak kept) and the run-queue wait of every thread in it (a compiler
+ * driver's cc1, a shell's program: the work is often not in the first
+ * process); for every kind, the huge-page share at the largest Anonymous and
+ * each process's THP_enabled.  A built-in workload is read alone. */
 static void tree_sample(child_t *ch)
 {
-    long kib;
-    unsigned n;
+    tree_reading_t r;
     pid_t pids[DISTURB_TASKS];
-    if (tree_pss_kib(ch->pid, &kib, &n, pids, DISTURB_TASKS))
+    bool alone = ch->l->kind == LAUNCH_WORKER;
+    run_sample_t *s = ch->s;
+    if (tree_read(ch->pid, alone, &r, pids, DISTURB_TASKS))
         return;
-    for (unsigned i = 1; i < n && i < DISTURB_TASKS; i++)
+    for (unsigned i = 1; i < r.nproc && i < DISTURB_TASKS; i++)
         disturb_scan(pids[i], &ch->tasks); /* root's threads: every 10th RSS reading */
-    if (kib > ch->s->tree_pss_peak_kib)
-        ch->s->tree_pss_peak_kib = kib;
-    if (n > ch->s->tree_procs_max)
-        ch->s->tree_procs_max = n;
+    if (r.anon_kib > s->anon_peak_kib) {
+        s->anon_peak_kib = r.anon_kib;
+        s->anon_huge_peak_kib = r.anon_huge_kib;
+    }
+    s->thp_read += r.thp_read;
+    s->thp_off += r.thp_off;
+    if (r.thp_on_pid && !s->thp_on_pid)
+        s->thp_on_pid = r.thp_on_pid;
+    if (alone)
+        return; /* one process: its RSS (rss_peak_kib) is its memory */
+    if (r.pss_kib > s->tree_pss_peak_kib)
+        s->tree_pss_peak_kib = r.pss_kib;
+    if (r.nproc > s->tree_procs_max)
+        s->tree_procs_max = r.nproc;
 }
 
 static void rss_sample(child_t *ch)
@@ -238,6 +252,8 @@ static void region_mark(child_t *ch, bool begin)
         s->region_nivcsw = (long)nivcsw - s->region_nivcsw;
         s->have_region = true;
         s->rss_final_kib = rss;
+        if (ch->o->tree_interval_s > 0)
+            tree_sample(ch); /* the worker waits for our answer: its memory as the region left it */
     }
     if (rss > s->rss_peak_kib)
         s->rss_peak_kib = rss;
@@ -570,7 +586,7 @@ static void watch(child_t *ch, const pipes_t *p, int pidfd, ending_t *e)
     const run_opts_t *o = ch->o;
     pid_t pid = ch->pid;
     double next_sample = ch->t0 + o->sample_interval_s;
-    ch->next_tree = o->tree_interval_s > 0 && ch->l->kind != LAUNCH_WORKER ? ch->t0 : INFINITY; /* commands and servers */
+    ch->next_tree = o->tree_interval_s > 0 ? ch->t0 : INFINITY;
     double deadline = o->timeout_s > 0 ? ch->t0 + o->timeout_s : INFINITY;
     int sync_eof = 0, out_eof = 0, probe_eof = 0, exited = 0;
     bool killed = false;
@@ -777,6 +793,38 @@ static void server_result(child_t *ch, const ending_t *e)
     s->have_result = true;
 }
 
+/* The harness's own CPU time and its reaped children's, s. */
+static double harness_cpu_s(void)
+{
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) +
+           (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) *
+               1e-6;
+}
+
+static long delta(long now, long then)
+{
+    return now >= 0 && then >= 0 ? now - then : -1;
+}
+
+/* The machine-wide huge-page counts over the sample, and the CPU time of the
+ * tasks outside it (busy time less the harness's and its children's, the
+ * child just reaped included: never below 0, clock ticks apart). */
+static void machine_thp(child_t *ch, const disturb_machine_t *m1)
+{
+    run_sample_t *out = ch->s;
+    const disturb_machine_t *m0 = &ch->m0;
+    out->thp_faults = delta(m1->thp_faults, m0->thp_faults);
+    out->thp_fallbacks = delta(m1->thp_fallbacks, m0->thp_fallbacks);
+    out->pmd_splits = delta(m1->pmd_splits, m0->pmd_splits);
+    out->page_splits = delta(m1->page_splits, m0->page_splits);
+    out->others_cpu_s = m1->busy_s >= 0 && m0->busy_s >= 0
+                            ? fmax(0.0, (m1->busy_s - m0->busy_s) - (harness_cpu_s() - ch->cpu0_s))
+                            : NAN;
+}
+
 /* The figures of a finished child: how it ended, times, rusage, probe
  * report (judge.c turns them into a status). */
 static void collect(child_t *ch, const ending_t *e)
@@ -801,6 +849,7 @@ static void collect(child_t *ch, const ending_t *e)
     out->collapses = m1.collapses >= 0 && ch->m0.collapses >= 0 ? m1.collapses - ch->m0.collapses : -1;
     out->compactions = m1.compactions >= 0 && ch->m0.compactions >= 0 ? m1.compactions - ch->m0.compactions : -1;
     out->oom_kills = m1.oom_kills >= 0 && ch->m0.oom_kills >= 0 ? m1.oom_kills - ch->m0.oom_kills : -1;
+    machine_thp(ch, &m1);
     out->user_s = (double)e->ru.ru_utime.tv_sec + (double)e->ru.ru_utime.tv_usec * 1e-6;
     out->sys_s = (double)e->ru.ru_stime.tv_sec + (double)e->ru.ru_stime.tv_usec * 1e-6;
     out->maxrss_kib = e->ru.ru_maxrss;
@@ -853,7 +902,7 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     spawn_t sp = {.path = ENV_PATH, .argv = argv, .envp = envp, .fds = fds,
                   .nfds = sizeof fds / sizeof *fds, .cpus = ch->o->pin ? &ch->o->cpus : NULL,
                   .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
-                  .exec_fail = "mallocbench: cannot execute " ENV_PATH, .fail_fd = &ch->fail_fd};
+                  .thp_disable = ch->c->huge == HUGE_NEVER, .exec_fail = "mallocbench: cannot execute " ENV_PATH, .fail_fd = &ch->fail_fd};
     pid_t pid;
     int rc = sample_reaper(ch);
     if (!rc)
@@ -883,6 +932,7 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     fcntl(p->op[0], F_SETFL, O_NONBLOCK);
 
     disturb_machine(&ch->m0);
+    ch->cpu0_s = harness_cpu_s();
     ch->t0 = now_s();
     if (write(p->gp[1], "g", 1) != 1)
         kill_group(pid);
@@ -989,6 +1039,9 @@ int sample_run(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     out->region_nivcsw = -1;
     out->steal_s = -1;
     out->collapses = out->compactions = -1;
+    out->anon_peak_kib = out->anon_huge_peak_kib = -1;
+    out->thp_faults = out->thp_fallbacks = out->pmd_splits = out->page_splits = -1;
+    out->others_cpu_s = NAN;
     if (!prepare_launcher(a)->serves)
         return sample_child(o, c, a, cnt, out, NULL);
     /* a server: its port in its words (tcp:auto), nothing else on it yet */

@@ -17,10 +17,11 @@
 #define SPAWN_FD_MAX 16
 
 /* The steps of the child's set-up, as spawn_failure names them. */
-enum { STEP_BOND, STEP_GO_FD, STEP_FDS, STEP_CPUS, STEP_GO, STEP_EXEC };
+enum { STEP_BOND, STEP_GO_FD, STEP_FDS, STEP_CPUS, STEP_THP, STEP_GO, STEP_EXEC };
 static const char *const step_names[] = {
     "join its process group or take its death signal", "keep the go-pipe",
-    "set up its descriptors", "be pinned to its CPUs", "get the go from the harness", "execute",
+    "set up its descriptors", "be pinned to its CPUs", "switch transparent huge pages off (PR_SET_THP_DISABLE)",
+    "get the go from the harness", "execute",
 };
 
 typedef struct {
@@ -111,6 +112,8 @@ __attribute__((noreturn)) static void child_run(const spawn_t *sp, pid_t parent,
         child_fail(fail_fd, STEP_FDS, errno, 126);
     if (sp->cpus && sched_setaffinity(0, sizeof *sp->cpus, sp->cpus) != 0)
         child_fail(fail_fd, STEP_CPUS, errno, 125);
+    if (sp->thp_disable && prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) != 1)
+        child_fail(fail_fd, STEP_THP, errno ? errno : EINVAL, 126); /* spawn_start set it before the fork */
     child_signals();
     if (go_fd >= 0) {
         char go = 0;
@@ -162,7 +165,18 @@ int spawn_start(const spawn_t *sp, pid_t *pidp)
     int fp[2] = {-1, -1};
     if (sp->fail_fd && pipe2(fp, O_CLOEXEC))
         return -errno;
+    /* THP off in the harness across the fork, so the child has it off from its
+     * first instant (a reading of its /proc/PID/status never sees it on) */
+    int thp_was = sp->thp_disable ? prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) : 0;
+    if (sp->thp_disable && (thp_was < 0 || prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0)) {
+        int err = errno;
+        if (fp[0] >= 0)
+            close(fp[0]), close(fp[1]);
+        return -err;
+    }
     pid_t parent = getpid(), pid = fork();
+    if (pid != 0 && sp->thp_disable && thp_was == 0)
+        prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
     if (pid < 0) {
         int err = errno;
         if (fp[0] >= 0)

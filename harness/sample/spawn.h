@@ -1,6 +1,6 @@
 /* spawn.h - the one way the harness starts a process (run, profile, record,
  * verify, and later serve): fork, set the child up as the caller's spawn_t
- * says (descriptors, process group, death signal, CPUs, the go-pipe), then
+ * says (descriptors, process group, death signal, CPUs, huge pages, the go-pipe), then
  * execve with an explicit environment, which prepare_env (sample.h) builds. */
 #ifndef MB_SPAWN_H
 #define MB_SPAWN_H
@@ -27,6 +27,8 @@ typedef struct {
     bool group;                 /* leads its own process group (a kill of -pid kills what it starts) */
     int death_signal;           /* sent to it when the harness dies, even by SIGKILL; 0: none */
     int go_fd;                  /* -1: exec at once; else wait for a 'g' read from it */
+    bool thp_disable;           /* transparent huge pages off for it and all it starts
+                                 * (PR_SET_THP_DISABLE: inherited across fork and execve) */
     const char *exec_fail;      /* written to its stderr when execve fails (NULL: nothing) ... */
     bool exec_fail_errno;       /* ... followed by ": <strerror>" */
     int *fail_fd;               /* non-NULL: gets a descriptor from which, once the child

@@ -17,6 +17,17 @@
 
 #define RUN_SETTINGS_MAX ALLOC_SETTINGS_MAX /* allocators/registry.h */
 
+/* A configuration's huge-page condition (-t LABEL:huge=...): the kernel's
+ * own mode (system), transparent huge pages off for the whole process tree
+ * (never: PR_SET_THP_DISABLE), or the family's own huge-page setting on
+ * (advise: configs.c adds it).  Indexed by run_huge_names. */
+typedef enum { HUGE_SYSTEM, HUGE_NEVER, HUGE_ADVISE } run_huge_t;
+static inline const char *run_huge_name(run_huge_t h)
+{
+    static const char *const names[] = {"system", "never", "advise"};
+    return (unsigned)h < 3 ? names[h] : "?";
+}
+
 /* One allocator configuration: the unit that is compared. */
 typedef struct {
     const alloc_info_t *alloc;
@@ -27,6 +38,10 @@ typedef struct {
     alloc_env_t env;                        /* the settings as environment */
     char label[256];                        /* "jemalloc[dirty_decay_ms=-1]" */
     char requested[512];                    /* "dirty_decay_ms=-1;..." */
+    run_huge_t huge;                        /* its huge-page condition */
+    bool huge_given;                        /* -t gave huge= (the label shows it) */
+    size_t huge_implied;                    /* 1 + the index in settings[] of the one huge=advise
+                                             * added; 0: none */
 } run_config_t;
 
 typedef struct {
@@ -99,6 +114,19 @@ typedef struct {
      * over its readings (-1: not read), and the most processes one reading saw */
     long tree_pss_peak_kib;
     unsigned tree_procs_max;
+    /* huge pages, every sample (built-in workloads read alone, at each tree
+     * interval and at the region's end): the tree's Anonymous and
+     * AnonHugePages at the reading where Anonymous was largest (-1: never
+     * read); over all readings, the processes whose THP_enabled was read and
+     * of them those with it off, and the first read with it on (0: none) */
+    long anon_peak_kib, anon_huge_peak_kib;
+    unsigned thp_read, thp_off;
+    pid_t thp_on_pid;
+    /* machine-wide over the sample (disturb.h; -1 unknown): huge-page faults,
+     * fallbacks, PMD splits, page splits; and the CPU time of every task but
+     * the harness and its children (NAN unknown): others that could add to them */
+    long thp_faults, thp_fallbacks, pmd_splits, page_splits;
+    double others_cpu_s;
     /* processes of the sample still running when it ended (daemons, a
      * setsid'd grandchild), killed then so none competes with the next */
     unsigned stragglers;

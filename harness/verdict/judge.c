@@ -34,13 +34,34 @@ static const char *rejection(const run_config_t *c, const run_sample_t *s, char 
     return line;
 }
 
+/* Why huge=never did not hold in the sample, or NULL: a process of the tree
+ * read with THP_enabled 1, huge pages in its memory, or no process read at
+ * all (nothing proves it).  The proof reads /proc, so a statically linked
+ * program is held to it as any other. */
+static const char *thp_broken(const run_config_t *c, const run_sample_t *s, char *line, size_t len)
+{
+    if (c->huge != HUGE_NEVER)
+        return NULL;
+    if (s->thp_on_pid)
+        snprintf(line, len, "huge=never did not hold: process %ld of the tree had transparent huge pages on "
+                 "(THP_enabled 1 in /proc/%ld/status)", (long)s->thp_on_pid, (long)s->thp_on_pid);
+    else if (s->anon_huge_peak_kib > 0)
+        snprintf(line, len, "huge=never did not hold: the tree held %ld KiB in huge pages (AnonHugePages)",
+                 s->anon_huge_peak_kib);
+    else if (!s->thp_read)
+        snprintf(line, len, "huge=never not proven: no process of the tree was read (--tree-interval 0?)");
+    else
+        return NULL;
+    return line;
+}
+
 void judge_status(const run_opts_t *o, const run_config_t *c, run_sample_t *s)
 {
     char out_copy[RUN_OUTPUT_KEEP];
     snprintf(out_copy, sizeof out_copy, "%s", s->out_tail);
     const char *tail = launch_last_line(out_copy), *what = s->what ? s->what : "worker";
-    char why[256];
-    const char *rejected = rejection(c, s, why, sizeof why);
+    char why[256], thp_why[256];
+    const char *rejected = rejection(c, s, why, sizeof why), *thp = thp_broken(c, s, thp_why, sizeof thp_why);
     s->untrusted = false;
     s->message[0] = '\0';
     /* how it ended: the one wording of ending.c */
@@ -76,6 +97,9 @@ void judge_status(const run_opts_t *o, const run_config_t *c, run_sample_t *s)
         s->status = RUN_ERROR;
         s->untrusted = true;
         snprintf(s->message, sizeof s->message, "%s rejected a setting: %s", c->alloc->name, rejected);
+    } else if (thp) {
+        s->status = RUN_ERROR;
+        snprintf(s->message, sizeof s->message, "%s", thp);
     } else {
         s->status = RUN_OK;
     }

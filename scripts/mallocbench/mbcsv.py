@@ -33,8 +33,12 @@ FIELD_MAX = 128 * 1024  # the csv module's own default limit; the harness writes
 
 NUM, TEXT = "number", "text"
 # schema versions read besides the harness's own: {version: {column it lacks: the value its rows
-# get}}.  7 had no `attempt` (no block was measured again: every row is its block's attempt 0).
-OLDER = {"7": {"attempt": "0"}}
+# get}}.  7 had no `attempt` (no block was measured again: every row is its block's attempt 0);
+# 8 had none of the huge-page columns (not measured: empty, the condition the kernel's own).
+_HUGE_COLUMNS = {"huge": "system", "huge_proof": "", "anon_huge_peak_kib": "", "huge_share_peak": "",
+                 "thp_faults": "", "thp_fallbacks": "", "thp_pmd_splits": "", "thp_page_splits": "",
+                 "others_cpu_s": ""}
+OLDER = {"7": {"attempt": "0", **_HUGE_COLUMNS}, "8": dict(_HUGE_COLUMNS)}
 # the one column that may hold several lines (a child's stderr); scripts show it through
 # mbdata.printable.  Any other field with a control character (C0, DEL, C1) is refused.
 FREE_TEXT = ("message",)

@@ -1,0 +1,137 @@
+/* huge.c - the huge-page condition of a configuration (contract: huge.h). */
+#include "huge.h"
+#include "error.h"
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* The kernel's THP mode, the bracketed word of THP_ENABLED, into mode
+ * ("" when the kernel has no transparent huge pages). */
+static void thp_mode(char *mode, size_t len)
+{
+    char line[128] = "";
+    FILE *f = fopen(THP_ENABLED, "re");
+    mode[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(line, sizeof line, f)) {
+        char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+        if (a && b)
+            snprintf(mode, len, "%.*s", (int)(b - a - 1), a + 1);
+    }
+    fclose(f);
+}
+
+int huge_parse(const alloc_info_t *a, const char *value, run_huge_t *h)
+{
+    if (!strcmp(value, "system") || !strcmp(value, "default"))
+        *h = HUGE_SYSTEM;
+    else if (!strcmp(value, "never"))
+        *h = HUGE_NEVER;
+    else if (!strcmp(value, "advise"))
+        *h = HUGE_ADVISE;
+    else
+        return die_spec("%s: bad value '%s' for huge (valid: never, advise, system)", a->name, value);
+    if (*h != HUGE_ADVISE)
+        return 0;
+    if (!a->huge_advise)
+        return die_spec("%s: huge=advise refused: %s", a->name, a->huge_none ? a->huge_none : "no huge-page setting");
+    char mode[32];
+    thp_mode(mode, sizeof mode);
+    if (!mode[0] || !strcmp(mode, "never"))
+        return die_spec("%s: huge=advise refused: the kernel gives no transparent huge pages (%s: %s)", a->name,
+                        THP_ENABLED, mode[0] ? "never" : "absent");
+    return 0;
+}
+
+/* Does value appear in the "|"-separated list? */
+static bool in_list(const char *list, size_t len, const char *value)
+{
+    size_t n = strlen(value);
+    for (const char *p = list; p < list + len;) {
+        size_t k = strcspn(p, "|");
+        if (k > (size_t)(list + len - p))
+            k = (size_t)(list + len - p);
+        if (k == n && !strncmp(p, value, n))
+            return true;
+        p += k + 1;
+    }
+    return false;
+}
+
+/* The off values of tunable name in the family's huge_off ("name=v|v,..."):
+ * a pointer to them and their length in *len, or NULL when name is not one
+ * of its huge-page tunables. */
+static const char *off_values(const alloc_info_t *a, const char *name, size_t *len)
+{
+    size_t n = strlen(name);
+    for (const char *p = a->huge_off; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (!strncmp(p, name, n) && p[n] == '=') {
+            *len = strcspn(p + n + 1, ",");
+            return p + n + 1;
+        }
+    }
+    return NULL;
+}
+
+/* vm.nr_hugepages: the hugetlbfs pages reserved (0 when unreadable). */
+static long hugetlb_reserved(void)
+{
+    long n = 0;
+    FILE *f = fopen("/proc/sys/vm/nr_hugepages", "re");
+    if (f && fscanf(f, "%ld", &n) != 1)
+        n = 0;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Each setting of c against the condition h: 0, or 2 after the error. */
+static int huge_check(const run_config_t *c, run_huge_t h)
+{
+    const alloc_info_t *a = c->alloc;
+    for (size_t i = 0; i < c->nsettings; i++) {
+        const char *name = c->settings[i].t->name, *v = c->settings[i].value;
+        char kv[160];
+        snprintf(kv, sizeof kv, "%s=%s", name, v);
+        if (a->hugetlbfs && !strcmp(kv, a->hugetlbfs) && hugetlb_reserved() <= 0)
+            return die_spec("%s: %s refused: it takes hugetlbfs pages and none are reserved (vm.nr_hugepages "
+                            "is 0); transparent huge pages are huge=advise", a->name, kv);
+        size_t len;
+        const char *off = off_values(a, name, &len);
+        if (h == HUGE_NEVER && off && !in_list(off, len, v))
+            return die_spec("%s: huge=never contradicts %s, which asks for huge pages", a->name, kv);
+        if (h == HUGE_ADVISE && a->huge_advise && !strncmp(a->huge_advise, name, strlen(name)) &&
+            a->huge_advise[strlen(name)] == '=' && strcmp(a->huge_advise, kv))
+            return die_spec("%s: huge=advise sets %s; -t gives %s", a->name, a->huge_advise, kv);
+    }
+    return 0;
+}
+
+int huge_apply(run_config_t *c, run_huge_t h, bool given)
+{
+    c->huge = h;
+    c->huge_given = given;
+    c->huge_implied = 0;
+    if (huge_check(c, h))
+        return 2;
+    if (h != HUGE_ADVISE)
+        return 0;
+    for (size_t i = 0; i < c->nsettings; i++) {
+        char kv[160];
+        snprintf(kv, sizeof kv, "%s=%s", c->settings[i].t->name, c->settings[i].value);
+        if (!strcmp(kv, c->alloc->huge_advise))
+            return 0; /* -t gave it too */
+    }
+    char err[1024];
+    if (c->nsettings >= RUN_SETTINGS_MAX)
+        return die_spec("%s: too many tunables set at once (at most %d)", c->alloc->name, RUN_SETTINGS_MAX);
+    if (alloc_parse_setting(c->alloc, c->alloc->huge_advise, &c->settings[c->nsettings], err, sizeof err))
+        return die_spec("%s", err);
+    c->huge_implied = ++c->nsettings;
+    return 0;
+}
