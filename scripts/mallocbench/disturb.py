@@ -1,6 +1,7 @@
 """disturb.py - the data layer's reading of what disturbed a sample from outside (the columns
 schema 6 added: region_run_delay_s, steal_s, khugepaged_collapses, compactions): the share of
-time it waited for a CPU, the host's steal, why a sample counts as disturbed, how much of a
+time it waited for a CPU, the host's steal, why a sample counts as disturbed (khugepaged and
+compaction not where its huge pages were on: huge_pages_on), how much of a
 cell's variance the waits explain, the smallest change a paired comparison could flag, and
 the rule by which the harness measures a block again (outside).
 mbdata re-exports them.
@@ -34,20 +35,30 @@ def steal_share(r):
     return st / (wall * ncpu) if st is not None and wall else None
 
 
+def huge_pages_on(r):
+    """Did the sample run with huge pages on: its condition is huge=advise (the family's own
+    huge-page setting on, schema 9's `huge`), or its process tree held huge pages at its peak
+    (anon_huge_peak_kib > 0)?  Then khugepaged's collapses and the compactions during it are the
+    condition's own effects (docs/thp.md), not a disturbance from outside."""
+    return r.get("huge") == "advise" or (num(r, "anon_huge_peak_kib") or 0) > 0
+
+
 def disturbed(r):
     """Why this sample was disturbed from outside, or None: it waited for a CPU more than
     DISTURB_WAIT of the time, the host stole more than DISTURB_STEAL, or khugepaged or
-    compaction ran during it."""
+    compaction ran during it while its huge pages were off (huge_pages_on: with them on, those
+    are the condition's own effects)."""
     why = []
     w, st = wait_share(r), steal_share(r)
     if w is not None and w > DISTURB_WAIT:
         why.append(f"waited {w * 100:.0f}% for a CPU")
     if st is not None and st > DISTURB_STEAL:
         why.append(f"steal {st * 100:.1f}%")
-    if (num(r, "khugepaged_collapses") or 0) > 0:
-        why.append("khugepaged collapsed pages")
-    if (num(r, "compactions") or 0) > 0:
-        why.append("memory was compacted")
+    if not huge_pages_on(r):
+        if (num(r, "khugepaged_collapses") or 0) > 0:
+            why.append("khugepaged collapsed pages")
+        if (num(r, "compactions") or 0) > 0:
+            why.append("memory was compacted")
     return ", ".join(why) or None
 
 
