@@ -127,11 +127,8 @@ def mib(v):
 
 
 def ratio_text(cell):
-    """A pair as every view prints it (words.change_words), with its CI."""
-    if cell is None or cell.change is None:
-        return "–"
-    _, ci = words.fmt_change(cell)
-    return words.change_words(cell) + (f" [{ci}]" if ci != "-" else "")
+    """A pair as every view prints it (words.change_words), with its CI (words.with_ci)."""
+    return words.with_ci(cell)
 
 
 def modes_text(rows, fn):

@@ -17,8 +17,8 @@ import unicodedata
 from collections import namedtuple
 
 from . import mbcsv
-from .disturb import (DISTURB_STEAL, DISTURB_WAIT, disturbed, resolution, steal_share,  # noqa: F401
-                      variance_explained, wait_share)  # what disturbed a sample from outside
+from .disturb import (DISTURB_STEAL, DISTURB_WAIT, disturbed, huge_pages_on, resolution,  # noqa: F401
+                      steal_share, variance_explained, wait_share)  # what disturbed a sample from outside
 from .machines import machine_descriptions, mark_machines  # noqa: F401  (a machine: one boot of a host)
 
 num = mbcsv.num
@@ -853,3 +853,112 @@ def baseline_config(run):
         if c.family == "glibc" and not c.tunables:
             return c.name
     return next(iter(run.configs), None)
+
+
+# ---- huge pages as a condition (schema 9; docs/thp.md) -------------------------------------
+
+HUGE_CONDITIONS = ("never", "advise", "system")  # the `huge` column: -t LABEL:huge=...
+HUGE_ON = ("advise", "system")
+# the family's own huge-page setting that huge=advise turns on (a tunable of allocators/<family>.c):
+# not a setting of its own when a configuration is paired with its huge=never twin
+HUGE_SETTING = {"glibc": "hugetlb", "jemalloc": "thp", "mimalloc": "large_os_pages"}
+# machine-wide /proc/vmstat counts over a sample (docs/thp.md): other tasks may add to them
+THP_COUNTS = ("thp_faults", "thp_fallbacks", "thp_pmd_splits", "thp_page_splits")
+
+
+def huge_of(r):
+    """A row's huge-page condition, 'never', 'advise' or 'system' (a row of schema 8 or older
+    reads as 'system', the kernel's own: mbcsv.OLDER); None where the column is empty."""
+    h = r.get("huge") or ""
+    return h if h in HUGE_CONDITIONS else None
+
+
+def huge_share(r):
+    """The share (0..1) of the process tree's anonymous memory in huge pages at the reading
+    where its anonymous memory was largest (huge_share_peak); None where not measured."""
+    return num(r, "huge_share_peak")
+
+
+def thp_counts(r):
+    """{count: value} of the row's machine-wide THP counts (THP_COUNTS), None where not measured."""
+    return {c: num(r, c) for c in THP_COUNTS}
+
+
+def thp_splits(r):
+    """Huge pages split over the sample, machine-wide: PMD splits (a partial MADV_DONTNEED of a
+    huge page) plus page splits; None where either is not measured."""
+    return sum_measured(num(r, "thp_pmd_splits"), num(r, "thp_page_splits"))
+
+
+def give_backs(r):
+    """The measured region's calls that give memory back to the kernel, madvise + munmap (a
+    missing one counted as 0); None where neither is measured."""
+    m, u = num(r, "region_madvise_calls"), num(r, "region_munmap_calls")
+    return None if m is None and u is None else (m or 0) + (u or 0)
+
+
+def others_cpu_s(r):
+    """CPU seconds, machine-wide, that tasks other than the sample's tree and the harness used
+    during it: above a tick or two, they could have added to its machine-wide counts."""
+    return num(r, "others_cpu_s")
+
+
+def huge_pair_key(cfg):
+    """What a configuration is apart from its huge-page condition: (family, library, the
+    tunables asked for other than `huge` and the family's HUGE_SETTING).  A configuration with
+    huge pages on is paired with the huge=never one of the same key, whatever their labels."""
+    drop = {"huge", HUGE_SETTING.get(cfg.family)}
+    rest = sorted((k, v) for k, v in parse_metrics(cfg.tunables).items() if k not in drop)
+    return cfg.family, cfg.lib_path, tuple(rest)
+
+
+def config_huge(run):
+    """{config: its huge-page condition} (the first row that names one); None where no row does."""
+    out = {}
+    for r in run.rows:
+        if out.get(r["config"]) is None:
+            out[r["config"]] = huge_of(r)
+    return out
+
+
+def huge_pairs(run):
+    """([(on, never)], [unpaired on]): each configuration with huge pages on (advise or system),
+    in the run's order, with the huge=never configuration of its huge_pair_key; where several
+    share the key, the one of its label (config_label).  Unpaired: those with none."""
+    cond = config_huge(run)
+    never = {}
+    for c, cfg in run.configs.items():
+        if cond.get(c) == "never":
+            never.setdefault(huge_pair_key(cfg), []).append(c)
+    pairs, alone = [], []
+    for c, cfg in run.configs.items():
+        if cond.get(c) not in HUGE_ON:
+            continue
+        cand = never.get(huge_pair_key(cfg), [])
+        if len(cand) > 1:
+            cand = [n for n in cand if config_label(n) == config_label(c)]
+        if len(cand) == 1:
+            pairs.append((c, cand[0]))
+        else:
+            alone.append(c)
+    return pairs, alone
+
+
+def huge_baseline(run, configs):
+    """The configuration of `configs` (labels, one condition's) ratios are taken against: glibc
+    with no setting but its huge-page condition, else the first of them in the run's order."""
+    for c in configs:
+        cfg = run.configs.get(c)
+        if cfg and cfg.family == "glibc" and not huge_pair_key(cfg)[2] and not cfg.lib_path:
+            return c
+    return next(iter(configs), None)
+
+
+def calibration(run):
+    """The machine's calibration (the first sidecar's machine.calibration: fault_ns,
+    huge_fault_ns, ...) as a dict; {} where no sidecar gives one."""
+    for meta in run.metas:
+        cal = (meta.get("machine") or {}).get("calibration") if isinstance(meta.get("machine"), dict) else None
+        if isinstance(cal, dict):
+            return cal
+    return {}

@@ -573,3 +573,54 @@ MACHINE_UNIT = "one boot of a host, as compare names it"
 # kind, whose nights may come from a fresh boot of a fresh host each (an ephemeral runner)
 KIND_UNIT = ("the machines of one hardware fingerprint (CPU, cores, memory, kernel major, THP mode), "
              "whichever boots of whichever hosts measured each night")
+
+
+# ---- huge pages as a condition (docs/thp.md; the thp view) -----------------------------------
+
+HUGE_CONDITION = {"never": "huge=never", "advise": "huge=advise", "system": "huge=system"}
+# each figure of the condition as every view names it
+HUGE_FIGURES = {
+    "huge_share": "share of the anonymous memory in huge pages at its peak",
+    "splits": "huge-page splits per sample (thp_pmd_splits + thp_page_splits)",
+    "give_backs": "give-back calls",
+    "khugepaged_collapses": "khugepaged collapses",
+    "compactions": "compactions",
+}
+MACHINE_WIDE = ("machine-wide counts (/proc/vmstat): no per-process huge-fault or split counter exists, so any "
+                "task on the machine adds to them")
+
+
+def with_ci(cell):
+    """A pair's change with its CI, as the one-pair views print it: change_words, then
+    ' [lo..hi]' where it has one ('1.500x improved [1.48..1.52]')."""
+    if cell is None or cell.change is None:
+        return "–"
+    _, ci = fmt_change(cell)
+    return change_words(cell) + (f" [{ci}]" if ci != "-" else "")
+
+
+def ratio_with_ci(cell):
+    """A pair's change with its CI and no verdict (a cost or a count, not the figure judged):
+    '0.00200x [0.00190..0.00210]', '+200/MiB [..]' for a difference."""
+    if cell is None or cell.change is None:
+        return "–"
+    text, ci = fmt_change(cell)
+    return text + (f" [{ci}]" if ci != "-" else "")
+
+
+def from_to(a, b, unit=""):
+    """A figure without and with the condition, each as fmt_value writes it in the scale of the
+    larger: '256/MiB → 0.512/MiB', '100 MiB → 130 MiB'."""
+    like = max(abs(a or 0), abs(b or 0))
+    return f"{fmt_value(a, unit, like)} → {fmt_value(b, unit, like)}"
+
+
+def huge_share_text(share, condition):
+    """The huge-page share as every view words it: '0%' under huge=never; a configuration with
+    huge pages asked for that got none, '0% (huge pages not given)', never 'on'; '<1%' for a
+    share that rounds to 0 but is not; 'not measured'."""
+    if share is None:
+        return "not measured"
+    if share == 0:
+        return "0%" if condition == "never" else "0% (huge pages not given)"
+    return "<1%" if share < 0.005 else f"{share * 100:.0f}%"
