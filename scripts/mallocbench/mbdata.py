@@ -890,13 +890,6 @@ def thp_splits(r):
     return sum_measured(num(r, "thp_pmd_splits"), num(r, "thp_page_splits"))
 
 
-def give_backs(r):
-    """The measured region's calls that give memory back to the kernel, madvise + munmap (a
-    missing one counted as 0); None where neither is measured."""
-    m, u = num(r, "region_madvise_calls"), num(r, "region_munmap_calls")
-    return None if m is None and u is None else (m or 0) + (u or 0)
-
-
 def others_cpu_s(r):
     """CPU seconds, machine-wide, that tasks other than the sample's tree and the harness used
     during it: above a tick or two, they could have added to its machine-wide counts."""
