@@ -10,6 +10,7 @@ or through the harness (`mallocbench compare`, `report`, `tune`, `diagnose`, `ru
     history     the nightly history's store                detect     its change-point detector
     dashboard   the nightly dashboard as a static site     flamegraph perf.data to flame graphs
     diagnose    the words of `mallocbench diagnose`        k8s        a Kubernetes Job of a plan's shards
+    thp         huge pages as a condition (`make thp`)
 
 and what they share: change (the one estimator of a change and its cells) and words (every
 figure as text, the one Markdown renderer), the middle layer; mbcsv (the schema and the strict
