@@ -25,6 +25,13 @@ def run_rows(mb, tmp, name, *args):
     return rows(out)
 
 
+def of(rows, spec):
+    """The rows of one -w spec among a run's: those whose parameters (all of them, defaults
+    included) hold every one the spec names."""
+    want = set(spec.partition(":")[2].split(","))
+    return [r for r in rows if want <= set(r["workload_params"].split(","))]
+
+
 def metrics(row):
     return {k: int(v) for k, v in mbtest.metrics(row).items()}
 
@@ -53,7 +60,9 @@ def case_churn(mb, tmp):
     if not allocs:
         print("SKIP: no allocator installed", file=sys.stderr)
         sys.exit(SKIP)
-    ops = 20000
+    # 5000 ops: every count below is exact or a share of thousands of frees at any size, and
+    # scudo's and tbbmalloc's rings of three threads on two cores took seconds at 20000
+    ops = 5000
     base = f"arena_churn:ops={ops},warmup=2000,live=200,seed=7"
     rows = run_rows(mb, tmp, "all", "-w", base, "-w", base + ",alloc=stub", "-a", ",".join(allocs),
                     "-r", "1")
@@ -63,19 +72,34 @@ def case_churn(mb, tmp):
     sums = {r["checksum"] for r in rows if r["status"] == "ok"}
     check(len(sums) == 1, f"one checksum across allocators and the stub: {sums}")
 
-    # the seed matters; thread counts 1 and 3 (queues in a ring) work
-    other = run_rows(mb, tmp, "seed", "-w", base.replace("seed=7", "seed=8"), "-a", "glibc", "-r", "1")
-    check(len(other) == 1 and other[0]["checksum"] not in sums, "another seed, another checksum")
-    for threads in (1, 3):
-        rs = run_rows(mb, tmp, f"t{threads}", "-w", f"{base},threads={threads}",
-                      "-a", ",".join(allocs), "-r", "1")
+    # thread counts 1 and 3 (queues in a ring) work: one run, its rows told apart by their
+    # parameters
+    specs = {threads: f"{base},threads={threads}" for threads in (1, 3)}
+    both = run_rows(mb, tmp, "threads", *[a for sp in specs.values() for a in ("-w", sp)],
+                    "-a", ",".join(allocs), "-r", "1")
+    check(len(both) == 2 * len(allocs), f"threads=1,3: {len(both)} rows for {len(allocs)} allocators x 2")
+    for threads, sp in specs.items():
+        rs = of(both, sp)
+        check(len(rs) == len(allocs), f"threads={threads}: {len(rs)} rows for {len(allocs)} allocators")
         for r in rs:
             check_row(r, threads, ops)
         check(len({r["checksum"] for r in rs}) == 1, f"threads={threads}: one checksum")
 
+    # glibc alone: another seed, large objects and remote=0/50/100, in one run
+    seed = base.replace("seed=7", "seed=8")
+    # 200 large objects fault in the region as surely as 2000 did (those took 3 s)
+    large = "arena_churn:ops=200,warmup=0,small=0,medium=0,large=1,live=4,remote=0,touch=4K"
+    remotes = {remote: f"{base},remote={remote}" for remote in (0, 50, 100)}
+    solo = run_rows(mb, tmp, "glibc", *[a for sp in [seed, large, *remotes.values()] for a in ("-w", sp)],
+                    "-a", "glibc", "-r", "1")
+    check(len(solo) == 5, f"glibc: {len(solo)} rows for 5 workloads")
+
+    # the seed matters
+    other = of(solo, seed)
+    check(len(other) == 1 and other[0]["checksum"] not in sums, "another seed, another checksum")
+
     # large objects, every page written: the faults are counted in the region
-    rs = run_rows(mb, tmp, "large", "-w", "arena_churn:ops=2000,warmup=0,small=0,medium=0,large=1,"
-                  "live=4,remote=0,touch=4K", "-a", "glibc", "-r", "1")
+    rs = of(solo, large)
     check(len(rs) == 1 and rs[0]["status"] == "ok", "large-only run")
     if rs and rs[0]["status"] == "ok" and rs[0]["region_minor_faults"] != "":
         check(int(rs[0]["region_minor_faults"]) > 0, f"faults in the region: {rs[0]['region_minor_faults']}")
@@ -84,7 +108,7 @@ def case_churn(mb, tmp):
     # its queue full are freed locally and counted in queue_full as well)
     shares = {}
     for remote in (0, 50, 100):
-        rs = run_rows(mb, tmp, f"remote{remote}", "-w", f"{base},remote={remote}", "-a", "glibc", "-r", "1")
+        rs = of(solo, remotes[remote])
         check(len(rs) == 1 and rs[0]["status"] == "ok", f"remote={remote}: one ok row")
         if len(rs) != 1 or rs[0]["status"] != "ok":
             continue
