@@ -83,8 +83,8 @@ def test_sentences(out):
     check("0% → 0% (huge pages not given)" in line_with(out, "| " + TC), "the table never shows 0% as on")
     check(line_with(out, "| " + JE + " |").endswith("| 54 / 0 | 3 / 1 |"),
           "huge-page faults / fallbacks and khugepaged / compactions in the pairs' table")
-    check("Calibration: one 2 MiB huge-page fault costs 5.40 ms here, against 5.53 ms" in out,
-          "the calibration's huge-page fault beside 512 faults")
+    check("Calibration: one 2 MiB huge-page fault costs 5.40 ms here, against 5.53 ms for its 512 4 KiB faults "
+          "(0.977x): near their cost" in out, "the calibration's huge-page fault beside 512 faults")
 
 
 def scale(config, column, factor):
@@ -136,6 +136,15 @@ def test_data_layer(fx):
     check_eq(mbdata.huge_of({"huge": ""}), None, "an empty huge column is not measured")
 
 
+def test_calibration():
+    class Run:
+        metas = [{"machine": {"calibration": {"fault_ns": 10000, "huge_fault_ns": 250000}}}]
+    line = thp.calibration_line(Run())
+    check("(0.049x): a huge page saves most of its small pages' cost here." in line, f"a real huge page: {line!r}")
+    Run.metas = [{"machine": {"calibration": {"fault_ns": 10000}}}]
+    check("gives no huge-page fault cost" in thp.calibration_line(Run()), "no huge_fault_ns: said so")
+
+
 def test_cli(fx, tmp):
     src = os.path.join(fx, "thp-small.csv")
     out = os.path.join(tmp, "thp.md")
@@ -158,6 +167,7 @@ def main():
         test_sentences(report(os.path.join(fx, "thp-small.csv")))
         test_negatives(fx, tmp)
         test_data_layer(fx)
+        test_calibration()
         test_cli(fx, tmp)
     if FAILS:
         print(f"{len(FAILS)} check(s) failed", file=sys.stderr)
