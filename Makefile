@@ -20,7 +20,7 @@ HISTORY ?= results/history
 SITE    ?= results/site
 NIGHTLY_MATRIX = $(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),matrices/nightly.ini)
 
-.PHONY: all deps deps-test deps-site deps-frameworks node-deps site-deps build test test-full test-part fuzz bench compare sweep calibrate fleet-probe clean nightly dashboard frameworks
+.PHONY: all deps deps-test deps-site deps-frameworks node-deps site-deps build test test-full test-part fuzz bench compare sweep calibrate thp fleet-probe clean nightly dashboard frameworks
 
 all: build
 
@@ -151,6 +151,15 @@ dashboard: deps deps-site site-deps
 
 calibrate: build
 	$(BUILD)/mallocbench calibrate
+
+# Huge pages as a condition (docs/thp.md): the machine's fault costs, then
+# matrices/thp.ini (every family with THP off and with its own huge-page
+# setting on, paired by block; 15-20 minutes on a 2-core VM) and its report.
+thp: build deps-frameworks
+	@mkdir -p $(OUT)
+	$(BUILD)/mallocbench calibrate | tee $(OUT)/calibrate.txt
+	@rc=0; $(BUILD)/mallocbench run -m matrices/thp.ini --keep-going -o $(OUT)/thp.csv || rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 4 ] || exit $$rc; \
+	$(PYTHON) scripts/thp.py $(OUT)/thp.csv -o $(OUT)/thp.md && cat $(OUT)/thp.md && echo "report: $(OUT)/thp.md"
 
 # One machine's run of matrices/fleet-probe.ini kept in the fleet history
 # (tests/fixtures/fleet-history/HOST-BOOT.csv, never replaced: a machine is a host in one

@@ -67,7 +67,8 @@ static const opt_t opts[] = {
      SPEC(allocators), LINE(allocators_line)},
     {.flag = "tunable", .short_flag = 't', .type = OPT_LIST, .metavar = "SPEC", .set = set_tunable,
      .help = "ALLOC:NAME=V1[,V2...]   a list sweeps (\"default\": leave unset);\n"
-             "several -t: the cross product; ALLOC may be a label of -a"},
+             "several -t: the cross product; ALLOC may be a label of -a;\n"
+             "ALLOC:huge=never|advise|system: the huge-page condition (docs/thp.md)"},
     {.flag = "repetitions", .short_flag = 'r', .key = "repetitions", .type = OPT_COUNT, .min = 1, .max = 100000,
      .metavar = "N",
      .help = "blocks: samples per configuration, a fixed plan (default: sequential, each\n"
