@@ -67,6 +67,15 @@ static char *bracketed(char *s)
     return l + 1;
 }
 
+bool sysinfo_thp_word(const char *name, char *buf, size_t len)
+{
+    char path[128], line[256];
+    snprintf(path, sizeof path, "/sys/kernel/mm/transparent_hugepage/%s", name);
+    const char *w = bracketed(read_line(path, line, sizeof line));
+    snprintf(buf, len, "%s", w ? w : "");
+    return w != NULL;
+}
+
 static void member(FILE *out, const char *key, const char *val, int last)
 {
     fprintf(out, "    \"%s\": ", key);
@@ -208,7 +217,13 @@ static void write_machine(FILE *out, const machine_calib_t *cal)
 #define X(key, member, fmtspec) number(out, key, cal->member, fmtspec);
     MACHINE_CALIB_FIGURES(X)
 #undef X
-    fprintf(out, "      \"measured_at\": %lld,\n      \"cached\": %s\n    }\n", cal->measured_at,
+    fputs("      \"huge_defrag\": ", out); /* the THP defrag mode the huge fault was measured under */
+    text_json_write(out, cal->thp_defrag[0] ? cal->thp_defrag : NULL);
+    if (cal->huge_why[0]) {
+        fputs(",\n      \"huge_fault_missing\": ", out);
+        text_json_write(out, cal->huge_why);
+    }
+    fprintf(out, ",\n      \"measured_at\": %lld,\n      \"cached\": %s\n    }\n", cal->measured_at,
             cal->cached ? "true" : "false");
 }
 

@@ -18,8 +18,14 @@ typedef struct {
     double memcpy_bps;        /* memcpy bandwidth into a resident buffer, B/s */
     double load1;             /* the 1-minute load average when it was measured */
     double steal;             /* the share of the CPUs' time the host stole while it was measured */
+    double huge_fault_ns;     /* one 2 MiB huge-page fault, written; NaN: no fault was shown huge */
+    double huge_faults;       /* the faults it was timed over (each shown huge by the range's AnonHugePages) */
+    double huge_fallbacks;    /* faults of the advised range given 4 KiB pages instead */
     long long measured_at;    /* Unix time */
+    char thp_enabled[16];     /* THP's enabled and defrag words as it was measured ("": no THP in the kernel) */
+    char thp_defrag[16];
     char why[160];
+    char huge_why[160];       /* why huge_fault_ns is NaN, in one line ("" when measured) */
 } machine_calib_t;
 
 /* The calibration's figures, one list for the sidecar's JSON and the per-boot cache:
@@ -30,13 +36,19 @@ typedef struct {
     X("refault_sys_ns", refault_sys_ns, "%.0f")                                                     \
     X("memcpy_bytes_per_s", memcpy_bps, "%.4g")                                                     \
     X("load1", load1, "%.2f")                                                                       \
-    X("steal", steal, "%.4f")
+    X("steal", steal, "%.4f")                                                                       \
+    X("huge_fault_ns", huge_fault_ns, "%.0f")                                                       \
+    X("huge_faults", huge_faults, "%.0f")                                                           \
+    X("huge_fallbacks", huge_fallbacks, "%.0f")
 
 /* The "machine" object's members (no braces), indented by two, cal (or NULL) as its
  * "calibration" member: JSON text for the sidecar (sidecar.h), malloc'd; NULL when out of memory. */
 char *sysinfo_machine_json(const machine_calib_t *cal);
 /* This boot's id (/proc/sys/kernel/random/boot_id), or "". */
 void sysinfo_boot_id(char *buf, size_t len);
+/* The bracketed word of /sys/kernel/mm/transparent_hugepage/NAME ("enabled", "defrag"):
+ * "madvise"; false and "" when the file is absent (a kernel without THP). */
+bool sysinfo_thp_word(const char *name, char *buf, size_t len);
 /* The 1-minute load average, or NAN. */
 double sysinfo_load1(void);
 /* The source tree's commit ("<sha>" or "<sha>-dirty"), or "" outside git. */

@@ -112,6 +112,19 @@ def cached(path):
     return find(json.load(open(path)))
 
 
+def thp_words():
+    """The kernel's THP words as the cache records them (a cache of other words is stale)."""
+    out = ""
+    for name in ("enabled", "defrag"):
+        try:
+            text = open(f"/sys/kernel/mm/transparent_hugepage/{name}").read()
+            word = text[text.index("[") + 1:text.index("]")] if "[" in text else text.strip()
+        except OSError:
+            word = ""
+        out += f"thp_{name}={word}\n"
+    return out
+
+
 def case_calib_cache(mb, tmp):
     cache = os.path.join(tmp, "cache")
     os.mkdir(cache, 0o755)
@@ -130,7 +143,8 @@ def case_calib_cache(mb, tmp):
         load = load if load is not None else f"{os.getloadavg()[0]:.2f}"
         with open(path, "w") as f:
             f.write(f"boot_id={boot}\nmeasured_at={int(time.time())}\nfault_ns={fault}\nrefault_ns=15000\n"
-                    f"refault_sys_ns=8000\nmemcpy_bytes_per_s=1.8e10\nload1={load}\nsteal=0\n{extra}")
+                    f"refault_sys_ns=8000\nmemcpy_bytes_per_s=1.8e10\nload1={load}\nsteal=0\n"
+                    f"huge_fault_ns=250000\nhuge_faults=32\nhuge_fallbacks=0\n{thp_words()}{extra}")
         os.chmod(path, 0o644)
 
     check_eq(sample(), False, "a first run measures")
