@@ -270,7 +270,9 @@ def parse(text, path):
         raise CsvError(f"{where(path, record + 1)}: {e}") from None
     # a column an older schema lacks is no loss where every row is of one that lacks it
     versions = {r["schema_version"] for r in rows} or set(OLDER)
-    missing = [c for c, _ in COLUMNS if c not in header and not all(c in OLDER.get(v, {}) for v in versions)]
+    # rows name their versions; a header alone may be any known one: a column some older version lacks is not missing
+    lacks = all if rows else any
+    missing = [c for c, _ in COLUMNS if c not in header and not lacks(c in OLDER.get(v, {}) for v in versions)]
     if missing:
         raise CsvError(f"{path}: header: no column {missing[0]} (schema_version {SCHEMA} has it)")
     return header, last_attempts(rows)
