@@ -4,6 +4,7 @@
  * exit 2, before any work) and hands a canonical command line to
  * scripts/tune.py, which races the candidates through `mallocbench run`. */
 #include "cli.h"
+#include "huge.h"
 #include "registry.h"
 #include "tools.h"
 #include "units.h"
@@ -59,6 +60,22 @@ static void tune_usage(FILE *f)
 }
 
 /* FAMILY:NAME=DOMAIN checked against the family's tunable: 0, or 2 after the line. */
+/* --domain FAMILY:huge=V|V: each value one huge_parse accepts (advise only
+ * for a family with a huge-page setting, on a kernel that gives them). */
+static int huge_domain(const alloc_info_t *a, const char *values)
+{
+    char buf[128], why[512];
+    if (strstr(values, "..") || !*values)
+        return die_usage("tune: bad domain '%s:huge=%s': a list of never|advise|system", a->name, values);
+    snprintf(buf, sizeof buf, "%s", values);
+    for (char *save = NULL, *v = strtok_r(buf, "|", &save); v; v = strtok_r(NULL, "|", &save)) {
+        run_huge_t h;
+        if (huge_value(a, v, &h, why, sizeof why))
+            return die_usage("tune: bad domain '%s:huge=%s': %s", a->name, values, why);
+    }
+    return 0;
+}
+
 static int check_domain_arg(const char *arg)
 {
     char fam[64], name[64], err[512];
@@ -71,6 +88,8 @@ static int check_domain_arg(const char *arg)
     const alloc_info_t *a = alloc_find(fam);
     if (!a)
         return die_usage("tune: bad domain '%s': unknown allocator '%s'", arg, fam);
+    if (!strcmp(name, HUGE_NAME)) /* the harness's huge-page condition: each value as -t takes it */
+        return huge_domain(a, eq + 1);
     if (alloc_check_domain(a, name, eq + 1, err, sizeof err))
         return die_usage("tune: bad domain '%s': %s", arg, err);
     return 0;

@@ -1,6 +1,7 @@
 /* huge.c - the huge-page condition of a configuration (contract: huge.h). */
 #include "huge.h"
 #include "error.h"
+#include "spec.h"
 #include "registry.h"
 
 #include <stdio.h>
@@ -26,7 +27,7 @@ static void thp_mode(char *mode, size_t len)
     fclose(f);
 }
 
-int huge_parse(const alloc_info_t *a, const char *value, run_huge_t *h)
+int huge_value(const alloc_info_t *a, const char *value, run_huge_t *h, char *why, size_t len)
 {
     if (!strcmp(value, "system") || !strcmp(value, "default"))
         *h = HUGE_SYSTEM;
@@ -35,17 +36,24 @@ int huge_parse(const alloc_info_t *a, const char *value, run_huge_t *h)
     else if (!strcmp(value, "advise"))
         *h = HUGE_ADVISE;
     else
-        return die_spec("%s: bad value '%s' for huge (valid: never, advise, system)", a->name, value);
+        return snprintf(why, len, "%s: bad value '%s' for huge (valid: never, advise, system)", a->name, value), -1;
     if (*h != HUGE_ADVISE)
         return 0;
     if (!a->huge_advise)
-        return die_spec("%s: huge=advise refused: %s", a->name, a->huge_none ? a->huge_none : "no huge-page setting");
+        return snprintf(why, len, "%s: huge=advise refused: %s", a->name,
+                        a->huge_none ? a->huge_none : "no huge-page setting"), -1;
     char mode[32];
     thp_mode(mode, sizeof mode);
     if (!mode[0] || !strcmp(mode, "never"))
-        return die_spec("%s: huge=advise refused: the kernel gives no transparent huge pages (%s: %s)", a->name,
-                        THP_ENABLED, mode[0] ? "never" : "absent");
+        return snprintf(why, len, "%s: huge=advise refused: the kernel gives no transparent huge pages (%s: %s)",
+                        a->name, THP_ENABLED, mode[0] ? "never" : "absent"), -1;
     return 0;
+}
+
+int huge_parse(const alloc_info_t *a, const char *value, run_huge_t *h)
+{
+    char why[512];
+    return huge_value(a, value, h, why, sizeof why) ? die_spec("%s", why) : 0;
 }
 
 /* Does value appear in the "|"-separated list? */

@@ -17,6 +17,8 @@
  * *h, or 2 after a one-line error (an unknown value; advise for a family
  * without a setting, or on a kernel that gives no huge pages). */
 int huge_parse(const alloc_info_t *a, const char *value, run_huge_t *h);
+/* The same check, silent: 0, or -1 with why (one line, no program name). */
+int huge_value(const alloc_info_t *a, const char *value, run_huge_t *h, char *why, size_t len);
 
 /* The condition applied to configuration c, whose own settings are set:
  * advise adds the family's setting (unless -t gave it); a setting that

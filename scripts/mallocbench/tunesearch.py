@@ -51,6 +51,14 @@ class Cand:
         return " ".join(f"{k}={v}" for k, v in self.pairs) or "defaults"
 
 
+# --domain FAMILY:huge=never|advise|system: the harness's huge-page condition (docs/thp.md), no
+# family's tunable; what the winner's line says of it
+HUGE_HELP = ("the huge-page condition (docs/thp.md): advise = the family's own huge-page setting, in the "
+             "environment above; never = transparent huge pages off for the whole process tree, which no "
+             "environment variable does: start the program under prctl(PR_SET_THP_DISABLE), inherited across "
+             "fork and exec; system = the kernel's own mode")
+
+
 def space(families, overrides):
     """{family: {'dims': [(name, domain)], 'help': {name: text}, 'known': pairs or None,
     'known_label'}} from `list tunables --json`; --domain FAMILY:NAME=SPEC replaces the domains
@@ -72,7 +80,7 @@ def space(families, overrides):
     for fam in families:
         f = data[fam]
         dims = given.get(fam) or [(t["name"], t["domain"]) for t in f["tunables"] if t["domain"]]
-        res[fam] = {"dims": dims, "help": {t["name"]: t["help"] for t in f["tunables"]},
+        res[fam] = {"dims": dims, "help": {**{t["name"]: t["help"] for t in f["tunables"]}, "huge": HUGE_HELP},
                     "known": [tuple(p) for p in f["known"]] if f["known"] else None,
                     "known_label": f["known_label"], "given": fam in given}
     return res
