@@ -151,8 +151,9 @@ static const opt_t opts[] = {
      .def = "10ms", .metavar = "DURATION", .help = "RSS sampling period", SPEC(sample_interval_s)},
     {.flag = "tree-interval", .key = "tree_interval", .type = OPT_DURATION, .min = 0, .max = NO_MAX,
      .def = "50ms", .metavar = "DURATION",
-     .help = "commands and servers: read the whole process tree's PSS this often\n"
-             "(tree_pss_peak_kib; 0 = not read)", SPEC(tree_interval_s)},
+     .help = "read the process tree this often: commands' and servers' PSS (tree_pss_peak_kib),\n"
+             "every sample's huge-page share (a workload alone; also at its region's end); 0 = not read",
+     SPEC(tree_interval_s)},
     {.flag = "no-limit", .key = "limit", .type = OPT_FLAG, .flag_value = false, .def = "yes",
      .help = "skip measuring each workload's limit (fraction_of_limit)", SPEC(limit)},
     {.flag = "limit-every", .key = "limit_every", .type = OPT_COUNT, .min = 1, .max = 100000, .def = "5",
