@@ -6,7 +6,9 @@ Usage: test_plots.py FIXTURE.csv (tests/fixtures/small-run.csv, with its
 checks the manifest, the files, the refusal of other schemas, determinism,
 the family colours (the sidecar's, else the fixed fallback; on
 tests/fixtures/new-families.csv too, whose families no script names), and the
-figures the plots are computed from.  Exit 77 = skip (no matplotlib).
+figures the plots are computed from; and report.py with plots, as a user runs it (its shebang),
+whose figures are the second run of the determinism check, linked from its report.  Exit 77 =
+skip (no matplotlib).
 """
 import csv
 import importlib.util
@@ -21,6 +23,7 @@ import xml.etree.ElementTree as ET
 SKIP = 77
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "..", "scripts", "plots.py")
+REPORT = os.path.join(HERE, "..", "scripts", "report.py")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -244,15 +247,26 @@ def test_cli(fixture, tmp):
     check("jemalloc from 16M" in cliff.get("caption", ""), f"fault_cliff caption names jemalloc's cliff: "
           f"{cliff.get('caption')}")
 
-    # deterministic: the same manifest, and the same bytes, a second time
-    p = run_cli(fixture, "-o", out2)
-    check_eq(p.returncode, 0, "second run exit status")
+    # deterministic: the same manifest, and the same bytes, a second time, from another process:
+    # report.py run as a user runs it (its shebang), which draws these plots beside its report
+    # (the report with plots is checked here, not in test_report.py: a drawing fewer, 10-13 s)
+    p = subprocess.run([REPORT, fixture, "-o", out2], capture_output=True, text=True, timeout=600)
+    check_eq(p.returncode, 0, f"report.py with plots: exit status (stderr: {p.stderr.strip()[-300:]!r})")
     with open(os.path.join(out2, "plots.json")) as f:
         check_eq(json.load(f), manifest, "the manifest of a second run")
     for e in manifest:
         for key in ("png", "svg"):
             with open(os.path.join(out1, e[key]), "rb") as a, open(os.path.join(out2, e[key]), "rb") as b:
                 check(a.read() == b.read(), f"{e[key]}: the same bytes on a second run")
+    report = os.path.join(out2, "report.md")
+    text = open(report, encoding="utf-8").read() if os.path.exists(report) else ""
+    for needle in ("# mallocbench report", "## What this shows", "## Summary", "## Plots",
+                   "## Statistics against the baseline", "jemalloc re-faults from 16M"):
+        check(needle in text, f"report with plots: {needle!r} in report.md")
+    for e in manifest:
+        check(f"]({e['png']})" in text, f"report with plots: {e['png']} linked in report.md")
+    table = os.path.join(out2, "compare.csv")
+    check(os.path.exists(table) and os.path.getsize(table) > 0, "report with plots: compare.csv written")
 
     # --help names the schema the harness writes (mbcsv.SCHEMA), not a number of its own
     from mallocbench import mbcsv
