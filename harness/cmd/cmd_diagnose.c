@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "configs.h"
 #include "diagdoc.h"
+#include "disturb.h"
 #include "elfinfo.h"
 #include "ident.h"
 #include "launch.h"
@@ -103,8 +104,9 @@ static int usage(FILE *out)
             "  -t FAMILY:NAME=V   with -a: a tunable, as `exec -t` takes it (one value each)\n"
             "  --duration D       the window (default 10s; a command: until it exits)\n"
             "  --children         watch the processes it starts too\n"
-            "  --calibrate        also measure what a re-fault costs whole on this machine (calibrate,\n"
-            "                     ~1 s, after the window): the upper end of the predicted saving\n"
+            "  --calibrate        also measure what a re-fault costs whole on this machine and a 2 MiB\n"
+            "                     huge-page fault (calibrate, ~1 s, after the window): the upper end of the\n"
+            "                     predicted saving, and the huge-page setting's prediction\n"
             "  --top N            --all: processes shown (default 10)\n"
             "  --light[=N]        record one fault in N (16): less overhead; the re-fault figures\n"
             "                     become estimates with a 95%% CI\n"
@@ -309,6 +311,8 @@ static pstat_t proc_stat(pid_t pid)
             s.rss_kib = kib;
         else if (sscanf(line, "AnonHugePages: %llu kB", &kib) == 1)
             s.anon_huge_kib = kib;
+        else if (sscanf(line, "Anonymous: %llu kB", &kib) == 1)
+            s.anon_kib = kib;
     }
     free(roll);
     s.ok = true;
@@ -441,9 +445,10 @@ typedef struct {
     double seconds;
     const char *end_reason;
     int exit_status;           /* the command's: its exit code, 128+signal; -1 unknown */
-    double calib_ns, calib_refault_ns, calib_refault_sys_ns;
+    double calib_ns, calib_refault_ns, calib_refault_sys_ns, calib_huge_ns;
     double self_cpu_s;         /* diagnose's own CPU over the window */
-    pstat_t st0, st1;
+    double thp[3];             /* machine-wide Δ thp faults, fallbacks, PMD splits (NAN: unreadable) */
+    pstat_t st0, st1, peak;    /* peak: the reading with the most Anonymous (every PEAK_POLLS polls) */
     time_t started;
 } window_t;
 
@@ -501,7 +506,9 @@ static void write_doc(FILE *f, const pm_model_t *m, const pr_watch_t *w, const d
         .model_limit = model_limit(o->max_memory), .exit_status = win->exit_status, .started = win->started,
         .seconds = win->seconds, .end_reason = win->end_reason, .calib_ns = win->calib_ns,
         .calib_refault_ns = win->calib_refault_ns, .calib_refault_sys_ns = win->calib_refault_sys_ns,
-        .self_cpu_s = win->self_cpu_s, .st0 = win->st0, .st1 = win->st1, .capture = capture_of};
+        .calib_huge_ns = win->calib_huge_ns, .self_cpu_s = win->self_cpu_s, .thp_faults = win->thp[0],
+        .thp_fallbacks = win->thp[1], .thp_pmd_splits = win->thp[2], .st0 = win->st0, .st1 = win->st1,
+        .peak = win->peak, .capture = capture_of};
     if (exec && dropped)
         exec_words(o, exec, &in.nexec, dropped, &in.ndropped);
     diagdoc_write(f, m, &ps, &in);
@@ -553,19 +560,51 @@ static void release_command(int go, pid_t perf, int data_fd, pr_watch_t *w, pm_m
     close(go);
 }
 
-/* Watches until the window ends, the target ends, or a signal: the reason. */
+/* A reading of pid kept in *peak where its Anonymous is the most so far. */
+static void peak_note(pid_t pid, pstat_t *peak)
+{
+    pstat_t s = proc_stat(pid);
+    if (s.ok && (!peak->ok || s.anon_kib >= peak->anon_kib))
+        *peak = s;
+}
+
+/* Machine-wide huge-page counts now (disturb.h's /proc/vmstat reading): faults, fallbacks, splits. */
+static void thp_now(double v[3])
+{
+    disturb_machine_t dm;
+    disturb_machine(&dm);
+    long c[3] = {dm.thp_faults, dm.thp_fallbacks, dm.pmd_splits};
+    for (int i = 0; i < 3; i++)
+        v[i] = c[i] < 0 ? NAN : (double)c[i];
+}
+
+/* The readings at the window's end: the machine's huge-page counts since thp0, -p's process. */
+static void end_readings(const dopts_t *o, window_t *win, const double thp0[3])
+{
+    thp_now(win->thp);
+    for (int i = 0; i < 3; i++)
+        win->thp[i] -= thp0[i];
+    if (o->mode == MODE_PID && (win->st1 = proc_stat(o->pid)).ok && win->st1.anon_kib >= win->peak.anon_kib)
+        win->peak = win->st1;
+}
+
+/* Watches until the window ends, the target ends, or a signal: the reason.  The process
+ * (-p's or the command's) is read every PEAK_POLLS polls for its huge-page share (*peak). */
+#define PEAK_POLLS 10
 static const char *watch_loop(pr_watch_t *w, pm_model_t *m, const dopts_t *o, pid_t child, uint64_t t0,
-                              int *exit_status)
+                              int *exit_status, pstat_t *peak)
 {
     bool bounded = o->mode != MODE_CMD || o->window_given;
     uint64_t end = t0 + (uint64_t)(o->window_s * 1e9);
-    for (;;) {
+    for (unsigned polls = 0;; polls++) {
         struct timespec ts = {0, (long)POLL_NS};
         nanosleep(&ts, NULL);
         uint64_t now = pr_now();
         if (pr_poll(w, now - SETTLE_NS, pm_feed, m))
             return "out of memory";
         capture_envs(m, o, bounded ? end : 0);
+        if (o->mode != MODE_ALL && o->pid > 0 && polls % PEAK_POLLS == PEAK_POLLS - 1)
+            peak_note(o->pid, peak);
         if (stop_signal)
             return stop_signal == SIGINT ? "interrupted" : "terminated";
         if (bounded && now >= end)
@@ -688,7 +727,9 @@ static int diagnose(dopts_t *op)
                          "system-wide (run it with sudo)");
     if ((rc = procread_start())) /* forked now, small: the reads of other processes are its */
         return die_io("diagnose: cannot start its reader: %s", strerror(-rc));
-    window_t win = {.exit_status = -1, .calib_ns = NAN, .calib_refault_ns = NAN, .calib_refault_sys_ns = NAN};
+    window_t win = {.exit_status = -1, .calib_ns = NAN, .calib_refault_ns = NAN, .calib_refault_sys_ns = NAN,
+                    .calib_huge_ns = NAN};
+    double thp0[3];
     pm_model_t *m = NULL;
     pr_watch_t *w = NULL;
     char err[512];
@@ -715,6 +756,7 @@ static int diagnose(dopts_t *op)
      * the window ends on time (and within STOP_GRACE_NS of a stop signal) */
     bool bounded = o.mode != MODE_CMD || o.window_given;
     pm_stop_when(m, &stop_signal, bounded ? t0 + (uint64_t)(o.window_s * 1e9) + STOP_GRACE_NS : 0);
+    thp_now(thp0);
     pr_enable(w);
     win.started = time(NULL);
     /* a process's mappings are read once its mmap records are on: a change between the reading
@@ -738,11 +780,12 @@ static int diagnose(dopts_t *op)
         return rc > 0 ? rc : die_io("diagnose: %s", strerror(-rc));
     }
     capture_envs(m, &o, o.mode != MODE_CMD || o.window_given ? t0 + (uint64_t)(o.window_s * 1e9) : 0);
-    win.end_reason = watch_loop(w, m, &o, child, t0, &win.exit_status);
+    if (win.st0.ok)
+        win.peak = win.st0;
+    win.end_reason = watch_loop(w, m, &o, child, t0, &win.exit_status, &win.peak);
     uint64_t t1 = pr_now();
     pr_disable(w); /* the window ends here: nothing after it is counted */
-    if (o.mode == MODE_PID)
-        win.st1 = proc_stat(o.pid);
+    end_readings(&o, &win, thp0);
     stop_stacks(perf);
     if (data_fd >= 0)
         close(data_fd);
@@ -762,6 +805,7 @@ static int diagnose(dopts_t *op)
         win.calib_ns = c.v[CALIB_FAULT][0];
         win.calib_refault_ns = c.v[CALIB_REFAULT][0];
         win.calib_refault_sys_ns = c.v[CALIB_REFAULT_SYS][0];
+        win.calib_huge_ns = c.huge_n ? c.v[CALIB_HUGE][0] : NAN;
     }
     capture_rest(m, &o);
     procread_stop();

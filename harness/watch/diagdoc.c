@@ -167,6 +167,8 @@ static void write_faults(FILE *f, const pm_proc_t *p)
     fputc(']', f);
     k_u(f, ", ", DK_proc_faults_refault_pages, p->refault_pages);
     k_u(f, ", ", DK_proc_faults_alloc_refault_pages, p->alloc_refault_pages);
+    k_u(f, ", ", DK_proc_faults_alloc_refault_whole, p->alloc_refault_whole);
+    k_u(f, ", ", DK_proc_faults_alloc_whole_blocks, p->alloc_whole_blocks);
     k_u(f, ", ", DK_proc_faults_first_after_unmap, p->first_after_unmap);
     k_counts(f, ", ", DK_proc_faults_refault_by, DK_proc_faults_refault_by_call, p->refault_by, PM_NBY);
     k_counts(f, ", ", DK_proc_faults_alloc_refault_by, DK_proc_faults_alloc_refault_by_call, p->alloc_refault_by,
@@ -405,13 +407,15 @@ static void write_allocator(FILE *f, const pm_model_t *m, const pm_proc_t *p, co
     k_s(f, ", ", DK_proc_alloc_malloc_conf_compiled, id.malloc_conf_compiled);
     write_exec(f, &id);
     write_keep(f, id.family);
+    k_s(f, ", ", DK_proc_alloc_huge_advise, id.family && id.family->huge_advise ? id.family->huge_advise : "");
+    k_s(f, ", ", DK_proc_alloc_huge_none, id.family && id.family->huge_none ? id.family->huge_none : "");
     fputc('}', f);
 }
 
 /* ---- the document ------------------------------------------------------------------------- */
 
-/* /proc at one end of the window; ids: the object and its four keys. */
-static void write_pstat(FILE *f, const diagdoc_key_t ids[5], const diagdoc_pstat_t *s)
+/* /proc at one end of the window; ids: the object and its five keys. */
+static void write_pstat(FILE *f, const diagdoc_key_t ids[6], const diagdoc_pstat_t *s)
 {
     key(f, ", ", ids[0]);
     if (!s->ok) {
@@ -422,6 +426,7 @@ static void write_pstat(FILE *f, const diagdoc_key_t ids[5], const diagdoc_pstat
     k_f(f, ", ", ids[2], "%.3f", s->stime_s);
     k_u(f, ", ", ids[3], s->rss_kib);
     k_u(f, ", ", ids[4], s->anon_huge_kib);
+    k_u(f, ", ", ids[5], s->anon_kib);
     fputc('}', f);
 }
 
@@ -431,10 +436,10 @@ static void write_proc(FILE *f, const pm_model_t *m, const pm_proc_t *p, const d
                                                 DK_proc_fault_libs_samples};
     static const diagdoc_key_t giveback_libs[3] = {DK_proc_giveback_libs, DK_proc_giveback_libs_lib,
                                                    DK_proc_giveback_libs_samples};
-    static const diagdoc_key_t start[5] = {DK_proc_start, DK_proc_start_utime_s, DK_proc_start_stime_s,
-                                           DK_proc_start_rss_kib, DK_proc_start_anon_huge_kib};
-    static const diagdoc_key_t end[5] = {DK_proc_end, DK_proc_end_utime_s, DK_proc_end_stime_s,
-                                         DK_proc_end_rss_kib, DK_proc_end_anon_huge_kib};
+    static const diagdoc_key_t start[6] = {DK_proc_start, DK_proc_start_utime_s, DK_proc_start_stime_s,
+                                           DK_proc_start_rss_kib, DK_proc_start_anon_huge_kib, DK_proc_start_anon_kib};
+    static const diagdoc_key_t end[6] = {DK_proc_end, DK_proc_end_utime_s, DK_proc_end_stime_s,
+                                         DK_proc_end_rss_kib, DK_proc_end_anon_huge_kib, DK_proc_end_anon_kib};
     k_i(f, "{", DK_proc_pid, p->pid);
     k_u(f, ", ", DK_proc_image, p->idx);
     k_s(f, ", ", DK_proc_comm, p->comm);
@@ -465,6 +470,14 @@ static void write_proc(FILE *f, const pm_model_t *m, const pm_proc_t *p, const d
     if (main_image) {
         write_pstat(f, start, &in->st0);
         write_pstat(f, end, &in->st1);
+        key(f, ", ", DK_proc_peak);
+        if (in->peak.ok) {
+            k_u(f, "{", DK_proc_peak_anon_kib, in->peak.anon_kib);
+            k_u(f, ", ", DK_proc_peak_anon_huge_kib, in->peak.anon_huge_kib);
+            fputc('}', f);
+        } else {
+            fputs("null", f);
+        }
     }
     fputc('}', f);
 }
@@ -535,11 +548,15 @@ void diagdoc_write(FILE *f, const pm_model_t *m, const pr_stats_t *ps, const dia
     k_i(f, "{", DK_window_started_unix, (long long)in->started);
     k_f(f, ", ", DK_window_seconds, "%.6f", in->seconds);
     k_s(f, ", ", DK_window_ended, in->end_reason);
+    k_null(f, ", ", DK_window_thp_faults, in->thp_faults);
+    k_null(f, ", ", DK_window_thp_fallbacks, in->thp_fallbacks);
+    k_null(f, ", ", DK_window_thp_pmd_splits, in->thp_pmd_splits);
     fputc('}', f);
     write_watch(f, m, ps, in);
     k_null(f, ", ", DK_calibrate_fault_ns, in->calib_ns);
     k_null(f, ", ", DK_calibrate_refault_ns, in->calib_refault_ns);
     k_null(f, ", ", DK_calibrate_refault_sys_ns, in->calib_refault_sys_ns);
+    k_null(f, ", ", DK_calibrate_huge_fault_ns, in->calib_huge_ns);
     k_null(f, ", ", DK_self_cpu_s, in->self_cpu_s);
     key(f, ", ", DK_procs);
     fputc('[', f);
@@ -556,7 +573,7 @@ void diagdoc_write(FILE *f, const pm_model_t *m, const pr_stats_t *ps, const dia
     for (size_t j = 0; j < k && (!all || j < ALL_OUT); j++) {
         const pm_proc_t *p = pm_at(m, order[j]);
         fprintf(f, "%s", j ? ",\n" : "\n");
-        write_proc(f, m, p, in, in->mode == DIAGDOC_PID && p->pid == in->pid);
+        write_proc(f, m, p, in, in->mode != DIAGDOC_ALL && p->pid == in->pid);
     }
     free(order);
     fputs("]}\n", f);

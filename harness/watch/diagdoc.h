@@ -45,6 +45,9 @@
     X(window_started_unix, window, "started_unix", DD_INT, "when it started, s since 1970") \
     X(window_seconds, window, "seconds", DD_NUM, "how long it lasted, s") \
     X(window_ended, window, "ended", DD_TEXT, "why it ended: duration, exit, interrupted, terminated, out of memory...") \
+    X(window_thp_faults, window, "thp_faults", DD_NUM_NULL, "machine-wide: faults that got a transparent huge page (Δ/proc/vmstat thp_fault_alloc; null: unreadable)") \
+    X(window_thp_fallbacks, window, "thp_fallbacks", DD_NUM_NULL, "machine-wide: huge-page faults that fell back to small pages (Δthp_fault_fallback)") \
+    X(window_thp_pmd_splits, window, "thp_pmd_splits", DD_NUM_NULL, "machine-wide: huge pages split in a mapping (Δthp_split_pmd: a give-back of part of one)") \
     X(watch, root, "watch", DD_OBJECT, "the events and the page model: what bounds the counts") \
     X(watch_cpus, watch, "cpus", DD_INT, "CPUs watched (one ring each)") \
     X(watch_records, watch, "records", DD_INT, "records read from the rings") \
@@ -64,6 +67,7 @@
     X(calibrate_fault_ns, root, "calibrate_fault_ns", DD_NUM_NULL, "--calibrate: a first-touch fault on this machine, ns (null: not measured)") \
     X(calibrate_refault_ns, root, "calibrate_refault_ns", DD_NUM_NULL, "--calibrate: a re-fault after MADV_DONTNEED, whole, ns") \
     X(calibrate_refault_sys_ns, root, "calibrate_refault_sys_ns", DD_NUM_NULL, "--calibrate: the system time of that re-fault, ns") \
+    X(calibrate_huge_fault_ns, root, "calibrate_huge_fault_ns", DD_NUM_NULL, "--calibrate: a 2 MiB huge-page fault, ns (null: not measured, or the kernel gave no huge page)") \
     X(self_cpu_s, root, "self_cpu_s", DD_NUM_NULL, "diagnose's own CPU over the window, s") \
     X(procs, root, "processes", DD_LIST, "the images watched (an exec starts another; --all: the busiest 200, most lost first)") \
     X(proc_pid, procs, "pid", DD_INT, "its process id") \
@@ -82,6 +86,8 @@
     X(proc_faults_refault_age, proc_faults, "refault_age", DD_INTS, "re-faults by the age of their give-back: <10 ms, <100 ms, <1 s, <10 s, older") \
     X(proc_faults_refault_pages, proc_faults, "refault_pages", DD_INT, "distinct 4 KiB pages re-faulted") \
     X(proc_faults_alloc_refault_pages, proc_faults, "alloc_refault_pages", DD_INT, "of them, pages the allocator had given back") \
+    X(proc_faults_alloc_refault_whole, proc_faults, "alloc_refault_whole", DD_INT, "of the allocator's re-faults, those on pages it gave back with their whole 2 MiB-aligned block in one call") \
+    X(proc_faults_alloc_whole_blocks, proc_faults, "alloc_whole_blocks", DD_INT, "the 2 MiB blocks those re-faults touched again (one a give-back): a huge page's faults in their place") \
     X(proc_faults_first_after_unmap, proc_faults, "first_after_unmap", DD_INT, "first touches of new memory while memory the allocator unmapped had not come back") \
     X(proc_faults_refault_by, proc_faults, "refault_by", DD_OBJECT, "re-faults by the call that gave the page back") \
     X(proc_faults_refault_by_call, proc_faults_refault_by, "{by}", DD_INT, "re-faults") \
@@ -140,16 +146,23 @@
     X(proc_alloc_keep_joined_by, proc_alloc_keep, "joined_by", DD_TEXT, "what joins it to a variable the process set already") \
     X(proc_alloc_keep_env, proc_alloc_keep, "env", DD_TEXTS, "the variables that set it") \
     X(proc_alloc_keep_stops, proc_alloc_keep, "stops", DD_TEXTS, "the calls it stops (madvise, munmap, brk)") \
+    X(proc_alloc_huge_advise, proc_alloc, "huge_advise", DD_TEXT, "the family's huge-page setting, NAME=VALUE as -t takes it (\"\": none)") \
+    X(proc_alloc_huge_none, proc_alloc, "huge_none", DD_TEXT, "why the family has none (\"\": it has one, or no family)") \
     X(proc_start, procs, "proc_start", DD_OBJECT_NULL, "-p's process only: /proc at the window's start (null: unreadable)") \
     X(proc_start_utime_s, proc_start, "utime_s", DD_NUM, "user CPU time, s") \
     X(proc_start_stime_s, proc_start, "stime_s", DD_NUM, "system CPU time, s") \
     X(proc_start_rss_kib, proc_start, "rss_kib", DD_INT, "RSS, KiB") \
     X(proc_start_anon_huge_kib, proc_start, "anon_huge_kib", DD_INT, "of it in transparent huge pages, KiB") \
+    X(proc_start_anon_kib, proc_start, "anon_kib", DD_INT, "its anonymous memory (smaps_rollup Anonymous), KiB") \
     X(proc_end, procs, "proc_end", DD_OBJECT_NULL, "-p's process only: /proc at the window's end (null: unreadable)") \
     X(proc_end_utime_s, proc_end, "utime_s", DD_NUM, "user CPU time, s") \
     X(proc_end_stime_s, proc_end, "stime_s", DD_NUM, "system CPU time, s") \
     X(proc_end_rss_kib, proc_end, "rss_kib", DD_INT, "RSS, KiB") \
-    X(proc_end_anon_huge_kib, proc_end, "anon_huge_kib", DD_INT, "of it in transparent huge pages, KiB")
+    X(proc_end_anon_huge_kib, proc_end, "anon_huge_kib", DD_INT, "of it in transparent huge pages, KiB") \
+    X(proc_end_anon_kib, proc_end, "anon_kib", DD_INT, "its anonymous memory (smaps_rollup Anonymous), KiB") \
+    X(proc_peak, procs, "proc_peak", DD_OBJECT_NULL, "-p's process or the command's: /proc read every 200 ms, the reading with the most anonymous memory (null: none read)") \
+    X(proc_peak_anon_kib, proc_peak, "anon_kib", DD_INT, "its anonymous memory, KiB") \
+    X(proc_peak_anon_huge_kib, proc_peak, "anon_huge_kib", DD_INT, "of it in transparent huge pages, KiB")
 
 typedef enum { DD_TEXT, DD_INT, DD_NUM, DD_NUM_NULL, DD_BOOL, DD_OBJECT, DD_OBJECT_NULL, DD_LIST, DD_TEXTS, DD_INTS,
                DD_SERIES } diagdoc_type_t;
@@ -162,7 +175,7 @@ typedef enum { DK_root = -1, DIAGDOC_KEYS(DIAGDOC_ENUM) DK_COUNT } diagdoc_key_t
 typedef struct {
     bool ok;
     double utime_s, stime_s;
-    uint64_t rss_kib, anon_huge_kib;
+    uint64_t rss_kib, anon_huge_kib, anon_kib;
 } diagdoc_pstat_t;
 
 typedef enum { DIAGDOC_PID, DIAGDOC_ALL, DIAGDOC_COMMAND } diagdoc_mode_t;
@@ -190,9 +203,11 @@ typedef struct {
     time_t started;
     double seconds;
     const char *end_reason;
-    double calib_ns, calib_refault_ns, calib_refault_sys_ns; /* NAN: not measured */
+    double calib_ns, calib_refault_ns, calib_refault_sys_ns, calib_huge_ns; /* NAN: not measured */
     double self_cpu_s;
+    double thp_faults, thp_fallbacks, thp_pmd_splits; /* machine-wide over the window; NAN: unreadable */
     diagdoc_pstat_t st0, st1;        /* -p's process at the window's ends */
+    diagdoc_pstat_t peak;            /* -p's or the command's process: the reading with the most Anonymous */
     /* image idx's reading, or NULL (not read) */
     const ident_capture_t *(*capture)(void *ctx, uint32_t idx);
     void *capture_ctx;

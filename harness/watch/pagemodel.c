@@ -29,11 +29,18 @@ enum { ST_NONE, ST_TOUCHED, ST_GONE, ST_LAZY, ST_REFAULTED };
 #define ST_OF(v) ((unsigned)((v) >> 60))
 #define DETAIL_OF(v) ((unsigned)(((v) >> 48) & 0xfff))
 #define TIME_OF(v) ((v) & TIME_MASK)
-/* GONE's detail: how (pm_by_t), whether its bytes count as kept, whether the allocator gave it */
+/* GONE's detail: how (pm_by_t), whether its bytes count as kept, whether the allocator gave it,
+ * whether the call gave back its whole 2 MiB-aligned block (what a huge page could have held) */
 #define GONE_DETAIL(by, counted, alloc) ((unsigned)(by) | ((counted) ? 4u : 0u) | ((alloc) ? 8u : 0u))
 #define GONE_ALLOC(d) (((d) & 8u) != 0)
-/* REFAULTED's: the age bucket, how it had been given back, by the allocator or not */
+#define GONE_WHOLE 16u
+/* REFAULTED's: the age bucket, how it had been given back, by the allocator or not; whole block */
 #define REFAULT_DETAIL(age, by, alloc) ((unsigned)(age) | ((unsigned)(by) << 3) | ((alloc) ? 32u : 0u))
+#define REFAULT_WHOLE 64u
+/* a `chunks` value: the time the allocator gave the whole block back, and whether a re-fault
+ * has touched it since (the first one is the block's one huge fault) */
+#define CHUNK_WHOLE (1ull << 62)
+#define CHUNK_RETOUCHED (1ull << 61)
 
 struct pm_map {
     uint64_t lo, hi;
@@ -549,7 +556,7 @@ static bool page_new(pm_model_t *m, pm_proc_t *p, uint64_t pg, uint64_t val, boo
 
 /* Page pg of p given back at t (see give_back). */
 static void give_page(pm_model_t *m, pm_proc_t *p, uint64_t pg, pm_by_t by, bool lazy, bool alloc, uint64_t t,
-                      bool *chunk_known)
+                      bool *chunk_known, bool whole)
 {
     uint64_t *v = hmap_get(&m->pages, key_of(p->idx, pg));
     unsigned st = v ? ST_OF(*v) : ST_NONE;
@@ -571,7 +578,7 @@ static void give_page(pm_model_t *m, pm_proc_t *p, uint64_t pg, pm_by_t by, bool
     /* a page is kept by the setting if it was in use: all madvise'd pages (allocators
      * advise what they dirtied), unmapped ones only where the window saw them touched */
     bool counted = alloc && (by == PM_BY_MADVISE || st == ST_TOUCHED || st == ST_REFAULTED);
-    uint64_t val = PACK(ST_GONE, GONE_DETAIL(by, counted, alloc), t);
+    uint64_t val = PACK(ST_GONE, GONE_DETAIL(by, counted, alloc) | (whole ? GONE_WHOLE : 0u), t);
     if (v) {
         *v = val;
     } else if (!page_new(m, p, pg, val, chunk_known)) {
@@ -618,8 +625,13 @@ static void give_back(pm_model_t *m, pm_proc_t *p, uint64_t lo, uint64_t hi, pm_
             p->untracked_bytes += (b - a) * PAGE;
             continue;
         }
+        /* the allocator's call covered the whole aligned block: a huge page could have held it */
+        bool whole = alloc && !lazy && b - a == CHUNK_PAGES;
         for (uint64_t pg = a; pg < b; pg++)
-            give_page(m, p, pg, by, lazy, alloc, t, &known);
+            give_page(m, p, pg, by, lazy, alloc, t, &known, whole);
+        uint64_t *cv = whole ? hmap_get(&m->chunks, key_of(p->idx, c)) : NULL;
+        if (cv)
+            *cv = CHUNK_WHOLE | (t & TIME_MASK);
     }
     series_note(m, p, t);
 }
@@ -759,6 +771,19 @@ const uint64_t *pm_refaulted_pages(const pm_model_t *m, size_t *n)
     return m->rpages;
 }
 
+/* A re-fault on a page the allocator gave back (at vt) with its whole 2 MiB block: counted; the
+ * block's first re-fault since that give-back also counts the block (its one huge fault, had a
+ * huge page held it). */
+static void whole_refault(pm_model_t *m, pm_proc_t *p, uint64_t addr, uint64_t vt)
+{
+    p->alloc_refault_whole++;
+    uint64_t *cv = hmap_get(&m->chunks, key_of(p->idx, addr / PAGE / CHUNK_PAGES));
+    if (cv && (*cv & CHUNK_WHOLE) && !(*cv & CHUNK_RETOUCHED) && (*cv & TIME_MASK) == (vt & TIME_MASK)) {
+        p->alloc_whole_blocks++;
+        *cv |= CHUNK_RETOUCHED;
+    }
+}
+
 static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uint64_t t)
 {
     p->faults++;
@@ -784,6 +809,8 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
         p->refault_by[by]++;
         if (GONE_ALLOC(d))
             p->alloc_refault_by[by]++, p->alloc_refault_pages++;
+        if (d & GONE_WHOLE)
+            whole_refault(m, p, addr, vt);
         if (GONE_ALLOC(d) && by == PM_BY_MUNMAP && p->unmapped_debt >= PAGE)
             p->unmapped_debt -= PAGE; /* it came back at the same address */
         if (d & 4u) {
@@ -791,7 +818,7 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
             if (by == PM_BY_MADVISE)
                 p->kept[0] -= PAGE;
         }
-        *v = PACK(ST_REFAULTED, REFAULT_DETAIL(b, by, GONE_ALLOC(d)), t);
+        *v = PACK(ST_REFAULTED, REFAULT_DETAIL(b, by, GONE_ALLOC(d)) | (d & GONE_WHOLE ? REFAULT_WHOLE : 0u), t);
         series_note(m, p, t);
         note_refaulted(m, p, key, addr);
         return;
@@ -803,6 +830,8 @@ static void on_fault(pm_model_t *m, pm_proc_t *p, uint64_t addr, bool major, uin
         p->refault_by[(d >> 3) & 3u]++;
         if (d & 32u)
             p->alloc_refault_by[(d >> 3) & 3u]++;
+        if (d & REFAULT_WHOLE)
+            p->alloc_refault_whole++;
         *v = PACK(ST_TOUCHED, 0, t); /* one re-touch has two faults at most: later ones are other */
         return;
     }

@@ -66,6 +66,10 @@ typedef struct pm_proc {
     /* the part of them the allocator made (its library, or libc, called the kernel), and the
      * re-faults on what it gave back: what its keep setting can remove */
     uint64_t alloc_calls[PR_NSYS], alloc_bytes[PR_NSYS], alloc_refault_by[PM_NBY], alloc_refault_pages;
+    /* of those re-faults, the ones on pages the allocator gave back with their whole 2 MiB-aligned
+     * block in one call (what its huge-page setting could turn into one huge fault a block), and
+     * the blocks they touched again (each block's first re-fault after such a give-back) */
+    uint64_t alloc_refault_whole, alloc_whole_blocks;
     /* first touches of new memory while as many bytes the allocator unmapped had not come back:
      * memory given back returning at another address (mimalloc's huge blocks), a part of
      * first_touch; unmapped_debt: those bytes now */

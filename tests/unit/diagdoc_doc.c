@@ -66,6 +66,14 @@ static void window(int32_t self)
     rec(PR_FAULT, self, 31 * MS, 0, 0x400000 + 2 * 4096, 0, 0, 0);
     call(self, 32 * MS, PR_SYS_BRK, 0x400000 + 4096, 0, 0, libc, 0x400000 + 4096);
     rec(PR_FAULT, self, 33 * MS, 0, 0x400000 + 2 * 4096, 0, 0, 0);
+    /* a whole 2 MiB-aligned block given back by the allocator, two of its pages re-faulted (one
+     * block touched again), and a block's part given back and re-faulted (not whole) */
+    uint64_t blk = 0x40000000;
+    call(self, 34 * MS, PR_SYS_MADVISE, blk, 2ull << 20, MADV_DONTNEED, libc, 0);
+    rec(PR_FAULT, self, 35 * MS, 0, blk + 4096, 0, 0, 0);
+    rec(PR_FAULT, self, 36 * MS, 0, blk + 8192, 0, 0, 0);
+    call(self, 37 * MS, PR_SYS_MADVISE, blk + (4ull << 20), 1ull << 20, MADV_DONTNEED, libc, 0);
+    rec(PR_FAULT, self, 38 * MS, 0, blk + (4ull << 20), 0, 0, 0);
     t = 40 * MS;
     for (int at = 0; at < PR_NAT; at++)
         sample(self, t++, at, at == PR_AT_GIVEBACK ? PR_SYS_MUNMAP : 0, at == PR_AT_FAULT ? own : libc);
@@ -96,12 +104,15 @@ int main(int argc, char **argv)
     diagdoc_in_t in = {.mode = DIAGDOC_PID, .pid = self, .exe_path = "/bin/true", .envp = envp,
                        .fault_period = 1, .model_limit = 64ull << 20, .exit_status = -1, .started = 1700000000,
                        .seconds = 0.1, .end_reason = "duration", .calib_ns = NAN, .calib_refault_ns = 12000.5,
-                       .calib_refault_sys_ns = NAN, .self_cpu_s = 0.25,
-                       .st0 = {true, 1.5, 0.25, 2048, 0}, .st1 = {false, 0, 0, 0, 0}, .capture = capture};
+                       .calib_refault_sys_ns = NAN, .calib_huge_ns = 250000.5, .self_cpu_s = 0.25,
+                       .thp_faults = 3, .thp_fallbacks = NAN, .thp_pmd_splits = 1,
+                       .st0 = {true, 1.5, 0.25, 2048, 0, 1024}, .st1 = {false, 0, 0, 0, 0, 0},
+                       .peak = {true, 1.5, 0.25, 4096, 2048, 3072}, .capture = capture};
     if (!strcmp(mode, "command")) {
         in.mode = DIAGDOC_COMMAND, in.cmd = cmd, in.ncmd = 6, in.exec_cmd = exec_cmd, in.nexec = 5;
         in.dropped = dropped, in.ndropped = 1, in.family = "jemalloc", in.tunables = tun, in.ntun = 1;
         in.exit_status = 3, in.end_reason = "exit";
+        in.st1 = (diagdoc_pstat_t){true, 2.0, 0.5, 4096, 2048, 3072}; /* an end reading, so that every key is written */
     } else if (!strcmp(mode, "all")) {
         in.mode = DIAGDOC_ALL, in.pid = 0, in.fault_period = 8;
     } else if (strcmp(mode, "pid")) {

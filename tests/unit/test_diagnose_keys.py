@@ -23,7 +23,7 @@ NOT_RENDERED = {
     "window.started_unix", "watch.throttled", "watch.model_bytes",
     "processes[].image", "processes[].forked", "processes[].parent_image", "processes[].allocator.path",
     "processes[].allocator.environment_from", "processes[].proc_start.utime_s", "processes[].proc_start.stime_s",
-    "processes[].proc_start.anon_huge_kib", "processes[].proc_end.utime_s", "processes[].proc_end.stime_s",
+    "processes[].proc_end.utime_s", "processes[].proc_end.stime_s",
 }
 # keys diagnose.py reads that are not the harness's: `stacks`, which its --stacks adds itself
 ADDED = {"stacks"}
@@ -102,6 +102,10 @@ def main():
         out = subprocess.run([docprog, mode], capture_output=True, text=True, check=True).stdout
         docs[mode] = json.loads(out)
         check_eq(docs[mode]["mode"], mode, f"diagdoc_doc {mode}")
+    # the page model's whole-block counts (diagdoc_doc's window: a whole 2 MiB block given back by the
+    # allocator and two of its pages re-faulted; a half block given back and one page re-faulted)
+    own = [e for e in docs["pid"]["processes"] if not e["forked"]][0]["faults"]
+    check_eq((own["alloc_refault_whole"], own["alloc_whole_blocks"]), (2, 1), "re-faults on whole blocks, blocks")
     written = set()
     for name, d in docs.items():
         for p, v in paths(d):
