@@ -20,6 +20,11 @@ The prediction (docs/diagnose.md):
       "up to";
   memory = the peak, over the window, of the bytes given back (by the calls the setting stops)
       and not yet touched again or unmapped; still growing at the window's end: its rate.
+The huge-page setting's prediction (the family's huge_advise, what -t FAMILY:huge=advise sets):
+  saved CPU = the samples under the fault entry x the share of faults that were re-faults on
+      pages the allocator gave back with their whole 2 MiB-aligned block (Wilson under --light)
+      - the blocks those re-faults touched again (one huge fault each, a 95% Poisson interval)
+      x calibrate's huge_fault_ns; none without `--calibrate`'s huge_fault_ns.
 """
 import argparse
 import json
@@ -158,6 +163,60 @@ def keep_env(keep, started):
     return out
 
 
+def huge_share(st):
+    """AnonHugePages / Anonymous of one /proc reading (None: no reading, or no anonymous memory)."""
+    if not st or not st.get("anon_kib"):
+        return None
+    return st["anon_huge_kib"] / st["anon_kib"]
+
+
+def huge_window(doc, main):
+    """The window's huge pages: the process's share at its readings, the machine's counts."""
+    return {"share_start": huge_share(main.get("proc_start")), "share_end": huge_share(main.get("proc_end")),
+            "share_peak": huge_share(main.get("proc_peak")), "peak": main.get("proc_peak"),
+            "thp_faults": doc["window"].get("thp_faults"), "thp_fallbacks": doc["window"].get("thp_fallbacks"),
+            "thp_pmd_splits": doc["window"].get("thp_pmd_splits")}
+
+
+def huge_prediction(doc, alloc, f, cs, nrec, period):
+    """What the family's huge-page setting is predicted to save: the re-faults on whole 2 MiB
+    blocks the allocator gave back (each block's pages one small fault apiece now) replaced by
+    one huge fault a block touched again, at calibrate's huge_fault_ns.  {"why": ...} without a
+    setting, a calibration, or such a re-fault."""
+    fam = alloc["family"] or "its allocator"
+    setting = alloc.get("huge_advise") or ""
+    if not setting:
+        return {"setting": None, "why": alloc.get("huge_none") or f"no huge-page setting is known for {fam}"}
+    whole, blocks = f.get("alloc_refault_whole", 0), f.get("alloc_whole_blocks", 0)
+    huge_ns = doc.get("calibrate_huge_fault_ns")
+    out = {"setting": setting, "removed_faults": whole * period, "huge_faults": blocks * period,
+           "huge_fault_ns": huge_ns, "saved_cpu_s": None, "saved_share": None, "speedup": None, "why": None}
+    if not whole:
+        out["why"] = f"none of its re-faults were on a whole 2 MiB block {fam} had given back"
+        return out
+    if not huge_ns:
+        out["why"] = "the prediction needs a huge fault's cost: run diagnose with --calibrate"
+        return out
+    period_ns = doc["watch"]["cpu_period_ns"]
+    share = whole / nrec
+    s_lo, s_hi = wilson(whole, nrec) if period > 1 else (share, share)
+    f_lo, f_hi = poisson_ci(cs["fault"])
+    b_lo, b_hi = poisson_ci(blocks)
+    per = period * huge_ns / period_ns  # samples a block's huge fault costs (one per `period` recorded)
+    lo, hi = f_lo * s_lo - b_hi * per, f_hi * s_hi - b_lo * per
+    # the upper end as the keep setting's: a re-fault's whole cost on this machine (calibrate),
+    # the part no kernel sample sees (a VM host's fault) included, bounded by its user time
+    whole_ns = doc.get("calibrate_refault_ns") or doc.get("calibrate_fault_ns")
+    if whole_ns:
+        n_hi = (f_hi * s_hi / cs["fault"] if cs["fault"] else 1.0) * whole * period  # removed faults, upper
+        hi = max(hi, min(n_hi * whole_ns / period_ns, f_hi * s_hi + cs["user"]) - b_lo * per)
+    all_s = cs["all"] or 0
+    out["saved_cpu_s"] = [lo * period_ns / 1e9, hi * period_ns / 1e9]
+    out["saved_share"] = [min(lo / all_s, 0.99), min(hi / all_s, 0.99)] if all_s else [0.0, 0.0]
+    out["speedup"] = [1 / (1 - x) for x in out["saved_share"]]
+    return out
+
+
 def analyse(doc, entries):
     """What the window says of one target (the images in entries) and what its keep setting is
     predicted to save and cost."""
@@ -242,6 +301,7 @@ def analyse(doc, entries):
         "calibrate_refault_sys_ns": doc.get("calibrate_refault_sys_ns"),
         "cmdline": main.get("cmdline") or [], "args_hidden": main.get("args_hidden", 0),
         "proc_start": main.get("proc_start"), "proc_end": main.get("proc_end"),
+        "huge": dict(huge_window(doc, main), prediction=huge_prediction(doc, alloc, f, cs, nrec, period)),
         "prediction": None if not keep else {
             "setting": keep["setting"], "settings": keep["settings"], "env": env_fix, "stops": stops,
             "removed_faults": removed * period, "removed_share": share_removed,
@@ -441,6 +501,52 @@ def paragraph(doc, t):
     return lines + verify_notes(doc, t)
 
 
+def huge_table_line(h):
+    """The window's huge pages: the process's share of its anonymous memory, the machine's faults."""
+    at = [f"{pct(h[k])} {w}" for k, w in (("share_start", "at the start"), ("share_end", "at the end"),
+                                           ("share_peak", "at its largest reading")) if h[k] is not None]
+    if h["peak"] and h["share_peak"] is not None:
+        at[-1] += f" ({mib(h['peak']['anon_kib'] * 1024)})"
+    mine = (", ".join(at) + " of its anonymous memory in huge pages") if at else "its huge-page share was not read"
+    vm = [f"{count(h[k])} {w}" for k, w in (("thp_faults", "huge-page faults"), ("thp_fallbacks", "fell back to small pages"),
+                                             ("thp_pmd_splits", "huge pages split")) if h[k] is not None]
+    return (f"Huge pages: {mine}; machine-wide over the window (any process's): "
+            + (", ".join(vm) if vm else "/proc/vmstat unreadable"))
+
+
+def signed_range(lo, hi):
+    """A predicted change of CPU share in words: save, cost, or either."""
+    if lo >= 0:
+        return f"save {pct(lo)}–{pct(hi)} of its CPU"
+    if hi <= 0:
+        return f"cost {pct(-hi)}–{pct(-lo)} of its CPU more"
+    return f"change its CPU by −{pct(-lo)} to +{pct(hi)} saved (neither sure)"
+
+
+def huge_lines(doc, t):
+    """The family's huge-page setting: predicted beside the keep setting, or why not."""
+    p = t["huge"]["prediction"]
+    fam = t["allocator"]["family"] or "its allocator"
+    if not p["setting"] or p["saved_share"] is None:
+        return [f"Huge pages ({p['setting'] or 'no setting'}): {p['why']}: nothing is predicted."]
+    if t["samples"]["all"] < MIN_SAMPLES:
+        return [f"Huge pages ({p['setting']}): too little of its CPU was watched ({t['samples']['all']} ms) to "
+                "predict what they would save."]
+    lo, hi = p["saved_share"]
+    sp = f" ({'' if t['cpu_of_one'] >= CPU_BOUND else 'up to '}{p['speedup'][0]:.2f}–{p['speedup'][1]:.2f}×)" \
+        if lo >= 0 else ""
+    line = (f"`-t {fam}:{p['setting']}` (its huge-page setting, huge=advise) is predicted to {signed_range(lo, hi)}{sp}: "
+            f"{count(p['removed_faults'])} re-faults landed on 2 MiB blocks {fam} gave back whole; huge pages "
+            f"would take them as {count(p['huge_faults'])} huge faults of {p['huge_fault_ns']:,.0f} ns (calibrate).")
+    out = [line]
+    if t["allocator"]["how"] not in LINKED:
+        cmd = doc["target"].get("exec_command", doc["target"]["command"]) if doc["mode"] == "command" \
+            else (t.get("cmdline") or [])
+        tail = " ".join(shlex.quote(c) for c in cmd) if cmd else "CMD ARGS"
+        out.append(f"Verify: mallocbench exec -a {fam} -t {fam}:huge=system,advise -- {tail}")
+    return out
+
+
 def table(rows, head):
     w = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
     out = ["  ".join(str(h).ljust(w[i]) if i == 0 else str(h).rjust(w[i]) for i, h in enumerate(head))]
@@ -498,9 +604,8 @@ def tables(doc, t):
         out.append(f"in-place cost of one fault: {t['inplace_fault_ns']:,.0f} ns{cal}")
     ps, pe = t["proc_start"], t["proc_end"]
     if pe:
-        huge = pe["anon_huge_kib"] / pe["rss_kib"] if pe["rss_kib"] else 0
-        out.append(f"RSS {mib(ps['rss_kib'] * 1024) if ps else '?'} → {mib(pe['rss_kib'] * 1024)} "
-                   f"({pct(huge)} in transparent huge pages)")
+        out.append(f"RSS {mib(ps['rss_kib'] * 1024) if ps else '?'} → {mib(pe['rss_kib'] * 1024)}")
+    out.append(huge_table_line(t["huge"]))
     a = t["allocator"]
     out += ["", f"Allocator: {a['family'] or 'unknown'} ({a['evidence']})"
                 + (f"; version {a['version']} ({a['version_how']})" if a["version"] != "unknown" else "; version unknown")]
@@ -566,6 +671,7 @@ def _render(doc, top):
     else:
         t = ts[0]
         lines += paragraph(doc, t)
+        lines += huge_lines(doc, t)
         lines += tables(doc, t)
         lines += stack_lines(doc.get("stacks"))
     lines += [""] + notes(doc)
