@@ -157,7 +157,7 @@ calibrate: build
 # setting on, paired by block; 15-20 minutes on a 2-core VM) and its report.
 thp: build deps-frameworks
 	@mkdir -p $(OUT)
-	$(BUILD)/mallocbench calibrate | tee $(OUT)/calibrate.txt
+	$(BUILD)/mallocbench calibrate > $(OUT)/calibrate.txt && cat $(OUT)/calibrate.txt
 	@rc=0; $(BUILD)/mallocbench run -m matrices/thp.ini --keep-going -o $(OUT)/thp.csv || rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 4 ] || exit $$rc; \
 	$(PYTHON) scripts/thp.py $(OUT)/thp.csv -o $(OUT)/thp.md && cat $(OUT)/thp.md && echo "report: $(OUT)/thp.md"
 

@@ -109,9 +109,9 @@ typedef struct alloc_info {
      * ("name=value"), what huge=advise sets; NULL: none, and huge_none says
      * why advise is refused.  huge_off: its huge-page tunables and the values
      * that ask for none ("name=v|v,name=v"): under huge=never any other value
-     * of them contradicts the condition.  hugetlbfs: a setting ("name=value")
-     * that needs reserved hugetlbfs pages (vm.nr_hugepages), refused while
-     * none are reserved.  NULL: none. */
+     * of them contradicts the condition.  hugetlbfs: a setting ("name=value",
+     * or "name=*": any value but 0) that needs reserved hugetlbfs pages
+     * (vm.nr_hugepages), refused while none are reserved.  NULL: none. */
     const char *huge_advise, *huge_none, *huge_off, *hugetlbfs;
     /* The lists below end with a NULL entry; a family without one leaves the field out
      * (NULL: empty), so a descriptor states only what its family has. */

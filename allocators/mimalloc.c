@@ -176,6 +176,7 @@ const alloc_info_t alloc_mimalloc = {
     /* 2.0.9 treats large OS pages as pinned: it also stops giving them back */
     .huge_advise = "large_os_pages=1",
     .huge_off = "large_os_pages=0,reserve_huge_os_pages=0",
+    .hugetlbfs = "reserve_huge_os_pages=*", /* 1 GiB hugetlbfs pages reserved at start */
     .colour = "#CC79A7",
     .sonames = sonames,
     .tested_version = "2.0.9",

@@ -187,6 +187,9 @@ static int resolve_family(dopts_t *o)
         return die_usage("diagnose: -a %s%s: %zu configurations; a command is watched under one (one family, "
                          "one value a tunable)", o->family, o->ntun ? " -t ..." : "", n);
     const run_config_t *c = o->cfg;
+    if (c->huge == HUGE_NEVER)
+        return die_usage("diagnose: -t %s:huge=never: a watched command keeps the kernel's THP mode; "
+                         "compare the conditions with exec -t %s:huge=never,advise", o->family, o->family);
     char pre[PATH_MAX + 16], *extra[ALLOC_ENV_MAX + 1];
     size_t ne = 0;
     if (c->lib[0]) {

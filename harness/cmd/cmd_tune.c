@@ -227,6 +227,43 @@ static int tune_parse(int argc, char **argv, tune_opts_t *o)
     return 0;
 }
 
+/* Does name appear among the family's huge-page tunables (huge_off's names,
+ * huge_advise's)? */
+static bool huge_tunable(const alloc_info_t *a, const char *name)
+{
+    size_t n = strlen(name);
+    const char *lists[] = {a->huge_off, a->huge_advise};
+    for (size_t i = 0; i < 2; i++)
+        for (const char *p = lists[i]; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+            if (!strncmp(p, name, n) && p[n] == '=')
+                return true;
+    return false;
+}
+
+/* A huge domain beside a domain of one of the family's huge-page tunables
+ * would draw points the run refuses (huge=never with thp=always): refused
+ * here, before the search, in one line. */
+static int check_huge_domains(const tune_opts_t *o)
+{
+    for (int i = 0; i < o->ndomains; i++) {
+        const char *d = o->domains[i], *colon = strchr(d, ':');
+        if (strncmp(colon + 1, HUGE_NAME "=", strlen(HUGE_NAME) + 1))
+            continue;
+        for (int k = 0; k < o->ndomains; k++) {
+            const char *e = o->domains[k], *c2 = strchr(e, ':');
+            char fam[64], name[64];
+            snprintf(fam, sizeof fam, "%.*s", (int)(c2 - e), e);
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(c2 + 1, "="), c2 + 1);
+            const alloc_info_t *a = alloc_find(fam);
+            if (k != i && (size_t)(c2 - e) == (size_t)(colon - d) && !strncmp(e, d, (size_t)(colon - d)) && a &&
+                huge_tunable(a, name))
+                return die_usage("tune: domains '%s' and '%s' would draw settings that contradict each other "
+                                 "(huge=never with the family's own huge-page setting on): search one of them", d, e);
+        }
+    }
+    return 0;
+}
+
 /* The workload source: exactly one of -w, -m, -- CMD; -w parsed as run would. */
 static int tune_check_source(const tune_opts_t *o, int argc)
 {
@@ -282,7 +319,7 @@ int cmd_tune(int argc, char **argv)
     int rc = tune_parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (check_families(o.families) || tune_check_source(&o, argc))
+    if (check_families(o.families) || tune_check_source(&o, argc) || check_huge_domains(&o))
         return 2;
     if (!o.have_seed && getrandom(&o.seed, sizeof o.seed, 0) != sizeof o.seed)
         o.seed = (unsigned long long)getpid();

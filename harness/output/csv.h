@@ -102,7 +102,7 @@
     X(thp_faults, CSV_NUM, "count", "over the sample, machine-wide: page faults that got a transparent huge page (/proc/vmstat thp_fault_alloc); no per-process counter exists without kprobes, so another task's count here adds to it (others_cpu_s)") \
     X(thp_fallbacks, CSV_NUM, "count", "over the sample, machine-wide: faults that asked for a huge page and got small ones (/proc/vmstat thp_fault_fallback)") \
     X(thp_pmd_splits, CSV_NUM, "count", "over the sample, machine-wide: huge-page mappings split into small ones (/proc/vmstat thp_split_pmd: what a MADV_DONTNEED or munmap on part of a huge page does)") \
-    X(thp_page_splits, CSV_NUM, "count", "over the sample, machine-wide: huge pages split (/proc/vmstat thp_split_page + thp_deferred_split_page + thp_underused_split_page)") \
+    X(thp_page_splits, CSV_NUM, "count", "over the sample, machine-wide: huge pages split into small pages (/proc/vmstat thp_split_page; thp_deferred_split_page, a page queued for a split, is counted again here when it is split, and thp_underused_split_page is part of it)") \
     X(others_cpu_s, CSV_NUM, "s", "over the sample, machine-wide: CPU time of every task but the harness and its children (/proc/stat busy time less their own, clock ticks): above 0, other tasks ran and could have added to the machine-wide counts (thp_*, khugepaged_collapses, compactions)") \
     X(stragglers_killed, CSV_NUM, "count", "processes of the sample still running when it ended (a daemon, a setsid'd or double-forked grandchild: they reparent to the harness, its child subreaper), killed then so they cannot compete with later samples") \
     X(alloc_stats, CSV_TEXT, "", "allocator statistics at exit, from inside the child: name=value;...") \

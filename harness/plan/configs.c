@@ -72,6 +72,14 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
     for (size_t i = 0; i < nsw; i++)
         if (sw[i].label[0] ? !strcmp(sw[i].label, ch->label) : sw[i].alloc == ch->alloc)
             mine[nmine++] = &sw[i];
+    /* one name set twice for one configuration (-t FAMILY:X and -t LABEL:X): neither may win silently */
+    for (size_t i = 0; i < nmine; i++)
+        for (size_t k = i + 1; k < nmine; k++)
+            if (!strcmp(mine[i]->name, mine[k]->name))
+                return die_spec("%s: %s given twice for configuration '%s' (-t %s:%s and -t %s:%s): give it once",
+                                ch->alloc->name, mine[i]->name, ch->label[0] ? ch->label : ch->alloc->name,
+                                mine[i]->label[0] ? mine[i]->label : ch->alloc->name, mine[i]->name,
+                                mine[k]->label[0] ? mine[k]->label : ch->alloc->name, mine[k]->name);
     size_t idx[SPEC_MAX_TUNABLES] = {0};
     for (;;) {
         if (*nout >= SPEC_MAX_CONFIGS)

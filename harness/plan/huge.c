@@ -98,6 +98,16 @@ static long hugetlb_reserved(void)
     return n;
 }
 
+/* Is name=v the family's hugetlbfs setting ("name=value", or "name=*": any
+ * value but 0)? */
+static bool hugetlbfs_setting(const char *spec, const char *name, const char *v)
+{
+    size_t n = strlen(name);
+    if (strncmp(spec, name, n) || spec[n] != '=')
+        return false;
+    return !strcmp(spec + n + 1, "*") ? strcmp(v, "0") != 0 : !strcmp(spec + n + 1, v);
+}
+
 /* Each setting of c against the condition h: 0, or 2 after the error. */
 static int huge_check(const run_config_t *c, run_huge_t h)
 {
@@ -106,7 +116,7 @@ static int huge_check(const run_config_t *c, run_huge_t h)
         const char *name = c->settings[i].t->name, *v = c->settings[i].value;
         char kv[160];
         snprintf(kv, sizeof kv, "%s=%s", name, v);
-        if (a->hugetlbfs && !strcmp(kv, a->hugetlbfs) && hugetlb_reserved() <= 0)
+        if (a->hugetlbfs && hugetlbfs_setting(a->hugetlbfs, name, v) && hugetlb_reserved() <= 0)
             return die_spec("%s: %s refused: it takes hugetlbfs pages and none are reserved (vm.nr_hugepages "
                             "is 0); transparent huge pages are huge=advise", a->name, kv);
         size_t len;

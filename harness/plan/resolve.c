@@ -119,6 +119,10 @@ int resolve_spec(const run_spec_t *sp, resolved_t *r)
                         (int)strcspn(sp->sweep, "="), sp->sweep);
     if (configs_resolve(sp, r->cfg, &r->ncfg))
         return 2;
+    for (size_t k = 0; k < r->ncfg; k++)
+        if (r->cfg[k].huge == HUGE_NEVER && !(sp->tree_interval_s > 0))
+            return die_spec("%s: huge=never is proven at each reading of the process tree, and "
+                            "--tree-interval 0 reads none", r->cfg[k].label);
     r->ncells = r->nw * r->ncfg;
     memset(&r->system, 0, sizeof r->system);
     r->system.alloc = alloc_system();

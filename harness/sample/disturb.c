@@ -116,11 +116,9 @@ int disturb_stat(disturb_stat_t *st)
     return 0;
 }
 
-/* The /proc/vmstat counters disturb_machine reads, by name, into m (page
- * splits summed over three: a kernel without one of them counts it as 0). */
+/* The /proc/vmstat counters disturb_machine reads, by name, into m. */
 static void vmstat_take(disturb_machine_t *m, const char *name, long val, long *stall, long *wake)
 {
-    static const char *const splits[] = {"thp_split_page", "thp_deferred_split_page", "thp_underused_split_page"};
     if (!strcmp(name, "thp_collapse_alloc"))
         m->collapses = val;
     else if (!strcmp(name, "compact_stall"))
@@ -135,9 +133,8 @@ static void vmstat_take(disturb_machine_t *m, const char *name, long val, long *
         m->thp_fallbacks = val;
     else if (!strcmp(name, "thp_split_pmd"))
         m->pmd_splits = val;
-    for (size_t i = 0; i < sizeof splits / sizeof *splits; i++)
-        if (!strcmp(name, splits[i]))
-            m->page_splits = (m->page_splits < 0 ? 0 : m->page_splits) + val;
+    else if (!strcmp(name, "thp_split_page"))
+        m->page_splits = val;
 }
 
 void disturb_machine(disturb_machine_t *m)

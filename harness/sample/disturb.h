@@ -45,10 +45,11 @@ int disturb_stat(disturb_stat_t *st);
  * since boot (oom_kill), and the huge-page counts: faults that got a huge page
  * (thp_fault_alloc) and that fell back to small ones (thp_fault_fallback), PMD
  * splits (thp_split_pmd: what a MADV_DONTNEED on part of a huge page does) and
- * page splits (thp_split_page + thp_deferred_split_page +
- * thp_underused_split_page); the /proc/vmstat ones from one read; -1 where
- * unknown (a split counter the kernel lacks counts as 0 when the others are
- * there).  No per-process huge-fault or split counter exists without kprobes. */
+ * page splits (thp_split_page: thp_deferred_split_page counts a page queued
+ * for a split that thp_split_page counts again when it happens, and
+ * thp_underused_split_page is part of thp_split_page, so neither is added);
+ * the /proc/vmstat ones from one read; -1 where unknown.  No per-process
+ * huge-fault or split counter exists without kprobes. */
 typedef struct {
     double steal_s, busy_s;
     long collapses, compactions, oom_kills;

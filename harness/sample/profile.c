@@ -108,12 +108,13 @@ oom:
  * 0 with its wait status, or -errno; -ETIMEDOUT when it was killed on time,
  * -EINTR on an interrupt. */
 static int run_to_end(const run_opts_t *o, char *const *argv, char *const *envp, int out_fd, int err_fd,
-                      double timeout_s, int *wstatus)
+                      double timeout_s, bool thp_disable, int *wstatus)
 {
     /* stdin from /dev/null, stdout to out_fd, stderr to err_fd */
     const spawn_fd_t fds[] = {{SPAWN_DEVNULL, 0}, {out_fd, 1}, {err_fd, 2}};
     spawn_t sp = {.path = argv[0], .argv = argv, .envp = envp, .fds = fds, .nfds = 3,
-                  .cpus = o->pin ? &o->cpus : NULL, .group = true, .death_signal = SIGKILL, .go_fd = -1};
+                  .cpus = o->pin ? &o->cpus : NULL, .group = true, .death_signal = SIGKILL, .go_fd = -1,
+                  .thp_disable = thp_disable};
     pid_t pid = 0;
     int rc = spawn_start(&sp, &pid);
     if (rc)
@@ -208,7 +209,7 @@ static int render(profile_t *p, char *summary, size_t len)
     char *extra[] = {pythonpath, safe}, **envp = NULL;
     int rc = prepare_env(extra, 2, &envp);
     if (!rc)
-        rc = run_to_end(p->o, argv, envp, p->line_fd, p->log_fd, RENDER_TIMEOUT_S, &wstatus);
+        rc = run_to_end(p->o, argv, envp, p->line_fd, p->log_fd, RENDER_TIMEOUT_S, false, &wstatus);
     launch_free_words(envp);
     if (!rc && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) {
         char why[512];
@@ -246,7 +247,7 @@ static int record(profile_t *p, char *summary, size_t len)
     }
     double timeout = p->o->timeout_s * PROFILE_TIMEOUT_FACTOR;
     int wstatus = 0;
-    rc = run_to_end(p->o, argv, envp, p->log_fd, p->log_fd, timeout, &wstatus);
+    rc = run_to_end(p->o, argv, envp, p->log_fd, p->log_fd, timeout, p->cmd->thp_disable, &wstatus);
     struct stat st;
     bool have_data = stat(p->data, &st) == 0 && st.st_size > 0;
     if (rc == -ETIMEDOUT)
@@ -335,7 +336,8 @@ int profile_cell(const run_opts_t *o, const run_config_t *c, const wl_args_t *a,
         w++;
     wl_format_args(a, ',', params, sizeof params);
     snprintf(title, sizeof title, "%s(%s) under %s", a->wl->name, params, c->label);
-    profile_cmd_t pc = {.assign = cmd + 1, .nassign = w - 1, .argv = cmd + w, .title = title, .alloc_lib = c->lib};
+    profile_cmd_t pc = {.assign = cmd + 1, .nassign = w - 1, .argv = cmd + w, .title = title, .alloc_lib = c->lib,
+                        .thp_disable = c->huge == HUGE_NEVER};
     if (cmd[w])
         rc = profile_command(o, &pc, out_prefix, summary, len);
     else

@@ -48,6 +48,7 @@ typedef struct {
     char *const *argv;
     const char *title;
     const char *alloc_lib;
+    bool thp_disable;      /* recorded with THP off for its tree (huge=never: spawn.h) */
 } profile_cmd_t;
 
 /* Runs the cell (o, c, a) once under perf record and writes

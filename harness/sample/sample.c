@@ -167,6 +167,8 @@ static void tree_sample(child_t *ch)
         return;
     for (unsigned i = 1; i < r.nproc && i < DISTURB_TASKS; i++)
         disturb_scan(pids[i], &ch->tasks); /* root's threads: every 10th RSS reading */
+    if (r.anon_huge_kib > s->anon_huge_max_kib)
+        s->anon_huge_max_kib = r.anon_huge_kib;
     if (r.anon_kib > s->anon_peak_kib) {
         s->anon_peak_kib = r.anon_kib;
         s->anon_huge_peak_kib = r.anon_huge_kib;
@@ -1039,7 +1041,7 @@ int sample_run(const run_opts_t *o, const run_config_t *c, const wl_args_t *a, c
     out->region_nivcsw = -1;
     out->steal_s = -1;
     out->collapses = out->compactions = -1;
-    out->anon_peak_kib = out->anon_huge_peak_kib = -1;
+    out->anon_peak_kib = out->anon_huge_peak_kib = out->anon_huge_max_kib = -1;
     out->thp_faults = out->thp_fallbacks = out->pmd_splits = out->page_splits = -1;
     out->others_cpu_s = NAN;
     if (!prepare_launcher(a)->serves)

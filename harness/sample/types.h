@@ -119,7 +119,7 @@ typedef struct {
      * AnonHugePages at the reading where Anonymous was largest (-1: never
      * read); over all readings, the processes whose THP_enabled was read and
      * of them those with it off, and the first read with it on (0: none) */
-    long anon_peak_kib, anon_huge_peak_kib;
+    long anon_peak_kib, anon_huge_peak_kib, anon_huge_max_kib; /* ... and the most AnonHugePages of any reading */
     unsigned thp_read, thp_off;
     pid_t thp_on_pid;
     /* machine-wide over the sample (disturb.h; -1 unknown): huge-page faults,

@@ -45,11 +45,12 @@ static const char *thp_broken(const run_config_t *c, const run_sample_t *s, char
     if (s->thp_on_pid)
         snprintf(line, len, "huge=never did not hold: process %ld of the tree had transparent huge pages on "
                  "(THP_enabled 1 in /proc/%ld/status)", (long)s->thp_on_pid, (long)s->thp_on_pid);
-    else if (s->anon_huge_peak_kib > 0)
+    else if (s->anon_huge_max_kib > 0)
         snprintf(line, len, "huge=never did not hold: the tree held %ld KiB in huge pages (AnonHugePages)",
-                 s->anon_huge_peak_kib);
+                 s->anon_huge_max_kib);
     else if (!s->thp_read)
-        snprintf(line, len, "huge=never not proven: no process of the tree was read (--tree-interval 0?)");
+        snprintf(line, len, "huge=never not proven: no process of the tree was read with a THP_enabled line "
+                 "(/proc/PID/status has one from Linux 5.0)");
     else
         return NULL;
     return line;
