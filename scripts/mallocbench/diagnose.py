@@ -189,7 +189,11 @@ def huge_prediction(doc, alloc, f, cs, nrec, period):
         return {"setting": None, "why": alloc.get("huge_none") or f"no huge-page setting is known for {fam}"}
     whole, blocks = f.get("alloc_refault_whole", 0), f.get("alloc_whole_blocks", 0)
     huge_ns = doc.get("calibrate_huge_fault_ns")
-    out = {"setting": setting, "removed_faults": whole * period, "huge_faults": blocks * period,
+    # a block counts at its first recorded re-fault: with one fault in `period` recorded, a block
+    # re-faulted whole (512 faults) is all but surely seen, one touched in a few pages may not be,
+    # so the blocks lie between those recorded and min(blocks, whole re-faults) x period
+    blocks_hi = min(blocks, whole) * period if period > 1 else blocks
+    out = {"setting": setting, "removed_faults": whole * period, "huge_faults": blocks,
            "huge_fault_ns": huge_ns, "saved_cpu_s": None, "saved_share": None, "speedup": None, "why": None}
     if not whole:
         out["why"] = f"none of its re-faults were on a whole 2 MiB block {fam} had given back"
@@ -201,8 +205,9 @@ def huge_prediction(doc, alloc, f, cs, nrec, period):
     share = whole / nrec
     s_lo, s_hi = wilson(whole, nrec) if period > 1 else (share, share)
     f_lo, f_hi = poisson_ci(cs["fault"])
-    b_lo, b_hi = poisson_ci(blocks)
-    per = period * huge_ns / period_ns  # samples a block's huge fault costs (one per `period` recorded)
+    b_lo, _ = poisson_ci(blocks)
+    _, b_hi = poisson_ci(blocks_hi)
+    per = huge_ns / period_ns  # cpu-clock samples one block's huge fault costs
     lo, hi = f_lo * s_lo - b_hi * per, f_hi * s_hi - b_lo * per
     # the upper end as the keep setting's: a re-fault's whole cost on this machine (calibrate),
     # the part no kernel sample sees (a VM host's fault) included, bounded by its user time

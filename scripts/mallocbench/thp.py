@@ -135,6 +135,10 @@ def refault_lines(ps):
             s = (f"{p['on']}'s faults fell ({faults} {words.from_to(fa, fb, unit)}, "
                  f"{words.ratio_with_ci(p['faults'])}) but huge pages were not given (0% of its anonymous "
                  f"memory): the drop is not huge pages'; {give_back_text(p)}.")
+        elif p["share_on"] is None:
+            s = (f"{p['on']}'s faults fell ({faults} {words.from_to(fa, fb, unit)}, "
+                 f"{words.ratio_with_ci(p['faults'])}) but its huge-page share was not measured: nothing shows "
+                 f"the drop is huge pages'; {give_back_text(p)}.")
         elif give_backs_fell(p):
             s += (" Its give-back calls fell too: the setting also stops giving memory back, so the drop in "
                   "faults is not huge pages' alone.")

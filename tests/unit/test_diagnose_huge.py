@@ -70,6 +70,19 @@ def main():
           "huge faults of 200,000 ns" in w, "its figures in words")
     check("Verify: mallocbench exec -a jemalloc -t jemalloc:huge=system,advise -- " in w, "its Verify line")
 
+    # --light (one fault in 16 recorded): a block is seen at its first recorded re-fault, so the
+    # recorded blocks are a lower bound of the huge faults, not a sample to scale by 16; the
+    # upper bound is min(blocks, whole re-faults) x 16
+    d = variant(base, 16000, 500)
+    d["watch"]["fault_period"] = 16
+    p = diagnose.targets(d)[0]["huge"]["prediction"]
+    check_eq((p["removed_faults"], p["huge_faults"]), (256000, 500), "--light: faults scaled, blocks as seen")
+    s_lo, s_hi = diagnose.wilson(16000, nrec)
+    lo16 = f_lo * s_lo - diagnose.poisson_ci(500 * 16)[1] * 200000.0 / 1e6
+    hi16 = f_hi * s_hi - b_lo * 200000.0 / 1e6
+    check_eq([round(x, 6) for x in p["saved_cpu_s"]], [round(lo16 / 1e3, 6), round(hi16 / 1e3, 6)],
+             "--light: the blocks' huge faults between those seen and 16x, never all at 16x")
+
     # the upper end from calibrate's whole re-fault: the removed faults at that cost, bounded by user time
     d = variant(base, 256000, 500, refault_ns=20000.0)
     p = diagnose.targets(d)[0]["huge"]["prediction"]

@@ -115,6 +115,11 @@ def test_negatives(fx, tmp):
                          if r["config"] == JE_OFF else None))
     check(line_with(out, f"{JE_OFF} held huge pages under huge=never (20%)") != "",
           "a huge=never configuration holding huge pages is named")
+    out = report(variant(fx, tmp, "je-unread", lambda r: r.update(huge_share_peak="", anon_huge_peak_kib="")
+                         if r["config"] == JE else None))
+    check(line_with(out, "huge pages remove the re-fault cost for " + JE) == ""
+          and "its huge-page share was not measured" in line_with(out, JE + "'s faults fell"),
+          "a share never read: the drop not credited to huge pages")
     out = report(variant(fx, tmp, "no-splits", lambda r: r.update(thp_pmd_splits="0", thp_page_splits="0")))
     check("huge pages add splits" not in out, "no splits: none added")
 
