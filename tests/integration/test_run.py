@@ -29,7 +29,7 @@ def case_allocators(mb, tmp):
     sums = set()
     for r in rs:
         a = r["allocator"]
-        check(r["schema_version"] == "8", "schema_version 8")
+        check(r["schema_version"] == "9", "schema_version 9")
         check(r["status"] == "ok", f"{a}: status {r['status']} {r['message']}")
         if a == "glibc":
             check(os.path.basename(r["malloc_so"]).startswith("libc.so"), f"glibc served by {r['malloc_so']}")

@@ -297,7 +297,7 @@ def case_devices(mb, tmp):
     side = os.path.join(tmp, "side")
     run(mb, "run", "-q", "-w", SPEC, "-a", "glibc", "-r", "1", "--no-limit", "-o", "/dev/null", "--sidecars", side)
     meta = json.load(open(side + ".meta.json"))
-    check(meta.get("schema_version") == 8 and os.path.exists(side + ".rss.csv"), "--sidecars writes both")
+    check(meta.get("schema_version") == 9 and os.path.exists(side + ".rss.csv"), "--sidecars writes both")
     p = run(mb, "run", "-q", "-w", SPEC, "-o", "-", "--resume", expect_rc=2)
     check("regular file" in p.stderr, f"resume of stdout refused: {p.stderr!r}")
 
