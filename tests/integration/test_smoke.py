@@ -114,7 +114,7 @@ def case_tune(mb, tmp):
     fams = installed(mb)[:2]
     # a search that ends names a winner (exit 0) or says it has none (exit 1: fewer than 6
     # confirmation blocks, or no change beyond the floor), never both and never neither
-    p = run(mb, "tune", "-w", TINY, "-a", ",".join(fams), "--budget", "20s", "--points", "2",
+    p = run(mb, "tune", "-w", TINY, "-a", ",".join(fams), "--budget", "20s", "--points", "0",
             "--seed", "1", "-o", out, expect_rc=None)
     check(p.returncode in (0, 1), f"tune ended with a verdict: exit {p.returncode} ({p.stderr[-300:]!r})")
     check(os.path.exists(out), f"tune wrote its report: {p.stderr[-300:]!r}")
