@@ -904,7 +904,8 @@ static int start_and_watch(child_t *ch, pipes_t *p, char **argv, char **envp)
     spawn_t sp = {.path = ENV_PATH, .argv = argv, .envp = envp, .fds = fds,
                   .nfds = sizeof fds / sizeof *fds, .cpus = ch->o->pin ? &ch->o->cpus : NULL,
                   .group = true, .death_signal = SIGKILL, .go_fd = p->gp[0],
-                  .thp_disable = ch->c->huge == HUGE_NEVER, .exec_fail = "mallocbench: cannot execute " ENV_PATH, .fail_fd = &ch->fail_fd};
+                  .thp_disable = ch->c->huge == HUGE_NEVER,
+                  .exec_fail = "mallocbench: cannot execute " ENV_PATH, .fail_fd = &ch->fail_fd};
     pid_t pid;
     int rc = sample_reaper(ch);
     if (!rc)
