@@ -189,7 +189,8 @@ static int resolve_family(dopts_t *o)
     const run_config_t *c = o->cfg;
     if (c->huge == HUGE_NEVER)
         return die_usage("diagnose: -t %s:huge=never: a watched command keeps the kernel's THP mode; "
-                         "compare the conditions with exec -t %s:huge=never,advise", o->family, o->family);
+                         "compare the conditions with exec -t %s:huge=never,%s", o->family, o->family,
+                         c->alloc->huge_advise ? "advise" : "system");
     char pre[PATH_MAX + 16], *extra[ALLOC_ENV_MAX + 1];
     size_t ne = 0;
     if (c->lib[0]) {

@@ -24,6 +24,7 @@ typedef struct {
     char name[64];                     /* tunable name */
     size_t nvalues;
     char values[SPEC_MAX_VALUES][64];
+    unsigned line;                     /* its matrix line (0: the command line) */
 } sweep_t;
 
 typedef struct {
@@ -64,8 +65,8 @@ static void config_label(run_config_t *c, const char *label)
 }
 
 /* Cross product of one allocator's sweeps. */
-static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t nsw, run_config_t *out,
-                          size_t *nout)
+static int expand_configs(const run_spec_t *sp, const alloc_choice_t *ch, const sweep_t *sw, size_t nsw,
+                          run_config_t *out, size_t *nout)
 {
     const sweep_t *mine[SPEC_MAX_TUNABLES];
     size_t nmine = 0;
@@ -75,11 +76,11 @@ static int expand_configs(const alloc_choice_t *ch, const sweep_t *sw, size_t ns
     /* one name set twice for one configuration (-t FAMILY:X and -t LABEL:X): neither may win silently */
     for (size_t i = 0; i < nmine; i++)
         for (size_t k = i + 1; k < nmine; k++)
-            if (!strcmp(mine[i]->name, mine[k]->name))
-                return die_spec("%s: %s given twice for configuration '%s' (-t %s:%s and -t %s:%s): give it once",
+            if (!strcmp(mine[i]->name, mine[k]->name) && (spec_at(sp, mine[k]->line), 1))
+                return die_spec("%s: %s given twice for configuration '%s' (for %s and for %s): give it once",
                                 ch->alloc->name, mine[i]->name, ch->label[0] ? ch->label : ch->alloc->name,
-                                mine[i]->label[0] ? mine[i]->label : ch->alloc->name, mine[i]->name,
-                                mine[k]->label[0] ? mine[k]->label : ch->alloc->name, mine[k]->name);
+                                mine[i]->label[0] ? mine[i]->label : ch->alloc->name,
+                                mine[k]->label[0] ? mine[k]->label : ch->alloc->name);
     size_t idx[SPEC_MAX_TUNABLES] = {0};
     for (;;) {
         if (*nout >= SPEC_MAX_CONFIGS)
@@ -328,6 +329,7 @@ static int resolve_configs(const run_spec_t *sp, alloc_choice_t *choices, sweep_
         spec_at(sp, sp->tline[i]);
         if (parse_tunable(sp->tunable[i], sweeps, &nsw, choices, nch))
             return 2;
+        sweeps[nsw - 1].line = sp->tline[i];
     }
     for (size_t i = 0; i < nsw; i++) {
         bool found = false;
@@ -340,7 +342,7 @@ static int resolve_configs(const run_spec_t *sp, alloc_choice_t *choices, sweep_
     }
     *ncfg = 0;
     for (size_t i = 0; i < nch; i++)
-        if (expand_configs(&choices[i], sweeps, nsw, cfg, ncfg))
+        if (expand_configs(sp, &choices[i], sweeps, nsw, cfg, ncfg))
             return 2;
     return 0;
 }

@@ -178,6 +178,13 @@ def huge_window(doc, main):
             "thp_pmd_splits": doc["window"].get("thp_pmd_splits")}
 
 
+def huge_count(p):
+    """The huge faults a prediction counts, in words: the blocks seen, or under --light the range
+    from the blocks recorded to `period` times as many."""
+    lo, hi = p["huge_faults"], p.get("huge_faults_hi", p["huge_faults"])
+    return count(lo) if hi == lo else f"between {count(lo)} and {count(hi)}"
+
+
 def huge_prediction(doc, alloc, f, cs, nrec, period):
     """What the family's huge-page setting is predicted to save: the re-faults on whole 2 MiB
     blocks the allocator gave back (each block's pages one small fault apiece now) replaced by
@@ -191,9 +198,9 @@ def huge_prediction(doc, alloc, f, cs, nrec, period):
     huge_ns = doc.get("calibrate_huge_fault_ns")
     # a block counts at its first recorded re-fault: with one fault in `period` recorded, a block
     # re-faulted whole (512 faults) is all but surely seen, one touched in a few pages may not be,
-    # so the blocks lie between those recorded and min(blocks, whole re-faults) x period
-    blocks_hi = min(blocks, whole) * period if period > 1 else blocks
+    # so the blocks lie between those recorded and period x as many
     out = {"setting": setting, "removed_faults": whole * period, "huge_faults": blocks,
+           "huge_faults_hi": blocks * period,
            "huge_fault_ns": huge_ns, "saved_cpu_s": None, "saved_share": None, "speedup": None, "why": None}
     if not whole:
         out["why"] = f"none of its re-faults were on a whole 2 MiB block {fam} had given back"
@@ -205,8 +212,8 @@ def huge_prediction(doc, alloc, f, cs, nrec, period):
     share = whole / nrec
     s_lo, s_hi = wilson(whole, nrec) if period > 1 else (share, share)
     f_lo, f_hi = poisson_ci(cs["fault"])
-    b_lo, _ = poisson_ci(blocks)
-    _, b_hi = poisson_ci(blocks_hi)
+    b_lo, b_hi = poisson_ci(blocks)
+    b_hi *= period  # the upper end of the blocks seen, each seen block standing for up to `period`
     per = huge_ns / period_ns  # cpu-clock samples one block's huge fault costs
     lo, hi = f_lo * s_lo - b_hi * per, f_hi * s_hi - b_lo * per
     # the upper end as the keep setting's: a re-fault's whole cost on this machine (calibrate),
@@ -542,7 +549,7 @@ def huge_lines(doc, t):
         if lo >= 0 else ""
     line = (f"`-t {fam}:{p['setting']}` (its huge-page setting, huge=advise) is predicted to {signed_range(lo, hi)}{sp}: "
             f"{count(p['removed_faults'])} re-faults landed on 2 MiB blocks {fam} gave back whole; huge pages "
-            f"would take them as {count(p['huge_faults'])} huge faults of {p['huge_fault_ns']:,.0f} ns (calibrate).")
+            f"would take them as {huge_count(p)} huge faults of {p['huge_fault_ns']:,.0f} ns (calibrate).")
     out = [line]
     if t["allocator"]["how"] not in LINKED:
         cmd = doc["target"].get("exec_command", doc["target"]["command"]) if doc["mode"] == "command" \

@@ -70,6 +70,9 @@ def refused(mb, tmp, want, *args):
 def case_refusals(mb, tmp):
     have = mbtest.installed(mb)
     refused(mb, tmp, "bad value 'sometimes' for huge", "-a", "glibc", "-t", "glibc:huge=sometimes")
+    # set for one configuration by its family and its label: neither may win silently
+    refused(mb, tmp, "huge given twice for configuration 'g2'", "-a", "glibc,g2=glibc", "-t", "g2:huge=system",
+            "-t", "glibc:huge=never")
     if "tcmalloc" in have:
         refused(mb, tmp, "gperftools 2.10 has no transparent-huge-page setting", "-a", "tcmalloc",
                 "-t", "tcmalloc:huge=advise")

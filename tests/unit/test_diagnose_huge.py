@@ -72,13 +72,15 @@ def main():
 
     # --light (one fault in 16 recorded): a block is seen at its first recorded re-fault, so the
     # recorded blocks are a lower bound of the huge faults, not a sample to scale by 16; the
-    # upper bound is min(blocks, whole re-faults) x 16
+    # upper bound is 16x the blocks' own Poisson upper end
     d = variant(base, 16000, 500)
     d["watch"]["fault_period"] = 16
     p = diagnose.targets(d)[0]["huge"]["prediction"]
-    check_eq((p["removed_faults"], p["huge_faults"]), (256000, 500), "--light: faults scaled, blocks as seen")
+    check_eq((p["removed_faults"], p["huge_faults"], p["huge_faults_hi"]), (256000, 500, 8000),
+             "--light: faults scaled, blocks as seen and 16x")
+    check("would take them as between 500 and 8,000 huge faults" in words(d), "--light: the range in words")
     s_lo, s_hi = diagnose.wilson(16000, nrec)
-    lo16 = f_lo * s_lo - diagnose.poisson_ci(500 * 16)[1] * 200000.0 / 1e6
+    lo16 = f_lo * s_lo - 16 * b_hi * 200000.0 / 1e6
     hi16 = f_hi * s_hi - b_lo * 200000.0 / 1e6
     check_eq([round(x, 6) for x in p["saved_cpu_s"]], [round(lo16 / 1e3, 6), round(hi16 / 1e3, 6)],
              "--light: the blocks' huge faults between those seen and 16x, never all at 16x")
