@@ -9,6 +9,7 @@
 #include "sample.h"
 #include "sysinfo.h"
 #include "tools.h"
+#include "tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,8 +94,8 @@ int calibrate_measure(const char *size, const char *rounds, int samples, double 
     disturb_stat_t st0, st1;
     bool times = disturb_stat(&st0) == 0;
     c->load1 = sysinfo_load1();
-    sysinfo_thp_word("enabled", c->thp_enabled, sizeof c->thp_enabled);
-    sysinfo_thp_word("defrag", c->thp_defrag, sizeof c->thp_defrag);
+    tree_thp_word("enabled", c->thp_enabled, sizeof c->thp_enabled);
+    tree_thp_word("defrag", c->thp_defrag, sizeof c->thp_defrag);
     for (int r = 0; r < samples && !rc; r++) {
         rc = sample_run(&o, glibc, &a, NULL, s);
         if (!rc)
@@ -288,8 +289,8 @@ void calibrate_machine(machine_calib_t *m)
     sysinfo_boot_id(boot, sizeof boot);
     double load = sysinfo_load1();
     char name[128], enabled[16], defrag[16]; /* a THP mode changed since: its huge figure is stale */
-    sysinfo_thp_word("enabled", enabled, sizeof enabled);
-    sysinfo_thp_word("defrag", defrag, sizeof defrag);
+    tree_thp_word("enabled", enabled, sizeof enabled);
+    tree_thp_word("defrag", defrag, sizeof defrag);
     bool cachable = boot[0] && strspn(boot, "0123456789abcdef-") == strlen(boot) && cache_dir(dir, sizeof dir) &&
                     (size_t)snprintf(name, sizeof name, "calibration-%s.txt", boot) < sizeof name &&
                     (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path;

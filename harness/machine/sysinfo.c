@@ -2,6 +2,7 @@
  * sidecar that travels with every CSV. */
 #include "sysinfo.h"
 #include "text.h"
+#include "tree.h"
 
 #include <gnu/libc-version.h>
 #include <math.h>
@@ -55,25 +56,6 @@ void sysinfo_cpu_model(char *buf, size_t len)
     char tmp[512];
     const char *m = read_keyed("/proc/cpuinfo", "model name", tmp, sizeof tmp);
     snprintf(buf, len, "%s", m ? m : "unknown cpu");
-}
-
-/* "always [madvise] never" -> "madvise" */
-static char *bracketed(char *s)
-{
-    char *l = s ? strchr(s, '[') : NULL, *r = l ? strchr(l, ']') : NULL;
-    if (!l || !r)
-        return s;
-    *r = '\0';
-    return l + 1;
-}
-
-bool sysinfo_thp_word(const char *name, char *buf, size_t len)
-{
-    char path[128], line[256];
-    snprintf(path, sizeof path, "/sys/kernel/mm/transparent_hugepage/%s", name);
-    const char *w = bracketed(read_line(path, line, sizeof line));
-    snprintf(buf, len, "%s", w ? w : "");
-    return w != NULL;
 }
 
 static void member(FILE *out, const char *key, const char *val, int last)
@@ -193,8 +175,8 @@ static void write_machine(FILE *out, const machine_calib_t *cal)
         fputs("    \"mem_total_kib\": null,\n", out);
     member(out, "kernel", u.release, 0);
     member(out, "machine", u.machine, 0);
-    member(out, "thp_enabled", bracketed(read_line("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf)), 0);
-    member(out, "thp_defrag", bracketed(read_line("/sys/kernel/mm/transparent_hugepage/defrag", buf, sizeof buf)), 0);
+    member(out, "thp_enabled", tree_thp_word("enabled", buf, sizeof buf) ? buf : NULL, 0);
+    member(out, "thp_defrag", tree_thp_word("defrag", buf, sizeof buf) ? buf : NULL, 0);
     member(out, "glibc_version", gnu_get_libc_version(), 0);
     member(out, "perf_event_paranoid", read_line("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf), 0);
     member(out, "cpufreq_governor", read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf, sizeof buf), 0);

@@ -46,9 +46,6 @@ typedef struct {
 char *sysinfo_machine_json(const machine_calib_t *cal);
 /* This boot's id (/proc/sys/kernel/random/boot_id), or "". */
 void sysinfo_boot_id(char *buf, size_t len);
-/* The bracketed word of /sys/kernel/mm/transparent_hugepage/NAME ("enabled", "defrag"):
- * "madvise"; false and "" when the file is absent (a kernel without THP). */
-bool sysinfo_thp_word(const char *name, char *buf, size_t len);
 /* The 1-minute load average, or NAN. */
 double sysinfo_load1(void);
 /* The source tree's commit ("<sha>" or "<sha>-dirty"), or "" outside git. */

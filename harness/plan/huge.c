@@ -3,29 +3,13 @@
 #include "error.h"
 #include "spec.h"
 #include "registry.h"
+#include "tree.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
-
-/* The kernel's THP mode, the bracketed word of THP_ENABLED, into mode
- * ("" when the kernel has no transparent huge pages). */
-static void thp_mode(char *mode, size_t len)
-{
-    char line[128] = "";
-    FILE *f = fopen(THP_ENABLED, "re");
-    mode[0] = '\0';
-    if (!f)
-        return;
-    if (fgets(line, sizeof line, f)) {
-        char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
-        if (a && b)
-            snprintf(mode, len, "%.*s", (int)(b - a - 1), a + 1);
-    }
-    fclose(f);
-}
 
 int huge_value(const alloc_info_t *a, const char *value, run_huge_t *h, char *why, size_t len)
 {
@@ -43,7 +27,7 @@ int huge_value(const alloc_info_t *a, const char *value, run_huge_t *h, char *wh
         return snprintf(why, len, "%s: huge=advise refused: %s", a->name,
                         a->huge_none ? a->huge_none : "no huge-page setting"), -1;
     char mode[32];
-    thp_mode(mode, sizeof mode);
+    tree_thp_word("enabled", mode, sizeof mode);
     if (!mode[0] || !strcmp(mode, "never"))
         return snprintf(why, len, "%s: huge=advise refused: the kernel gives no transparent huge pages (%s: %s)",
                         a->name, THP_ENABLED, mode[0] ? "never" : "absent"), -1;

@@ -129,6 +129,27 @@ static long tree_list(pid_t root, pid_t **in)
     return (long)m;
 }
 
+bool tree_thp_word(const char *name, char *buf, size_t len)
+{
+    char path[128], line[256];
+    snprintf(path, sizeof path, "/sys/kernel/mm/transparent_hugepage/%s", name);
+    buf[0] = '\0';
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return false;
+    line[strcspn(line, "\n")] = '\0';
+    char *l = strchr(line, '['), *r = l ? strchr(l, ']') : NULL;
+    if (l && r)
+        snprintf(buf, len, "%.*s", (int)(r - l - 1), l + 1);
+    else
+        snprintf(buf, len, "%s", line);
+    return true;
+}
+
 int tree_read(pid_t root, bool alone, tree_reading_t *r, pid_t *pids, size_t maxpids)
 {
     memset(r, 0, sizeof *r);

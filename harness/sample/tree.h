@@ -28,6 +28,11 @@ typedef struct {
     pid_t thp_on_pid;
 } tree_reading_t;
 
+/* The kernel's mode beside each process's: the bracketed word of
+ * /sys/kernel/mm/transparent_hugepage/NAME ("enabled", "defrag"), e.g.
+ * "madvise"; false and "" when the file is absent (a kernel without THP). */
+bool tree_thp_word(const char *name, char *buf, size_t len);
+
 /* Reads root and its live descendants (alone: root only, a built-in
  * workload, which starts no process: no listing of /proc) into *r, the
  * first maxpids of them in pids (root first; pids may be NULL): 0, -ESRCH
