@@ -7,6 +7,7 @@ import csv
 import importlib
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,18 @@ def entry(script, *args):
     finally:
         sys.argv = argv
     return rc, out.getvalue(), err.getvalue()
+
+
+def thp_word(name):
+    """The bracketed word of /sys/kernel/mm/transparent_hugepage/NAME ("enabled", "defrag"), as
+    the harness reads it (tree_thp_word), or "" without THP."""
+    try:
+        with open(os.path.join("/sys/kernel/mm/transparent_hugepage", name)) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    m = re.search(r"\[(\w+)\]", text)
+    return m.group(1) if m else text.strip()
 
 
 def rows(path):

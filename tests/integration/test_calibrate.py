@@ -23,21 +23,10 @@ import subprocess
 import sys
 import time
 
-from mbtest import check, check_eq, main
+from mbtest import check, check_eq, main, thp_word
 
 TINY = "tensor_copy:size=64K,count=2,steps=1,warmup=0"
 PR_SET_THP_DISABLE = 41
-THP = "/sys/kernel/mm/transparent_hugepage"
-
-
-def thp_word(name):
-    """The bracketed word of THP's NAME file, or "" without THP."""
-    try:
-        text = open(os.path.join(THP, name)).read()
-    except OSError:
-        return ""
-    m = re.search(r"\[(\w+)\]", text)
-    return m.group(1) if m else text.strip()
 
 
 def thp_off():

@@ -9,20 +9,9 @@ import re
 import sys
 
 import mbtest
-from mbtest import check, check_eq, rows, run
+from mbtest import check, check_eq, rows, run, thp_word
 
 TC = "tensor_copy:size=16M,count=2,steps=3"
-THP = "/sys/kernel/mm/transparent_hugepage/enabled"
-
-
-def kernel_mode():
-    """The kernel's THP mode ('' without THP)."""
-    try:
-        with open(THP) as f:
-            m = re.search(r"\[(\w+)\]", f.read())
-            return m.group(1) if m else ""
-    except OSError:
-        return ""
 
 
 def proof(r):
@@ -33,7 +22,7 @@ def proof(r):
 
 def case_condition(mb, tmp):
     out = os.path.join(tmp, "huge.csv")
-    gives = kernel_mode() in ("always", "madvise")
+    gives = thp_word("enabled") in ("always", "madvise")
     p = run(mb, "run", "-w", TC, "-a", "glibc", "-t", "glibc:huge=never,advise", "-r", "1", "--no-limit",
             "-o", out, expect_rc=0 if gives else 2)
     if not gives:
@@ -81,7 +70,7 @@ def case_refusals(mb, tmp):
     if "jemalloc" in have:
         refused(mb, tmp, "huge=never contradicts thp=always", "-a", "je=jemalloc", "-t", "je:huge=never",
                 "-t", "je:thp=always")
-        if kernel_mode() in ("always", "madvise"):
+        if thp_word("enabled") in ("always", "madvise"):
             refused(mb, tmp, "huge=advise sets thp=always; -t gives thp=never", "-a", "jemalloc",
                     "-t", "jemalloc:huge=advise", "-t", "jemalloc:thp=never")
     with open("/proc/sys/vm/nr_hugepages") as f:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from mbtest import check, check_eq, main, run
+from mbtest import check, check_eq, main, run, thp_word
 
 TINY = "tensor_copy:size=64K,count=2,steps=1,warmup=0"
 
@@ -114,15 +114,7 @@ def cached(path):
 
 def thp_words():
     """The kernel's THP words as the cache records them (a cache of other words is stale)."""
-    out = ""
-    for name in ("enabled", "defrag"):
-        try:
-            text = open(f"/sys/kernel/mm/transparent_hugepage/{name}").read()
-            word = text[text.index("[") + 1:text.index("]")] if "[" in text else text.strip()
-        except OSError:
-            word = ""
-        out += f"thp_{name}={word}\n"
-    return out
+    return "".join(f"thp_{name}={thp_word(name)}\n" for name in ("enabled", "defrag"))
 
 
 def case_calib_cache(mb, tmp):
