@@ -227,19 +227,6 @@ static int tune_parse(int argc, char **argv, tune_opts_t *o)
     return 0;
 }
 
-/* Does name appear among the family's huge-page tunables (huge_off's names,
- * huge_advise's)? */
-static bool huge_tunable(const alloc_info_t *a, const char *name)
-{
-    size_t n = strlen(name);
-    const char *lists[] = {a->huge_off, a->huge_advise};
-    for (size_t i = 0; i < 2; i++)
-        for (const char *p = lists[i]; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
-            if (!strncmp(p, name, n) && p[n] == '=')
-                return true;
-    return false;
-}
-
 /* A huge domain beside a domain of one of the family's huge-page tunables
  * would draw points the run refuses (huge=never with thp=always): refused
  * here, before the search, in one line. */

@@ -55,19 +55,25 @@ static bool in_list(const char *list, size_t len, const char *value)
     return false;
 }
 
-/* The off values of tunable name in the family's huge_off ("name=v|v,..."):
- * a pointer to them and their length in *len, or NULL when name is not one
- * of its huge-page tunables. */
-static const char *off_values(const alloc_info_t *a, const char *name, size_t *len)
+/* The value of name in a family's list "name=v|v,name=v" (huge_off; huge_advise
+ * is a list of one): a pointer to it and its length in *len, or NULL when the
+ * list (NULL: empty) does not name it. */
+static const char *list_value(const char *list, const char *name, size_t *len)
 {
     size_t n = strlen(name);
-    for (const char *p = a->huge_off; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+    for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         if (!strncmp(p, name, n) && p[n] == '=') {
             *len = strcspn(p + n + 1, ",");
             return p + n + 1;
         }
     }
     return NULL;
+}
+
+bool huge_tunable(const alloc_info_t *a, const char *name)
+{
+    size_t len;
+    return list_value(a->huge_off, name, &len) || list_value(a->huge_advise, name, &len);
 }
 
 /* vm.nr_hugepages: the hugetlbfs pages reserved (0 when unreadable). */
@@ -104,11 +110,10 @@ static int huge_check(const run_config_t *c, run_huge_t h)
             return die_spec("%s: %s refused: it takes hugetlbfs pages and none are reserved (vm.nr_hugepages "
                             "is 0); transparent huge pages are huge=advise", a->name, kv);
         size_t len;
-        const char *off = off_values(a, name, &len);
+        const char *off = list_value(a->huge_off, name, &len);
         if (h == HUGE_NEVER && off && !in_list(off, len, v))
             return die_spec("%s: huge=never contradicts %s, which asks for huge pages", a->name, kv);
-        if (h == HUGE_ADVISE && a->huge_advise && !strncmp(a->huge_advise, name, strlen(name)) &&
-            a->huge_advise[strlen(name)] == '=' && strcmp(a->huge_advise, kv))
+        if (h == HUGE_ADVISE && list_value(a->huge_advise, name, &len) && strcmp(a->huge_advise, kv))
             return die_spec("%s: huge=advise sets %s; -t gives %s", a->name, a->huge_advise, kv);
     }
     return 0;

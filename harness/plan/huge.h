@@ -20,6 +20,9 @@ int huge_parse(const alloc_info_t *a, const char *value, run_huge_t *h);
 /* The same check, silent: 0, or -1 with why (one line, no program name). */
 int huge_value(const alloc_info_t *a, const char *value, run_huge_t *h, char *why, size_t len);
 
+/* Is name one of the family's huge-page tunables (huge_off's, huge_advise's)? */
+bool huge_tunable(const alloc_info_t *a, const char *name);
+
 /* The condition applied to configuration c, whose own settings are set:
  * advise adds the family's setting (unless -t gave it); a setting that
  * contradicts the condition, or a hugetlbfs one while no pages are reserved,
