@@ -30,8 +30,7 @@ REGION_FAULTS = mbdata.metric_fn("region_faults")
 TOTAL_FAULTS = mbdata.metric_fn("total_faults")
 
 
-def col(c):
-    return lambda r: mbcsv.num(r, c)
+col = mbdata.column
 
 
 # ---- the suite's statistics: medians, modes, rankings, fidelity ------------------------------
@@ -40,12 +39,7 @@ MODE_GAP = 3.0      # sorted per-sample values this far apart (ratio) split into
 FIDELITY_TOL = 0.10  # replay faults within 10% of the real program's
 
 
-def median_of(rows, fn):
-    vals = sorted(v for v in (fn(r) for r in rows) if v is not None)
-    if not vals:
-        return None
-    n = len(vals)
-    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+median_of = mbdata.median_of
 
 
 def worst_config(groups, baseline):

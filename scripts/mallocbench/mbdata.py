@@ -384,6 +384,21 @@ def faults_per_mib(r):
     return f / (b / MiB) if f is not None and b else None
 
 
+def column(c):
+    """A row's column c as a number (None where empty): the per-row function the views take
+    medians of."""
+    return lambda r: num(r, c)
+
+
+def median_of(rows, fn):
+    """The median of fn over rows, None where no row has a value: every view's median of a cell."""
+    vals = sorted(v for v in map(fn, rows) if v is not None)
+    if not vals:
+        return None
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
 def peak_rss_mib(r):
     """The peak RSS of the process started (sampled from its statm)."""
     v = num(r, "rss_peak_kib")

@@ -40,9 +40,7 @@ REFAULT = 128  # faults per MiB: half the pages of every buffer faulted again
 CPU_METRIC = next(m for m in change.METRICS if m[4] == "user_cpu")
 
 
-def med(rows, fn):
-    vals = [v for v in (fn(r) for r in rows) if v is not None]
-    return stats.median(vals) if vals else None
+med = mbdata.median_of
 
 
 faults_per_mib = mbdata.faults_per_mib

@@ -16,7 +16,6 @@ cross-family ranking under each condition.  Markdown on stdout, or -o FILE (repl
 --force, never an input).  Bad input: one line, exit 2.
 """
 import argparse
-import statistics
 import sys
 
 from . import change
@@ -40,14 +39,8 @@ GIVE_BACK_CALLS = (("madvise", next(m for m in change.METRICS if m[4] == "madvis
                    ("munmap", next(m for m in change.METRICS if m[4] == "munmap")))
 
 
-def med(rows, fn):
-    """The median of fn over rows (None where no row has a value)."""
-    vals = [v for v in map(fn, rows) if v is not None]
-    return statistics.median(vals) if vals else None
-
-
-def col(c):
-    return lambda r: mbcsv.num(r, c)
+med = mbdata.median_of
+col = mbdata.column
 
 
 def memory_metric(rows):
