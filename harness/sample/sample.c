@@ -806,6 +806,7 @@ static double harness_cpu_s(void)
                1e-6;
 }
 
+/* A machine-wide count over the sample: now - then, or -1 where either is unknown. */
 static long delta(long now, long then)
 {
     return now >= 0 && then >= 0 ? now - then : -1;
@@ -848,9 +849,9 @@ static void collect(child_t *ch, const ending_t *e)
     disturb_machine_t m1;
     disturb_machine(&m1);
     out->steal_s = m1.steal_s >= 0 && ch->m0.steal_s >= 0 ? m1.steal_s - ch->m0.steal_s : -1;
-    out->collapses = m1.collapses >= 0 && ch->m0.collapses >= 0 ? m1.collapses - ch->m0.collapses : -1;
-    out->compactions = m1.compactions >= 0 && ch->m0.compactions >= 0 ? m1.compactions - ch->m0.compactions : -1;
-    out->oom_kills = m1.oom_kills >= 0 && ch->m0.oom_kills >= 0 ? m1.oom_kills - ch->m0.oom_kills : -1;
+    out->collapses = delta(m1.collapses, ch->m0.collapses);
+    out->compactions = delta(m1.compactions, ch->m0.compactions);
+    out->oom_kills = delta(m1.oom_kills, ch->m0.oom_kills);
     machine_thp(ch, &m1);
     out->user_s = (double)e->ru.ru_utime.tv_sec + (double)e->ru.ru_utime.tv_usec * 1e-6;
     out->sys_s = (double)e->ru.ru_stime.tv_sec + (double)e->ru.ru_stime.tv_usec * 1e-6;
